@@ -1,0 +1,64 @@
+"""MemNet: a bounded working memory for LLM agents.
+
+An agent talks to one :class:`Session` through two verbs: :meth:`Session.recall`
+returns a bounded :class:`Shape` of the session graph as shaped GQL text, and
+:meth:`Session.commit` applies a sparse GQL batch atomically.
+
+Example::
+
+    >>> import memnet
+    >>> s = memnet.Session("demo")
+    >>> s.commit("INSERT (t:TSK {title: 'Write the docs', status: 'open'})").version
+    1
+    >>> print(s.recall("TSK status:open").receipt.seed_mode)
+    match
+"""
+
+from .commit import Caps, CommitRecord, CommitResult
+from .errors import (
+    CODES,
+    CapExceeded,
+    CommitRejected,
+    ConflictError,
+    EchoRefused,
+    GQLSyntaxError,
+    InputTooLarge,
+    InvalidSessionId,
+    MemNetError,
+    QueryError,
+    SessionExists,
+    SessionNotFound,
+)
+from .gql.parse import parse, parse_delta, parse_query
+from .recall.shape import Receipt, Shape
+from .session import LIMITS, Session
+from .tokens import count_tokens
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CODES",
+    "LIMITS",
+    "CapExceeded",
+    "Caps",
+    "CommitRecord",
+    "CommitRejected",
+    "CommitResult",
+    "ConflictError",
+    "EchoRefused",
+    "GQLSyntaxError",
+    "InputTooLarge",
+    "InvalidSessionId",
+    "MemNetError",
+    "QueryError",
+    "Receipt",
+    "Session",
+    "SessionExists",
+    "SessionNotFound",
+    "Shape",
+    "__version__",
+    "count_tokens",
+    "parse",
+    "parse_delta",
+    "parse_query",
+]

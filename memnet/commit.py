@@ -1,0 +1,475 @@
+"""Commit(Δ): apply one mutation batch atomically.
+
+A Commit runs in two phases. *Plan* reads the store and a private overlay of
+what the Δ has done so far, checks every rule of SPEC §4 and builds the list
+of changes; it never writes. *Apply* writes the planned changes, which have
+all been checked, so a refused Δ leaves the session exactly as it was.
+
+Rules, in short:
+
+* a variable bound by a pattern with a kind is NEW and gets a minted handle;
+* a bare ``(x)`` names a variable bound earlier in the Δ or an existing live
+  node handle;
+* a pattern whose variable is already a minted handle is an echo of a
+  recalled row and is refused (writeback is NEW/SET only);
+* unknown handles, recycled targets, dangling edges, bad values and a passed
+  rate cap are refused with the line and column of the statement.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import CapExceeded, CommitRejected, EchoRefused
+from .gql import ast
+from .graph.order import node_key, props_text
+from .graph.store import Store, edge_handle, node_handle
+
+MAX_STRING = 1 << 20      # one property value
+MAX_LIST = 4096           # items in a list value
+MAX_PROPS = 256           # properties on one element
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """The rate cap R of a session: live rows (nodes + edges) and bytes."""
+
+    rows: int = 200_000
+    bytes: int = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    """What a Commit returns.
+
+    ``ids`` maps each client variable to its minted handle; ``version`` is the
+    session version after the Commit (unchanged when the Δ changed nothing);
+    ``changed`` says whether anything was written; ``advice`` is set when the
+    session is close to its cap.
+    """
+
+    ids: dict[str, str]
+    version: int
+    changed: bool = True
+    created: int = 0
+    updated: int = 0
+    recycled: int = 0
+    advice: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One element's change inside a commit record (used by history and flush).
+
+    ``op`` is ``'N+'`` (node created), ``'E+'`` (edge created), ``'N~'`` (node
+    changed) or ``'E~'`` (edge changed). ``state`` is the element's full state
+    after the change: for nodes ``(kind, labels, props, nick, recycled)``, for
+    edges ``(type, src, dst, props, recycled)``. Property dicts are shared with
+    the store and never mutated in place.
+    """
+
+    op: str
+    id: int
+    state: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRecord:
+    """One version in a session's history."""
+
+    version: int
+    time: float
+    changes: tuple[Change, ...]
+    summary: dict[str, int] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------
+# plan
+
+
+@dataclass(slots=True)
+class _NodeState:
+    kind: str
+    labels: set[str]
+    props: dict[str, Any]
+    nick: str | None
+    recycled: bool
+    settled_recycle: bool = False
+
+
+@dataclass(slots=True)
+class _EdgeState:
+    type: str
+    src: tuple[str, int]     # ('n', id) existing or ('new', index)
+    dst: tuple[str, int]
+    props: dict[str, Any]
+    recycled: bool
+
+
+def _check_value(v: Any, where: ast.Pos) -> None:
+    if isinstance(v, tuple):
+        if len(v) > MAX_LIST:
+            raise CommitRejected(f"a list holds more than {MAX_LIST} items",
+                                 line=where.line, column=where.column)
+        for x in v:
+            _check_value(x, where)
+        return
+    if isinstance(v, float) and not math.isfinite(v):
+        raise CommitRejected("NaN and infinite numbers cannot be stored",
+                             line=where.line, column=where.column)
+    if isinstance(v, str) and len(v) > MAX_STRING:
+        raise CommitRejected(f"a string value is longer than {MAX_STRING} characters",
+                             line=where.line, column=where.column)
+    if not isinstance(v, (str, int, float, bool, tuple)):
+        raise CommitRejected(f"bad value type {type(v).__name__}",
+                             line=where.line, column=where.column)
+
+
+def _check_props(props: ast.Props, where: ast.Pos) -> dict[str, Any]:
+    if len(props) > MAX_PROPS:
+        raise CommitRejected(f"more than {MAX_PROPS} properties on one element",
+                             line=where.line, column=where.column)
+    out: dict[str, Any] = {}
+    for k, v in props:
+        _check_value(v, where)
+        out[k] = v
+    return out
+
+
+class _Plan:
+    """The overlay a Δ builds before anything is written."""
+
+    def __init__(self, store: Store, delete_on_settle: bool) -> None:
+        self.s = store
+        self.delete_on_settle = delete_on_settle
+        self.vars: dict[str, tuple[str, int]] = {}  # var -> ('new'|'newe'|'n'|'e', idx)
+        self.new_nodes: list[_NodeState] = []
+        self.new_edges: list[_EdgeState] = []
+        self.node_over: dict[int, _NodeState] = {}
+        self.edge_over: dict[int, _EdgeState] = {}
+        self.nicks: dict[str, tuple[str, int] | None] = {}  # overlay of nick owners
+        self.client_vars: list[tuple[str, tuple[str, int]]] = []
+
+    @staticmethod
+    def _err(msg: str, pos: ast.Pos) -> CommitRejected:
+        return CommitRejected(msg, line=pos.line, column=pos.column)
+
+    # -- state access through the overlay -----------------------------------
+    def node(self, ref: tuple[str, int]) -> _NodeState:
+        tag, i = ref
+        if tag == "new":
+            return self.new_nodes[i]
+        st = self.node_over.get(i)
+        if st is None:
+            s = self.s
+            st = _NodeState(s.kind[i], set(s.labels[i]), dict(s.node_props(i)),
+                            s.nick.get(i), bool(s.nrec[i]))
+            self.node_over[i] = st
+        return st
+
+    def peek_node_recycled(self, ref: tuple[str, int]) -> bool:
+        tag, i = ref
+        if tag == "new":
+            return self.new_nodes[i].recycled
+        st = self.node_over.get(i)
+        return st.recycled if st is not None else bool(self.s.nrec[i])
+
+    def edge(self, ref: tuple[str, int]) -> _EdgeState:
+        tag, i = ref
+        if tag == "newe":
+            return self.new_edges[i]
+        st = self.edge_over.get(i)
+        if st is None:
+            s = self.s
+            st = _EdgeState(s.etype[i], ("n", s.esrc[i]), ("n", s.edst[i]),
+                            dict(s.eprops.get(i) or {}), bool(s.erec[i]))
+            self.edge_over[i] = st
+        return st
+
+    def nick_owner(self, nick: str) -> tuple[str, int] | None:
+        if nick in self.nicks:
+            return self.nicks[nick]
+        nid = self.s.nick_owner.get(nick)
+        return ("n", nid) if nid is not None else None
+
+    # -- resolution -----------------------------------------------------------
+    def lookup(self, var: str, pos: ast.Pos, *, want: str = "any") -> tuple[str, int]:
+        """Resolve a variable or handle to a live element reference."""
+        ref = self.vars.get(var)
+        if ref is None:
+            h = self.s.resolve(var)
+            if h is None:
+                raise self._err(f"unknown handle or variable {var!r}", pos)
+            ref = h
+        tag = ref[0]
+        is_node = tag in ("new", "n")
+        if want == "node" and not is_node:
+            raise self._err(f"{var} is an edge; a node is needed here", pos)
+        if want == "edge" and is_node:
+            raise self._err(f"{var} is a node; an edge is needed here", pos)
+        recycled = self.peek_node_recycled(ref) if is_node else self.edge(ref).recycled
+        if recycled:
+            raise self._err(f"{var} is recycled", pos)
+        return ref
+
+    def bind_new(self, var: str | None, pos: ast.Pos) -> None:
+        if var is None:
+            return
+        if var in self.vars:
+            raise self._err(f"variable {var!r} is bound twice in this Δ", pos)
+        if self.s.resolve(var) is not None:
+            raise EchoRefused(
+                f"{var} is an existing handle: re-inserting a recalled row is refused; "
+                f"use SET {var}.key = value to change it",
+                line=pos.line, column=pos.column)
+
+    # -- statements -----------------------------------------------------------
+    def insert(self, st: ast.Insert) -> None:
+        for np in st.nodes:
+            if np.bare:
+                if np.var is None:  # pragma: no cover - parser names anonymous nodes
+                    raise self._err("empty node pattern", np.pos)
+                if np.var not in self.vars:
+                    self.lookup(np.var, np.pos, want="node")
+                continue
+            if not np.labels:
+                raise self._err("a new node needs a kind, e.g. (t:TSK {...})", np.pos)
+            self.bind_new(np.var, np.pos)
+            props = _check_props(np.props, np.pos)
+            if np.nick is not None:
+                self._claim_nick(np.nick, ("new", len(self.new_nodes)), np.pos)
+            kind = np.labels[0]
+            self.new_nodes.append(_NodeState(kind, set(np.labels[1:]) - {kind}, props,
+                                             np.nick, False))
+            ref = ("new", len(self.new_nodes) - 1)
+            if np.var is not None:
+                self.vars[np.var] = ref
+                if not np.var.startswith("_anon"):
+                    self.client_vars.append((np.var, ref))
+        for ep in st.edges:
+            src = self.vars.get(ep.src) or self.lookup(ep.src, ep.pos, want="node")
+            dst = self.vars.get(ep.dst) or self.lookup(ep.dst, ep.pos, want="node")
+            if src[0] not in ("new", "n") or dst[0] not in ("new", "n"):
+                raise self._err("an edge must join two nodes", ep.pos)
+            for end, name in ((src, ep.src), (dst, ep.dst)):
+                if self.peek_node_recycled(end):
+                    raise self._err(f"{name} is recycled: the edge would dangle", ep.pos)
+            self.bind_new(ep.var, ep.pos)
+            props = _check_props(ep.props, ep.pos)
+            self.new_edges.append(_EdgeState(ep.type, src, dst, props, False))
+            ref = ("newe", len(self.new_edges) - 1)
+            if ep.var is not None:
+                self.vars[ep.var] = ref
+                self.client_vars.append((ep.var, ref))
+
+    def _claim_nick(self, nick: str, ref: tuple[str, int], pos: ast.Pos) -> None:
+        owner = self.nick_owner(nick)
+        if owner is not None and owner != ref and not self.peek_node_recycled(owner):
+            raise self._err(f"nickname #{nick} is already in use", pos)
+        self.nicks[nick] = ref
+
+    def statement(self, st: ast.Statement) -> None:
+        if isinstance(st, ast.Insert):
+            self.insert(st)
+        elif isinstance(st, ast.SetProp):
+            ref = self.lookup(st.var, st.pos)
+            _check_value(st.value, st.pos)
+            target = self.node(ref) if ref[0] in ("new", "n") else self.edge(ref)
+            target.props[st.key] = st.value
+            if len(target.props) > MAX_PROPS:
+                raise self._err(f"more than {MAX_PROPS} properties on one element", st.pos)
+        elif isinstance(st, ast.RemoveProp):
+            ref = self.lookup(st.var, st.pos)
+            target = self.node(ref) if ref[0] in ("new", "n") else self.edge(ref)
+            target.props.pop(st.key, None)
+        elif isinstance(st, ast.SetLabel):
+            n = self.node(self.lookup(st.var, st.pos, want="node"))
+            if st.label != n.kind:
+                n.labels.add(st.label)
+        elif isinstance(st, ast.RemoveLabel):
+            n = self.node(self.lookup(st.var, st.pos, want="node"))
+            if st.label == n.kind:
+                raise self._err(f"{st.label} is the kind of {st.var}; a kind cannot be removed",
+                                st.pos)
+            n.labels.discard(st.label)
+        elif isinstance(st, ast.SetNick):
+            ref = self.lookup(st.var, st.pos, want="node")
+            n = self.node(ref)
+            if n.nick is not None and n.nick != st.nick:
+                self.nicks[n.nick] = None
+            self._claim_nick(st.nick, ref, st.pos)
+            n.nick = st.nick
+        elif isinstance(st, ast.RemoveNick):
+            ref = self.lookup(st.var, st.pos, want="node")
+            n = self.node(ref)
+            if n.nick != st.nick:
+                raise self._err(f"{st.var} has no nickname #{st.nick}", st.pos)
+            self.nicks[st.nick] = None
+            n.nick = None
+        elif isinstance(st, ast.Delete):
+            ref = self.lookup(st.var, st.pos)
+            if ref[0] in ("new", "newe"):
+                raise self._err(f"{st.var} was created in this Δ; leave it out instead of "
+                                "deleting it", st.pos)
+            if ref[0] == "n":
+                self._recycle_node(ref, st.pos)
+            else:
+                self.edge(ref).recycled = True
+        elif isinstance(st, ast.Settle):
+            ref = self.lookup(st.var, st.pos, want="node")
+            n = self.node(ref)
+            if n.kind != "TSK" and "TSK" not in n.labels:
+                raise self._err(f"SETTLE ends a task; {st.var} is a {n.kind}, not a TSK", st.pos)
+            n.props["settled"] = True
+            if self.delete_on_settle or n.props.get("delete_on_settle") is True:
+                if ref[0] == "new":
+                    raise self._err(f"{st.var} was created in this Δ and would be recycled "
+                                    "at once", st.pos)
+                self._recycle_node(ref, st.pos)
+        else:  # pragma: no cover - the parser yields nothing else
+            raise CommitRejected(f"unsupported statement {type(st).__name__}")
+
+    def _recycle_node(self, ref: tuple[str, int], pos: ast.Pos) -> None:
+        for es in self.new_edges:
+            if ref in (es.src, es.dst):
+                raise self._err("this Δ adds an edge to the node it recycles: the edge "
+                                "would dangle", pos)
+        n = self.node(ref)
+        n.recycled = True
+        if n.nick is not None:
+            self.nicks[n.nick] = None
+        nid = ref[1]
+        for e, _d, _o in list(self.s.live_entries(nid)):
+            self.edge(("e", e)).recycled = True
+
+
+def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
+                   delete_on_settle: bool = False) -> tuple[CommitResult, CommitRecord | None]:
+    """Check ``delta`` against ``store`` and, if every rule holds, apply it.
+
+    Returns the result and the history record (None when nothing changed).
+    Raises a CommitRejected subclass, with the store untouched, otherwise.
+    """
+    p = _Plan(store, delete_on_settle)
+    for st in delta.statements:
+        p.statement(st)
+
+    # which existing elements really change
+    node_changes: list[tuple[int, _NodeState]] = []
+    for nid, ns in p.node_over.items():
+        if (set(store.labels[nid]) != ns.labels or dict(store.node_props(nid)) != ns.props
+                or store.nick.get(nid) != ns.nick or bool(store.nrec[nid]) != ns.recycled):
+            node_changes.append((nid, ns))
+    edge_changes: list[tuple[int, _EdgeState]] = []
+    for eid, es in p.edge_over.items():
+        if dict(store.eprops.get(eid) or {}) != es.props or bool(store.erec[eid]) != es.recycled:
+            edge_changes.append((eid, es))
+
+    if not p.new_nodes and not p.new_edges and not node_changes and not edge_changes:
+        return CommitResult(ids={}, version=version, changed=False), None
+
+    # rate cap R: live rows and bytes after the Δ
+    rows = store.live_nodes + store.live_edges
+    nbytes = store.live_bytes
+    for ns in p.new_nodes:
+        rows += 1
+        nbytes += len(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)) + 8
+    for es in p.new_edges:
+        rows += 1
+        nbytes += len(es.type) + len(props_text(es.props)) + 8
+    for nid, ns in node_changes:
+        if ns.recycled and not store.nrec[nid]:
+            rows -= 1
+            nbytes -= store.node_bytes(nid)
+        elif not ns.recycled:
+            nbytes += (len(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props))
+                       - len(store.key[nid]))
+    for eid, es in edge_changes:
+        if es.recycled and not store.erec[eid]:
+            rows -= 1
+            nbytes -= store.edge_bytes(eid)
+    growing = bool(p.new_nodes or p.new_edges)
+    if growing and (rows > caps.rows or nbytes > caps.bytes):
+        raise CapExceeded(
+            f"this Commit would bring the session to {rows} rows / {nbytes} bytes, past its cap "
+            f"of {caps.rows} rows / {caps.bytes} bytes; start a new session (S_i+1) for new "
+            "work instead of growing this one",
+            rows=rows, bytes=nbytes, cap_rows=caps.rows, cap_bytes=caps.bytes)
+
+    # ---- apply: everything below has been checked -----------------------
+    new_version = version + 1
+    changes: list[Change] = []
+    minted_nodes: list[int] = []
+    for ns in p.new_nodes:
+        nid = store.add_node(ns.kind, tuple(ns.labels), ns.props or None, ns.nick)
+        minted_nodes.append(nid)
+    minted_edges: list[int] = []
+
+    def real(ref: tuple[str, int]) -> int:
+        return minted_nodes[ref[1]] if ref[0] == "new" else ref[1]
+
+    for es in p.new_edges:
+        eid = store.add_edge(es.type, real(es.src), real(es.dst), es.props or None)
+        minted_edges.append(eid)
+    # nick releases first so that a nick can move between nodes in one Δ
+    for nid, ns in node_changes:
+        if store.nick.get(nid) != ns.nick:
+            store.update_node(nid, nick=None)
+    for nid, ns in node_changes:
+        props: Any = ns.props if dict(store.node_props(nid)) != ns.props else ...
+        nick: Any = ns.nick if store.nick.get(nid) != ns.nick else ...
+        store.update_node(nid, labels=tuple(ns.labels), props=props, nick=nick)
+    for eid, es in edge_changes:
+        if dict(store.eprops.get(eid) or {}) != es.props:
+            store.update_edge(eid, es.props or None)
+        if es.recycled:
+            store.recycle_edge(eid)
+    recycled = 0
+    for nid, ns in node_changes:
+        if ns.recycled and not store.nrec[nid]:
+            store.recycle_node(nid)
+            recycled += 1
+    recycled += sum(1 for _e, es in edge_changes if es.recycled)
+
+    for nid in minted_nodes:
+        changes.append(Change("N+", nid, node_state(store, nid)))
+    for eid in minted_edges:
+        changes.append(Change("E+", eid, edge_state(store, eid)))
+    for nid, _ns in node_changes:
+        changes.append(Change("N~", nid, node_state(store, nid)))
+    for eid, _es in edge_changes:
+        changes.append(Change("E~", eid, edge_state(store, eid)))
+
+    ids: dict[str, str] = {}
+    for var, ref in p.client_vars:
+        ids[var] = (node_handle(minted_nodes[ref[1]]) if ref[0] == "new"
+                    else edge_handle(minted_edges[ref[1]]))
+    summary = {"created": len(minted_nodes) + len(minted_edges),
+               "updated": len(node_changes) + len(edge_changes) - recycled,
+               "recycled": recycled}
+    record = CommitRecord(new_version, time.time(), tuple(changes), summary)
+    used = (store.live_nodes + store.live_edges) / caps.rows
+    advice = None
+    if used >= 0.9:
+        advice = (f"session holds {used:.0%} of its row cap; plan the next session (S_i+1) "
+                  "and settle finished tasks")
+    result = CommitResult(ids=ids, version=new_version, changed=True,
+                          created=summary["created"], updated=summary["updated"],
+                          recycled=recycled, advice=advice)
+    return result, record
+
+
+def node_state(store: Store, nid: int) -> tuple[Any, ...]:
+    return (store.kind[nid], store.labels[nid], store.props[nid], store.nick.get(nid),
+            bool(store.nrec[nid]))
+
+
+def edge_state(store: Store, eid: int) -> tuple[Any, ...]:
+    return (store.etype[eid], store.esrc[eid], store.edst[eid], store.eprops.get(eid),
+            bool(store.erec[eid]))
+
+
+__all__ = ["Caps", "Change", "CommitRecord", "CommitResult", "plan_and_apply"]

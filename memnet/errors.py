@@ -1,0 +1,171 @@
+"""The one error root of MemNet and its stable codes.
+
+Every error MemNet raises on purpose is a :class:`MemNetError`. Each carries a
+stable, machine-readable ``code`` that the Python API, the CLI, the wire and the
+MCP server all report the same way, so a harness can branch on the code and a
+person can read the message.
+
+Hierarchy::
+
+    MemNetError                      (code varies, see CODES)
+    ├── GQLSyntaxError               gql_syntax      bad text, with line/column
+    ├── QueryError                   bad_query       a q or option out of range
+    ├── CommitRejected               commit_rejected Δ refused whole
+    │   ├── EchoRefused              echo_refused    Δ re-inserts recalled rows
+    │   └── CapExceeded              cap_exceeded    Δ would pass the rate cap R
+    ├── SessionNotFound              session_not_found
+    ├── SessionExists                session_exists
+    ├── InvalidSessionId             invalid_session_id
+    ├── InputTooLarge                input_too_large text over a size/depth cap
+    └── ConflictError                conflict        stale version on flush
+
+Example::
+
+    >>> from memnet import Session, MemNetError
+    >>> s = Session("demo")
+    >>> try:
+    ...     s.commit("SET nzz.status = 'done'")
+    ... except MemNetError as e:
+    ...     print(e.code)
+    commit_rejected
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Every code MemNet may report, with a one-line meaning. Codes are stable:
+#: new ones may be added, existing ones never change meaning.
+CODES: dict[str, str] = {
+    "gql_syntax": "the GQL text does not parse",
+    "bad_query": "a Recall query or option is out of range",
+    "commit_rejected": "the Commit was refused whole; the session is unchanged",
+    "echo_refused": "the Commit re-inserts rows that already exist (echo of a Shape)",
+    "cap_exceeded": "the Commit would pass the session's rate cap",
+    "session_not_found": "no session with that id",
+    "session_exists": "a session with that id already exists",
+    "invalid_session_id": "session ids are [a-z0-9][a-z0-9-]{0,63}",
+    "input_too_large": "the input passes a size or nesting cap",
+    "conflict": "the stored version moved on; reload and retry",
+    "internal": "an unexpected failure inside MemNet",
+}
+
+
+class MemNetError(Exception):
+    """Root of every error MemNet raises on purpose.
+
+    ``code`` is stable and machine readable; ``details`` holds structured
+    context (line, column, versions, ...) for faces that report it.
+    """
+
+    code: str = "internal"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.details: dict[str, Any] = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as plain data: ``{"code", "message", **details}``."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        out.update(self.details)
+        return out
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class GQLSyntaxError(MemNetError, ValueError):
+    """The text does not parse. ``line`` and ``column`` are 1-based."""
+
+    code = "gql_syntax"
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
+                 context: str | None = None) -> None:
+        where = f" at line {line}, column {column}" if line is not None else ""
+        super().__init__(f"{message}{where}", line=line, column=column)
+        self.line = line
+        self.column = column
+        self.context = context
+
+
+class QueryError(MemNetError, ValueError):
+    """A Recall query or option is out of range."""
+
+    code = "bad_query"
+
+
+class CommitRejected(MemNetError):
+    """A Commit was refused whole; nothing was applied."""
+
+    code = "commit_rejected"
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
+                 **details: Any) -> None:
+        where = f" (line {line}, column {column})" if line is not None else ""
+        super().__init__(f"{message}{where}", line=line, column=column, **details)
+        self.line = line
+        self.column = column
+
+
+class EchoRefused(CommitRejected):
+    """A Δ re-inserts an element that already exists: writeback is NEW/SET only."""
+
+    code = "echo_refused"
+
+
+class CapExceeded(CommitRejected):
+    """A Δ would pass the session's rate cap R; start a new session instead."""
+
+    code = "cap_exceeded"
+
+
+class SessionNotFound(MemNetError, KeyError):
+    """No session with that id exists (sessions are never created implicitly)."""
+
+    code = "session_not_found"
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+
+class SessionExists(MemNetError):
+    """A session with that id already exists."""
+
+    code = "session_exists"
+
+
+class InvalidSessionId(MemNetError, ValueError):
+    """A session id outside ``[a-z0-9][a-z0-9-]{0,63}``."""
+
+    code = "invalid_session_id"
+
+
+class InputTooLarge(MemNetError, ValueError):
+    """The input passes a size or nesting cap; it was refused before parsing."""
+
+    code = "input_too_large"
+
+
+class ConflictError(MemNetError):
+    """The stored version moved on since this copy was read (compare-and-swap)."""
+
+    code = "conflict"
+
+
+__all__ = [
+    "CODES",
+    "CapExceeded",
+    "CommitRejected",
+    "ConflictError",
+    "EchoRefused",
+    "GQLSyntaxError",
+    "InputTooLarge",
+    "InvalidSessionId",
+    "MemNetError",
+    "QueryError",
+    "SessionExists",
+    "SessionNotFound",
+]

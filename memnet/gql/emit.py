@@ -1,0 +1,218 @@
+"""Syntax tree pieces → shaped GQL text (pure functions, no engine state).
+
+Everything emitted here parses back with :func:`memnet.gql.parse.parse_delta` to
+the same data (the round trip):
+
+* ``format_value`` — strings single-quoted with ``\\\\``, ``\\'``, ``\\n``, ``\\r``,
+  ``\\t`` escapes and ``\\uXXXX`` for other control characters (below U+0020,
+  U+007F) and lone surrogates; every other character is written as itself.
+  ints in decimal, floats by ``repr`` (always with ``.`` or an exponent), bools
+  ``true``/``false``, tuples as ``[a, b]``. NaN and infinities raise ValueError.
+* ``format_props`` — ``{k: v, k2: v2}`` in the order given ('' when empty).
+* ``format_node`` — ``(n1:TSK&URGENT #pricing {status: 'open'})``.
+* ``format_edge`` — ``(n1)-[e3:TOUCHES {w: 2}]->(n4)``; an unnamed edge is
+  ``(n1)-[:TOUCHES]->(n4)``.
+* ``format_insert`` — ``INSERT`` then one element per line, indented two spaces,
+  comma-separated. No elements → '' (an empty Shape emits no INSERT at all).
+
+Names, kinds, labels, types and nicks are checked against the grammar and a bad
+one raises ValueError, so nothing unparseable is ever emitted.
+
+``format_query`` renders any :class:`~memnet.gql.ast.SeedQuery` in the
+normalised codebook form, always in this order::
+
+    KIND LABEL… key:value… key~needle… keyword… #nick limit:N
+
+* a prop value is bare when it reads back as the same value (``status:open``,
+  ``prio:2``, ``done:true``), else quoted (``title:'in progress'``, ``code:'7'``);
+  a list value is written as ``tags:['a', 'b']`` (display only: the token form
+  has no lists, so that one does not read back);
+* a CONTAINS pair ``(key, needle)`` is ``key~needle``, quoted when needed
+  (``title~'pricing page'``); the codebook parser reads ``key~…`` back as a
+  CONTAINS pair;
+* a keyword is bare when it reads back as a keyword, else quoted
+  (``'pricing page'``, ``'TSK'``, ``'a:b'``);
+* ``limit:N`` comes last and only when the query has a limit (display only: in
+  the token form ``limit:N`` is an ordinary property).
+
+Props, contains pairs and keywords keep their written order, so one query
+always gives one string. An empty query gives ''.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Iterable, Mapping
+
+from memnet.gql.ast import Props, SeedQuery, Value
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ANON_RE = re.compile(r"_anon[0-9]+")
+_LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]*")
+_NICK_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_NEEDS_ESCAPE = re.compile(r"[\\'\x00-\x1f\x7f\ud800-\udfff]")
+_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+# codebook rendering
+_BARE_WORD_RE = re.compile(r"[^\s'#]+")
+_NUMBER_LIKE_RE = re.compile(
+    r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)?")
+_PAIR_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    ch = m.group()
+    return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+
+
+def _quote(s: str) -> str:
+    if _NEEDS_ESCAPE.search(s) is None:
+        return f"'{s}'"
+    return "'" + _NEEDS_ESCAPE.sub(_escape_char, s) + "'"
+
+
+def _scalar(v: Any) -> str:
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, str):
+        return _quote(v)
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"cannot emit non-finite float {v!r}")
+        text = repr(float(v))
+        if "." not in text and "e" not in text and "E" not in text:
+            text += ".0"
+        return text
+    raise ValueError(f"cannot emit a value of type {type(v).__name__}")
+
+
+def format_value(v: Value) -> str:
+    """One value as GQL text: a scalar or a flat list of scalars."""
+    if isinstance(v, (tuple, list)):
+        parts = []
+        for x in v:
+            if isinstance(x, (tuple, list)):
+                raise ValueError("lists hold scalars only (no nested lists)")
+            parts.append(_scalar(x))
+        return "[" + ", ".join(parts) + "]"
+    return _scalar(v)
+
+
+def _name(s: str, what: str) -> str:
+    if not isinstance(s, str) or _NAME_RE.fullmatch(s) is None:
+        raise ValueError(f"{what} {s!r} is not a name ([A-Za-z_][A-Za-z0-9_]*)")
+    return s
+
+
+def _var(s: str) -> str:
+    _name(s, "variable")
+    if _ANON_RE.fullmatch(s):
+        raise ValueError(f"variable {s!r} is reserved for anonymous nodes")
+    return s
+
+
+def _label(s: str, what: str = "label") -> str:
+    if not isinstance(s, str) or _LABEL_RE.fullmatch(s) is None:
+        raise ValueError(f"{what} {s!r} is not upper case ([A-Z][A-Z0-9_]*)")
+    return s
+
+
+def _pairs(props: Props | Mapping[str, Value] | Iterable[tuple[str, Value]]
+           ) -> Iterable[tuple[str, Value]]:
+    if isinstance(props, Mapping):
+        return props.items()
+    return props
+
+
+def format_props(props: Props | Mapping[str, Value]) -> str:
+    """``{k: v, k2: v2}`` in the order given, or '' when there are none."""
+    body = ", ".join(f"{_name(k, 'property key')}: {format_value(v)}"
+                     for k, v in _pairs(props))
+    return "{" + body + "}" if body else ""
+
+
+def format_node(var: str | None, labels: Iterable[str], props: Props | Mapping[str, Value],
+                nick: str | None = None) -> str:
+    """``(var:KIND&LABEL #nick {k: v})``; ``labels[0]`` is the kind."""
+    head = "" if var is None else _var(var)
+    labels = tuple(labels)
+    if labels:
+        head += ":" + "&".join(_label(x) for x in labels)
+    parts = [head] if head else []
+    if nick is not None:
+        if not isinstance(nick, str) or _NICK_RE.fullmatch(nick) is None:
+            raise ValueError(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
+        parts.append("#" + nick)
+    body = format_props(props)
+    if body:
+        parts.append(body)
+    return "(" + " ".join(parts) + ")"
+
+
+def format_edge(var: str | None, type: str, src: str, dst: str,
+                props: Props | Mapping[str, Value] = ()) -> str:
+    """``(src)-[var:TYPE {k: v}]->(dst)``."""
+    inner = ("" if var is None else _var(var)) + ":" + _label(type, "edge type")
+    body = format_props(props)
+    if body:
+        inner += " " + body
+    return f"({_var(src)})-[{inner}]->({_var(dst)})"
+
+
+def format_insert(node_strs: Iterable[str], edge_strs: Iterable[str]) -> str:
+    """``INSERT`` with one element per line; '' when there is nothing to insert."""
+    items = [*node_strs, *edge_strs]
+    if not items:
+        return ""
+    return "INSERT\n  " + ",\n  ".join(items)
+
+
+# --------------------------------------------------------------------------- codebook form
+
+
+def _cb_string(s: str) -> str:
+    """A prop value or needle: bare when it reads back as that same string."""
+    if (_BARE_WORD_RE.fullmatch(s) is None or _NUMBER_LIKE_RE.fullmatch(s) is not None
+            or s.lower() in ("true", "false")):
+        return _quote(s)
+    return s
+
+
+def _cb_value(v: Value) -> str:
+    if isinstance(v, str):
+        return _cb_string(v)
+    if isinstance(v, (tuple, list)):
+        return format_value(v)
+    return _scalar(v)
+
+
+def _cb_keyword(w: str) -> str:
+    if (_BARE_WORD_RE.fullmatch(w) is None or _LABEL_RE.fullmatch(w) is not None
+            or _PAIR_LIKE_RE.match(w) is not None or w.startswith(("//", "/*"))):
+        return _quote(w)
+    return w
+
+
+def format_query(q: SeedQuery) -> str:
+    """The normalised codebook form of ``q`` (see the module docstring)."""
+    out: list[str] = []
+    if q.kind is not None:
+        out.append(q.kind)
+    out.extend(q.labels)
+    out.extend(f"{k}:{_cb_value(v)}" for k, v in q.props)
+    out.extend(f"{k}~{_cb_string(needle)}" for k, needle in q.contains)
+    out.extend(_cb_keyword(w) for w in q.keywords)
+    if q.nick is not None:
+        out.append("#" + q.nick)
+    if q.limit is not None:
+        out.append(f"limit:{q.limit}")
+    return " ".join(out)
+
+
+__all__ = ["format_edge", "format_insert", "format_node", "format_props", "format_query",
+           "format_value"]

@@ -1,0 +1,159 @@
+"""Seed indexes: kind, property value and word postings.
+
+Postings are compact ``array('I')`` lists of node ids. They are kept exact on
+write (a changed property leaves its old postings at once) except for
+recycling: a recycled node stays in its postings and is filtered when read,
+because recycling is rare and filtering is one byte lookup.
+
+Only *short* scalar values get a property-value posting (numbers, booleans,
+strings up to ``SHORT_VALUE`` characters, and the elements of lists of those):
+long text is found through the word index and then checked, which keeps the
+index small on sessions full of prose.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
+
+from ..gql.ast import Value
+
+SHORT_VALUE = 32
+_WORD = re.compile(r"\w+")
+
+
+def words_of_text(text: str) -> list[str]:
+    """The index words of one string: case-folded runs of word characters."""
+    return _WORD.findall(text.casefold())
+
+
+def words_of_props(props: Mapping[str, Value] | None) -> set[str]:
+    """Every index word found in a property map's string values."""
+    out: set[str] = set()
+    if not props:
+        return out
+    for v in props.values():
+        if isinstance(v, str):
+            out.update(_WORD.findall(v.casefold()))
+        elif isinstance(v, tuple):
+            for x in v:
+                if isinstance(x, str):
+                    out.update(_WORD.findall(x.casefold()))
+    return out
+
+
+def value_key(v: Value) -> tuple[str, object] | None:
+    """The posting key of one scalar, or None when it is not indexed.
+
+    The type tag keeps ``1``, ``1.0``, ``True`` and ``'1'`` apart, as equality
+    in the query language does.
+    """
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, int):
+        return ("i", v)
+    if isinstance(v, float):
+        return ("f", v)
+    if isinstance(v, str) and len(v) <= SHORT_VALUE:
+        return ("s", v)
+    return None
+
+
+def prop_keys(props: Mapping[str, Value] | None) -> set[tuple[str, str, object]]:
+    """The (key, type, value) postings a property map belongs to."""
+    out: set[tuple[str, str, object]] = set()
+    if not props:
+        return out
+    for k, v in props.items():
+        items: Iterable[Value] = v if isinstance(v, tuple) else (v,)
+        for x in items:
+            vk = value_key(x)
+            if vk is not None:
+                out.add((k, vk[0], vk[1]))
+    return out
+
+
+def _remove(posting: array, nid: int) -> None:
+    try:
+        posting.remove(nid)
+    except ValueError:  # pragma: no cover - postings are kept exact
+        pass
+
+
+class Index:
+    """Postings from observables to node ids."""
+
+    def __init__(self) -> None:
+        self.by_kind: dict[str, array] = {}
+        self.by_label: dict[str, array] = {}
+        self.by_prop: dict[tuple[str, str, object], array] = {}
+        self.by_word: dict[str, array] = {}
+
+    # -- write ---------------------------------------------------------------
+    @staticmethod
+    def _add(table: dict, key: object, nid: int) -> None:
+        p = table.get(key)
+        if p is None:
+            table[key] = p = array("I")
+        p.append(nid)
+
+    def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
+                 props: Mapping[str, Value] | None) -> None:
+        self._add(self.by_kind, kind, nid)
+        for lab in labels:
+            self._add(self.by_label, lab, nid)
+        for pk in prop_keys(props):
+            self._add(self.by_prop, pk, nid)
+        for w in words_of_props(props):
+            self._add(self.by_word, w, nid)
+
+    def change_labels(self, nid: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
+        for lab in set(old) - set(new):
+            _remove(self.by_label[lab], nid)
+        for lab in set(new) - set(old):
+            self._add(self.by_label, lab, nid)
+
+    def change_props(self, nid: int, old: Mapping[str, Value] | None,
+                     new: Mapping[str, Value] | None) -> None:
+        ok, nk = prop_keys(old), prop_keys(new)
+        for pk in ok - nk:
+            _remove(self.by_prop[pk], nid)
+        for pk in nk - ok:
+            self._add(self.by_prop, pk, nid)
+        ow, nw = words_of_props(old), words_of_props(new)
+        for w in ow - nw:
+            _remove(self.by_word[w], nid)
+        for w in nw - ow:
+            self._add(self.by_word, w, nid)
+
+    def remove_node(self, nid: int, kind: str, labels: tuple[str, ...],
+                    props: Mapping[str, Value] | None) -> None:
+        """Take a node out of every posting (used when a commit is undone)."""
+        _remove(self.by_kind[kind], nid)
+        self.change_labels(nid, labels, ())
+        self.change_props(nid, props, None)
+
+    # -- read ----------------------------------------------------------------
+    def kind(self, kind: str) -> array:
+        return self.by_kind.get(kind) or array("I")
+
+    def label(self, label: str) -> array:
+        return self.by_label.get(label) or array("I")
+
+    def word(self, word: str) -> array:
+        return self.by_word.get(word) or array("I")
+
+    def prop(self, key: str, v: Value) -> array | None:
+        """Posting for ``key = v``, or None when ``v`` is not indexed."""
+        vk = value_key(v)
+        if vk is None:
+            return None
+        return self.by_prop.get((key, vk[0], vk[1])) or array("I")
+
+    def kinds(self) -> Iterator[str]:
+        return iter(self.by_kind)
+
+
+__all__ = ["Index", "SHORT_VALUE", "prop_keys", "value_key", "words_of_props",
+           "words_of_text"]

@@ -1,0 +1,290 @@
+"""The session graph: nodes, edges, recycling, pre-ordered adjacency.
+
+Storage is columnar: a node or edge is an integer id into a few parallel
+lists and arrays, not a Python object, so a million nodes with their edges fit
+in well under 2 KB each. Handles (``n1a``, ``e2f``) are the ids written in base
+36 behind a one-letter prefix; they are minted, never chosen by a client, and
+never reused (a recycled element keeps its handle).
+
+Each node's adjacency is an ``array('I')`` of entries ``edge_id << 1 | dir``
+(dir 0: this node is the source; 1: the target), kept sorted on write by the
+observables of the edge and of the node at the other end. A walk therefore
+reads the first F live entries of a hub exactly as it reads a leaf.
+
+This module knows nothing of GQL text beyond the canonical value format, and
+nothing of storage or faces.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..gql.ast import Value
+from .index import Index
+from .order import node_key, props_text
+
+_HANDLE = re.compile(r"([ne])([1-9a-z][0-9a-z]*)\Z")
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+OUT, IN = 0, 1
+_EMPTY: tuple[str, ...] = ()
+
+
+def b36(n: int) -> str:
+    if n == 0:
+        return "0"
+    out = []
+    while n:
+        n, r = divmod(n, 36)
+        out.append(_DIGITS[r])
+    return "".join(reversed(out))
+
+
+def node_handle(nid: int) -> str:
+    return "n" + b36(nid)
+
+
+def edge_handle(eid: int) -> str:
+    return "e" + b36(eid)
+
+
+def parse_handle(text: str) -> tuple[str, int] | None:
+    """``'n1a'`` → ``('n', 46)``; None when ``text`` is not handle-shaped."""
+    m = _HANDLE.match(text)
+    if m is None:
+        return None
+    return m.group(1), int(m.group(2), 36)
+
+
+class Store:
+    """A labelled property graph with recycling and observable-ordered adjacency."""
+
+    def __init__(self) -> None:
+        # nodes (index 0 unused so that every handle is non-zero)
+        self.kind: list[str] = [""]
+        self.labels: list[tuple[str, ...]] = [_EMPTY]
+        self.props: list[dict[str, Value] | None] = [None]
+        self.key: list[str] = [""]
+        self.adj: list[array] = [array("I")]
+        self.nrec = bytearray(1)
+        self.nick: dict[int, str] = {}
+        self.nick_owner: dict[str, int] = {}
+        # edges
+        self.etype: list[str] = [""]
+        self.esrc = array("I", [0])
+        self.edst = array("I", [0])
+        self.eprops: dict[int, dict[str, Value]] = {}
+        self.erec = bytearray(1)
+        # derived
+        self.index = Index()
+        self.live_nodes = 0
+        self.live_edges = 0
+        self.live_bytes = 0
+        self.kind_live: Counter[str] = Counter()
+        self._interned: dict[str, str] = {}
+
+    # -- sizes and lookups --------------------------------------------------
+    @property
+    def next_node(self) -> int:
+        return len(self.kind)
+
+    @property
+    def next_edge(self) -> int:
+        return len(self.etype)
+
+    def has_node(self, nid: int) -> bool:
+        return 0 < nid < len(self.kind)
+
+    def has_edge(self, eid: int) -> bool:
+        return 0 < eid < len(self.etype)
+
+    def node_live(self, nid: int) -> bool:
+        return 0 < nid < len(self.kind) and not self.nrec[nid]
+
+    def edge_live(self, eid: int) -> bool:
+        return 0 < eid < len(self.etype) and not self.erec[eid]
+
+    def resolve(self, handle: str) -> tuple[str, int] | None:
+        """A minted handle → ``('n'|'e', id)``; None when never minted."""
+        h = parse_handle(handle)
+        if h is None:
+            return None
+        if h[0] == "n" and self.has_node(h[1]):
+            return h
+        if h[0] == "e" and self.has_edge(h[1]):
+            return h
+        return None
+
+    def node_props(self, nid: int) -> Mapping[str, Value]:
+        return self.props[nid] or {}
+
+    def node_bytes(self, nid: int) -> int:
+        return len(self.key[nid]) + 8
+
+    def edge_bytes(self, eid: int) -> int:
+        return len(self.etype[eid]) + len(props_text(self.eprops.get(eid))) + 8
+
+    def _intern(self, s: str) -> str:
+        return self._interned.setdefault(s, s)
+
+    # -- adjacency order ----------------------------------------------------
+    def entry_key(self, entry: int) -> tuple[str, int, str, str]:
+        """Observable order of one adjacency entry."""
+        e = entry >> 1
+        d = entry & 1
+        other = self.edst[e] if d == OUT else self.esrc[e]
+        ep = self.eprops.get(e)
+        return (self.etype[e], d, self.key[other], props_text(ep) if ep else "")
+
+    def _insort(self, nid: int, entry: int) -> None:
+        bisect.insort(self.adj[nid], entry, key=self.entry_key)
+
+    def _reposition(self, nid: int) -> None:
+        """Re-sort the entries that point at ``nid`` after its key changed."""
+        loops = False
+        for entry in self.adj[nid]:
+            e, d = entry >> 1, entry & 1
+            other = self.edst[e] if d == OUT else self.esrc[e]
+            if other == nid:
+                loops = True
+                continue
+            mirror = (e << 1) | (1 - d)
+            lst = self.adj[other]
+            lst.remove(mirror)
+            self._insort(other, mirror)
+        if loops:
+            self.adj[nid] = array("I", sorted(self.adj[nid], key=self.entry_key))
+
+    # -- writes (called by commit, already validated) -----------------------
+    def add_node(self, kind: str, labels: tuple[str, ...], props: dict[str, Value] | None,
+                 nick: str | None = None) -> int:
+        nid = len(self.kind)
+        kind = self._intern(kind)
+        labels = tuple(sorted(self._intern(x) for x in set(labels) if x != kind))
+        props = props or None
+        self.kind.append(kind)
+        self.labels.append(labels)
+        self.props.append(props)
+        k = node_key(kind, labels, props)
+        self.key.append(k)
+        self.adj.append(array("I"))
+        self.nrec.append(0)
+        if nick is not None:
+            self.nick[nid] = nick
+            self.nick_owner[nick] = nid
+        self.index.add_node(nid, kind, labels, props)
+        self.live_nodes += 1
+        self.kind_live[kind] += 1
+        self.live_bytes += len(k) + 8
+        return nid
+
+    def add_edge(self, etype: str, src: int, dst: int,
+                 props: dict[str, Value] | None = None) -> int:
+        eid = len(self.etype)
+        self.etype.append(self._intern(etype))
+        self.esrc.append(src)
+        self.edst.append(dst)
+        self.erec.append(0)
+        if props:
+            self.eprops[eid] = props
+        self._insort(src, eid << 1 | OUT)
+        self._insort(dst, eid << 1 | IN)
+        self.live_edges += 1
+        self.live_bytes += self.edge_bytes(eid)
+        return eid
+
+    def update_node(self, nid: int, *, labels: tuple[str, ...] | None = None,
+                    props: dict[str, Value] | None | Any = ...,
+                    nick: str | None | Any = ...) -> None:
+        """Replace a node's labels, props (a new dict, never mutated in place)
+        and/or nick, keeping indexes and neighbours' adjacency order exact."""
+        kind = self.kind[nid]
+        old_labels, old_props = self.labels[nid], self.props[nid]
+        if labels is not None:
+            labels = tuple(sorted(self._intern(x) for x in set(labels) if x != kind))
+            if labels != old_labels:
+                self.labels[nid] = labels
+                self.index.change_labels(nid, old_labels, labels)
+        if props is not ...:
+            props = props or None
+            self.props[nid] = props
+            self.index.change_props(nid, old_props, props)
+        if nick is not ...:
+            old = self.nick.pop(nid, None)
+            if old is not None and self.nick_owner.get(old) == nid:
+                del self.nick_owner[old]
+            if nick is not None:
+                self.nick[nid] = nick
+                self.nick_owner[nick] = nid
+        k = node_key(kind, self.labels[nid], self.props[nid])
+        if k != self.key[nid]:
+            if not self.nrec[nid]:
+                self.live_bytes += len(k) - len(self.key[nid])
+            self.key[nid] = k
+            self._reposition(nid)
+
+    def update_edge(self, eid: int, props: dict[str, Value] | None) -> None:
+        before = self.edge_bytes(eid)
+        if props:
+            self.eprops[eid] = props
+        else:
+            self.eprops.pop(eid, None)
+        if not self.erec[eid]:
+            self.live_bytes += self.edge_bytes(eid) - before
+        for nid, entry in ((self.esrc[eid], eid << 1 | OUT), (self.edst[eid], eid << 1 | IN)):
+            self.adj[nid].remove(entry)
+            self._insort(nid, entry)
+
+    def recycle_node(self, nid: int) -> None:
+        if self.nrec[nid]:
+            return
+        self.nrec[nid] = 1
+        self.live_nodes -= 1
+        self.kind_live[self.kind[nid]] -= 1
+        self.live_bytes -= len(self.key[nid]) + 8
+        nick = self.nick.get(nid)
+        if nick is not None and self.nick_owner.get(nick) == nid:
+            del self.nick_owner[nick]
+
+    def recycle_edge(self, eid: int) -> None:
+        if self.erec[eid]:
+            return
+        self.erec[eid] = 1
+        self.live_edges -= 1
+        self.live_bytes -= self.edge_bytes(eid)
+
+    # -- reads ----------------------------------------------------------------
+    def live_entries(self, nid: int) -> Iterator[tuple[int, int, int]]:
+        """``(edge, dir, other)`` for live edges to live nodes, in order."""
+        esrc, edst, erec, nrec = self.esrc, self.edst, self.erec, self.nrec
+        for entry in self.adj[nid]:
+            e = entry >> 1
+            if erec[e]:
+                continue
+            d = entry & 1
+            other = edst[e] if d == OUT else esrc[e]
+            if nrec[other]:
+                continue
+            yield e, d, other
+
+    def live_node_ids(self) -> Iterator[int]:
+        nrec = self.nrec
+        return (i for i in range(1, len(self.kind)) if not nrec[i])
+
+    def live_edge_ids(self) -> Iterator[int]:
+        erec = self.erec
+        return (i for i in range(1, len(self.etype)) if not erec[i])
+
+    def node_labels(self, nid: int) -> tuple[str, ...]:
+        """Kind first, then the extra labels."""
+        return (self.kind[nid], *self.labels[nid])
+
+    def has_label(self, nid: int, label: str) -> bool:
+        return self.kind[nid] == label or label in self.labels[nid]
+
+
+__all__ = ["IN", "OUT", "Store", "b36", "edge_handle", "node_handle", "parse_handle"]

@@ -1,0 +1,146 @@
+"""ShapeWalk: a bounded breadth-first walk from the seed set.
+
+From the seeds ``Q`` (at most ``L``) the walk follows edges in both directions
+for at most ``k`` hops, expands at most ``F`` live neighbours per node (the
+first ``F`` of its pre-ordered adjacency, so a hub costs what a leaf costs),
+skips recycled elements, and stops when the Shape holds ``M`` rows. One ``M``
+for the whole Shape. A row is one emitted node or edge; an edge is only
+emitted with both of its ends.
+
+Standing rules (live ``LAW`` nodes) ride along after the seeds and count
+against ``M`` unless the caller leaves them out.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..graph.store import OUT, Store
+
+PERIPHERY = 5
+PEEK_BUDGET = 64  # adjacency entries read past the cut to name the periphery
+
+
+@dataclass(slots=True)
+class WalkResult:
+    nodes: list[int] = field(default_factory=list)       # emission order
+    edges: list[int] = field(default_factory=list)
+    depth: dict[int, int] = field(default_factory=dict)  # node -> hop from Q
+    laws: list[int] = field(default_factory=list)        # law nodes added as rules
+    hops: int = 0
+    clamped: int = 0          # nodes whose fan-out was clamped
+    hidden: int = 0           # recycled elements skipped
+    truncated: bool = False   # stopped by M
+    laws_cut: int = 0         # live laws that did not fit
+    periphery: list[int] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return len(self.nodes) + len(self.edges)
+
+
+def live_laws(store: Store) -> list[int]:
+    key = store.key
+    return sorted((n for n in store.index.kind("LAW") if not store.nrec[n]),
+                  key=lambda n: (key[n], n))
+
+
+def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, fanout: int,
+               laws: bool = True) -> WalkResult:
+    r = WalkResult()
+    emitted = r.depth
+    edges_seen: set[int] = set()
+    periphery: dict[int, None] = {}
+
+    def note(v: int) -> None:
+        if len(periphery) < PERIPHERY and v not in emitted:
+            periphery[v] = None
+
+    for s in seeds:
+        if r.rows >= max_rows:
+            r.truncated = True
+            note(s)
+            continue
+        if s not in emitted:
+            emitted[s] = 0
+            r.nodes.append(s)
+    if laws:
+        for law in live_laws(store):
+            if law in emitted:
+                continue
+            if r.rows >= max_rows:
+                r.laws_cut += 1
+                continue
+            emitted[law] = 0
+            r.nodes.append(law)
+            r.laws.append(law)
+
+    esrc, edst, erec, nrec = store.esrc, store.edst, store.erec, store.nrec
+    adj = store.adj
+    queue = deque(s for s in seeds if emitted.get(s) == 0)
+    laws_set = set(r.laws)
+    boundary: list[int] = []   # nodes at depth k, for the periphery peek
+    full = False
+    while queue and not full:
+        u = queue.popleft()
+        du = emitted[u]
+        if u in laws_set and u not in seeds:
+            continue  # rules ride along; they are not walk roots
+        if du >= k:
+            boundary.append(u)
+            continue
+        taken = 0
+        for entry in adj[u]:
+            e = entry >> 1
+            d = entry & 1
+            v = edst[e] if d == OUT else esrc[e]
+            if erec[e] or nrec[v]:
+                r.hidden += 1
+                continue
+            if taken >= fanout:
+                r.clamped += 1
+                note(v)
+                break
+            taken += 1
+            if e in edges_seen:
+                continue
+            if v in emitted:
+                if r.rows + 1 > max_rows:
+                    r.truncated = full = True
+                    break
+                edges_seen.add(e)
+                r.edges.append(e)
+                continue
+            if r.rows + 2 > max_rows:
+                r.truncated = full = True
+                note(v)
+                break
+            emitted[v] = du + 1
+            r.nodes.append(v)
+            edges_seen.add(e)
+            r.edges.append(e)
+            if du + 1 > r.hops:
+                r.hops = du + 1
+            queue.append(v)
+    # name a few handles just past the cut without sending them
+    budget = PEEK_BUDGET
+    for u in list(queue) + boundary:
+        if len(periphery) >= PERIPHERY or budget <= 0:
+            break
+        for entry in adj[u]:
+            budget -= 1
+            if budget <= 0:
+                break
+            e = entry >> 1
+            v = edst[e] if entry & 1 == OUT else esrc[e]
+            if erec[e] or nrec[v] or v in emitted:
+                continue
+            note(v)
+            if len(periphery) >= PERIPHERY:
+                break
+    r.periphery = list(periphery)
+    return r
+
+
+__all__ = ["PERIPHERY", "WalkResult", "live_laws", "shape_walk"]

@@ -1,0 +1,281 @@
+"""Session: one bounded working memory and its two verbs.
+
+Example::
+
+    >>> from memnet import Session
+    >>> s = Session("demo")
+    >>> r = s.commit("INSERT (t:TSK {title: 'Fix pricing page', status: 'open'}), "
+    ...              "(l:LAW {text: 'Never ship on Fridays'})")
+    >>> sorted(r.ids)
+    ['l', 't']
+    >>> shape = s.recall("TSK status:open pricing")
+    >>> shape.receipt.seed_mode, shape.receipt.rows
+    ('match', 2)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .commit import Caps, CommitRecord, CommitResult, plan_and_apply
+from .errors import QueryError
+from .gql import ast
+from .gql.emit import format_query
+from .gql.parse import parse_delta, parse_query
+from .graph.store import Store, edge_handle, node_handle
+from .ids import check_session_id
+from .recall.peak import census, exemplars, peaks
+from .recall.seed import SeedResult, by_nick, match
+from .recall.shape import VIEWS, LineCache, Shape, build_body, finish
+from .recall.walk import WalkResult, shape_walk
+from .tokens import DEFAULT_TOKENIZER
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Defaults and hard ceilings of the Recall knobs (SPEC §3)."""
+
+    k: int = 2
+    max_rows: int = 50
+    limit: int = 5
+    fanout: int = 8
+    k_max: int = 6
+    max_rows_max: int = 500
+    limit_max: int = 50
+    fanout_max: int = 64
+
+
+LIMITS = Limits()
+
+
+def _check_range(name: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise QueryError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
+    return value
+
+
+class Session:
+    """A labelled property graph an agent reads with :meth:`recall` and writes
+    with :meth:`commit`.
+
+    ``caps`` is the rate cap R (live rows and bytes); ``delete_on_settle``
+    recycles a task when it is settled; ``history_limit`` bounds how many
+    commit records stay in memory (None keeps them all).
+    """
+
+    def __init__(self, name: str, *, caps: Caps | None = None, delete_on_settle: bool = False,
+                 history_limit: int | None = None, tokenizer: str = DEFAULT_TOKENIZER) -> None:
+        self.name = check_session_id(name)
+        self.caps = caps or Caps()
+        self.delete_on_settle = delete_on_settle
+        self.history_limit = history_limit
+        self.tokenizer = tokenizer
+        self.store = Store()
+        self.version = 0
+        self._history: list[CommitRecord] = []
+        self._lock = threading.RLock()
+        self._lines = LineCache(tokenizer)
+        self._peaks: tuple[int, tuple[int, ...]] | None = None
+        self._exemplars: tuple[int, tuple[int, ...]] | None = None
+
+    def __repr__(self) -> str:
+        s = self.store
+        return (f"Session({self.name!r}, version={self.version}, nodes={s.live_nodes}, "
+                f"edges={s.live_edges})")
+
+    # -- Commit ---------------------------------------------------------------
+    def commit(self, delta: str | ast.Delta) -> CommitResult:
+        """Apply a Δ atomically: all of it or none of it.
+
+        ``delta`` is shaped GQL text (or an already parsed :class:`~memnet.gql.ast.Delta`).
+        Returns the minted handles and the new version; raises a
+        :class:`~memnet.errors.MemNetError` with the session unchanged otherwise.
+        """
+        d = parse_delta(delta) if isinstance(delta, str) else delta
+        with self._lock:
+            result, record = plan_and_apply(self.store, d, version=self.version, caps=self.caps,
+                                            delete_on_settle=self.delete_on_settle)
+            if record is not None:
+                self.version = record.version
+                self._history.append(record)
+                if self.history_limit is not None and len(self._history) > self.history_limit:
+                    del self._history[: len(self._history) - self.history_limit]
+            return result
+
+    def history(self) -> list[CommitRecord]:
+        """The commit records kept in memory, oldest first."""
+        with self._lock:
+            return list(self._history)
+
+    # -- Recall ---------------------------------------------------------------
+    def recall(self, q: str | ast.SeedQuery = "", *, k: int = LIMITS.k,
+               max_rows: int = LIMITS.max_rows, limit: int = LIMITS.limit,
+               fanout: int = LIMITS.fanout, view: str = "interior", laws: bool = True) -> Shape:
+        """Seed at most ``limit`` nodes from ``q``, walk ``k`` hops, return a Shape
+        of at most ``max_rows`` rows.
+
+        ``q`` is codebook tokens (``TSK status:open pricing``), the seed query
+        form (``MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3``), or
+        empty for the session outline.
+        """
+        k = _check_range("k", k, 0, LIMITS.k_max)
+        max_rows = _check_range("max_rows", max_rows, 1, LIMITS.max_rows_max)
+        limit = _check_range("limit", limit, 1, LIMITS.limit_max)
+        fanout = _check_range("fanout", fanout, 1, LIMITS.fanout_max)
+        if view not in VIEWS:
+            raise QueryError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+        sq = parse_query(q) if isinstance(q, str) else q
+        if sq.limit is not None:
+            limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)
+        with self._lock:
+            return self._recall(sq, k=k, max_rows=max_rows, limit=limit, fanout=fanout,
+                                view=view, laws=laws)
+
+    def outline(self, *, max_rows: int = LIMITS.max_rows, limit: int = LIMITS.limit,
+                view: str = "shell", laws: bool = True) -> Shape:
+        """The session outline: each kind with its count, exemplars and laws."""
+        return self.recall("", max_rows=max_rows, limit=limit, view=view, laws=laws)
+
+    def _seed(self, sq: ast.SeedQuery, limit: int) -> SeedResult:
+        s = self.store
+        if sq.empty:
+            return SeedResult("outline", self._cached_exemplars(limit), 0)
+        if sq.nick is not None:
+            nid = by_nick(s, sq.nick)
+            rest = ast.SeedQuery(sq.kind, sq.labels, sq.props, sq.keywords, sq.contains)
+            seeds: tuple[int, ...] = (nid,) if nid is not None else ()
+            matched = len(seeds)
+            if not rest.empty and limit > len(seeds):
+                m = match(s, rest, limit)
+                seeds += tuple(x for x in m.seeds if x not in seeds)[: limit - len(seeds)]
+                matched += m.matched
+            if seeds:
+                return SeedResult("nick", seeds, matched)
+        else:
+            m = match(s, sq, limit)
+            if m.seeds:
+                return m
+        top = self._cached_peaks()[:limit]
+        if top:
+            return SeedResult("peak", top, 0)
+        return SeedResult("skip", (), 0)
+
+    def _cached_peaks(self) -> tuple[int, ...]:
+        if self._peaks is None or self._peaks[0] != self.version:
+            self._peaks = (self.version, peaks(self.store, LIMITS.limit_max))
+        return self._peaks[1]
+
+    def _cached_exemplars(self, limit: int) -> tuple[int, ...]:
+        if self._exemplars is None or self._exemplars[0] != self.version:
+            self._exemplars = (self.version, exemplars(self.store, LIMITS.limit_max))
+        return self._exemplars[1][:limit]
+
+    def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int, fanout: int,
+                view: str, laws: bool) -> Shape:
+        s = self.store
+        seed = self._seed(sq, limit)
+        if seed.mode == "skip":
+            walk = WalkResult()
+        else:
+            walk = shape_walk(s, seed.seeds, k=0 if seed.mode == "outline" else k,
+                              max_rows=max_rows, fanout=fanout, laws=laws)
+        npats, epats, body, body_tokens = build_body(s, walk.nodes, walk.edges, view,
+                                                     self._lines)
+        seeds = tuple(node_handle(n) for n in seed.seeds)
+        cen = tuple(census(s)) if seed.mode == "outline" else ()
+        fields: dict[str, Any] = dict(
+            session=self.name, version=self.version, q=format_query(sq),
+            seed_mode=seed.mode, seeds=seeds, matched=seed.matched,
+            rows=walk.rows, max_rows=max_rows, hops=walk.hops, k=k, clamped=walk.clamped,
+            hidden=walk.hidden, laws=len(walk.laws), laws_cut=walk.laws_cut,
+            periphery=tuple(node_handle(n) for n in walk.periphery), view=view,
+            tokenizer=self.tokenizer, holds_answer=self._holds(seed),
+            read_first=self._read_first(seed, sq, cen),
+            advice=self._advice(seed, walk, limit), census=cen)
+        text, receipt = finish(fields, body, body_tokens, self._lines)
+        return Shape(text, receipt, npats, epats, seeds)
+
+    def _holds(self, seed: SeedResult) -> bool:
+        if seed.mode in ("match", "nick"):
+            return True
+        if seed.mode == "outline":
+            return self.store.live_nodes > 0
+        return False
+
+    def _read_first(self, seed: SeedResult, sq: ast.SeedQuery,
+                    cen: tuple[tuple[str, int], ...]) -> str:
+        s = self.store
+        if seed.mode == "outline":
+            if not cen:
+                return f"session {self.name} is empty"
+            kinds = ", ".join(f"{c} {k}" for k, c in cen[:6])
+            return (f"outline of {self.name}: {s.live_nodes} live nodes ({kinds}); "
+                    "recall with a kind, key:value or keyword to go deeper")
+        if seed.mode == "skip":
+            return "the memory holds nothing on this q"
+        if seed.mode == "peak":
+            return ("nothing matched q; the seeds are the busiest local hubs (Peak_L), "
+                    "so the memory may not hold the answer")
+        first = seed.seeds[0]
+        props = s.node_props(first)
+        label = next((props[k] for k in ("title", "name", "path") if isinstance(props.get(k), str)),
+                     "")
+        label = f" {label[:60]!r}" if label else ""
+        return (f"{len(seed.seeds)} seed(s) from {seed.matched} match(es); start at "
+                f"{node_handle(first)} ({s.kind[first]}{label})")
+
+    def _advice(self, seed: SeedResult, walk: WalkResult, limit: int) -> tuple[str, ...]:
+        out: list[str] = []
+        if seed.mode in ("match", "nick") and seed.matched > limit:
+            out.append(f"q matched {seed.matched} nodes and only {limit} seed the Shape: "
+                       "narrow q with a kind, key:value or keyword")
+        if walk.truncated:
+            out.append("the Shape stopped at max_rows: narrow q or recall with view=shell")
+        if walk.laws_cut:
+            out.append(f"{walk.laws_cut} standing rule(s) did not fit: recall with laws=False "
+                       "if you hold them already")
+        s = self.store
+        if (s.live_nodes + s.live_edges) >= 0.9 * self.caps.rows:
+            out.append("the session is near its cap: start a new session (S_i+1) for new work")
+        return tuple(out)
+
+    # -- inspection ---------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Live counts and sizes (cheap, no scan)."""
+        s = self.store
+        return {"session": self.name, "version": self.version, "nodes": s.live_nodes,
+                "edges": s.live_edges, "rows": s.live_nodes + s.live_edges,
+                "bytes": s.live_bytes, "cap_rows": self.caps.rows, "cap_bytes": self.caps.bytes}
+
+    def handles(self) -> Iterator[str]:
+        """Handles of every live node."""
+        return (node_handle(n) for n in self.store.live_node_ids())
+
+    def to_networkx(self) -> Any:
+        """The live graph as a ``networkx.MultiDiGraph`` for your own analysis.
+
+        Nodes are keyed by handle with ``kind``, ``labels``, ``props`` and
+        ``nick`` attributes; edges are keyed by edge handle with ``type`` and
+        ``props``. Recycled elements are left out. Not used by Recall.
+        """
+        import networkx as nx
+
+        g = nx.MultiDiGraph(name=self.name, version=self.version)
+        s = self.store
+        with self._lock:
+            for n in s.live_node_ids():
+                g.add_node(node_handle(n), kind=s.kind[n], labels=s.labels[n],
+                           props=dict(s.node_props(n)), nick=s.nick.get(n))
+            for e in s.live_edge_ids():
+                a, b = s.esrc[e], s.edst[e]
+                if s.nrec[a] or s.nrec[b]:
+                    continue
+                g.add_edge(node_handle(a), node_handle(b), key=edge_handle(e), type=s.etype[e],
+                           props=dict(s.eprops.get(e) or {}))
+        return g
+
+
+__all__ = ["LIMITS", "Limits", "Session"]
