@@ -14,9 +14,18 @@ Example::
     match
 """
 
+from ._version import __version__
+from .cabinet import Cabinet, LogEntry, SessionInfo
 from .commit import Caps, CommitRecord, CommitResult
 from .errors import (
     CODES,
+    CabinetCorrupt,
+    CabinetError,
+    CabinetFormat,
+    CabinetForked,
+    CabinetFull,
+    DiskFull,
+    VersionNotFound,
     CapExceeded,
     CommitRejected,
     ConflictError,
@@ -34,11 +43,20 @@ from .recall.shape import Receipt, Shape
 from .session import LIMITS, Session
 from .tokens import count_tokens
 
-__version__ = "0.1.0"
 
 __all__ = [
     "CODES",
     "LIMITS",
+    "Cabinet",
+    "CabinetCorrupt",
+    "CabinetError",
+    "CabinetFormat",
+    "CabinetForked",
+    "CabinetFull",
+    "DiskFull",
+    "LogEntry",
+    "SessionInfo",
+    "VersionNotFound",
     "CapExceeded",
     "Caps",
     "CommitRecord",

@@ -472,4 +472,43 @@ def edge_state(store: Store, eid: int) -> tuple[Any, ...]:
             bool(store.erec[eid]))
 
 
-__all__ = ["Caps", "Change", "CommitRecord", "CommitResult", "plan_and_apply"]
+
+
+
+def replay(store: Store, changes: tuple[Change, ...] | list[Change]) -> None:
+    """Apply recorded changes to ``store`` (reading a past version back).
+
+    Records come from :func:`plan_and_apply` (or a cabinet's log) in version
+    order; created ids must be the next ids of ``store``.
+    """
+    for ch in changes:
+        if ch.op == "N+":
+            kind, labels, props, nick, recycled = ch.state
+            nid = store.add_node(kind, tuple(labels), dict(props) if props else None, nick)
+            if nid != ch.id:
+                raise ValueError(f"replay out of order: node {ch.id} minted as {nid}")
+            if recycled:
+                store.recycle_node(nid)
+        elif ch.op == "E+":
+            etype, src, dst, props, recycled = ch.state
+            eid = store.add_edge(etype, src, dst, dict(props) if props else None)
+            if eid != ch.id:
+                raise ValueError(f"replay out of order: edge {ch.id} minted as {eid}")
+            if recycled:
+                store.recycle_edge(eid)
+        elif ch.op == "N~":
+            kind, labels, props, nick, recycled = ch.state
+            cur_nick = store.nick.get(ch.id)
+            store.update_node(ch.id, labels=tuple(labels),
+                              props=dict(props) if props else None,
+                              nick=nick if nick != cur_nick else ...)
+            if recycled:
+                store.recycle_node(ch.id)
+        elif ch.op == "E~":
+            etype, src, dst, props, recycled = ch.state
+            store.update_edge(ch.id, dict(props) if props else None)
+            if recycled:
+                store.recycle_edge(ch.id)
+        else:
+            raise ValueError(f"unknown change op {ch.op!r}")
+__all__ = ["Caps", "Change", "CommitRecord", "CommitResult", "plan_and_apply", "replay"]

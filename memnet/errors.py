@@ -17,7 +17,13 @@ Hierarchy::
     ├── SessionExists                session_exists
     ├── InvalidSessionId             invalid_session_id
     ├── InputTooLarge                input_too_large text over a size/depth cap
-    └── ConflictError                conflict        stale version on flush
+    ├── ConflictError                conflict        stale version on flush
+    └── CabinetError                 cabinet_*       storage refused or failed
+        ├── CabinetFull              cabinet_full    map size cap reached
+        ├── DiskFull                 disk_full       ENOSPC / EFBIG / EDQUOT
+        ├── CabinetCorrupt           cabinet_corrupt bad checksum or record
+        ├── CabinetFormat            cabinet_format  incompatible format
+        └── CabinetForked            cabinet_forked  used across fork()
 
 Example::
 
@@ -47,6 +53,13 @@ CODES: dict[str, str] = {
     "invalid_session_id": "session ids are [a-z0-9][a-z0-9-]{0,63}",
     "input_too_large": "the input passes a size or nesting cap",
     "conflict": "the stored version moved on; reload and retry",
+    "cabinet_full": "the cabinet reached its configured size cap; nothing was written",
+    "disk_full": "the disk (or file size limit) refused the write; nothing was written",
+    "cabinet_corrupt": "a stored record failed its checksum or could not be decoded",
+    "cabinet_format": "the cabinet was written by an incompatible format or engine",
+    "cabinet_forked": "a cabinet opened before fork() was used in the child process",
+    "cabinet_closed": "the cabinet was closed",
+    "version_not_found": "that version of the session is not kept",
     "internal": "an unexpected failure inside MemNet",
 }
 
@@ -155,8 +168,57 @@ class ConflictError(MemNetError):
     code = "conflict"
 
 
+class CabinetError(MemNetError):
+    """The cabinet refused or failed an operation (see the subclasses)."""
+
+    code = "cabinet_closed"
+
+
+class CabinetFull(CabinetError):
+    """The cabinet reached its configured size cap; nothing was written."""
+
+    code = "cabinet_full"
+
+
+class DiskFull(CabinetError):
+    """The disk or a file size limit refused the write; nothing was written."""
+
+    code = "disk_full"
+
+
+class CabinetCorrupt(CabinetError):
+    """A stored record failed its checksum or could not be decoded."""
+
+    code = "cabinet_corrupt"
+
+
+class CabinetFormat(CabinetError):
+    """The cabinet was written with an incompatible format or engine version."""
+
+    code = "cabinet_format"
+
+
+class CabinetForked(CabinetError):
+    """A cabinet opened before ``fork()`` was used in the child."""
+
+    code = "cabinet_forked"
+
+
+class VersionNotFound(MemNetError, LookupError):
+    """The session has no such version."""
+
+    code = "version_not_found"
+
+
 __all__ = [
     "CODES",
+    "CabinetCorrupt",
+    "CabinetError",
+    "CabinetFormat",
+    "CabinetForked",
+    "CabinetFull",
+    "DiskFull",
+    "VersionNotFound",
     "CapExceeded",
     "CommitRejected",
     "ConflictError",

@@ -76,6 +76,9 @@ class Session:
         self.store = Store()
         self.version = 0
         self._history: list[CommitRecord] = []
+        # Set by a cabinet: the version it holds, and the commits made since.
+        self.base_version: int | None = None
+        self.pending: list[CommitRecord] = []
         self._lock = threading.RLock()
         self._lines = LineCache(tokenizer)
         self._peaks: tuple[int, tuple[int, ...]] | None = None
@@ -101,9 +104,16 @@ class Session:
             if record is not None:
                 self.version = record.version
                 self._history.append(record)
+                if self.base_version is not None:
+                    self.pending.append(record)
                 if self.history_limit is not None and len(self._history) > self.history_limit:
                     del self._history[: len(self._history) - self.history_limit]
             return result
+
+    @property
+    def dirty(self) -> bool:
+        """Whether this session holds commits its cabinet has not stored yet."""
+        return bool(self.pending)
 
     def history(self) -> list[CommitRecord]:
         """The commit records kept in memory, oldest first."""

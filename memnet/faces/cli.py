@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MemNetError
 from ..session import Session
 

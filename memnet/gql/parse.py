@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
+from itertools import accumulate
+from operator import sub
 from typing import Any, Iterable
 
 from lark import Lark, Token, Transformer
@@ -71,8 +73,10 @@ MAX_DEPTH = 16
 _ANON_RE = re.compile(r"_anon[0-9]+")
 _INT_RE = re.compile(r"-?[0-9]+")
 _FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
-_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|[\s\S])|''")
-_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", "n": "\n", "r": "\r", "t": "\t"}
+# matches up to (and including) the first backslash that starts no valid escape
+_BAD_ESCAPE_RE = re.compile(r"(?:[^\\]++|\\(?:[\\'nrt]|u[0-9A-Fa-f]{4}))*+\\")
+# an escape (kept for the codec) or a doubled quote (folded to one)
+_QUOTE_PAIR_RE = re.compile(r"(\\[\s\S])|(')'")
 
 
 # --------------------------------------------------------------------------- errors
@@ -135,7 +139,7 @@ def _end_position(text: str) -> tuple[int, int]:
 _VALUE_TERMS = frozenset({"STRING", "INT", "FLOAT", "TRUE", "FALSE"})
 _STATEMENT_TERMS = frozenset({"INSERT", "SET", "REMOVE", "DELETE", "SETTLE"})
 _KEYWORDS = _STATEMENT_TERMS | {"MATCH", "WHERE", "AND", "CONTAINS", "LIMIT", "RETURN"}
-_IGNORED = frozenset({"WS", "LINE_COMMENT", "BLOCK_COMMENT"})
+_IGNORED = frozenset({"BLANK"})
 _WORDS = {
     "NAME": "a name",
     "LABEL": "an upper-case label",
@@ -351,103 +355,73 @@ def _char_message(text: str, offset: int, expected: set[str]) -> str:
 # --------------------------------------------------------------------------- caps
 
 
-_SCAN_RE = re.compile(r"[(\[{)\]}'/]")
+# A string (or, unterminated, the rest of the text) or a comment: what the depth
+# scan skips. Every quantifier is possessive or lazy-to-a-literal: linear time.
+_SKIP_RE = re.compile(
+    r"'(?:[^'\\]++|\\[\s\S]|'')*+'|//[^\n]*+|/\*[\s\S]*?\*/|'[\s\S]*+|/\*[\s\S]*+")
+_NOT_BRACKET_RE = re.compile(r"[^()\[\]{}]++")
+_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+_LEAD_RE = re.compile(r"(?:\s++|//[^\n]*+|/\*[\s\S]*?\*/)*+")
+_MATCH_RE = re.compile(r"match(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+def _nesting_depth(text: str) -> int:
+    """Deepest nesting of ( [ { outside strings and comments.
+
+    A closer with nothing open is ignored. Linear: two C-level regex passes, then
+    prefix sums over the brackets alone."""
+    if text.count("(") + text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0  # cannot pass the cap (fast path for ordinary text)
+    brackets = _NOT_BRACKET_RE.sub("", _SKIP_RE.sub("", text))
+    if not brackets:
+        return 0
+    sums = list(accumulate(map(_STEP.__getitem__, brackets)))
+    floors = accumulate(sums, min, initial=0)
+    next(floors)
+    # depth after each bracket = running sum minus the lowest point so far (≤ 0)
+    return max(map(sub, sums, floors))
 
 
 def _check_caps(text: str, max_chars: int) -> None:
     if len(text) > max_chars:
-        raise InputTooLarge(
-            f"input is {len(text)} characters; the cap is {max_chars}",
-            length=len(text), cap=max_chars)
-    depth = 0
-    at = 0
-    search = _SCAN_RE.search
-    n = len(text)
-    while True:
-        m = search(text, at)
-        if m is None:
-            return
-        ch = m.group()
-        at = m.end()
-        if ch in "([{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise InputTooLarge(
-                    f"input nests ( [ {{ deeper than {MAX_DEPTH}", cap=MAX_DEPTH)
-        elif ch in ")]}":
-            if depth:
-                depth -= 1
-        elif ch == "'":
-            s = _STRING_BODY.match(text, at)
-            if s is None:
-                return  # unterminated string: the parser reports it
-            at = s.end()
-        elif at < n and text[at] == "/":  # line comment
-            nl = text.find("\n", at)
-            if nl < 0:
-                return
-            at = nl + 1
-        elif at < n and text[at] == "*":  # block comment
-            close = text.find("*/", at + 1)
-            if close < 0:
-                return
-            at = close + 2
-
-
-_LEAD_WS = re.compile(r"\s*+")
+        raise InputTooLarge(f"input is {len(text)} characters; the cap is {max_chars}",
+                            length=len(text), cap=max_chars)
+    if _nesting_depth(text) > MAX_DEPTH:
+        raise InputTooLarge(f"input nests ( [ {{ deeper than {MAX_DEPTH}", cap=MAX_DEPTH)
 
 
 def _first_word_is_match(text: str) -> bool:
-    """True when the first word after whitespace and comments is MATCH."""
-    at = 0
-    n = len(text)
-    while True:
-        at = _LEAD_WS.match(text, at).end()
-        if text.startswith("//", at):
-            nl = text.find("\n", at)
-            if nl < 0:
-                return False
-            at = nl + 1
-        elif text.startswith("/*", at):
-            close = text.find("*/", at + 2)
-            if close < 0:
-                return False
-            at = close + 2
-        else:
-            break
-    word = text[at:at + 6]
-    return (word[:5].lower() == "match"
-            and (at + 5 >= n or not (text[at + 5].isascii()
-                                     and (text[at + 5].isalnum() or text[at + 5] == "_"))))
+    """True when the first word after whitespace and comments is MATCH (any case)."""
+    return _MATCH_RE.match(text, _LEAD_RE.match(text).end()) is not None
 
 
 # --------------------------------------------------------------------------- values
 
 
 def _decode_string(tok: Token) -> str:
-    body = str(tok)
-    # the token may be a whole quoted string, or a codebook pair ending in one
-    quote = body.index("'")
-    inner = body[quote + 1:-1]
-    if "\\" not in inner and "''" not in inner:
-        return inner
+    """The value of a quoted string token (or of a codebook pair ending in one).
 
-    def repl(m: re.Match[str]) -> str:
-        if m.group() == "''":
-            return "'"
-        esc = m.group(1)
-        if esc in _SIMPLE_ESCAPES:
-            return _SIMPLE_ESCAPES[esc]
-        if len(esc) == 5:  # uXXXX
-            return chr(int(esc[1:], 16))
-        where = quote + 1 + m.start()
+    Only C-level passes: a possessive regex finds the first bad escape, a template
+    substitution folds doubled quotes, and the escapes themselves (a subset of
+    Python's) are decoded by the ``unicode_escape`` codec, with every character
+    beyond Latin-1 first written as its own ``\\u``/``\\U`` escape."""
+    text = str(tok)
+    quote = text.index("'")
+    inner = text[quote + 1:-1]
+    if "\\" not in inner:
+        return inner.replace("''", "'") if "''" in inner else inner
+    bad = _BAD_ESCAPE_RE.match(inner)
+    if bad is not None:
+        at = bad.end() - 1
+        esc = inner[at + 1:at + 2]
         if esc == "u":
-            raise _fail_at(tok, "\\u needs four hex digits", where)
+            raise _fail_at(tok, "\\u needs four hex digits", quote + 1 + at)
         shown = repr(esc)[1:-1]
         raise _fail_at(tok, f"unknown escape \\{shown} in string "
-                            "(use \\\\, \\', \\n, \\r, \\t or \\uXXXX)", where)
-
-    return _ESCAPE_RE.sub(repl, inner)
+                            "(use \\\\, \\', \\n, \\r, \\t or \\uXXXX)", quote + 1 + at)
+    if "''" in inner:
+        inner = _QUOTE_PAIR_RE.sub(r"\1\2", inner)
+    return inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
 
 
 def _int(tok: Token) -> int:

@@ -86,6 +86,28 @@ class Store:
         self.live_bytes = 0
         self.kind_live: Counter[str] = Counter()
         self._interned: dict[str, str] = {}
+        # What changed since the last flush, when a cabinet asks for it
+        # (None: nobody is tracking, so nothing is recorded).
+        self.dirty_nodes: set[int] | None = None
+        self.dirty_edges: set[int] | None = None
+
+    def track_changes(self) -> None:
+        """Start recording which elements change (for an incremental flush)."""
+        if self.dirty_nodes is None:
+            self.dirty_nodes = set()
+            self.dirty_edges = set()
+
+    def take_changes(self) -> tuple[set[int], set[int]]:
+        """The elements changed since the last call (the sets are kept by the caller)."""
+        self.track_changes()
+        assert self.dirty_nodes is not None and self.dirty_edges is not None
+        return self.dirty_nodes, self.dirty_edges
+
+    def clear_changes(self, nodes: set[int], edges: set[int]) -> None:
+        """Forget changes that have been written (after a successful flush)."""
+        if self.dirty_nodes is not None and self.dirty_edges is not None:
+            self.dirty_nodes.difference_update(nodes)
+            self.dirty_edges.difference_update(edges)
 
     # -- sizes and lookups --------------------------------------------------
     @property
@@ -142,6 +164,8 @@ class Store:
 
     def _insort(self, nid: int, entry: int) -> None:
         bisect.insort(self.adj[nid], entry, key=self.entry_key)
+        if self.dirty_nodes is not None:
+            self.dirty_nodes.add(nid)
 
     def _reposition(self, nid: int) -> None:
         """Re-sort the entries that point at ``nid`` after its key changed."""
@@ -158,6 +182,8 @@ class Store:
             self._insort(other, mirror)
         if loops:
             self.adj[nid] = array("I", sorted(self.adj[nid], key=self.entry_key))
+        if self.dirty_nodes is not None:
+            self.dirty_nodes.add(nid)
 
     # -- writes (called by commit, already validated) -----------------------
     def add_node(self, kind: str, labels: tuple[str, ...], props: dict[str, Value] | None,
@@ -180,6 +206,8 @@ class Store:
         self.live_nodes += 1
         self.kind_live[kind] += 1
         self.live_bytes += len(k) + 8
+        if self.dirty_nodes is not None:
+            self.dirty_nodes.add(nid)
         return nid
 
     def add_edge(self, etype: str, src: int, dst: int,
@@ -195,6 +223,8 @@ class Store:
         self._insort(dst, eid << 1 | IN)
         self.live_edges += 1
         self.live_bytes += self.edge_bytes(eid)
+        if self.dirty_edges is not None:
+            self.dirty_edges.add(eid)
         return eid
 
     def update_node(self, nid: int, *, labels: tuple[str, ...] | None = None,
@@ -204,6 +234,8 @@ class Store:
         and/or nick, keeping indexes and neighbours' adjacency order exact."""
         kind = self.kind[nid]
         old_labels, old_props = self.labels[nid], self.props[nid]
+        if self.dirty_nodes is not None:
+            self.dirty_nodes.add(nid)
         if labels is not None:
             labels = tuple(sorted(self._intern(x) for x in set(labels) if x != kind))
             if labels != old_labels:
@@ -229,6 +261,8 @@ class Store:
 
     def update_edge(self, eid: int, props: dict[str, Value] | None) -> None:
         before = self.edge_bytes(eid)
+        if self.dirty_edges is not None:
+            self.dirty_edges.add(eid)
         if props:
             self.eprops[eid] = props
         else:
@@ -243,6 +277,8 @@ class Store:
         if self.nrec[nid]:
             return
         self.nrec[nid] = 1
+        if self.dirty_nodes is not None:
+            self.dirty_nodes.add(nid)
         self.live_nodes -= 1
         self.kind_live[self.kind[nid]] -= 1
         self.live_bytes -= len(self.key[nid]) + 8
@@ -254,8 +290,62 @@ class Store:
         if self.erec[eid]:
             return
         self.erec[eid] = 1
+        if self.dirty_edges is not None:
+            self.dirty_edges.add(eid)
         self.live_edges -= 1
         self.live_bytes -= self.edge_bytes(eid)
+
+    # -- bulk load (hydrate) ------------------------------------------------
+    def load(self, nodes: list[tuple[Any, ...]], edges: list[tuple[Any, ...]]) -> None:
+        """Fill an empty store from stored records, ids dense from 1.
+
+        ``nodes``: ``(kind, labels, props, nick, recycled, key, adj)`` in id
+        order, where ``adj`` is the stored, already ordered adjacency (bytes of
+        ``array('I')``) and ``key`` the stored observable key; ``edges``:
+        ``(type, src, dst, props, recycled)`` in id order. Nothing is re-sorted.
+        """
+        if len(self.kind) != 1 or len(self.etype) != 1:
+            raise ValueError("Store.load needs an empty store")
+        intern = self._intern
+        kinds, labs, props_l, keys, adjs = self.kind, self.labels, self.props, self.key, self.adj
+        nrec, index, kind_live = self.nrec, self.index, self.kind_live
+        live_bytes = 0
+        for nid, (kind, labels, props, nick, recycled, key, adj) in enumerate(nodes, 1):
+            kind = intern(kind)
+            labels = tuple(intern(x) for x in labels) if labels else _EMPTY
+            props = props or None
+            kinds.append(kind)
+            labs.append(labels)
+            props_l.append(props)
+            keys.append(key)
+            a = array("I")
+            if adj:
+                a.frombytes(adj)
+            adjs.append(a)
+            nrec.append(1 if recycled else 0)
+            index.add_node(nid, kind, labels, props)
+            if nick is not None:
+                self.nick[nid] = nick
+                if not recycled:
+                    self.nick_owner[nick] = nid
+            if not recycled:
+                kind_live[kind] += 1
+                live_bytes += len(key) + 8
+        self.live_nodes = sum(kind_live.values())
+        etype, esrc, edst, erec, eprops = self.etype, self.esrc, self.edst, self.erec, self.eprops
+        live_edges = 0
+        for eid, (t, src, dst, props, recycled) in enumerate(edges, 1):
+            etype.append(intern(t))
+            esrc.append(src)
+            edst.append(dst)
+            erec.append(1 if recycled else 0)
+            if props:
+                eprops[eid] = props
+            if not recycled:
+                live_edges += 1
+                live_bytes += self.edge_bytes(eid)
+        self.live_edges = live_edges
+        self.live_bytes = live_bytes
 
     # -- reads ----------------------------------------------------------------
     def live_entries(self, nid: int) -> Iterator[tuple[int, int, int]]:

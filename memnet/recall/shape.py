@@ -126,7 +126,9 @@ class LineCache:
     """Remembers formatted node lines and per-line token counts.
 
     A node line is reused while the node's key string (replaced on every
-    change) and nickname are the same objects as when it was built.
+    change) and nickname are the same objects as when it was built; an edge
+    line while its property dict is the same object (edge endpoints and types
+    never change).
     """
 
     MAX = 200_000
@@ -134,6 +136,7 @@ class LineCache:
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
         self.nodes: dict[tuple[int, str], tuple[str, str | None, NodePattern, str]] = {}
+        self.edges: dict[tuple[int, str], tuple[object, EdgePattern, str]] = {}
         self.tokens: dict[str, int] = {}
 
     def count(self, line: str) -> int:
@@ -182,11 +185,19 @@ def node_line(store: Store, nid: int, view: str, cache: LineCache) -> tuple[Node
     return pat, text
 
 
-def edge_line(store: Store, eid: int, view: str) -> tuple[EdgePattern, str]:
-    props = view_props(store.eprops.get(eid), view) if view == "interior" else ()
+def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[EdgePattern, str]:
+    raw = store.eprops.get(eid)
+    hit = cache.edges.get((eid, view))
+    if hit is not None and hit[0] is raw:
+        return hit[1], hit[2]
+    props = view_props(raw, view) if view == "interior" else ()
     pat = EdgePattern(edge_handle(eid), store.etype[eid], node_handle(store.esrc[eid]),
                       node_handle(store.edst[eid]), props)
-    return pat, format_edge(pat.var, pat.type, pat.src, pat.dst, pat.props)
+    text = format_edge(pat.var, pat.type, pat.src, pat.dst, pat.props)
+    if len(cache.edges) >= LineCache.MAX:
+        cache.edges.clear()
+    cache.edges[(eid, view)] = (raw, pat, text)
+    return pat, text
 
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
@@ -202,7 +213,7 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
         elines.append(text)
     epats: list[EdgePattern] = []
     for eid in edges:
-        pat, text = edge_line(store, eid, view)
+        pat, text = edge_line(store, eid, view, cache)
         epats.append(pat)
         elines.append(text)
     lines = ["INSERT\n"]
@@ -231,7 +242,7 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
         receipt = Receipt(**receipt_fields, etag=etag, tokens=tok, bytes=nbytes, alarm=alarm,
                           advice=advice)
         head = receipt.line() + ("\n" if body else "")
-        new_tok = count_tokens(head, cache.tokenizer) + body_tokens
+        new_tok = cache.count(head) + body_tokens
         new_bytes = len(head.encode()) + body_bytes
         if new_tok == tok and new_bytes == nbytes:
             return head + body, receipt

@@ -1,0 +1,140 @@
+"""The small transactional key-value contract every cabinet backend meets.
+
+A backend offers named tables of ordered byte keys, read transactions, and
+write transactions that are all-or-nothing. The cabinet logic
+(:mod:`memnet.cabinet.base`) is written once against this contract, so the
+same test suite runs on the in-memory backend, LMDB, and later PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import abc
+import bisect
+import copy
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Txn(abc.ABC):
+    """One transaction: reads see one consistent snapshot."""
+
+    @abc.abstractmethod
+    def get(self, table: str, key: bytes) -> bytes | None: ...
+
+    @abc.abstractmethod
+    def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        """Every (key, value) whose key starts with ``prefix``, in key order."""
+
+    def put(self, table: str, key: bytes, value: bytes) -> None:
+        raise NotImplementedError("read-only transaction")
+
+    def delete(self, table: str, key: bytes) -> bool:
+        raise NotImplementedError("read-only transaction")
+
+
+class KV(abc.ABC):
+    """A backend: named tables, snapshots, atomic writes."""
+
+    name = "kv"
+
+    @abc.abstractmethod
+    def read(self) -> AbstractContextManager[Txn]: ...
+
+    @abc.abstractmethod
+    def run_write(self, fn: Callable[[Txn], T]) -> T:
+        """Run ``fn`` in one write transaction and commit it; on any exception
+        nothing is written. ``fn`` may be run again (after growing storage), so
+        it must not have side effects outside the transaction."""
+
+    @abc.abstractmethod
+    def backup(self, dest: str) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name}
+
+
+class _MemTxn(Txn):
+    def __init__(self, tables: dict[str, dict[bytes, bytes]], keys: dict[str, list[bytes]],
+                 write: bool) -> None:
+        self.tables = tables
+        self.keys = keys
+        self.write = write
+
+    def get(self, table: str, key: bytes) -> bytes | None:
+        return self.tables[table].get(key)
+
+    def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        keys = self.keys[table]
+        t = self.tables[table]
+        i = bisect.bisect_left(keys, prefix)
+        while i < len(keys) and keys[i].startswith(prefix):
+            k = keys[i]
+            yield k, t[k]
+            i += 1
+
+    def put(self, table: str, key: bytes, value: bytes) -> None:
+        assert self.write
+        t = self.tables[table]
+        if key not in t:
+            bisect.insort(self.keys[table], key)
+        t[key] = bytes(value)
+
+    def delete(self, table: str, key: bytes) -> bool:
+        assert self.write
+        t = self.tables[table]
+        if key not in t:
+            return False
+        del t[key]
+        keys = self.keys[table]
+        keys.pop(bisect.bisect_left(keys, key))
+        return True
+
+
+class MemoryKV(KV):
+    """Tables in process memory; a write works on a copy that replaces the
+    original only when the transaction commits. For tests and scratch use."""
+
+    name = "memory"
+
+    def __init__(self, tables: tuple[str, ...]) -> None:
+        self._tables: dict[str, dict[bytes, bytes]] = {t: {} for t in tables}
+        self._keys: dict[str, list[bytes]] = {t: [] for t in tables}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def read(self) -> Iterator[Txn]:
+        with self._lock:
+            tables, keys = self._tables, self._keys
+        yield _MemTxn(tables, keys, write=False)
+
+    def run_write(self, fn: Callable[[Txn], T]) -> T:
+        with self._lock:
+            tables = {t: dict(d) for t, d in self._tables.items()}
+            keys = {t: list(k) for t, k in self._keys.items()}
+            out = fn(_MemTxn(tables, keys, write=True))
+            self._tables, self._keys = tables, keys
+            return out
+
+    def backup(self, dest: str) -> None:  # pragma: no cover - memory has no files
+        raise NotImplementedError("an in-memory cabinet has nothing to back up to a path")
+
+    def snapshot(self) -> MemoryKV:
+        """A deep copy (the in-memory equivalent of a backup)."""
+        other = MemoryKV(tuple(self._tables))
+        with self._lock:
+            other._tables = copy.deepcopy(self._tables)
+            other._keys = copy.deepcopy(self._keys)
+        return other
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["KV", "MemoryKV", "Txn"]

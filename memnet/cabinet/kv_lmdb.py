@@ -1,0 +1,211 @@
+"""LMDB backend: one environment in a directory, a few fixed named databases.
+
+* The map starts small and grows by itself (doubling) up to ``max_size``;
+  past it a write fails with :class:`~memnet.errors.CabinetFull` and nothing
+  is written, so raising the cap and retrying succeeds.
+* A full disk or a file size limit (ENOSPC, EFBIG, EDQUOT) becomes
+  :class:`~memnet.errors.DiskFull`, again with nothing written: LMDB only makes
+  a transaction visible by its final meta-page write.
+* Stale reader slots left by killed processes are cleared on open.
+* An environment opened before ``fork()`` is refused in the child
+  (:class:`~memnet.errors.CabinetForked`): LMDB handles must not cross a fork.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import lmdb
+
+from ..errors import CabinetError, CabinetForked, CabinetFull, DiskFull
+from .kv import KV, Txn
+
+T = TypeVar("T")
+
+DEFAULT_MAX_SIZE = 64 * 1024**3     # 64 GiB of address space, not of disk
+INITIAL_SIZE = 64 * 1024**2
+_DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+_DISK_TEXTS = tuple(os.strerror(e) for e in _DISK_ERRNOS)
+_open_envs: weakref.WeakSet[LmdbKV] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for kv in list(_open_envs):
+        kv._forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class _LmdbTxn(Txn):
+    def __init__(self, txn: lmdb.Transaction, dbs: dict[str, Any]) -> None:
+        self.txn = txn
+        self.dbs = dbs
+
+    def get(self, table: str, key: bytes) -> bytes | None:
+        v = self.txn.get(key, db=self.dbs[table])
+        return None if v is None else bytes(v)
+
+    def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        cur = self.txn.cursor(db=self.dbs[table])
+        if not cur.set_range(prefix):
+            return
+        for k, v in cur:
+            if not k.startswith(prefix):
+                break
+            yield bytes(k), bytes(v)
+
+    def put(self, table: str, key: bytes, value: bytes) -> None:
+        self.txn.put(key, value, db=self.dbs[table])
+
+    def delete(self, table: str, key: bytes) -> bool:
+        return bool(self.txn.delete(key, db=self.dbs[table]))
+
+
+def _disk_error(e: BaseException) -> bool:
+    if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
+        return True
+    text = str(e)
+    return any(t in text for t in _DISK_TEXTS)
+
+
+class LmdbKV(KV):
+    """An LMDB environment holding the cabinet's named tables."""
+
+    name = "lmdb"
+
+    def __init__(self, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
+                 sync: bool = True) -> None:
+        os.makedirs(path, exist_ok=True)
+        self.path = path
+        self.max_size = int(max_size)
+        self._pid = os.getpid()
+        self._forked = False
+        self._closed = False
+        self._wlock = threading.Lock()
+        data = os.path.join(path, "data.mdb")
+        have = os.path.getsize(data) if os.path.exists(data) else 0
+        size = min(max(INITIAL_SIZE, have), max(self.max_size, have))
+        try:
+            self.env = lmdb.open(path, map_size=size, max_dbs=len(tables) + 2, subdir=True,
+                                 sync=sync, metasync=sync, readahead=False, max_readers=256,
+                                 lock=True)
+        except lmdb.Error as e:
+            if _disk_error(e):
+                raise DiskFull(f"cannot open the cabinet at {path}: {e}") from None
+            raise CabinetError(f"cannot open the cabinet at {path}: {e}",
+                               code="cabinet_corrupt") from None
+        self.env.reader_check()  # clear slots of readers that died
+        self.dbs: dict[str, Any] = {}
+        try:
+            with self.env.begin(write=True) as txn:
+                for t in tables:
+                    self.dbs[t] = self.env.open_db(t.encode(), txn=txn, create=True)
+        except lmdb.MapFullError:
+            self._grow()
+            with self.env.begin(write=True) as txn:
+                for t in tables:
+                    self.dbs[t] = self.env.open_db(t.encode(), txn=txn, create=True)
+        _open_envs.add(self)
+
+    # -- guards ---------------------------------------------------------------
+    def check(self) -> None:
+        if self._forked or os.getpid() != self._pid:
+            self._forked = True
+            raise CabinetForked(
+                "this cabinet was opened before fork(); open it again in the child process "
+                "(LMDB handles must not cross a fork)")
+        if self._closed:
+            raise CabinetError("the cabinet is closed", code="cabinet_closed")
+
+    # -- transactions ---------------------------------------------------------
+    @contextmanager
+    def read(self) -> Iterator[Txn]:
+        self.check()
+        try:
+            txn = self.env.begin(write=False, buffers=False)
+        except lmdb.MapResizedError:
+            self.env.set_mapsize(0)  # another process grew the map: adopt its size
+            txn = self.env.begin(write=False, buffers=False)
+        try:
+            yield _LmdbTxn(txn, self.dbs)
+        finally:
+            txn.abort()
+
+    def _grow(self) -> None:
+        cur = self.env.info()["map_size"]
+        if cur >= self.max_size:
+            raise CabinetFull(
+                f"the cabinet at {self.path} reached its size cap of {self.max_size} bytes; "
+                "nothing was written. Raise max_size (MEMNET_MAX_SIZE) and retry",
+                map_size=cur, max_size=self.max_size)
+        self.env.set_mapsize(min(self.max_size, cur * 2))
+
+    def run_write(self, fn: Callable[[Txn], T]) -> T:
+        self.check()
+        with self._wlock:
+            while True:
+                try:
+                    txn = self.env.begin(write=True)
+                except lmdb.MapResizedError:
+                    self.env.set_mapsize(0)
+                    continue
+                try:
+                    out = fn(_LmdbTxn(txn, self.dbs))
+                    txn.commit()
+                    return out
+                except lmdb.MapFullError:
+                    txn.abort()
+                    self._grow()
+                except lmdb.Error as e:
+                    txn.abort()
+                    if _disk_error(e):
+                        raise DiskFull(f"the disk refused the write: {e}; nothing was written",
+                                       path=self.path) from None
+                    raise CabinetError(f"LMDB error: {e}", code="cabinet_corrupt") from None
+                except OSError as e:
+                    txn.abort()
+                    if _disk_error(e):
+                        raise DiskFull(f"the disk refused the write: {e}; nothing was written",
+                                       path=self.path) from None
+                    raise
+                except BaseException:
+                    txn.abort()
+                    raise
+
+    def backup(self, dest: str) -> None:
+        self.check()
+        os.makedirs(dest, exist_ok=True)
+        if os.path.exists(os.path.join(dest, "data.mdb")):
+            raise CabinetError(f"backup destination {dest} already holds a cabinet",
+                               code="session_exists")
+        try:
+            self.env.copy(dest, compact=True)
+        except lmdb.Error as e:
+            if _disk_error(e):
+                raise DiskFull(f"backup to {dest} failed: {e}") from None
+            raise CabinetError(f"backup to {dest} failed: {e}", code="cabinet_corrupt") from None
+
+    def info(self) -> dict[str, Any]:
+        self.check()
+        i = self.env.info()
+        return {"backend": self.name, "path": self.path, "map_size": i["map_size"],
+                "max_size": self.max_size, "lmdb": ".".join(map(str, lmdb.version())),
+                "readers": i["num_readers"]}
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if not self._forked and os.getpid() == self._pid:
+            self.env.close()
+        _open_envs.discard(self)
+
+
+__all__ = ["DEFAULT_MAX_SIZE", "LmdbKV"]
