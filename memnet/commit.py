@@ -26,11 +26,12 @@ from typing import Any
 from .errors import CapExceeded, CommitRejected, EchoRefused
 from .gql import ast
 from .graph.order import node_key, props_text
-from .graph.store import Store, edge_handle, node_handle
+from .graph.store import Store, edge_handle, node_handle, text_bytes
 
 MAX_STRING = 1 << 20      # one property value
 MAX_LIST = 4096           # items in a list value
 MAX_PROPS = 256           # properties on one element
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,9 @@ def _check_value(v: Any, where: ast.Pos) -> None:
         for x in v:
             _check_value(x, where)
         return
+    if isinstance(v, int) and not isinstance(v, bool) and not INT_MIN <= v <= INT_MAX:
+        raise CommitRejected("integers must fit in 64 bits (-2**63 .. 2**63-1)",
+                             line=where.line, column=where.column)
     if isinstance(v, float) and not math.isfinite(v):
         raise CommitRejected("NaN and infinite numbers cannot be stored",
                              line=where.line, column=where.column)
@@ -376,23 +380,26 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
     nbytes = store.live_bytes
     for ns in p.new_nodes:
         rows += 1
-        nbytes += len(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)) + 8
+        nbytes += text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)) + 8
     for es in p.new_edges:
         rows += 1
-        nbytes += len(es.type) + len(props_text(es.props)) + 8
+        nbytes += text_bytes(es.type) + text_bytes(props_text(es.props)) + 8
     for nid, ns in node_changes:
         if ns.recycled and not store.nrec[nid]:
             rows -= 1
             nbytes -= store.node_bytes(nid)
         elif not ns.recycled:
-            nbytes += (len(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props))
-                       - len(store.key[nid]))
+            nbytes += (text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props))
+                       - text_bytes(store.key[nid]))
     for eid, es in edge_changes:
         if es.recycled and not store.erec[eid]:
             rows -= 1
             nbytes -= store.edge_bytes(eid)
-    growing = bool(p.new_nodes or p.new_edges)
-    if growing and (rows > caps.rows or nbytes > caps.bytes):
+    # refuse what passes the cap and grows; a Δ that shrinks an over-cap
+    # session (settle, delete, shorten) is always welcome
+    before_rows = store.live_nodes + store.live_edges
+    if (rows > caps.rows and rows > before_rows) or (nbytes > caps.bytes
+                                                      and nbytes > store.live_bytes):
         raise CapExceeded(
             f"this Commit would bring the session to {rows} rows / {nbytes} bytes, past its cap "
             f"of {caps.rows} rows / {caps.bytes} bytes; start a new session (S_i+1) for new "

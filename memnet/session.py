@@ -162,8 +162,10 @@ class Session:
                 m = match(s, rest, limit)
                 seeds += tuple(x for x in m.seeds if x not in seeds)[: limit - len(seeds)]
                 matched += m.matched
-            if seeds:
+            if nid is not None:
                 return SeedResult("nick", seeds, matched)
+            if seeds:  # the nick is unknown but the rest of q matched
+                return SeedResult("match", seeds, matched)
         else:
             m = match(s, sq, limit)
             if m.seeds:
@@ -199,7 +201,8 @@ class Session:
         fields: dict[str, Any] = dict(
             session=self.name, version=self.version, q=format_query(sq),
             seed_mode=seed.mode, seeds=seeds, matched=seed.matched,
-            rows=walk.rows, max_rows=max_rows, hops=walk.hops, k=k, clamped=walk.clamped,
+            rows=walk.rows, max_rows=max_rows, hops=walk.hops,
+            k=0 if seed.mode == "outline" else k, clamped=walk.clamped,
             hidden=walk.hidden, laws=len(walk.laws), laws_cut=walk.laws_cut,
             periphery=tuple(node_handle(n) for n in walk.periphery), view=view,
             tokenizer=self.tokenizer, holds_answer=self._holds(seed),

@@ -1,7 +1,11 @@
 """The ``memnet`` command line (also ``python -m memnet``).
 
-Exit codes: 0 on success, 1 on a MemNetError (one line on stderr: code and
-message), 2 on a usage error.
+Every command mirrors a library call and works on the embedded LMDB cabinet
+at ``--home`` (default ``$MEMNET_HOME``, else ``./.memnet``), so what one
+command commits the next command recalls.
+
+Exit codes: 0 on success, 1 on a MemNetError (one line on stderr:
+``memnet: error: <code>: <message>``), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -10,10 +14,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .._version import __version__
+from ..cabinet import Cabinet
 from ..errors import MemNetError
-from ..session import Session
+from ..session import LIMITS
 
 DEMO_DELTA = """\
 INSERT
@@ -34,33 +40,204 @@ INSERT
 """
 
 
+def _cabinet(args: argparse.Namespace) -> Cabinet:
+    return Cabinet.open(args.home)
+
+
+def _print_shape(shape: Any, fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps({"text": shape.text, "receipt": shape.receipt.to_dict()},
+                         ensure_ascii=False, indent=2))
+    else:
+        print(shape.text)
+
+
+# -- commands --------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
-    s = Session(args.session)
-    res = s.commit(DEMO_DELTA)
-    print(f"# committed version {res.version}: {len(res.ids)} handles minted")
-    print(f"#   {', '.join(f'{k}={v}' for k, v in sorted(res.ids.items()))}")
-    shape = s.recall(args.q)
-    print(f"# recall {args.q!r}\n")
-    print(shape.text)
-    print("\n# receipt")
-    print(json.dumps(shape.receipt.to_dict(), indent=2, ensure_ascii=False))
+    with _cabinet(args) as cab:
+        if cab.exists(args.session):
+            s = cab.open(args.session)
+            print(f"# session {args.session!r} is in the cabinet at version {s.version}; "
+                  "recalling what was committed before")
+        else:
+            s = cab.create(args.session)
+            res = s.commit(DEMO_DELTA)
+            cab.flush(s)
+            print(f"# created session {args.session!r} in {cab.info().get('path', 'memory')}")
+            print(f"# committed version {res.version}: {len(res.ids)} handles minted "
+                  f"({', '.join(f'{k}={v}' for k, v in sorted(res.ids.items()))})")
+        shape = s.recall(args.q)
+        print(f"# recall {args.q!r}\n")
+        print(shape.text)
+        print("\n# receipt")
+        print(json.dumps(shape.receipt.to_dict(), indent=2, ensure_ascii=False))
     return 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        info = cab.info()
+        print(f"cabinet ready at {info.get('path')} ({info.get('backend')}, "
+              f"{len(cab.sessions())} sessions)")
+    return 0
+
+
+def _session_create(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        cab.create(args.sid)
+        print(f"created session {args.sid}")
+    return 0
+
+
+def _session_list(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        rows = [i.to_dict() for i in cab.sessions()]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{'session':<24} {'version':>8} {'rows':>10} {'bytes':>12}")
+        for r in rows:
+            print(f"{r['id']:<24} {r['version']:>8} {r['rows']:>10} {r['bytes']:>12}")
+    return 0
+
+
+def _session_drop(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        cab.drop(args.sid)
+        print(f"dropped session {args.sid}")
+    return 0
+
+
+def _session_log(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        entries = cab.log(args.sid)
+    if args.format == "json":
+        print(json.dumps([e.to_dict() for e in entries], indent=2))
+    else:
+        for e in entries:
+            changed = ", ".join(e.changed[:8]) + (" …" if len(e.changed) > 8 else "")
+            print(f"v{e.version}  +{e.created} ~{e.updated} -{e.recycled}  {changed}")
+    return 0
+
+
+def _commit(args: argparse.Namespace) -> int:
+    if args.file in (None, "-"):
+        text = sys.stdin.read()
+    else:
+        with open(args.file, encoding="utf-8") as f:
+            text = f.read()
+    with _cabinet(args) as cab:
+        s = cab.open(args.sid)
+        res = s.commit(text)
+        cab.flush(s)
+    out = {"version": res.version, "ids": res.ids, "changed": res.changed}
+    if res.advice:
+        out["advice"] = res.advice
+    print(json.dumps(out, ensure_ascii=False))
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        s = cab.open(args.sid, at=args.at)
+        shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
+                         fanout=args.fanout, view=args.view, laws=not args.no_laws)
+    _print_shape(shape, args.format)
+    return 0
+
+
+def _outline(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        s = cab.open(args.sid, at=args.at)
+        shape = s.outline(view=args.view)
+    _print_shape(shape, args.format)
+    return 0
+
+
+# -- parser ----------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memnet",
         description="MemNet: bounded working memory for LLM agents (Recall a Shape, Commit a Δ).")
     p.add_argument("--version", action="version", version=f"memnet {__version__}")
+    p.add_argument("--home", default=None,
+                   help="cabinet directory (default: $MEMNET_HOME, else ./.memnet)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
     demo = sub.add_parser(
         "demo", help="commit a few tasks and laws into a session, recall them, print the Shape",
-        description="Commit a small set of tasks, laws, modules and a decision into a session, "
-                    "recall it with a codebook query and print the Shape and its receipt.")
+        description="On first run, create the session, commit a small set of tasks, laws, "
+                    "modules and a decision and flush it to the cabinet; on every run, recall "
+                    "it with a codebook query and print the Shape and its receipt.")
     demo.add_argument("--session", default="demo", help="session id (default: demo)")
     demo.add_argument("-q", default="TSK status:open pricing",
                       help="the Recall query (default: 'TSK status:open pricing')")
     demo.set_defaults(func=_demo)
+
+    init = sub.add_parser("init", help="create the cabinet directory if needed",
+                          description="Create (or check) the cabinet at --home.")
+    init.set_defaults(func=_init)
+
+    sess = sub.add_parser("session", help="create, list, drop sessions or show a log",
+                          description="Manage the sessions of the cabinet.")
+    ssub = sess.add_subparsers(dest="session_command", metavar="ACTION")
+    sc = ssub.add_parser("create", help="create an empty session",
+                         description="Create an empty session (an existing id is an error).")
+    sc.add_argument("sid", help="session id: [a-z0-9][a-z0-9-]{0,63}")
+    sc.set_defaults(func=_session_create)
+    sl = ssub.add_parser("list", help="list sessions with version, rows and bytes",
+                         description="List every session in the cabinet.")
+    sl.add_argument("--format", choices=("table", "json"), default="table",
+                    help="output format (default: table)")
+    sl.set_defaults(func=_session_list)
+    sd = ssub.add_parser("drop", help="delete a session and its history",
+                         description="Delete a session and all of its records.")
+    sd.add_argument("sid", help="session id")
+    sd.set_defaults(func=_session_drop)
+    slog = ssub.add_parser("log", help="show the commits of a session",
+                           description="Show every commit: version, counts, what changed.")
+    slog.add_argument("sid", help="session id")
+    slog.add_argument("--format", choices=("text", "json"), default="text",
+                      help="output format (default: text)")
+    slog.set_defaults(func=_session_log)
+
+    com = sub.add_parser("commit", help="apply a GQL Δ to a session and flush it",
+                         description="Read a Δ (INSERT/SET/REMOVE/DELETE/SETTLE) from FILE or "
+                                     "stdin, commit it atomically and flush the session.")
+    com.add_argument("sid", help="session id")
+    com.add_argument("file", nargs="?", default="-", help="file with the Δ, or - for stdin")
+    com.set_defaults(func=_commit)
+
+    rec = sub.add_parser("recall", help="recall a Shape from a session",
+                         description="Seed from Q (codebook tokens or MATCH form; empty for the "
+                                     "outline), walk, and print the Shape.")
+    rec.add_argument("sid", help="session id")
+    rec.add_argument("q", nargs="?", default="", help="the query (default: empty → outline)")
+    rec.add_argument("--hops", type=int, default=LIMITS.k, help=f"k, hops (default {LIMITS.k})")
+    rec.add_argument("--rows", type=int, default=LIMITS.max_rows,
+                     help=f"M, max rows (default {LIMITS.max_rows})")
+    rec.add_argument("--limit", type=int, default=LIMITS.limit,
+                     help=f"L, max seeds (default {LIMITS.limit})")
+    rec.add_argument("--fanout", type=int, default=LIMITS.fanout,
+                     help=f"F, neighbours per node (default {LIMITS.fanout})")
+    rec.add_argument("--view", choices=("interior", "shell"), default="interior",
+                     help="interior (all properties) or shell (key properties)")
+    rec.add_argument("--no-laws", action="store_true", help="leave LAW rules out")
+    rec.add_argument("--at", type=int, default=None, metavar="VERSION",
+                     help="recall as of a past version")
+    rec.add_argument("--format", choices=("gql", "json"), default="gql",
+                     help="gql (the Shape text) or json (text and receipt)")
+    rec.set_defaults(func=_recall)
+
+    out = sub.add_parser("outline", help="print the session outline",
+                         description="The census of kinds with exemplars and laws.")
+    out.add_argument("sid", help="session id")
+    out.add_argument("--view", choices=("interior", "shell"), default="shell",
+                     help="view of the exemplars (default shell)")
+    out.add_argument("--at", type=int, default=None, metavar="VERSION",
+                     help="outline as of a past version")
+    out.add_argument("--format", choices=("gql", "json"), default="gql", help="output format")
+    out.set_defaults(func=_outline)
     return p
 
 
@@ -74,6 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except MemNetError as e:
         print(f"memnet: error: {e.code}: {e.message}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): not an error
+        sys.stderr.close()
+        return 0
+    except OSError as e:
+        print(f"memnet: error: io: {e}", file=sys.stderr)
         return 1
 
 

@@ -199,7 +199,18 @@ def _cb_keyword(w: str) -> str:
 
 
 def format_query(q: SeedQuery) -> str:
-    """The normalised codebook form of ``q`` (see the module docstring)."""
+    """The normalised text of ``q``: MATCH form for a MATCH query (so a LIMIT
+    reads back as a LIMIT), codebook form otherwise. Parsing the result gives
+    back the same query."""
+    if q.form == "match" and not q.keywords:
+        node = format_node("n", (q.kind, *q.labels) if q.kind else q.labels, q.props, q.nick)
+        text = f"MATCH {node}"
+        if q.contains:
+            text += " WHERE " + " AND ".join(
+                f"n.{k} CONTAINS {format_value(needle)}" for k, needle in q.contains)
+        if q.limit is not None:
+            text += f" LIMIT {q.limit}"
+        return text
     out: list[str] = []
     if q.kind is not None:
         out.append(q.kind)

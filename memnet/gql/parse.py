@@ -69,6 +69,11 @@ MAX_DELTA_CHARS = 4 * 1024 * 1024
 MAX_QUERY_CHARS = 4096
 #: Deepest nesting of ``( [ {`` accepted outside strings and comments.
 MAX_DEPTH = 16
+#: Lexical tokens of one Δ (lark's LALR costs a few µs a token, so this keeps
+#: the worst case near a second; split bigger batches into several commits).
+MAX_DELTA_TOKENS = 50_000
+_TOKEN_ESTIMATE = re.compile(r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'?|//[^\n]*|/\*.*?(?:\*/|\Z)|\w+|[^\s\w]",
+                             re.DOTALL)
 
 _ANON_RE = re.compile(r"_anon[0-9]+")
 _INT_RE = re.compile(r"-?[0-9]+")
@@ -388,6 +393,12 @@ def _check_caps(text: str, max_chars: int) -> None:
                             length=len(text), cap=max_chars)
     if _nesting_depth(text) > MAX_DEPTH:
         raise InputTooLarge(f"input nests ( [ {{ deeper than {MAX_DEPTH}", cap=MAX_DEPTH)
+    if len(text) > MAX_DELTA_TOKENS:  # shorter text cannot hold that many tokens
+        n = len(_TOKEN_ESTIMATE.findall(text))
+        if n > MAX_DELTA_TOKENS:
+            raise InputTooLarge(f"input holds about {n} tokens; the cap is {MAX_DELTA_TOKENS} "
+                                "(split it into several commits)", tokens=n,
+                                cap=MAX_DELTA_TOKENS)
 
 
 def _first_word_is_match(text: str) -> bool:
@@ -840,7 +851,7 @@ def _parse_match(text: str) -> SeedQuery:
     return result
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=1024)
 def _parse_query_cached(q: str) -> SeedQuery:
     if not q.strip():
         return SeedQuery()
@@ -862,8 +873,9 @@ def parse_query(q: str) -> SeedQuery:
 
 
 def parse(text: str) -> Delta | SeedQuery:
-    """Parse GQL text: a MATCH query (first word MATCH) → :class:`SeedQuery`,
-    anything else → :class:`Delta`."""
+    """Parse GQL text: a MATCH query (first word MATCH, after any comments) →
+    :class:`SeedQuery` under the query cap; anything else → :class:`Delta` under
+    the Δ cap."""
     text = _require_text(text)
     if len(text) > MAX_DELTA_CHARS:
         raise InputTooLarge(f"input is {len(text)} characters; the cap is {MAX_DELTA_CHARS}",

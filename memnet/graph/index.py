@@ -100,13 +100,38 @@ class Index:
 
     def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
                  props: Mapping[str, Value] | None) -> None:
-        self._add(self.by_kind, kind, nid)
+        # The hot path of hydrate and bulk commits: one pass over the props,
+        # no helper calls. Must agree with prop_keys() and words_of_props().
+        add = self._add
+        add(self.by_kind, kind, nid)
         for lab in labels:
-            self._add(self.by_label, lab, nid)
-        for pk in prop_keys(props):
-            self._add(self.by_prop, pk, nid)
-        for w in words_of_props(props):
-            self._add(self.by_word, w, nid)
+            add(self.by_label, lab, nid)
+        if not props:
+            return
+        by_prop, by_word = self.by_prop, self.by_word
+        findall = _WORD.findall
+        words: set[str] = set()
+        for k, v in props.items():
+            t = type(v)
+            if t is str:
+                if len(v) <= SHORT_VALUE:  # type: ignore[arg-type]
+                    add(by_prop, (k, "s", v), nid)
+                words.update(findall(v.casefold()))  # type: ignore[union-attr]
+            elif t is tuple:
+                for pk in prop_keys({k: v}):
+                    add(by_prop, pk, nid)
+                for x in v:  # type: ignore[union-attr]
+                    if isinstance(x, str):
+                        words.update(findall(x.casefold()))
+            else:
+                vk = value_key(v)
+                if vk is not None:
+                    add(by_prop, (k, vk[0], vk[1]), nid)
+        for w in words:
+            p = by_word.get(w)
+            if p is None:
+                by_word[w] = p = array("I")
+            p.append(nid)
 
     def change_labels(self, nid: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
         for lab in set(old) - set(new):

@@ -2,8 +2,8 @@
 
 Storage is columnar: a node or edge is an integer id into a few parallel
 lists and arrays, not a Python object, so a million nodes with their edges fit
-in well under 2 KB each. Handles (``n1a``, ``e2f``) are the ids written in base
-36 behind a one-letter prefix; they are minted, never chosen by a client, and
+in well under 2 KB each. Handles (``na1``, ``eb2f``) are the ids written in base
+36 behind a prefix and a length letter; they are minted, never chosen by a client, and
 never reused (a recycled element keeps its handle).
 
 Each node's adjacency is an ``array('I')`` of entries ``edge_id << 1 | dir``
@@ -28,7 +28,13 @@ from ..gql.ast import Value
 from .index import Index
 from .order import node_key, props_text
 
-_HANDLE = re.compile(r"([ne])([1-9a-z][0-9a-z]*)\Z")
+# A handle is a prefix (n: node, e: edge), one letter giving the length of the
+# base-36 id (a = 1 ... i = 9), then the id: na1, nb1a, ec2zz. The length
+# letter keeps handles out of the way of the variable names people write
+# (n1, n12, node, next, task1, e2 are never handles), so a client variable
+# cannot silently name an existing element.
+_HANDLE = re.compile(r"([ne])([a-i])([1-9a-z][0-9a-z]{0,8})\Z")
+_LEN = "abcdefghi"
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 OUT, IN = 0, 1
 _EMPTY: tuple[str, ...] = ()
@@ -44,20 +50,27 @@ def b36(n: int) -> str:
     return "".join(reversed(out))
 
 
+def text_bytes(s: str) -> int:
+    """UTF-8 size of ``s`` (ASCII strings are counted without encoding)."""
+    return len(s) if s.isascii() else len(s.encode())
+
+
 def node_handle(nid: int) -> str:
-    return "n" + b36(nid)
+    d = b36(nid)
+    return f"n{_LEN[len(d) - 1]}{d}"
 
 
 def edge_handle(eid: int) -> str:
-    return "e" + b36(eid)
+    d = b36(eid)
+    return f"e{_LEN[len(d) - 1]}{d}"
 
 
 def parse_handle(text: str) -> tuple[str, int] | None:
-    """``'n1a'`` → ``('n', 46)``; None when ``text`` is not handle-shaped."""
+    """``'naa'`` → ``('n', 10)``; None when ``text`` is not handle-shaped."""
     m = _HANDLE.match(text)
-    if m is None:
+    if m is None or _LEN.index(m.group(2)) + 1 != len(m.group(3)):
         return None
-    return m.group(1), int(m.group(2), 36)
+    return m.group(1), int(m.group(3), 36)
 
 
 class Store:
@@ -90,6 +103,9 @@ class Store:
         # (None: nobody is tracking, so nothing is recorded).
         self.dirty_nodes: set[int] | None = None
         self.dirty_edges: set[int] | None = None
+        # recycled edges leave the adjacency lists (a walk never reads them);
+        # this counts them per node so a receipt can still say what it hid
+        self.hidden: dict[int, int] = {}
 
     def track_changes(self) -> None:
         """Start recording which elements change (for an incremental flush)."""
@@ -145,22 +161,24 @@ class Store:
         return self.props[nid] or {}
 
     def node_bytes(self, nid: int) -> int:
-        return len(self.key[nid]) + 8
+        return text_bytes(self.key[nid]) + 8
 
     def edge_bytes(self, eid: int) -> int:
-        return len(self.etype[eid]) + len(props_text(self.eprops.get(eid))) + 8
+        ep = self.eprops.get(eid)
+        return len(self.etype[eid]) + (text_bytes(props_text(ep)) if ep else 0) + 8
 
     def _intern(self, s: str) -> str:
         return self._interned.setdefault(s, s)
 
     # -- adjacency order ----------------------------------------------------
-    def entry_key(self, entry: int) -> tuple[str, int, str, str]:
-        """Observable order of one adjacency entry."""
+    def entry_key(self, entry: int) -> tuple[str, int, str, str, int]:
+        """Observable order of one adjacency entry; the edge id settles ties
+        between observably identical entries the same way every time."""
         e = entry >> 1
         d = entry & 1
         other = self.edst[e] if d == OUT else self.esrc[e]
         ep = self.eprops.get(e)
-        return (self.etype[e], d, self.key[other], props_text(ep) if ep else "")
+        return (self.etype[e], d, self.key[other], props_text(ep) if ep else "", e)
 
     def _insort(self, nid: int, entry: int) -> None:
         bisect.insort(self.adj[nid], entry, key=self.entry_key)
@@ -205,7 +223,7 @@ class Store:
         self.index.add_node(nid, kind, labels, props)
         self.live_nodes += 1
         self.kind_live[kind] += 1
-        self.live_bytes += len(k) + 8
+        self.live_bytes += text_bytes(k) + 8
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
         return nid
@@ -255,7 +273,7 @@ class Store:
         k = node_key(kind, self.labels[nid], self.props[nid])
         if k != self.key[nid]:
             if not self.nrec[nid]:
-                self.live_bytes += len(k) - len(self.key[nid])
+                self.live_bytes += text_bytes(k) - text_bytes(self.key[nid])
             self.key[nid] = k
             self._reposition(nid)
 
@@ -267,21 +285,24 @@ class Store:
             self.eprops[eid] = props
         else:
             self.eprops.pop(eid, None)
-        if not self.erec[eid]:
-            self.live_bytes += self.edge_bytes(eid) - before
+        if self.erec[eid]:
+            return  # not in any adjacency list any more
+        self.live_bytes += self.edge_bytes(eid) - before
         for nid, entry in ((self.esrc[eid], eid << 1 | OUT), (self.edst[eid], eid << 1 | IN)):
             self.adj[nid].remove(entry)
             self._insort(nid, entry)
 
     def recycle_node(self, nid: int) -> None:
+        """Hide a node (its edges are recycled by the caller first)."""
         if self.nrec[nid]:
             return
+        self.index.remove_node(nid, self.kind[nid], self.labels[nid], self.props[nid])
         self.nrec[nid] = 1
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
         self.live_nodes -= 1
         self.kind_live[self.kind[nid]] -= 1
-        self.live_bytes -= len(self.key[nid]) + 8
+        self.live_bytes -= text_bytes(self.key[nid]) + 8
         nick = self.nick.get(nid)
         if nick is not None and self.nick_owner.get(nick) == nid:
             del self.nick_owner[nick]
@@ -292,6 +313,11 @@ class Store:
         self.erec[eid] = 1
         if self.dirty_edges is not None:
             self.dirty_edges.add(eid)
+        for nid, entry in ((self.esrc[eid], eid << 1 | OUT), (self.edst[eid], eid << 1 | IN)):
+            self.adj[nid].remove(entry)
+            self.hidden[nid] = self.hidden.get(nid, 0) + 1
+            if self.dirty_nodes is not None:
+                self.dirty_nodes.add(nid)
         self.live_edges -= 1
         self.live_bytes -= self.edge_bytes(eid)
 
@@ -323,14 +349,15 @@ class Store:
                 a.frombytes(adj)
             adjs.append(a)
             nrec.append(1 if recycled else 0)
-            index.add_node(nid, kind, labels, props)
+            if not recycled:
+                index.add_node(nid, kind, labels, props)
             if nick is not None:
                 self.nick[nid] = nick
                 if not recycled:
                     self.nick_owner[nick] = nid
             if not recycled:
                 kind_live[kind] += 1
-                live_bytes += len(key) + 8
+                live_bytes += text_bytes(key) + 8
         self.live_nodes = sum(kind_live.values())
         etype, esrc, edst, erec, eprops = self.etype, self.esrc, self.edst, self.erec, self.eprops
         live_edges = 0
@@ -341,7 +368,10 @@ class Store:
             erec.append(1 if recycled else 0)
             if props:
                 eprops[eid] = props
-            if not recycled:
+            if recycled:
+                self.hidden[src] = self.hidden.get(src, 0) + 1
+                self.hidden[dst] = self.hidden.get(dst, 0) + 1
+            else:
                 live_edges += 1
                 live_bytes += self.edge_bytes(eid)
         self.live_edges = live_edges

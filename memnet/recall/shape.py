@@ -33,6 +33,7 @@ VIEWS = ("interior", "shell")
 SHELL_KEYS = ("title", "name", "path", "status")
 EXCERPT_OVER = {"interior": 480, "shell": 160}
 EXCERPT_KEEP = {"interior": 400, "shell": 120}
+EXCERPT_ITEMS = {"interior": 32, "shell": 8}   # items of a list value
 ALARM_TOKENS = 8000
 
 
@@ -155,7 +156,11 @@ def _excerpt(v: Value, view: str) -> Value:
             return f"{v[:keep]}… [excerpt: {keep} of {len(v)} chars]"
         return v
     if isinstance(v, tuple):
-        return tuple(_excerpt(x, view) for x in v)  # type: ignore[misc]
+        keep_items = EXCERPT_ITEMS[view]
+        items = tuple(_excerpt(x, view) for x in v[:keep_items])
+        if len(v) > keep_items:
+            items += (f"… [excerpt: {keep_items} of {len(v)} items]",)
+        return items  # type: ignore[return-value]
     return v
 
 
@@ -163,8 +168,9 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
     if not props:
         return ()
     if view == "shell":
-        keys = [k for k in SHELL_KEYS if k in props]
-        keys.sort()
+        keys = sorted(k for k in SHELL_KEYS if k in props)
+        if not keys and isinstance(props.get("text"), str):
+            keys = ["text"]  # a rule or note with no title: its text is its name
     else:
         keys = sorted(props)
     return tuple((k, _excerpt(props[k], view)) for k in keys)

@@ -30,7 +30,7 @@ class WalkResult:
     laws: list[int] = field(default_factory=list)        # law nodes added as rules
     hops: int = 0
     clamped: int = 0          # nodes whose fan-out was clamped
-    hidden: int = 0           # recycled elements skipped
+    hidden: int = 0           # recycled edges at the nodes the walk expanded
     truncated: bool = False   # stopped by M
     laws_cut: int = 0         # live laws that did not fit
     periphery: list[int] = field(default_factory=list)
@@ -77,7 +77,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             r.laws.append(law)
 
     esrc, edst, erec, nrec = store.esrc, store.edst, store.erec, store.nrec
-    adj = store.adj
+    adj, hidden = store.adj, store.hidden
     queue = deque(s for s in seeds if emitted.get(s) == 0)
     laws_set = set(r.laws)
     boundary: list[int] = []   # nodes at depth k, for the periphery peek
@@ -91,20 +91,20 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             boundary.append(u)
             continue
         taken = 0
+        r.hidden += hidden.get(u, 0)
         for entry in adj[u]:
             e = entry >> 1
+            if e in edges_seen:
+                continue  # the edge that led here: not a neighbour to expand
             d = entry & 1
             v = edst[e] if d == OUT else esrc[e]
-            if erec[e] or nrec[v]:
-                r.hidden += 1
+            if erec[e] or nrec[v]:  # pragma: no cover - recycled entries leave adj
                 continue
             if taken >= fanout:
                 r.clamped += 1
                 note(v)
                 break
             taken += 1
-            if e in edges_seen:
-                continue
             if v in emitted:
                 if r.rows + 1 > max_rows:
                     r.truncated = full = True
