@@ -101,8 +101,8 @@ def _node_record(s: Session, nid: int) -> bytes:
 
 def _edge_record(s: Session, eid: int) -> bytes:
     st = s.store
-    return R.encode((st.etype[eid], st.esrc[eid], st.edst[eid], st.eprops.get(eid),
-                     bool(st.erec[eid])))
+    return R.encode_edge(st.etype[eid], st.esrc[eid], st.edst[eid], st.eprops.get(eid),
+                         bool(st.erec[eid]))
 
 
 def _log_record(rec: CommitRecord) -> bytes:
@@ -269,17 +269,11 @@ class Cabinet:
                                           f"not {at!r}")
                 return self._replay(txn, sid, at, session_options)
             s = Session(sid, **session_options)
-            pre = R.prefix(sid)
-            nodes = []
-            for i, (k, v) in enumerate(txn.scan(R.NODES, pre), 1):
-                if R.key_id(k) != i:
-                    raise CabinetCorrupt(f"session {sid!r}: node records are not dense at {i}")
-                nodes.append(R.decode(v, k))
-            edges = []
-            for i, (k, v) in enumerate(txn.scan(R.EDGES, pre), 1):
-                if R.key_id(k) != i:
-                    raise CabinetCorrupt(f"session {sid!r}: edge records are not dense at {i}")
-                edges.append(R.decode(v, k))
+            n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
+            nodes = self._dense(txn, R.NODES, sid, n_nodes, R.decode)
+            types: dict[bytes, str] = {}
+            edges = self._dense(txn, R.EDGES, sid, n_edges,
+                                lambda raw, where: R.decode_edge(raw, where, types))
         try:
             s.store.load(nodes, edges)
         except (TypeError, ValueError) as e:
@@ -287,6 +281,22 @@ class Cabinet:
         s.version = version
         self._bind(s, version)
         return s
+
+    @staticmethod
+    def _dense(txn: Txn, table: str, sid: str, count: int, dec: Any) -> list[Any]:
+        """Decode the records 1..count of ``sid`` in ``table``, checking that the
+        ids are dense (the first and last keys are where they must be)."""
+        if count == 0:
+            return []
+        if txn.get(table, R.element_key(sid, 1)) is None or \
+                txn.get(table, R.element_key(sid, count)) is None or \
+                txn.get(table, R.element_key(sid, count + 1)) is not None:
+            raise CabinetCorrupt(f"session {sid!r}: {table} records disagree with the catalog")
+        where = f"{sid}/{table}"
+        out = [dec(v, where) for v in txn.values(table, R.prefix(sid), count)]
+        if len(out) != count:
+            raise CabinetCorrupt(f"session {sid!r}: {table} records are missing")
+        return out
 
     def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any]) -> Session:
         s = Session(sid, **opts)
@@ -406,7 +416,7 @@ class Cabinet:
                     live_nodes += 0 if rec[4] else 1
                 n_edges = live_edges = 0
                 for i, (ek, ev) in enumerate(txn.scan(R.EDGES, pre), 1):
-                    rec = R.decode(ev, ek)
+                    rec = R.decode_edge(ev, ek)
                     if R.key_id(ek) != i or not (0 < rec[1] <= n_nodes and 0 < rec[2] <= n_nodes):
                         raise CabinetCorrupt(f"{sid}: edge record {i} is dangling or out of place")
                     n_edges = i

@@ -29,6 +29,15 @@ class Txn(abc.ABC):
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with ``prefix``, in key order."""
 
+    def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
+        """The values of the first ``count`` keys under ``prefix``, in key order,
+        and nothing else; backends override it with a faster cursor walk. The
+        caller checks the keys at both ends with :meth:`get`."""
+        for i, (_k, v) in enumerate(self.scan(table, prefix)):
+            if i >= count:
+                break
+            yield v
+
     def put(self, table: str, key: bytes, value: bytes) -> None:
         raise NotImplementedError("read-only transaction")
 

@@ -61,6 +61,19 @@ class _LmdbTxn(Txn):
                 break
             yield bytes(k), bytes(v)
 
+    def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
+        if count <= 0:
+            return
+        cur = self.txn.cursor(db=self.dbs[table])
+        if not cur.set_range(prefix):
+            return
+        n = 0
+        for v in cur.iternext(keys=False, values=True):
+            yield v
+            n += 1
+            if n >= count:
+                break
+
     def put(self, table: str, key: bytes, value: bytes) -> None:
         self.txn.put(key, value, db=self.dbs[table])
 
