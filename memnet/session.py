@@ -83,6 +83,10 @@ class Session:
         self._lines = LineCache(tokenizer)
         self._peaks: tuple[int, tuple[int, ...]] | None = None
         self._exemplars: tuple[int, tuple[int, ...]] | None = None
+        # seeds of recent queries at the current version: a broad q costs its
+        # matches once per version, then a lookup
+        self._seed_cache: dict[tuple[ast.SeedQuery, int], SeedResult] = {}
+        self._seed_cache_version = 0
 
     def __repr__(self) -> str:
         s = self.store
@@ -185,10 +189,22 @@ class Session:
             self._exemplars = (self.version, exemplars(self.store, LIMITS.limit_max))
         return self._exemplars[1][:limit]
 
+    def _cached_seed(self, sq: ast.SeedQuery, limit: int) -> SeedResult:
+        if self._seed_cache_version != self.version:
+            self._seed_cache.clear()
+            self._seed_cache_version = self.version
+        key = (sq, limit)
+        seed = self._seed_cache.get(key)
+        if seed is None:
+            if len(self._seed_cache) >= 1024:
+                self._seed_cache.clear()
+            seed = self._seed_cache[key] = self._seed(sq, limit)
+        return seed
+
     def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int, fanout: int,
                 view: str, laws: bool) -> Shape:
         s = self.store
-        seed = self._seed(sq, limit)
+        seed = self._cached_seed(sq, limit)
         if seed.mode == "skip":
             walk = WalkResult()
         else:

@@ -1,0 +1,55 @@
+"""The public surface: names, error codes, docstring examples."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import memnet
+from memnet import errors
+
+
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+def test_all_names_exist_and_are_documented():
+    assert len(set(memnet.__all__)) == len(memnet.__all__)
+    for name in memnet.__all__:
+        obj = getattr(memnet, name)
+        if callable(obj) and not isinstance(obj, type(len)):
+            assert obj.__doc__, f"memnet.{name} has no docstring"
+
+
+@pytest.mark.req("MN-REQ-15")
+def test_every_error_is_a_memnet_error_with_a_known_code():
+    classes = [getattr(errors, n) for n in errors.__all__ if n != "CODES"]
+    for cls in classes:
+        assert issubclass(cls, memnet.MemNetError)
+        assert cls.code in memnet.CODES, cls
+    codes = [c.code for c in classes if c is not errors.CabinetError]
+    assert len(codes) == len(set(codes)), "two error classes share a code"
+
+
+@pytest.mark.req("MN-REQ-13.1")
+def test_two_verbs_and_their_results():
+    s = memnet.Session("api")
+    r = s.commit("INSERT (t:TSK {title: 'Write the API test', status: 'open'})")
+    assert isinstance(r, memnet.CommitResult) and set(r.ids) == {"t"} and r.version == 1
+    shape = s.recall("TSK status:open")
+    assert isinstance(shape, memnet.Shape)
+    rc = shape.receipt
+    for field in ("rows", "max_rows", "seed_mode", "seeds", "tokens", "etag", "holds_answer",
+                  "periphery"):
+        assert hasattr(rc, field)
+    assert rc.seeds == (r.ids["t"],) and rc.rows == 1 and rc.holds_answer
+
+
+@pytest.mark.parametrize("module", ["memnet", "memnet.session", "memnet.errors", "memnet.tokens",
+                                    "memnet.cabinet.base"])
+@pytest.mark.req("MN-REQ-15")
+def test_docstring_examples_run(module, tmp_path, monkeypatch):
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    mod = importlib.import_module(module)
+    failed, _ = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert failed == 0
