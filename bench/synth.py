@@ -23,7 +23,7 @@ like the working memory of an agent on a large code base:
 
 The same ``(n_nodes, seed)`` always gives the same graph, the same handles and
 the same sample queries, whichever way it is built: ``via='commit'`` sends
-batches of ~2,000 nodes (with their edges) as GQL text through
+batches of 800 nodes (with their edges) as GQL text through
 ``Session.commit``; ``via='store'`` writes the same batches straight into
 ``Session.store`` (bypassing parse, plan, caps and history) in the same order,
 so both give identical ids.
@@ -50,10 +50,15 @@ from collections import Counter
 from typing import Any
 
 import memnet
+from memnet.session import DEFAULT_HISTORY
 from memnet.gql.emit import format_edge, format_node
 from memnet.graph.store import node_handle
 
-BATCH = 2_000
+# Nodes per build commit. ~2,000 was the aim, but parse.py caps one Δ at
+# MAX_DELTA_TOKENS = 50,000 lexer tokens (an edge line is ~14 of them, a node
+# 12-60), and 2,000 nodes with their ~5,800 edges come to ~115,000; 800 nodes
+# with their edges come to ~46,000.
+BATCH = 800
 N_LAWS = 5
 N_CORE = 5
 BIG_CAPS = memnet.Caps(rows=10**8, bytes=2**40)
@@ -408,12 +413,31 @@ def _delta_text(first: int, nodes: list[tuple[str, dict[str, Any]]],
     return "INSERT " + ",\n  ".join(parts)
 
 
-def build(n_nodes: int, seed: int = 0, *, via: str = "commit", history_limit: int | None = 16,
+def _commit_split(s: memnet.Session, first: int, nodes: list[tuple[str, dict[str, Any]]],
+                  edges: list[tuple[str, int, int]], text: str | None = None) -> int:
+    """Commit one batch; over the Δ cap, commit it as two halves (nodes of each
+    half with the edges whose later end is in that half), recursively. Returns
+    the number of splits (after a split, edge ids differ from ``via='store'``)."""
+    try:
+        s.commit(text if text is not None else _delta_text(first, nodes, edges))
+        return 0
+    except memnet.InputTooLarge:
+        if len(nodes) < 2:
+            raise
+    h = len(nodes) // 2
+    cut = first + h
+    ea = [x for x in edges if max(x[1], x[2]) < cut]
+    eb = [x for x in edges if max(x[1], x[2]) >= cut]
+    return 1 + _commit_split(s, first, nodes[:h], ea) + _commit_split(s, cut, nodes[h:], eb)
+
+
+def build(n_nodes: int, seed: int = 0, *, via: str = "commit",
+          history_limit: int | None = DEFAULT_HISTORY,
           batch: int = BATCH, progress: Any = None) -> tuple[memnet.Session, dict[str, Any]]:
     """A deterministic synthetic session of ``n_nodes`` nodes and its sample queries.
 
     ``via='commit'`` builds through ``Session.commit`` in batches of ``batch``
-    nodes; ``via='store'`` writes the same batches through ``Session.store``.
+    nodes (a batch over the Δ token cap is split in two commits); ``via='store'`` writes the same batches through ``Session.store``.
     ``history_limit`` is passed to the Session (commit records kept in memory).
     ``progress(done, total)`` is called after each batch when given.
     """
@@ -424,6 +448,7 @@ def build(n_nodes: int, seed: int = 0, *, via: str = "commit", history_limit: in
     t0 = time.perf_counter()
     gen_s = 0.0
     done = 0
+    splits = 0
     while done < n_nodes:
         count = min(batch, n_nodes - done)
         tg = time.perf_counter()
@@ -431,7 +456,7 @@ def build(n_nodes: int, seed: int = 0, *, via: str = "commit", history_limit: in
         if via == "commit":
             text = _delta_text(first, nodes, edges)
             gen_s += time.perf_counter() - tg
-            s.commit(text)
+            splits += _commit_split(s, first, nodes, edges, text)
         else:
             gen_s += time.perf_counter() - tg
             st = s.store
@@ -447,7 +472,7 @@ def build(n_nodes: int, seed: int = 0, *, via: str = "commit", history_limit: in
     meta = g.samples()
     meta.update(nodes=s.store.live_nodes, edges=s.store.live_edges, via=via, seed=seed,
                 build_s=total_s, gen_s=gen_s, kinds=dict(g.kinds),
-                n_ident=g.n_ident, history_limit=history_limit)
+                n_ident=g.n_ident, history_limit=history_limit, batch=batch, splits=splits)
     return s, meta
 
 

@@ -49,6 +49,7 @@ class Limits:
 
 
 LIMITS = Limits()
+DEFAULT_HISTORY = 64  # commit records kept in memory per session
 
 
 def _check_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -63,11 +64,12 @@ class Session:
 
     ``caps`` is the rate cap R (live rows and bytes); ``delete_on_settle``
     recycles a task when it is settled; ``history_limit`` bounds how many
-    commit records stay in memory (None keeps them all).
+    commit records stay in memory (None keeps them all; a cabinet keeps the
+    whole log on disk either way, and commits not yet flushed are always kept).
     """
 
     def __init__(self, name: str, *, caps: Caps | None = None, delete_on_settle: bool = False,
-                 history_limit: int | None = None, tokenizer: str = DEFAULT_TOKENIZER) -> None:
+                 history_limit: int | None = DEFAULT_HISTORY, tokenizer: str = DEFAULT_TOKENIZER) -> None:
         self.name = check_session_id(name)
         self.caps = caps or Caps()
         self.delete_on_settle = delete_on_settle
