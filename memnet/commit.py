@@ -19,6 +19,7 @@ Rules, in short:
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ MAX_STRING = 1 << 20      # one property value
 MAX_LIST = 4096           # items in a list value
 MAX_PROPS = 256           # properties on one element
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,14 @@ class _EdgeState:
     recycled: bool
 
 
+def _differs(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+    """Whether two property maps print differently. Python's ``==`` would call
+    ``1``, ``1.0`` and ``True`` equal; the canonical text does not."""
+    if not old:
+        return bool(new)
+    return old.keys() != new.keys() or props_text(old) != props_text(new)
+
+
 def _check_value(v: Any, where: ast.Pos) -> None:
     if isinstance(v, tuple):
         if len(v) > MAX_LIST:
@@ -124,9 +134,13 @@ def _check_value(v: Any, where: ast.Pos) -> None:
     if isinstance(v, float) and not math.isfinite(v):
         raise CommitRejected("NaN and infinite numbers cannot be stored",
                              line=where.line, column=where.column)
-    if isinstance(v, str) and len(v) > MAX_STRING:
-        raise CommitRejected(f"a string value is longer than {MAX_STRING} characters",
-                             line=where.line, column=where.column)
+    if isinstance(v, str):
+        if len(v) > MAX_STRING:
+            raise CommitRejected(f"a string value is longer than {MAX_STRING} characters",
+                                 line=where.line, column=where.column)
+        if not v.isascii() and _SURROGATE.search(v):
+            raise CommitRejected("a string holds a lone surrogate (not valid Unicode text)",
+                                 line=where.line, column=where.column)
     if not isinstance(v, (str, int, float, bool, tuple)):
         raise CommitRejected(f"bad value type {type(v).__name__}",
                              line=where.line, column=where.column)
@@ -138,9 +152,21 @@ def _check_props(props: ast.Props, where: ast.Pos) -> dict[str, Any]:
                              line=where.line, column=where.column)
     out: dict[str, Any] = {}
     for k, v in props:
+        _check_name(_KEY, k, "property key", where)
         _check_value(v, where)
         out[k] = v
     return out
+
+
+_LABEL = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_NICK = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def _check_name(pattern: re.Pattern[str], value: object, what: str, pos: ast.Pos) -> None:
+    # the parser only yields good names; a Delta built by hand may not
+    if not isinstance(value, str) or pattern.fullmatch(value) is None:
+        raise CommitRejected(f"bad {what} {value!r}", line=pos.line, column=pos.column)
 
 
 class _Plan:
@@ -241,6 +267,10 @@ class _Plan:
                 continue
             if not np.labels:
                 raise self._err("a new node needs a kind, e.g. (t:TSK {...})", np.pos)
+            for lab in np.labels:
+                _check_name(_LABEL, lab, "label", np.pos)
+            if np.nick is not None:
+                _check_name(_NICK, np.nick, "nickname", np.pos)
             self.bind_new(np.var, np.pos)
             props = _check_props(np.props, np.pos)
             if np.nick is not None:
@@ -262,6 +292,7 @@ class _Plan:
                 if self.peek_node_recycled(end):
                     raise self._err(f"{name} is recycled: the edge would dangle", ep.pos)
             self.bind_new(ep.var, ep.pos)
+            _check_name(_LABEL, ep.type, "edge type", ep.pos)
             props = _check_props(ep.props, ep.pos)
             self.new_edges.append(_EdgeState(ep.type, src, dst, props, False))
             ref = ("newe", len(self.new_edges) - 1)
@@ -280,6 +311,7 @@ class _Plan:
             self.insert(st)
         elif isinstance(st, ast.SetProp):
             ref = self.lookup(st.var, st.pos)
+            _check_name(_KEY, st.key, "property key", st.pos)
             _check_value(st.value, st.pos)
             target = self.node(ref) if ref[0] in ("new", "n") else self.edge(ref)
             target.props[st.key] = st.value
@@ -290,6 +322,7 @@ class _Plan:
             target = self.node(ref) if ref[0] in ("new", "n") else self.edge(ref)
             target.props.pop(st.key, None)
         elif isinstance(st, ast.SetLabel):
+            _check_name(_LABEL, st.label, "label", st.pos)
             n = self.node(self.lookup(st.var, st.pos, want="node"))
             if st.label != n.kind:
                 n.labels.add(st.label)
@@ -300,6 +333,7 @@ class _Plan:
                                 st.pos)
             n.labels.discard(st.label)
         elif isinstance(st, ast.SetNick):
+            _check_name(_NICK, st.nick, "nickname", st.pos)
             ref = self.lookup(st.var, st.pos, want="node")
             n = self.node(ref)
             if n.nick is not None and n.nick != st.nick:
@@ -364,12 +398,12 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
     # which existing elements really change
     node_changes: list[tuple[int, _NodeState]] = []
     for nid, ns in p.node_over.items():
-        if (set(store.labels[nid]) != ns.labels or dict(store.node_props(nid)) != ns.props
+        if (set(store.labels[nid]) != ns.labels or _differs(store.props[nid], ns.props)
                 or store.nick.get(nid) != ns.nick or bool(store.nrec[nid]) != ns.recycled):
             node_changes.append((nid, ns))
     edge_changes: list[tuple[int, _EdgeState]] = []
     for eid, es in p.edge_over.items():
-        if dict(store.eprops.get(eid) or {}) != es.props or bool(store.erec[eid]) != es.recycled:
+        if _differs(store.eprops.get(eid), es.props) or bool(store.erec[eid]) != es.recycled:
             edge_changes.append((eid, es))
 
     if not p.new_nodes and not p.new_edges and not node_changes and not edge_changes:
@@ -426,11 +460,11 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
         if store.nick.get(nid) != ns.nick:
             store.update_node(nid, nick=None)
     for nid, ns in node_changes:
-        props: Any = ns.props if dict(store.node_props(nid)) != ns.props else ...
+        props: Any = ns.props if _differs(store.props[nid], ns.props) else ...
         nick: Any = ns.nick if store.nick.get(nid) != ns.nick else ...
         store.update_node(nid, labels=tuple(ns.labels), props=props, nick=nick)
     for eid, es in edge_changes:
-        if dict(store.eprops.get(eid) or {}) != es.props:
+        if _differs(store.eprops.get(eid), es.props):
             store.update_edge(eid, es.props or None)
         if es.recycled:
             store.recycle_edge(eid)

@@ -59,6 +59,9 @@ CODES: dict[str, str] = {
     "cabinet_format": "the cabinet was written by an incompatible format or engine",
     "cabinet_forked": "a cabinet opened before fork() was used in the child process",
     "cabinet_closed": "the cabinet was closed",
+    "cabinet_io": "the storage engine failed an operation (I/O or engine error)",
+    "backup_target_exists": "the backup destination already holds a cabinet",
+    "not_supported": "this backend does not offer that operation",
     "version_not_found": "that version of the session is not kept",
     "internal": "an unexpected failure inside MemNet",
 }

@@ -80,6 +80,7 @@ class Session:
         self._history: list[CommitRecord] = []
         # Set by a cabinet: the version it holds, and the commits made since.
         self.base_version: int | None = None
+        self.base_token: str | None = None   # which creation of the session it was
         self.pending: list[CommitRecord] = []
         self._lock = threading.RLock()
         self._lines = LineCache(tokenizer)

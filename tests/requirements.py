@@ -20,5 +20,9 @@ REQUIREMENTS: dict[str, str] = {
     "MN-REQ-12": "TSK semantics: SETTLE ends a task, delete_on_settle recycles it",
     "MN-REQ-13": "every Commit is a new version kept in history",
     "MN-REQ-13.1": "RecallCommit: exactly two goldfish verbs, Recall(q) -> Shape and Commit(delta) -> ids",
+    "MN-REQ-14": "nothing lost: flushed versions survive a crash, reopen is bounded, backups are complete",
+    "MN-REQ-14.1": "compare-and-swap flush: a stale writer gets conflict and writes nothing",
+    "MN-REQ-14.2": "a flush writes only what changed",
+    "MN-REQ-14.3": "storage faults are typed errors that write nothing",
     "MN-REQ-15": "errors: one root, stable codes",
 }

@@ -35,17 +35,20 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
-from ..commit import Change, CommitRecord, replay
+from ..commit import Caps, Change, CommitRecord, replay
 from ..errors import (
     CabinetCorrupt,
+    CabinetError,
     CabinetFormat,
     ConflictError,
+    MemNetError,
     SessionExists,
     SessionNotFound,
     VersionNotFound,
@@ -105,9 +108,48 @@ def _edge_record(s: Session, eid: int) -> bytes:
                          bool(st.erec[eid]))
 
 
+def _options(s: Session) -> dict[str, Any]:
+    """The session settings a cabinet keeps with it (the rate cap R and the
+    settle policy), so a hydrated session behaves like the one flushed."""
+    return {"cap_rows": s.caps.rows, "cap_bytes": s.caps.bytes,
+            "delete_on_settle": s.delete_on_settle}
+
+
+def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "cap_rows" in cat:
+        out["caps"] = Caps(int(cat["cap_rows"]), int(cat["cap_bytes"]))
+    if "delete_on_settle" in cat:
+        out["delete_on_settle"] = bool(cat["delete_on_settle"])
+    return out
+
+
 def _log_record(rec: CommitRecord) -> bytes:
     return R.encode({"t": rec.time, "s": rec.summary,
                      "c": [(c.op, c.id, c.state) for c in rec.changes]})
+
+
+def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
+    """Decode and shape-check one node record (a checksum proves the bytes are
+    the ones written, not that they are a node)."""
+    rec = R.decode(raw, where)
+    if not (isinstance(rec, tuple) and len(rec) == 7 and isinstance(rec[0], str)
+            and isinstance(rec[1], tuple) and all(isinstance(x, str) for x in rec[1])
+            and (rec[2] is None or (isinstance(rec[2], dict)
+                                    and all(isinstance(k, str) for k in rec[2])))
+            and (rec[3] is None or isinstance(rec[3], str)) and isinstance(rec[4], bool)
+            and isinstance(rec[5], str) and isinstance(rec[6], bytes) and len(rec[6]) % 4 == 0):
+        raise CabinetCorrupt(f"record {where!r} is not a node record")
+    return rec
+
+
+def _edge_from(raw: bytes, where: Any, n_nodes: int,
+               types: dict[bytes, str] | None = None) -> tuple[Any, ...]:
+    rec = R.decode_edge(raw, where, types)
+    if not (0 < rec[1] <= n_nodes and 0 < rec[2] <= n_nodes) or (
+            rec[3] is not None and not isinstance(rec[3], dict)):
+        raise CabinetCorrupt(f"edge record {where!r} is dangling or malformed")
+    return rec
 
 
 def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[Change]]:
@@ -144,8 +186,15 @@ class Cabinet:
     """
 
     def __init__(self, kv: KV) -> None:
-        self.kv = kv
+        self._kv: KV | None = kv
         self._check_format()
+
+    @property
+    def kv(self) -> KV:
+        """The storage backend (refused once this cabinet object is closed)."""
+        if self._kv is None:
+            raise CabinetError("this cabinet is closed", code="cabinet_closed")
+        return self._kv
 
     # -- opening ----------------------------------------------------------------
     @classmethod
@@ -167,7 +216,7 @@ class Cabinet:
         if max_size is None:
             env = os.environ.get("MEMNET_MAX_SIZE")
             max_size = int(env) if env else DEFAULT_MAX_SIZE
-        return cls(LmdbKV(where, R.TABLES, max_size=max_size, sync=sync))
+        return cls(LmdbKV.acquire(where, R.TABLES, max_size=max_size, sync=sync))
 
     def _check_format(self) -> None:
         engine = self.kv.info().get("lmdb")
@@ -187,7 +236,11 @@ class Cabinet:
             raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has LMDB {engine}")
 
     def close(self) -> None:
-        self.kv.close()
+        """Release the backend (other Cabinet objects on the same LMDB directory
+        in this process keep theirs). Closing twice is harmless."""
+        if self._kv is not None:
+            kv, self._kv = self._kv, None
+            kv.close()
 
     def __enter__(self) -> Cabinet:
         return self
@@ -199,9 +252,15 @@ class Cabinet:
     @staticmethod
     def _catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
         raw = txn.get(R.CATALOG, R.sid_key(sid))
-        return None if raw is None else dict(R.decode(raw, sid))
+        if raw is None:
+            return None
+        cat = R.decode(raw, sid)
+        if not isinstance(cat, dict) or not isinstance(cat.get("version"), int):
+            raise CabinetCorrupt(f"catalog record of {sid!r} is malformed")
+        return dict(cat)
 
     def exists(self, sid: str) -> bool:
+        check_session_id(sid)
         with self.kv.read() as txn:
             return self._catalog(txn, sid) is not None
 
@@ -226,16 +285,56 @@ class Cabinet:
                 raise SessionExists(f"session {sid!r} already exists in this cabinet")
             txn.put(R.CATALOG, R.sid_key(sid), R.encode(
                 {"version": 0, "nodes": 0, "edges": 0, "bytes": 0, "next_node": 1,
-                 "next_edge": 1, "created": now, "updated": now}))
+                 "next_edge": 1, "created": now, "updated": now, "token": token,
+                 **_options(s)}))
 
-        self.kv.run_write(work)
         s = Session(sid, **session_options)
-        self._bind(s, 0)
+        token = uuid.uuid4().hex
+        self.kv.run_write(work)
+        self._bind(s, 0, token)
         return s
 
+    def adopt(self, session: Session) -> int:
+        """Persist a session that was built in memory (not opened from here) as a
+        new session of this cabinet, in one transaction; returns its version.
+
+        The cabinet's history of it starts here: versions before the current
+        one were never stored, so they cannot be read back with ``at=``.
+        """
+        s = session
+        sid = check_session_id(s.name)
+        if s.base_version is not None:
+            raise SessionExists(f"session {sid!r} already belongs to a cabinet; use flush()")
+        with s._lock:
+            st = s.store
+            now = time.time()
+            node_recs = [(R.element_key(sid, n), _node_record(s, n))
+                         for n in range(1, st.next_node)]
+            edge_recs = [(R.element_key(sid, e), _edge_record(s, e))
+                         for e in range(1, st.next_edge)]
+            token = uuid.uuid4().hex
+            cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
+                   "bytes": st.live_bytes, "next_node": st.next_node, "next_edge": st.next_edge,
+                   "created": now, "updated": now, "log_from": s.version + 1, "token": token,
+                   **_options(s)}
+
+            def work(txn: Txn) -> None:
+                if self._catalog(txn, sid) is not None:
+                    raise SessionExists(f"session {sid!r} already exists in this cabinet")
+                for k, v in node_recs:
+                    txn.put(R.NODES, k, v)
+                for k, v in edge_recs:
+                    txn.put(R.EDGES, k, v)
+                txn.put(R.CATALOG, R.sid_key(sid), R.encode(cat))
+
+            self.kv.run_write(work)
+            self._bind(s, s.version, token)
+            return s.version
+
     @staticmethod
-    def _bind(s: Session, version: int) -> None:
+    def _bind(s: Session, version: int, token: str | None) -> None:
         s.base_version = version
+        s.base_token = token
         s.pending = []
         s.store.track_changes()
 
@@ -264,22 +363,31 @@ class Cabinet:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
             version = int(cat["version"])
             if at is not None and at != version:
+                first = int(cat.get("log_from", 1)) - 1  # oldest version that can be rebuilt
+                if first > 0:
+                    raise VersionNotFound(
+                        f"session {sid!r} was adopted at version {first}: the cabinet keeps "
+                        f"versions {first} to {version} only as they are now, not {at!r}")
                 if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
                     raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
                                           f"not {at!r}")
-                return self._replay(txn, sid, at, session_options)
-            s = Session(sid, **session_options)
+                return self._replay(txn, sid, at, {**_stored_options(cat), **session_options})
+            s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
-            nodes = self._dense(txn, R.NODES, sid, n_nodes, R.decode)
+            nodes = self._dense(txn, R.NODES, sid, n_nodes, _node_from)
             types: dict[bytes, str] = {}
             edges = self._dense(txn, R.EDGES, sid, n_edges,
-                                lambda raw, where: R.decode_edge(raw, where, types))
+                                lambda raw, where: _edge_from(raw, where, n_nodes, types))
         try:
             s.store.load(nodes, edges)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, AttributeError) as e:
             raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}") from None
+        for nid, a in enumerate(s.store.adj):
+            if a and max(a) >> 1 > n_edges:
+                raise CabinetCorrupt(f"session {sid!r}: node {nid} lists an edge that is not "
+                                     "stored")
         s.version = version
-        self._bind(s, version)
+        self._bind(s, version, cat.get("token"))
         return s
 
     @staticmethod
@@ -355,10 +463,11 @@ class Cabinet:
             edges = sorted(dirty_edges)
             pending = list(s.pending)
             base = s.base_version
+            token = s.base_token
             st = s.store
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "next_node": st.next_node,
-                     "next_edge": st.next_edge, "updated": time.time()}
+                     "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
             node_recs = [(R.element_key(sid, n), _node_record(s, n)) for n in nodes]
             edge_recs = [(R.element_key(sid, e), _edge_record(s, e)) for e in edges]
             log_recs = [(R.element_key(sid, r.version), _log_record(r)) for r in pending]
@@ -367,6 +476,11 @@ class Cabinet:
                 cat = self._catalog(txn, sid)
                 if cat is None:
                     raise SessionNotFound(f"no session {sid!r} in this cabinet (dropped?)")
+                if cat.get("token") != token:
+                    raise ConflictError(
+                        f"session {sid!r} was dropped and created again since this copy was "
+                        "loaded; open it again and redo the commit",
+                        stored=cat["version"], expected=base)
                 if cat["version"] != base:
                     raise ConflictError(
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
@@ -398,30 +512,44 @@ class Cabinet:
         first problem found.
         """
         counts = {"sessions": 0, "nodes": 0, "edges": 0, "log": 0}
+        problems = self.kv.check_file()
+        if problems:
+            raise CabinetCorrupt(f"the storage file is damaged: {problems[0]}"
+                                 + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                                 problems=problems[:20])
         with self.kv.read() as txn:
             for k, v in txn.scan(R.CATALOG):
-                sid = k.decode("ascii")
-                check_session_id(sid)
+                sid = k.decode("ascii", "replace")
+                try:
+                    check_session_id(sid)
+                except MemNetError:
+                    raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
                 cat = R.decode(v, k)
+                if not isinstance(cat, dict) or not {"version", "nodes", "edges", "next_node",
+                                                     "next_edge"} <= cat.keys():
+                    raise CabinetCorrupt(f"catalog record of {sid!r} is malformed")
                 counts["sessions"] += 1
                 pre = R.prefix(sid)
                 n_nodes = live_nodes = 0
+                n_edges_cat = int(cat["next_edge"]) - 1
                 for i, (nk, nv) in enumerate(txn.scan(R.NODES, pre), 1):
-                    rec = R.decode(nv, nk)
-                    if R.key_id(nk) != i or len(rec) != 7:
+                    rec = _node_from(nv, nk)
+                    if R.key_id(nk) != i:
                         raise CabinetCorrupt(f"{sid}: node record {i} is out of place")
                     adj = array("I")
                     adj.frombytes(rec[6])
+                    if adj and max(adj) >> 1 > n_edges_cat:
+                        raise CabinetCorrupt(f"{sid}: node {i} lists an edge that is not stored")
                     n_nodes = i
                     live_nodes += 0 if rec[4] else 1
                 n_edges = live_edges = 0
                 for i, (ek, ev) in enumerate(txn.scan(R.EDGES, pre), 1):
-                    rec = R.decode_edge(ev, ek)
-                    if R.key_id(ek) != i or not (0 < rec[1] <= n_nodes and 0 < rec[2] <= n_nodes):
-                        raise CabinetCorrupt(f"{sid}: edge record {i} is dangling or out of place")
+                    rec = _edge_from(ev, ek, n_nodes)
+                    if R.key_id(ek) != i:
+                        raise CabinetCorrupt(f"{sid}: edge record {i} is out of place")
                     n_edges = i
                     live_edges += 0 if rec[4] else 1
-                last = 0
+                last = int(cat.get("log_from", 1)) - 1
                 for lk, lv in txn.scan(R.LOG, pre):
                     ver = R.key_id(lk)
                     _decode_log(lv, lk)

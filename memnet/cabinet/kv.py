@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
+from ..errors import CabinetError
+
 T = TypeVar("T")
 
 
@@ -64,6 +66,10 @@ class KV(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def check_file(self) -> list[str]:
+        """Problems the backend finds in its own files (none by default)."""
+        return []
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}
@@ -131,8 +137,9 @@ class MemoryKV(KV):
             self._tables, self._keys = tables, keys
             return out
 
-    def backup(self, dest: str) -> None:  # pragma: no cover - memory has no files
-        raise NotImplementedError("an in-memory cabinet has nothing to back up to a path")
+    def backup(self, dest: str) -> None:
+        raise CabinetError("an in-memory cabinet cannot be backed up to a path; "
+                           "use snapshot()", code="not_supported")
 
     def snapshot(self) -> MemoryKV:
         """A deep copy (the in-memory equivalent of a backup)."""
@@ -143,7 +150,11 @@ class MemoryKV(KV):
         return other
 
     def close(self) -> None:
-        pass
+        """Nothing to release: the tables live as long as this object (a new
+        Cabinet on the same MemoryKV sees them, like a restart)."""
+
+    def check_file(self) -> list[str]:
+        return []
 
 
 __all__ = ["KV", "MemoryKV", "Txn"]

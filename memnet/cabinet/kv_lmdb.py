@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import lmdb
 
-from ..errors import CabinetError, CabinetForked, CabinetFull, DiskFull
+from ..errors import CabinetCorrupt, CabinetError, CabinetForked, CabinetFull, DiskFull
 from .kv import KV, Txn
 
 T = TypeVar("T")
@@ -33,6 +33,10 @@ INITIAL_SIZE = 64 * 1024**2
 _DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 _DISK_TEXTS = tuple(os.strerror(e) for e in _DISK_ERRNOS)
 _open_envs: weakref.WeakSet[LmdbKV] = weakref.WeakSet()
+# LMDB allows one environment per file per process: cabinets opened twice on
+# the same directory share one environment (counted), see LmdbKV.acquire.
+_shared: dict[str, LmdbKV] = {}
+_shared_lock = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
@@ -41,6 +45,25 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _near_disk_limit(path: str) -> bool:
+    """Whether a failed write is explained by a full disk or a file size limit
+    (LMDB reports a short write as EIO, which says nothing by itself)."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        data = os.path.join(path, "data.mdb")
+        if soft != resource.RLIM_INFINITY and os.path.getsize(data) + (1 << 20) >= soft:
+            return True
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        st = os.statvfs(path)
+        return st.f_bavail * st.f_frsize < (16 << 20)
+    except OSError:
+        return False
 
 
 class _LmdbTxn(Txn):
@@ -81,11 +104,13 @@ class _LmdbTxn(Txn):
         return bool(self.txn.delete(key, db=self.dbs[table]))
 
 
-def _disk_error(e: BaseException) -> bool:
+def _disk_error(e: BaseException, path: str | None = None) -> bool:
     if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
         return True
     text = str(e)
-    return any(t in text for t in _DISK_TEXTS)
+    if any(t in text for t in _DISK_TEXTS):
+        return True
+    return path is not None and os.strerror(errno.EIO) in text and _near_disk_limit(path)
 
 
 class LmdbKV(KV):
@@ -93,9 +118,36 @@ class LmdbKV(KV):
 
     name = "lmdb"
 
+    @classmethod
+    def acquire(cls, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
+                sync: bool = True) -> LmdbKV:
+        """The environment for ``path``: shared with an earlier open in this
+        process (LMDB forbids two), or new. In a child process after fork() an
+        inherited environment is closed and replaced, never used."""
+        os.makedirs(path, exist_ok=True)
+        real = os.path.realpath(path)
+        with _shared_lock:
+            kv = _shared.get(real)
+            if kv is not None and (kv._forked or os.getpid() != kv._pid):
+                kv._forked = True
+                try:  # the child's copy of the parent's handle: drop it unused
+                    kv.env.close()
+                except lmdb.Error:  # pragma: no cover - py-lmdb refuses in some builds
+                    pass
+                del _shared[real]
+                kv = None
+            if kv is not None and not kv._closed:
+                kv._refs += 1
+                kv.max_size = max(kv.max_size, int(max_size))
+                return kv
+            kv = cls(real, tables, max_size=max_size, sync=sync)
+            _shared[real] = kv
+            return kv
+
     def __init__(self, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
                  sync: bool = True) -> None:
         os.makedirs(path, exist_ok=True)
+        self._refs = 1
         self.path = path
         self.max_size = int(max_size)
         self._pid = os.getpid()
@@ -110,10 +162,12 @@ class LmdbKV(KV):
                                  sync=sync, metasync=sync, readahead=False, max_readers=256,
                                  lock=True)
         except lmdb.Error as e:
-            if _disk_error(e):
+            if _disk_error(e, path):
                 raise DiskFull(f"cannot open the cabinet at {path}: {e}") from None
+            if isinstance(e, (lmdb.CorruptedError, lmdb.InvalidError, lmdb.VersionMismatchError)):
+                raise CabinetCorrupt(f"cannot open the cabinet at {path}: {e}") from None
             raise CabinetError(f"cannot open the cabinet at {path}: {e}",
-                               code="cabinet_corrupt") from None
+                               code="cabinet_io") from None
         self.env.reader_check()  # clear slots of readers that died
         self.dbs: dict[str, Any] = {}
         try:
@@ -178,13 +232,16 @@ class LmdbKV(KV):
                     self._grow()
                 except lmdb.Error as e:
                     txn.abort()
-                    if _disk_error(e):
+                    if _disk_error(e, self.path):
                         raise DiskFull(f"the disk refused the write: {e}; nothing was written",
                                        path=self.path) from None
-                    raise CabinetError(f"LMDB error: {e}", code="cabinet_corrupt") from None
+                    if isinstance(e, lmdb.CorruptedError):
+                        raise CabinetCorrupt(f"LMDB reports corruption: {e}") from None
+                    raise CabinetError(f"LMDB error: {e}; nothing was written",
+                                       code="cabinet_io") from None
                 except OSError as e:
                     txn.abort()
-                    if _disk_error(e):
+                    if _disk_error(e, self.path):
                         raise DiskFull(f"the disk refused the write: {e}; nothing was written",
                                        path=self.path) from None
                     raise
@@ -197,13 +254,21 @@ class LmdbKV(KV):
         os.makedirs(dest, exist_ok=True)
         if os.path.exists(os.path.join(dest, "data.mdb")):
             raise CabinetError(f"backup destination {dest} already holds a cabinet",
-                               code="session_exists")
+                               code="backup_target_exists")
         try:
             self.env.copy(dest, compact=True)
         except lmdb.Error as e:
-            if _disk_error(e):
+            if _disk_error(e, dest):
                 raise DiskFull(f"backup to {dest} failed: {e}") from None
-            raise CabinetError(f"backup to {dest} failed: {e}", code="cabinet_corrupt") from None
+            raise CabinetError(f"backup to {dest} failed: {e}", code="cabinet_io") from None
+
+    def check_file(self) -> list[str]:
+        """Structural problems of the data file found by py-lmdb's offline
+        verifier (an empty list when it is sound)."""
+        self.check()
+        from lmdb.verify import verify
+
+        return list(verify(self.path))
 
     def info(self) -> dict[str, Any]:
         self.check()
@@ -215,6 +280,12 @@ class LmdbKV(KV):
     def close(self) -> None:
         if self._closed:
             return
+        with _shared_lock:
+            self._refs -= 1
+            if self._refs > 0:
+                return
+            if _shared.get(self.path) is self:
+                del _shared[self.path]
         self._closed = True
         if not self._forked and os.getpid() == self._pid:
             self.env.close()

@@ -387,10 +387,20 @@ def _nesting_depth(text: str) -> int:
     return max(map(sub, sums, floors))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _check_caps(text: str, max_chars: int) -> None:
     if len(text) > max_chars:
         raise InputTooLarge(f"input is {len(text)} characters; the cap is {max_chars}",
                             length=len(text), cap=max_chars)
+    if not text.isascii():
+        m = _SURROGATE.search(text)
+        if m is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            raise GQLSyntaxError("the text holds a lone surrogate (not valid Unicode)",
+                                 line=line, column=col)
     if _nesting_depth(text) > MAX_DEPTH:
         raise InputTooLarge(f"input nests ( [ {{ deeper than {MAX_DEPTH}", cap=MAX_DEPTH)
     if len(text) > MAX_DELTA_TOKENS:  # shorter text cannot hold that many tokens

@@ -186,8 +186,14 @@ class Store:
             self.dirty_nodes.add(nid)
 
     def _reposition(self, nid: int) -> None:
-        """Re-sort the entries that point at ``nid`` after its key changed."""
+        """Re-sort the entries that point at ``nid`` after its key changed.
+
+        A neighbour whose order did not move is not marked as changed, so a
+        flush does not rewrite its (possibly large) adjacency record.
+        """
         loops = False
+        key = self.entry_key
+        dirty = self.dirty_nodes
         for entry in self.adj[nid]:
             e, d = entry >> 1, entry & 1
             other = self.edst[e] if d == OUT else self.esrc[e]
@@ -196,12 +202,16 @@ class Store:
                 continue
             mirror = (e << 1) | (1 - d)
             lst = self.adj[other]
-            lst.remove(mirror)
-            self._insort(other, mirror)
+            i = lst.index(mirror)
+            del lst[i]
+            j = bisect.bisect(lst, key(mirror), key=key)
+            lst.insert(j, mirror)
+            if dirty is not None and j != i:
+                dirty.add(other)
         if loops:
-            self.adj[nid] = array("I", sorted(self.adj[nid], key=self.entry_key))
-        if self.dirty_nodes is not None:
-            self.dirty_nodes.add(nid)
+            self.adj[nid] = array("I", sorted(self.adj[nid], key=key))
+        if dirty is not None:
+            dirty.add(nid)
 
     # -- writes (called by commit, already validated) -----------------------
     def add_node(self, kind: str, labels: tuple[str, ...], props: dict[str, Value] | None,

@@ -1,0 +1,868 @@
+"""The cabinet contract, run against every backend in ``conftest.BACKENDS``.
+
+Lifecycle (create/open/flush/sessions/drop/log), unknown and invalid session
+ids, incremental flush, compare-and-swap, past versions, value round trips,
+recycling and nicknames, isolation between sessions, and damaged records.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from memnet import (
+    CabinetCorrupt,
+    CabinetError,
+    CabinetFormat,
+    CommitRejected,
+    ConflictError,
+    InvalidSessionId,
+    MemNetError,
+    Session,
+    SessionExists,
+    SessionNotFound,
+    VersionNotFound,
+)
+
+from ._support import (
+    counting_storage_calls,
+    counting_writes,
+    dump,
+    gql_props,
+    gql_value,
+    graph_of,
+    session_records,
+    typed,
+    typed_props,
+)
+
+ATOMIC, ISOLATION, HISTORY, ERRORS = "MN-REQ-03", "MN-REQ-10", "MN-REQ-13", "MN-REQ-15"
+
+
+def node_key(sid: str, n: int) -> bytes:
+    """The stored key of element ``n`` of ``sid`` (the documented layout)."""
+    return sid.encode("ascii") + b"\x00" + n.to_bytes(8, "big")
+
+
+def handle_re(h: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![0-9a-z]){re.escape(h)}(?![0-9a-z])")
+
+
+def _then_restarted(place: Any, cabinet: Any) -> Any:
+    """Yield the cabinet, then the same storage opened again (a restart)."""
+    yield cabinet
+    yield place.reopen(cabinet)
+
+
+# =========================================================================== lifecycle
+
+
+@pytest.mark.req("MN-REQ-14", ATOMIC, HISTORY)
+def test_create_commit_flush_open_round_trip(place: Any, cabinet: Any) -> None:
+    s = cabinet.create("notes")
+    assert s.version == 0 and s.base_version == 0 and not s.dirty
+    r = s.commit("INSERT (t:TSK {title: 'Persist me', status: 'open'}), (m:MOD {path: 'a.py'}), "
+                 "(t)-[:TOUCHES]->(m)")
+    assert r.version == 1 and s.dirty and s.version == 1
+    assert cabinet.flush(s) == 1
+    assert not s.dirty and s.base_version == 1
+    live_text = s.recall("TSK").text
+    live_graph = graph_of(s)
+
+    h = cabinet.open("notes")
+    assert h.version == 1 and h.base_version == 1 and not h.dirty
+    assert graph_of(h) == live_graph
+    assert h.recall("TSK").text == live_text
+    assert set(live_graph["nodes"]) == {r.ids["t"], r.ids["m"]}
+
+    cab2 = place.reopen(cabinet)
+    h2 = cab2.open("notes")
+    assert graph_of(h2) == live_graph
+    assert h2.recall("TSK").text == live_text
+    assert cab2.verify() == {"sessions": 1, "nodes": 2, "edges": 1, "log": 1}
+
+
+@pytest.mark.req(HISTORY)
+def test_sessions_catalog_matches_the_sessions(cabinet: Any) -> None:
+    assert cabinet.sessions() == []
+    b = cabinet.create("beta")
+    a = cabinet.create("alpha")
+    a.commit("INSERT (t:TSK {title: 'one'}), (u:TSK {title: 'two'}), (t)-[:BLOCKS]->(u)")
+    a.commit("INSERT (m:MOD {path: 'x'})")
+    cabinet.flush(a)
+    b.commit("INSERT (t:TSK {title: 'b'})")
+    first = {i.id: i for i in cabinet.sessions()}
+    assert first["beta"].version == 0, "an unflushed commit must not show in the catalog"
+    cabinet.flush(b)
+    infos = cabinet.sessions()
+    assert [i.id for i in infos] == ["alpha", "beta"]
+    for info, s in ((infos[0], a), (infos[1], b)):
+        st = s.stats()
+        assert (info.version, info.nodes, info.edges, info.rows, info.bytes) == (
+            s.version, st["nodes"], st["edges"], st["rows"], st["bytes"])
+        assert info.created <= info.updated
+    assert infos[0].version == 2 and (infos[0].nodes, infos[0].edges) == (3, 1)
+    assert infos[1].updated > first["beta"].updated
+    assert infos[1].created == first["beta"].created
+    assert infos[0].to_dict()["id"] == "alpha"
+
+
+@pytest.mark.req(HISTORY)
+def test_log_lists_every_commit_with_what_changed(cabinet: Any) -> None:
+    s = cabinet.create("log")
+    r1 = s.commit("INSERT (t:TSK {title: 'a'}), (m:MOD {path: 'b'}), (t)-[e:TOUCHES]->(m)")
+    cabinet.flush(s)
+    r2 = s.commit(f"SET {r1.ids['t']}.title = 'a2'")
+    r3 = s.commit(f"DELETE {r1.ids['m']}")
+    cabinet.flush(s)
+    log = cabinet.log("log")
+    assert [e.version for e in log] == [1, 2, 3]
+    assert (log[0].created, log[0].updated, log[0].recycled) == (r1.created, r1.updated,
+                                                                   r1.recycled) == (3, 0, 0)
+    assert set(log[0].changed) == {r1.ids["t"], r1.ids["m"], r1.ids["e"]}
+    assert (log[1].created, log[1].updated, log[1].recycled) == (0, 1, 0) == (
+        r2.created, r2.updated, r2.recycled)
+    assert log[1].changed == (r1.ids["t"],)
+    # DELETE m recycles m and its edge
+    assert (log[2].recycled, r3.recycled) == (2, 2)
+    assert set(log[2].changed) == {r1.ids["m"], r1.ids["e"]}
+    assert all(a.time <= b.time for a, b in zip(log, log[1:], strict=False))
+    assert [e.version for e in cabinet.log("log", since=2)] == [3]
+    assert cabinet.log("log", since=3) == []
+
+
+@pytest.mark.req(ERRORS, ISOLATION)
+def test_unknown_session_is_session_not_found_and_creates_nothing(cabinet: Any) -> None:
+    cabinet.create("here")
+    before = dump(cabinet)
+    for call in (lambda: cabinet.open("nope"), lambda: cabinet.open("nope", at=0),
+                 lambda: cabinet.drop("nope"), lambda: cabinet.log("nope")):
+        with pytest.raises(SessionNotFound) as info:
+            call()
+        assert info.value.code == "session_not_found"
+        assert "nope" in str(info.value)
+    assert not cabinet.exists("nope")
+    assert [i.id for i in cabinet.sessions()] == ["here"]
+    assert dump(cabinet) == before
+
+
+@pytest.mark.req(ERRORS, ATOMIC)
+def test_flush_after_drop_is_session_not_found_and_writes_nothing(cabinet: Any) -> None:
+    s = cabinet.create("gone")
+    s.commit("INSERT (t:TSK {title: 'x'})")
+    cabinet.flush(s)
+    s.commit("INSERT (u:TSK {title: 'y'})")
+    cabinet.drop("gone")
+    before = dump(cabinet)
+    with pytest.raises(SessionNotFound) as info:
+        cabinet.flush(s)
+    assert info.value.code == "session_not_found"
+    assert dump(cabinet) == before
+    assert not cabinet.exists("gone")
+    assert s.dirty
+
+
+@pytest.mark.req(ERRORS)
+def test_create_existing_is_session_exists_and_changes_nothing(cabinet: Any) -> None:
+    s = cabinet.create("dup")
+    s.commit("INSERT (t:TSK {title: 'keep me'})")
+    cabinet.flush(s)
+    before = dump(cabinet)
+    with pytest.raises(SessionExists) as info:
+        cabinet.create("dup")
+    assert info.value.code == "session_exists"
+    assert dump(cabinet) == before
+    assert cabinet.open("dup").recall("TSK").text == s.recall("TSK").text
+
+
+BAD_IDS = ["../x", "A", "", "a" * 65, "a\x00b", "-a", "a_b", "a b", "a\n", "é", "\u0661",
+           "a/b", None, b"ab", 7]
+
+
+@pytest.mark.req(ISOLATION, ERRORS)
+@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda b: repr(b)[:12])
+@pytest.mark.parametrize("op", ["create", "open", "open_at", "drop", "log", "flush"])
+def test_invalid_ids_are_refused_before_touching_storage(cabinet: Any, op: str, bad: Any) -> None:
+    good = cabinet.create("good")
+    good.commit("INSERT (t:TSK {title: 'x'})")
+    before = dump(cabinet)
+    if op == "flush":
+        good.name = bad  # a session whose name was tampered with after creation
+    calls = {
+        "create": lambda: cabinet.create(bad),
+        "open": lambda: cabinet.open(bad),
+        "open_at": lambda: cabinet.open(bad, at=0),
+        "drop": lambda: cabinet.drop(bad),
+        "log": lambda: cabinet.log(bad),
+        "flush": lambda: cabinet.flush(good),
+    }
+    with counting_storage_calls(cabinet) as calls_made:
+        with pytest.raises(InvalidSessionId) as info:
+            calls[op]()
+    assert info.value.code == "invalid_session_id"
+    assert sum(calls_made.values()) == 0, f"storage was touched before the id was checked: " \
+                                          f"{dict(calls_made)}"
+    assert dump(cabinet) == before
+
+
+@pytest.mark.req(ISOLATION, ERRORS)
+def test_exists_checks_the_id_before_touching_storage(cabinet: Any) -> None:
+    touched = []
+    for bad in BAD_IDS:
+        with counting_storage_calls(cabinet) as calls_made:
+            with pytest.raises(InvalidSessionId):
+                cabinet.exists(bad)
+        if sum(calls_made.values()):
+            touched.append(repr(bad))
+    assert not touched, f"exists() opened a storage transaction before refusing {touched}"
+
+
+@pytest.mark.req(ISOLATION)
+def test_longest_valid_id_and_session_constructor() -> None:
+    assert Session("a" * 64).name == "a" * 64
+    with pytest.raises(InvalidSessionId):
+        Session("a" * 65)
+    with pytest.raises(InvalidSessionId):
+        Session("../x")
+
+
+@pytest.mark.req(ISOLATION)
+def test_drop_removes_every_record_and_leaves_others_intact(cabinet: Any) -> None:
+    for sid in ("keep-1", "drop", "keep-2"):
+        s = cabinet.create(sid)
+        r = s.commit(f"INSERT (t:TSK {{title: 'in {sid}'}}), (m:MOD {{path: '{sid}'}}), "
+                     "(t)-[:TOUCHES]->(m)")
+        s.commit(f"SET {r.ids['t']}.title = 'again {sid}'")
+        cabinet.flush(s)
+    others = {sid: session_records(cabinet, sid) for sid in ("keep-1", "keep-2")}
+    texts = {sid: cabinet.open(sid).recall("TSK").text for sid in others}
+    assert all(others[sid]["nodes"] and others[sid]["log"] for sid in others)
+
+    cabinet.drop("drop")
+    after = dump(cabinet)
+    assert b"drop" not in after["catalog"]
+    for table in ("nodes", "edges", "log"):
+        assert not [k for k in after[table] if k.startswith(b"drop\x00")], table
+    for sid in others:
+        assert session_records(cabinet, sid) == others[sid]
+        assert cabinet.open(sid).recall("TSK").text == texts[sid]
+    assert [i.id for i in cabinet.sessions()] == ["keep-1", "keep-2"]
+    with pytest.raises(SessionNotFound):
+        cabinet.open("drop")
+    # the id is free again, and the new session starts empty
+    fresh = cabinet.create("drop")
+    assert fresh.version == 0 and graph_of(cabinet.open("drop")) == {"nodes": {}, "edges": {}}
+    assert cabinet.log("drop") == []
+    cabinet.verify()
+
+
+@pytest.mark.req("MN-REQ-14.1", ATOMIC, ISOLATION)
+def test_stale_copy_from_before_drop_and_recreate_cannot_write_into_the_new_session(
+        cabinet: Any) -> None:
+    """ABA: the old session reached version 1, was dropped, and a new session of
+    the same id also reached version 1. A copy loaded from the old session must
+    not be able to flush into the new one."""
+    old = cabinet.create("a")
+    old.commit("INSERT (x:TSK {title: 'old one'}), (y:TSK {title: 'old two'})")
+    cabinet.flush(old)
+    stale = cabinet.open("a")
+    cabinet.drop("a")
+    new = cabinet.create("a")
+    new.commit("INSERT (m:MOD {path: 'new'})")
+    cabinet.flush(new)
+    before = dump(cabinet)
+    new_graph = graph_of(cabinet.open("a"))
+
+    stale.commit("INSERT (z:TSK {title: 'stale three'})")
+    with pytest.raises((ConflictError, SessionNotFound)):
+        cabinet.flush(stale)
+    assert dump(cabinet) == before
+    assert graph_of(cabinet.open("a")) == new_graph
+    cabinet.verify()
+
+
+@pytest.mark.req(ERRORS)
+def test_closed_cabinet_refuses_use(cabinet: Any) -> None:
+    s = cabinet.create("x")
+    s.commit("INSERT (t:TSK {title: 'x'})")
+    cabinet.close()
+    for call in (cabinet.sessions, lambda: cabinet.open("x"), lambda: cabinet.flush(s),
+                 lambda: cabinet.create("y")):
+        with pytest.raises(CabinetError) as info:
+            call()
+        assert info.value.code == "cabinet_closed"
+
+
+# =========================================================================== incremental flush
+
+
+def _star(cabinet: Any, sid: str, leaves: int = 1999) -> tuple[Any, dict[str, str]]:
+    """A session of ``leaves + 1`` nodes: one MOD hub and TSK leaves touching it."""
+    s = cabinet.create(sid)
+    ids = s.commit("INSERT (h:MOD {path: 'hub.py'})").ids
+    for lo in range(0, leaves, 500):  # a Δ has a token cap: build it in a few commits
+        parts = [f"(t{i}:TSK {{title: 'task {i}', n: {i}}})-[:TOUCHES]->({ids['h']})"
+                 for i in range(lo, min(leaves, lo + 500))]
+        ids.update(s.commit("INSERT " + ", ".join(parts)).ids)
+    cabinet.flush(s)
+    return s, ids
+
+
+def _rewrites(before: dict[str, dict[bytes, bytes]], after: dict[str, dict[bytes, bytes]],
+              written: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """Records written although their bytes did not change."""
+    return [(t, k) for t, k in written if before[t].get(k) == after[t].get(k)]
+
+
+@pytest.mark.req("MN-REQ-14.2", ATOMIC)
+def test_flush_writes_only_the_changed_leaf_records(cabinet: Any) -> None:
+    s, ids = _star(cabinet, "star")
+    assert s.stats()["nodes"] == 2000
+    before = dump(cabinet)
+    s.commit(f"SET {ids['t5']}.title = 'changed'")
+    with counting_writes(cabinet) as w:
+        assert cabinet.flush(s) == s.version
+    after = dump(cabinet)
+    assert w.transactions == 1
+    assert w.puts["nodes"] <= 2, f"one SET wrote {w.puts['nodes']} node records"
+    changed = {k for k in after["nodes"] if before["nodes"].get(k) != after["nodes"][k]}
+    assert 1 <= len(changed) <= 2 and changed <= set(w.keys_in("nodes"))
+    assert (w.puts["edges"], w.puts["log"], w.puts["catalog"], w.puts["meta"]) == (0, 1, 1, 0)
+    assert graph_of(cabinet.open("star")) == graph_of(s)
+
+    # several commits between flushes: one log record each, each node at most once
+    for i in (7, 8, 9):
+        s.commit(f"SET {ids[f't{i}']}.title = 'changed {i}'")
+    s.commit(f"SET {ids['t7']}.n = -7")
+    with counting_writes(cabinet) as w:
+        assert cabinet.flush(s) == s.version
+    assert w.puts["log"] == 4 and w.puts["catalog"] == 1
+    assert len(w.keys_in("nodes")) == len(set(w.keys_in("nodes"))) <= 4
+    assert graph_of(cabinet.open("star")) == graph_of(s)
+
+
+@pytest.mark.req("MN-REQ-14.2", ATOMIC)
+def test_flush_of_a_set_on_a_hub_writes_o1_records(cabinet: Any) -> None:
+    """A SET on the hub changes the hub's record only; its 1,999 neighbours'
+    records (their adjacency holds one entry) stay byte-identical and must not
+    be rewritten."""
+    s, ids = _star(cabinet, "star")
+    before = dump(cabinet)
+    s.commit(f"SET {ids['h']}.path = 'hub2.py'")
+    with counting_writes(cabinet) as w:
+        cabinet.flush(s)
+    after = dump(cabinet)
+    changed = [k for k in after["nodes"] if before["nodes"].get(k) != after["nodes"][k]]
+    assert changed == [node_key("star", 1)]
+    assert w.puts["nodes"] <= 2, (
+        f"one SET on a hub wrote {w.puts['nodes']} node records, "
+        f"{len(_rewrites(before, after, w.keys))} of them byte-identical to what was stored")
+    assert graph_of(cabinet.open("star")) == graph_of(s)
+
+
+@pytest.mark.req("MN-REQ-14.2", ATOMIC)
+def test_flush_with_nothing_pending_writes_nothing(cabinet: Any) -> None:
+    s = cabinet.create("idle")
+    t = s.commit("INSERT (t:TSK {title: 'x'})").ids["t"]
+    cabinet.flush(s)
+    r = s.commit(f"SET {t}.title = 'x'")  # no change: no new version
+    assert not r.changed and not s.dirty
+    before = dump(cabinet)
+    with counting_writes(cabinet) as w:
+        assert cabinet.flush(s) == 1
+    assert sum(w.puts.values()) == 0
+    assert dump(cabinet) == before
+
+
+# =========================================================================== compare-and-swap
+
+
+@pytest.mark.req("MN-REQ-14.1", ATOMIC, HISTORY)
+def test_stale_writer_gets_conflict_and_the_cabinet_is_unchanged(cabinet: Any) -> None:
+    s = cabinet.create("cas")
+    s.commit("INSERT (t:TSK {title: 'base'})")
+    cabinet.flush(s)
+    a = cabinet.open("cas")
+    b = cabinet.open("cas")
+    a.commit("INSERT (x:TSK {title: 'from a'})")
+    assert cabinet.flush(a) == 2
+    rb = b.commit("INSERT (y:TSK {title: 'from b'})")
+    pending = list(b.pending)
+    before = dump(cabinet)
+
+    with pytest.raises(ConflictError) as info:
+        cabinet.flush(b)
+    err = info.value
+    assert err.code == "conflict"
+    assert (err.details["stored"], err.details["expected"]) == (2, 1)
+    assert err.to_dict()["stored"] == 2 and err.to_dict()["expected"] == 1
+    assert dump(cabinet) == before
+    # the loser keeps its work, still dirty, still at its own version
+    assert b.dirty and b.pending == pending and b.version == 2 and b.base_version == 1
+    assert graph_of(b)["nodes"][rb.ids["y"]][2]["title"] == ("str", "from b")
+    with pytest.raises(ConflictError):
+        cabinet.flush(b)
+    assert dump(cabinet) == before
+
+    # a fresh open and a redo succeed, and keep both writers' work
+    c = cabinet.open("cas")
+    c.commit("INSERT (y:TSK {title: 'from b'})")
+    assert cabinet.flush(c) == 3
+    titles = sorted(p[2]["title"][1] for p in graph_of(cabinet.open("cas"))["nodes"].values())
+    assert titles == ["base", "from a", "from b"]
+    assert [e.version for e in cabinet.log("cas")] == [1, 2, 3]
+    cabinet.verify()
+
+
+@pytest.mark.req(ATOMIC)
+def test_unbound_sessions_cannot_be_flushed(cabinet: Any) -> None:
+    s = cabinet.create("x")
+    s.commit("INSERT (t:TSK {title: 'a'})")
+    s.commit("INSERT (u:TSK {title: 'b'})")
+    cabinet.flush(s)
+    before = dump(cabinet)
+    past = cabinet.open("x", at=1)
+    past.commit("INSERT (v:TSK {title: 'rewrite history'})")
+    with pytest.raises(ConflictError) as info:
+        cabinet.flush(past)
+    assert info.value.code == "conflict"
+    loose = Session("x")
+    loose.commit("INSERT (w:TSK {title: 'never opened'})")
+    with pytest.raises(ConflictError):
+        cabinet.flush(loose)
+    assert dump(cabinet) == before
+
+
+# =========================================================================== past versions
+
+SCENARIO = [
+    "INSERT (t:TSK {title: 'Fix pricing page', status: 'open', prio: 2}), "
+    "(m:MOD {path: 'web/pricing.py'}), (l:LAW {text: 'Never ship on Fridays'}), "
+    "(t)-[:TOUCHES]->(m)",
+    "INSERT (u:TSK #billing {title: 'Billing export', status: 'open'}), (p:PKG {name: 'stripe'}), "
+    "(m2:MOD {path: 'billing/export.py'}), (u)-[w:TOUCHES {weight: 3}]->(m2), "
+    "(m2)-[:IMPORTS]->(p), (<m>)-[:IMPORTS]->(p)",
+    "SET <t>.status = 'doing', <t>.prio = 1",
+    "SET <m>:HOT SET <w>.weight = 5",
+    "DELETE <m2>",
+    "SETTLE <t>",
+    "INSERT (v:TSK #pricing2 {title: 'Pricing copy', status: 'open'}), (v)-[vm:TOUCHES]->(<m>) "
+    "REMOVE <t>.prio",
+    "REMOVE <u>#billing SET <v>#billing",
+    "DELETE <vm>",
+    "REMOVE <m>:HOT SET <p>.version = '2.1'",
+    "INSERT (r:REQ {title: 'Pricing must be exact'}), (<v>)-[:SATISFIES]->(r)",
+    "DELETE <u>",
+]
+QUERIES = ["", "TSK", "MOD", "TSK status:open", "pricing", "#billing", "#pricing2", "PKG stripe",
+           "MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3", "REQ", "LAW"]
+FLUSH_AFTER = {1, 3, 4, 7, 8, 9, 12}
+
+
+def _run_scenario(cabinet: Any, sid: str) -> tuple[Any, dict[int, dict[str, str]],
+                                                   dict[int, Any]]:
+    s = cabinet.create(sid)
+    texts = {0: {q: s.recall(q).text for q in QUERIES}}
+    graphs = {0: graph_of(s)}
+    h: dict[str, str] = {}
+    for i, delta in enumerate(SCENARIO, 1):
+        r = s.commit(re.sub(r"<(\w+)>", lambda m: h[m.group(1)], delta))
+        assert r.version == i, delta
+        h.update(r.ids)
+        texts[i] = {q: s.recall(q).text for q in QUERIES}
+        graphs[i] = graph_of(s)
+        if i in FLUSH_AFTER:
+            assert cabinet.flush(s) == i
+    return s, texts, graphs
+
+
+@pytest.mark.req(HISTORY)
+def test_past_versions_read_back_exactly_what_recall_gave(place: Any, cabinet: Any) -> None:
+    s, texts, graphs = _run_scenario(cabinet, "hist")
+    # the scenario exercises the elements it claims to
+    assert "#billing" in texts[2]["#billing"] and "weight: 5" in texts[4]["TSK"]
+    assert texts[5]["MOD"] != texts[4]["MOD"]
+    last = len(SCENARIO)
+
+    def check(cab: Any) -> None:
+        for v in range(0, last + 1):
+            past = cab.open("hist", at=v)
+            assert past.version == v
+            assert graph_of(past) == graphs[v], f"graph at version {v}"
+            for q in QUERIES:
+                assert past.recall(q).text == texts[v][q], f"version {v}, q={q!r}"
+        live = cab.open("hist")
+        assert {q: live.recall(q).text for q in QUERIES} == texts[last]
+
+    check(cabinet)
+    check(place.reopen(cabinet))
+
+
+@pytest.mark.req(HISTORY, ERRORS)
+@pytest.mark.parametrize("at", [-1, 3, 99, "1", 1.0, 1.5])
+def test_missing_versions_are_version_not_found(cabinet: Any, at: Any) -> None:
+    s = cabinet.create("v")
+    s.commit("INSERT (t:TSK {title: 'a'})")
+    s.commit("INSERT (u:TSK {title: 'b'})")
+    cabinet.flush(s)
+    with pytest.raises(VersionNotFound) as info:
+        cabinet.open("v", at=at)
+    assert info.value.code == "version_not_found"
+
+
+@pytest.mark.req(HISTORY)
+def test_unflushed_versions_are_not_in_the_cabinet(cabinet: Any) -> None:
+    s = cabinet.create("v")
+    s.commit("INSERT (t:TSK {title: 'a'})")
+    cabinet.flush(s)
+    s.commit("INSERT (u:TSK {title: 'b'})")
+    with pytest.raises(VersionNotFound):
+        cabinet.open("v", at=2)
+    assert cabinet.open("v").version == 1
+    assert [e.version for e in cabinet.log("v")] == [1]
+
+
+# =========================================================================== values
+
+VALUES: dict[str, Any] = {
+    "s_unicode": "Grüße, 世界, 🚀, e\u0301, \u200b",
+    "s_quotes": "it's \"quoted\" and \\back\\slashed\\ ''",
+    "s_newlines": "line1\nline2\r\n\ttabbed\n",
+    "s_empty": "",
+    "s_control": "nul\x00 bell\x07 esc\x1b del\x7f",
+    "s_gql": "INSERT (x:TSK) // no comment /* nor this */ }",
+    "i_neg": -42,
+    "i_zero": 0,
+    "i_big": 2**62,
+    "i_big_neg": -(2**62),
+    "i_max": 2**63 - 1,
+    "i_min": -(2**63),
+    "f_pi": 3.141592653589793,
+    "f_tiny": 5e-324,
+    "f_huge": 1.7976931348623157e308,
+    "f_neg": -0.1,
+    "f_zero": 0.0,
+    "f_neg_zero": -0.0,
+    "f_whole": 2.0,
+    "b_true": True,
+    "b_false": False,
+    "l_str": ["a", "b'c", "d\ne", "", "世界"],
+    "l_mixed": [1, 2.5, True, "x", -3, False, 0.0],
+    "l_empty": [],
+    "l_big": [2**62, -(2**62), 1e-300],
+}
+
+
+@pytest.mark.req(ATOMIC, HISTORY)
+def test_every_value_type_round_trips_through_flush_and_open(place: Any, cabinet: Any) -> None:
+    s = cabinet.create("vals")
+    r = s.commit(f"INSERT (a:TSK&EXTRA&MORE #valued {gql_props(VALUES)}), (b:MOD {{path: 'b'}}), "
+                 f"(a)-[e:TOUCHES {gql_props(VALUES)}]->(b)")
+    cabinet.flush(s)
+    want = {k: typed(v) for k, v in VALUES.items()}
+    live = graph_of(s)
+    assert live["nodes"][r.ids["a"]][2] == want, "the commit itself changed a value"
+    texts = {q: s.recall(q).text for q in ("TSK", "#valued", "")}
+
+    for cab in _then_restarted(place, cabinet):
+        back = graph_of(cab.open("vals"))
+        assert back == live
+        kind, labels, props, nick = back["nodes"][r.ids["a"]]
+        assert (kind, labels, nick) == ("TSK", ("EXTRA", "MORE"), "valued")
+        assert props == want
+        assert back["edges"][r.ids["e"]][3] == want
+        hyd = cab.open("vals")
+        assert {q: hyd.recall(q).text for q in texts} == texts
+
+
+@pytest.mark.req(ATOMIC, HISTORY)
+def test_set_that_changes_only_the_type_of_a_value_is_kept(cabinet: Any) -> None:
+    """int, float and bool are distinct value types (SPEC §2): SET x = 1 over
+    x = true, and SET y = 1.0 over y = 1, are changes that must persist."""
+    s = cabinet.create("types")
+    r = s.commit("INSERT (a:TSK {x: true, y: 1, z: 'k'})")
+    a = r.ids["a"]
+    res = s.commit(f"SET {a}.x = 1, {a}.y = 1.0")
+    cabinet.flush(s)
+    props = graph_of(cabinet.open("types"))["nodes"][a][2]
+    assert (props["x"], props["y"]) == (("int", 1), ("float", (1.0).hex())), (
+        f"commit said changed={res.changed}; stored x={props['x']}, y={props['y']}")
+
+
+UNSTORABLE = {
+    "int_2_64": str(2**64),
+    "int_below_min": str(-(2**63) - 1),
+    "lone_surrogate": "'\\ud800'",
+}
+
+
+@pytest.mark.req(ERRORS, ATOMIC)
+@pytest.mark.parametrize("literal", list(UNSTORABLE.values()), ids=list(UNSTORABLE))
+def test_a_value_the_cabinet_cannot_store_is_refused_at_commit_or_round_trips(
+        cabinet: Any, literal: str) -> None:
+    s = cabinet.create("odd")
+    try:
+        r = s.commit(f"INSERT (a:TSK {{v: {literal}}})")
+    except MemNetError:
+        assert s.version == 0 and not s.dirty
+        return
+    value = graph_of(s)["nodes"][r.ids["a"]][2]["v"]
+    before = dump(cabinet)
+    try:
+        cabinet.flush(s)
+    except Exception as e:  # noqa: BLE001 - the kind of failure is the finding
+        raise AssertionError(
+            f"commit accepted v = {literal} but flush raised {type(e).__name__}: {e} "
+            f"(the session stays dirty and can never be flushed; cabinet unchanged: "
+            f"{dump(cabinet) == before})") from None
+    assert graph_of(cabinet.open("odd"))["nodes"][r.ids["a"]][2]["v"] == value
+
+
+# =========================================================================== recycling, nicks
+
+
+@pytest.mark.req(HISTORY, "MN-REQ-05")
+def test_recycled_elements_and_nicknames_survive_flush_and_open(place: Any, cabinet: Any) -> None:
+    s = cabinet.create("rec")
+    r = s.commit("INSERT (a:TSK #alpha {title: 'Alpha task'}), (b:TSK #beta {title: 'Beta task'}), "
+                 "(m:MOD {path: 'm.py'}), (a)-[am:TOUCHES]->(m), (b)-[bm:TOUCHES]->(m)")
+    ids = r.ids
+    s.commit(f"DELETE {ids['a']}, {ids['bm']}")
+    cabinet.flush(s)
+    live = graph_of(s)
+
+    for cab in _then_restarted(place, cabinet):
+        h = cab.open("rec")
+        g = graph_of(h)
+        assert g == live
+        assert set(g["nodes"]) == {ids["b"], ids["m"]} and g["edges"] == {}
+        assert g["nodes"][ids["b"]][3] == "beta"
+        shape = h.recall("#beta")
+        assert shape.receipt.seed_mode == "nick" and shape.receipt.seeds == (ids["b"],)
+        alpha = h.recall("#alpha")
+        assert alpha.receipt.seed_mode != "nick"
+        assert "Alpha task" not in alpha.text and "Alpha task" not in h.recall("TSK").text
+        assert not handle_re(ids["a"]).search(h.recall("").text)
+        # recycled, not forgotten: writing to it is refused as recycled
+        with pytest.raises(CommitRejected) as info:
+            h.commit(f"SET {ids['a']}.title = 'back'")
+        assert "recycled" in str(info.value)
+        # the past still has it
+        assert cab.open("rec", at=1).recall("#alpha").receipt.seeds == (ids["a"],)
+
+    cab = place.opened[-1]
+    h = cab.open("rec")
+    r2 = h.commit("INSERT (c:TSK #alpha {title: 'Alpha reborn'}), (c)-[cm:TOUCHES]->"
+                  f"({ids['m']})")
+    assert r2.ids["c"] not in ids.values() and r2.ids["cm"] not in ids.values()
+    cab.flush(h)
+    again = cab.open("rec")
+    assert again.recall("#alpha").receipt.seeds == (r2.ids["c"],)
+    assert ids["a"] not in graph_of(again)["nodes"]
+    cab.verify()
+
+
+# =========================================================================== isolation
+
+
+@pytest.mark.req(ISOLATION)
+def test_sessions_with_overlapping_handles_and_prefix_ids_never_leak(cabinet: Any) -> None:
+    sids = ["a", "ab", "a-1", "b", "a0"]
+    minted = set()
+    for n, sid in enumerate(sids):
+        s = cabinet.create(sid)
+        r = s.commit(f"INSERT (x:TSK {{title: 'secret of {sid}', owner: '{sid}'}}), "
+                     f"(y:MOD {{path: '{sid}/m.py', owner: '{sid}'}}), (x)-[:TOUCHES]->(y)")
+        minted.add((r.ids["x"], r.ids["y"]))
+        for i in range(n):  # different versions per session
+            s.commit(f"SET {r.ids['x']}.round = {i}")
+        cabinet.flush(s)
+    assert len(minted) == 1, "every session should mint the same handles"
+    (hx, hy), = minted
+
+    def check(sid: str, version: int) -> None:
+        h = cabinet.open(sid)
+        assert h.version == version
+        g = graph_of(h)
+        assert {p[2]["owner"] for p in g["nodes"].values()} == {("str", sid)}
+        assert len(g["nodes"]) == 2 and len(g["edges"]) == 1
+        text = h.recall("TSK").text + h.recall("").text + h.recall("secret").text
+        assert f"secret of {sid}'" in text
+        for other in sids:
+            if other != sid:
+                assert f"secret of {other}'" not in text and f"'{other}/m.py'" not in text
+        assert [e.version for e in cabinet.log(sid)] == list(range(1, version + 1))
+
+    for n, sid in enumerate(sids):
+        check(sid, n + 1)
+    # a write to one never shows in another with the same handles
+    a = cabinet.open("a")
+    a.commit(f"SET {hx}.title = 'changed in a', {hy}.path = 'changed'")
+    cabinet.flush(a)
+    for n, sid in enumerate(sids[1:], 1):
+        check(sid, n + 1)
+    cabinet.drop("a")
+    for n, sid in enumerate(sids[1:], 1):
+        check(sid, n + 1)
+    assert cabinet.verify()["sessions"] == 4
+
+
+# =========================================================================== damaged records
+
+
+def _two_sessions(cabinet: Any) -> None:
+    for sid in ("x", "y"):
+        s = cabinet.create(sid)
+        r = s.commit("INSERT (a:TSK {title: 'a'}), (b:MOD {path: 'b'}), (a)-[:TOUCHES]->(b)")
+        s.commit(f"SET {r.ids['a']}.title = 'a2'")
+        cabinet.flush(s)
+
+
+def _put(cabinet: Any, table: str, key: bytes, value: bytes | None) -> None:
+    def work(txn: Any) -> None:
+        if value is None:
+            assert txn.delete(table, key)
+        else:
+            txn.put(table, key, value)
+    cabinet.kv.run_write(work)
+
+
+def _get(cabinet: Any, table: str, key: bytes) -> bytes:
+    with cabinet.kv.read() as txn:
+        raw = txn.get(table, key)
+    assert raw is not None
+    return raw
+
+
+def _record(payload: Any) -> bytes:
+    """A record in the documented format: crc32 (big-endian) then msgpack."""
+    import zlib
+
+    import msgpack
+
+    body = msgpack.packb(payload, use_bin_type=True)
+    return zlib.crc32(body).to_bytes(4, "big") + body
+
+
+@pytest.mark.req("MN-REQ-14.3", ERRORS)
+def test_a_foreign_format_number_is_cabinet_format(place: Any, cabinet: Any) -> None:
+    import msgpack
+
+    raw = _get(cabinet, "meta", b"format")
+    header = msgpack.unpackb(raw[4:], raw=False)
+    assert header["format"] == 1
+    _put(cabinet, "meta", b"format", _record(dict(header, format=2)))
+    with pytest.raises(CabinetFormat) as info:
+        place.reopen(cabinet)
+    assert info.value.code == "cabinet_format"
+
+
+@pytest.mark.req(ERRORS)
+def test_a_damaged_format_header_is_refused(place: Any, cabinet: Any) -> None:
+    raw = bytearray(_get(cabinet, "meta", b"format"))
+    raw[-1] ^= 0xFF
+    _put(cabinet, "meta", b"format", bytes(raw))
+    with pytest.raises((CabinetCorrupt, CabinetFormat)):
+        place.reopen(cabinet)
+
+
+@pytest.mark.req("MN-REQ-14.3", ERRORS)
+def test_a_flipped_byte_in_a_node_record_is_cabinet_corrupt(cabinet: Any) -> None:
+    _two_sessions(cabinet)
+    y_text = cabinet.open("y").recall("").text
+    key = node_key("x", 2)
+    raw = bytearray(_get(cabinet, "nodes", key))
+    raw[len(raw) // 2] ^= 0x01
+    _put(cabinet, "nodes", key, bytes(raw))
+    with pytest.raises(CabinetCorrupt) as info:
+        cabinet.open("x")
+    assert info.value.code == "cabinet_corrupt"
+    with pytest.raises(CabinetCorrupt):
+        cabinet.verify()
+    assert cabinet.open("y").recall("").text == y_text
+
+
+@pytest.mark.req(ERRORS)
+def test_a_missing_node_record_is_cabinet_corrupt(cabinet: Any) -> None:
+    _two_sessions(cabinet)
+    _put(cabinet, "nodes", node_key("x", 1), None)
+    with pytest.raises(CabinetCorrupt):
+        cabinet.open("x")
+    with pytest.raises(CabinetCorrupt):
+        cabinet.verify()
+
+
+@pytest.mark.req(ERRORS)
+def test_a_damaged_log_record_is_cabinet_corrupt(cabinet: Any) -> None:
+    _two_sessions(cabinet)
+    key = node_key("x", 1)  # log keys have the same layout: sid 0x00 version
+    raw = bytearray(_get(cabinet, "log", key))
+    raw[-2] ^= 0x10
+    _put(cabinet, "log", key, bytes(raw))
+    with pytest.raises(CabinetCorrupt):
+        cabinet.open("x", at=1)
+    with pytest.raises(CabinetCorrupt):
+        cabinet.log("x")
+    with pytest.raises(CabinetCorrupt):
+        cabinet.verify()
+
+
+@pytest.mark.req(ERRORS)
+def test_a_catalog_that_disagrees_with_the_log_fails_verify(cabinet: Any) -> None:
+    import msgpack
+
+    _two_sessions(cabinet)
+    raw = _get(cabinet, "catalog", b"x")
+    cat = msgpack.unpackb(raw[4:], raw=False)
+    _put(cabinet, "catalog", b"x", _record(dict(cat, version=cat["version"] + 1)))
+    with pytest.raises(CabinetCorrupt):
+        cabinet.verify()
+
+
+WELL_FORMED_BUT_WRONG = {
+    "scalar": 5,
+    "nil": None,
+    "short_tuple": [1, 2, 3],
+    "props_not_a_map": ["MOD", [], "not a map", None, False, "k", b""],
+    "kind_not_a_string": [5, [], {"path": "b"}, None, False, "k", b""],
+    "adjacency_not_whole_entries": ["MOD", [], {"path": "b"}, None, False, "k", b"abc"],
+    "adjacency_to_a_missing_edge": ["MOD", [], {"path": "b"}, None, False, "k",
+                                    (99 << 1 | 1).to_bytes(4, "little")],
+}
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("payload", list(WELL_FORMED_BUT_WRONG.values()),
+                         ids=list(WELL_FORMED_BUT_WRONG))
+def test_a_checksummed_record_of_the_wrong_shape_is_cabinet_corrupt(cabinet: Any,
+                                                                    payload: Any) -> None:
+    """records.py: "a damaged or hostile record can cost neither memory nor a
+    crash: it becomes a CabinetCorrupt error naming its key". Both on open and
+    on verify, never another exception type and never a silent success."""
+    _two_sessions(cabinet)
+    _put(cabinet, "nodes", node_key("x", 2), _record(payload))
+    failures = []
+    for what, call in (("verify()", cabinet.verify), ("open('x')", lambda: cabinet.open("x"))):
+        try:
+            call()
+            failures.append(f"{what} succeeded")
+        except CabinetCorrupt:
+            pass
+        except Exception as e:  # noqa: BLE001 - the kind of failure is the finding
+            failures.append(f"{what} raised {type(e).__name__}: {e}")
+    assert not failures, "; ".join(failures)
+
+
+# --------------------------------------------------------------------------- value helper
+
+
+def test_gql_value_helper_writes_what_the_parser_reads() -> None:
+    """Guards the test helper itself (our own quoting, not the emitter's)."""
+    from memnet import parse_delta
+
+    for v in VALUES.values():
+        (ins,) = parse_delta(f"INSERT (a:TSK {{v: {gql_value(v)}}})").statements
+        assert typed(dict(ins.nodes[0].props)["v"]) == typed(v), v
+    assert typed_props({"a": [1, True]}) == {"a": ("list", (("int", 1), ("bool", True)))}
