@@ -88,7 +88,9 @@ class Session:
         self._exemplars: tuple[int, tuple[int, ...]] | None = None
         # seeds of recent queries at the current version: a broad q costs its
         # matches once per version, then a lookup
-        self._seed_cache: dict[tuple[ast.SeedQuery, int], SeedResult] = {}
+        # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
+        # and true for the same value)
+        self._seed_cache: dict[tuple[str, int], SeedResult] = {}
         self._seed_cache_version = 0
 
     def __repr__(self) -> str:
@@ -192,11 +194,11 @@ class Session:
             self._exemplars = (self.version, exemplars(self.store, LIMITS.limit_max))
         return self._exemplars[1][:limit]
 
-    def _cached_seed(self, sq: ast.SeedQuery, limit: int) -> SeedResult:
+    def _cached_seed(self, sq: ast.SeedQuery, qtext: str, limit: int) -> SeedResult:
         if self._seed_cache_version != self.version:
             self._seed_cache.clear()
             self._seed_cache_version = self.version
-        key = (sq, limit)
+        key = (qtext, limit)
         seed = self._seed_cache.get(key)
         if seed is None:
             if len(self._seed_cache) >= 1024:
@@ -207,7 +209,8 @@ class Session:
     def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int, fanout: int,
                 view: str, laws: bool) -> Shape:
         s = self.store
-        seed = self._cached_seed(sq, limit)
+        qtext = format_query(sq)
+        seed = self._cached_seed(sq, qtext, limit)
         if seed.mode == "skip":
             walk = WalkResult()
         else:
@@ -218,7 +221,7 @@ class Session:
         seeds = tuple(node_handle(n) for n in seed.seeds)
         cen = tuple(census(s)) if seed.mode == "outline" else ()
         fields: dict[str, Any] = dict(
-            session=self.name, version=self.version, q=format_query(sq),
+            session=self.name, version=self.version, q=qtext,
             seed_mode=seed.mode, seeds=seeds, matched=seed.matched,
             rows=walk.rows, max_rows=max_rows, hops=walk.hops,
             k=0 if seed.mode == "outline" else k, clamped=walk.clamped,

@@ -62,7 +62,10 @@ def _value_matches(stored: Value | None, wanted: Value) -> bool:
 
 
 def _same(a: Value, b: Value) -> bool:
-    # bool is an int in Python; the query language keeps them apart
+    # bool is an int and 1 == 1.0 in Python; the query language keeps them apart
+    if isinstance(a, tuple):
+        return (isinstance(b, tuple) and len(a) == len(b)
+                and all(type(x) is type(y) and x == y for x, y in zip(a, b)))
     return type(a) is type(b) and a == b
 
 

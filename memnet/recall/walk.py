@@ -54,7 +54,9 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
     periphery: dict[int, None] = {}
 
     def note(v: int) -> None:
-        if len(periphery) < PERIPHERY and v not in emitted:
+        # a node noted here may still be reached later by another path, so a
+        # few spares are kept and the emitted ones dropped at the end
+        if len(periphery) < 4 * PERIPHERY and v not in emitted:
             periphery[v] = None
 
     for s in seeds:
@@ -126,7 +128,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
     # name a few handles just past the cut without sending them
     budget = PEEK_BUDGET
     for u in list(queue) + boundary:
-        if len(periphery) >= PERIPHERY or budget <= 0:
+        if sum(1 for v in periphery if v not in emitted) >= PERIPHERY or budget <= 0:
             break
         for entry in adj[u]:
             budget -= 1
@@ -137,9 +139,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             if erec[e] or nrec[v] or v in emitted:
                 continue
             note(v)
-            if len(periphery) >= PERIPHERY:
-                break
-    r.periphery = list(periphery)
+    r.periphery = [v for v in periphery if v not in emitted][:PERIPHERY]
     return r
 
 
