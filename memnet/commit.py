@@ -429,11 +429,14 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
         if es.recycled and not store.erec[eid]:
             rows -= 1
             nbytes -= store.edge_bytes(eid)
-    # refuse what passes the cap and grows; a Δ that shrinks an over-cap
-    # session (settle, delete, shorten) is always welcome
+    # refuse what passes the cap and grows. A Δ of SETTLE, DELETE and REMOVE
+    # only is always welcome: it is how a full session is tidied (SETTLE adds
+    # a small flag, which must not block it)
     before_rows = store.live_nodes + store.live_edges
-    if (rows > caps.rows and rows > before_rows) or (nbytes > caps.bytes
-                                                      and nbytes > store.live_bytes):
+    tidy = all(isinstance(st, (ast.Settle, ast.Delete, ast.RemoveProp, ast.RemoveLabel,
+                               ast.RemoveNick)) for st in delta.statements)
+    if not tidy and ((rows > caps.rows and rows > before_rows)
+                     or (nbytes > caps.bytes and nbytes > store.live_bytes)):
         raise CapExceeded(
             f"this Commit would bring the session to {rows} rows / {nbytes} bytes, past its cap "
             f"of {caps.rows} rows / {caps.bytes} bytes; start a new session (S_i+1) for new "
@@ -466,13 +469,10 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
     for eid, es in edge_changes:
         if _differs(store.eprops.get(eid), es.props):
             store.update_edge(eid, es.props or None)
-        if es.recycled:
-            store.recycle_edge(eid)
-    recycled = 0
-    for nid, ns in node_changes:
-        if ns.recycled and not store.nrec[nid]:
-            store.recycle_node(nid)
-            recycled += 1
+    store.recycle_edges([eid for eid, es in edge_changes if es.recycled])
+    gone = [nid for nid, ns in node_changes if ns.recycled and not store.nrec[nid]]
+    store.recycle_nodes(gone)
+    recycled = len(gone)
     recycled += sum(1 for _e, es in edge_changes if es.recycled)
 
     for nid in minted_nodes:

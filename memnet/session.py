@@ -28,7 +28,7 @@ from .gql.parse import parse_delta, parse_query
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .recall.peak import census, exemplars, peaks
-from .recall.seed import SeedResult, by_nick, match
+from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish
 from .recall.walk import WalkResult, shape_walk
 from .tokens import DEFAULT_TOKENIZER
@@ -90,7 +90,7 @@ class Session:
         # matches once per version, then a lookup
         # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
         # and true for the same value)
-        self._seed_cache: dict[tuple[str, int], SeedResult] = {}
+        self._seed_cache: dict[tuple[str, str, int | None, int], SeedResult] = {}
         self._seed_cache_version = 0
 
     def __repr__(self) -> str:
@@ -170,7 +170,8 @@ class Session:
             if not rest.empty and limit > len(seeds):
                 m = match(s, rest, limit)
                 seeds += tuple(x for x in m.seeds if x not in seeds)[: limit - len(seeds)]
-                matched += m.matched
+                # the nick's owner is counted once even when the rest matches it too
+                matched = m.matched + (0 if nid is None or matches(s, rest, nid) else 1)
             if nid is not None:
                 return SeedResult("nick", seeds, matched)
             if seeds:  # the nick is unknown but the rest of q matched
@@ -198,7 +199,7 @@ class Session:
         if self._seed_cache_version != self.version:
             self._seed_cache.clear()
             self._seed_cache_version = self.version
-        key = (qtext, limit)
+        key = (qtext, sq.form, sq.limit, limit)
         seed = self._seed_cache.get(key)
         if seed is None:
             if len(self._seed_cache) >= 1024:

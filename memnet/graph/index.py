@@ -1,9 +1,9 @@
 """Seed indexes: kind, property value and word postings.
 
-Postings are compact ``array('I')`` lists of node ids. They are kept exact on
-write (a changed property leaves its old postings at once) except for
-recycling: a recycled node stays in its postings and is filtered when read,
-because recycling is rare and filtering is one byte lookup.
+Postings are compact ``array('I')`` lists of node ids, kept exact on write: a
+changed property leaves its old postings at once, and a recycled node leaves
+all of its postings (readers still check the recycled flag, cheaply, as a
+guard).
 
 Only *short* scalar values get a property-value posting (numbers, booleans,
 strings up to ``SHORT_VALUE`` characters, and the elements of lists of those):
@@ -154,10 +154,37 @@ class Index:
 
     def remove_node(self, nid: int, kind: str, labels: tuple[str, ...],
                     props: Mapping[str, Value] | None) -> None:
-        """Take a node out of every posting (used when a commit is undone)."""
-        _remove(self.by_kind[kind], nid)
-        self.change_labels(nid, labels, ())
-        self.change_props(nid, props, None)
+        """Take a recycled node out of every posting."""
+        self.remove_nodes([(nid, kind, labels, props)])
+
+    def remove_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
+                                                 Mapping[str, Value] | None]]) -> None:
+        """Take recycled nodes out of their postings, filtering each touched
+        posting once."""
+        drop: dict[tuple[int, object], set[int]] = {}
+        for nid, kind, labels, props in items:
+            drop.setdefault((0, kind), set()).add(nid)
+            for lab in labels:
+                drop.setdefault((1, lab), set()).add(nid)
+            for pk in prop_keys(props):
+                drop.setdefault((2, pk), set()).add(nid)
+            for w in words_of_props(props):
+                drop.setdefault((3, w), set()).add(nid)
+        tables = (self.by_kind, self.by_label, self.by_prop, self.by_word)
+        for (t, key), nids in drop.items():
+            table: dict = tables[t]
+            p = table.get(key)
+            if p is None:  # pragma: no cover - postings are kept exact
+                continue
+            if len(nids) <= 4:
+                for nid in nids:
+                    _remove(p, nid)
+            else:
+                p = array("I", [x for x in p if x not in nids])
+            if p:
+                table[key] = p
+            else:
+                del table[key]  # no empty postings left behind
 
     # -- read ----------------------------------------------------------------
     def kind(self, kind: str) -> array:

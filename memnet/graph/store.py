@@ -21,7 +21,7 @@ import bisect
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..gql.ast import Value
@@ -304,32 +304,57 @@ class Store:
 
     def recycle_node(self, nid: int) -> None:
         """Hide a node (its edges are recycled by the caller first)."""
-        if self.nrec[nid]:
-            return
-        self.index.remove_node(nid, self.kind[nid], self.labels[nid], self.props[nid])
-        self.nrec[nid] = 1
-        if self.dirty_nodes is not None:
-            self.dirty_nodes.add(nid)
-        self.live_nodes -= 1
-        self.kind_live[self.kind[nid]] -= 1
-        self.live_bytes -= text_bytes(self.key[nid]) + 8
-        nick = self.nick.get(nid)
-        if nick is not None and self.nick_owner.get(nick) == nid:
-            del self.nick_owner[nick]
+        self.recycle_nodes((nid,))
 
-    def recycle_edge(self, eid: int) -> None:
-        if self.erec[eid]:
-            return
-        self.erec[eid] = 1
-        if self.dirty_edges is not None:
-            self.dirty_edges.add(eid)
-        for nid, entry in ((self.esrc[eid], eid << 1 | OUT), (self.edst[eid], eid << 1 | IN)):
-            self.adj[nid].remove(entry)
-            self.hidden[nid] = self.hidden.get(nid, 0) + 1
+    def recycle_nodes(self, nids: Iterable[int]) -> None:
+        """Hide nodes (their edges are recycled by the caller first). They
+        leave the index postings in one pass per posting, so recycling many
+        nodes of one kind costs a pass, not a pass per node."""
+        gone = []
+        for nid in nids:
+            if self.nrec[nid]:
+                continue
+            self.nrec[nid] = 1
+            gone.append((nid, self.kind[nid], self.labels[nid], self.props[nid]))
             if self.dirty_nodes is not None:
                 self.dirty_nodes.add(nid)
-        self.live_edges -= 1
-        self.live_bytes -= self.edge_bytes(eid)
+            self.live_nodes -= 1
+            self.kind_live[self.kind[nid]] -= 1
+            self.live_bytes -= text_bytes(self.key[nid]) + 8
+            nick = self.nick.get(nid)
+            if nick is not None and self.nick_owner.get(nick) == nid:
+                del self.nick_owner[nick]
+        if gone:
+            self.index.remove_nodes(gone)
+
+    def recycle_edge(self, eid: int) -> None:
+        self.recycle_edges((eid,))
+
+    def recycle_edges(self, eids: Iterable[int]) -> None:
+        """Hide edges: they leave both adjacency lists (each list filtered
+        once, however many of its entries go)."""
+        by_node: dict[int, set[int]] = {}
+        for eid in eids:
+            if self.erec[eid]:
+                continue
+            self.erec[eid] = 1
+            if self.dirty_edges is not None:
+                self.dirty_edges.add(eid)
+            self.live_edges -= 1
+            self.live_bytes -= self.edge_bytes(eid)
+            for nid, entry in ((self.esrc[eid], eid << 1 | OUT),
+                               (self.edst[eid], eid << 1 | IN)):
+                by_node.setdefault(nid, set()).add(entry)
+                self.hidden[nid] = self.hidden.get(nid, 0) + 1
+        for nid, entries in by_node.items():
+            a = self.adj[nid]
+            if len(entries) <= 4:
+                for x in entries:
+                    a.remove(x)
+            else:
+                self.adj[nid] = array("I", [x for x in a if x not in entries])
+            if self.dirty_nodes is not None:
+                self.dirty_nodes.add(nid)
 
     # -- bulk load (hydrate) ------------------------------------------------
     def load(self, nodes: list[tuple[Any, ...]], edges: list[tuple[Any, ...]]) -> None:

@@ -158,6 +158,17 @@ def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:
     return SeedResult("match", tuple(best), len(kept))
 
 
+def matches(store: Store, q: SeedQuery, nid: int) -> bool:
+    """Whether node ``nid`` is one of the matches of ``q`` (filters and, when q
+    has keywords, at least one keyword)."""
+    if not _Filters(store, q).passes(nid):
+        return False
+    if not q.keywords:
+        return True
+    props = store.node_props(nid)
+    return any(props_contain(props, None, words_of_text(kw)) for kw in q.keywords)
+
+
 def by_nick(store: Store, nick: str) -> int | None:
     nid = store.nick_owner.get(nick)
     if nid is None or store.nrec[nid]:
@@ -165,4 +176,4 @@ def by_nick(store: Store, nick: str) -> int | None:
     return nid
 
 
-__all__ = ["SeedResult", "by_nick", "match", "props_contain"]
+__all__ = ["SeedResult", "by_nick", "match", "matches", "props_contain"]

@@ -5,8 +5,9 @@ graph literal, one element per line: nodes in walk order, then edges in walk
 order. Parsing the text gives back the Shape's graph (``Shape.insert``).
 
 Views decide how much of each node is printed: ``interior`` prints every
-property (very long strings are excerpted and marked), ``shell`` prints the
-kind and the key properties only (title, name, path, status).
+property (very long strings and lists are excerpted and marked), ``shell``
+prints the kind and the key properties only (title, name, path, status), or
+the ``text`` of a node that has none of them (a LAW rule, say).
 
 Token counts are exact. The text is built so that no pre-token of the BPE
 tokenizer crosses a line break (every line ends in punctuation or a letter,

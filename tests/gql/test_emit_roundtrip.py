@@ -145,7 +145,8 @@ _names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).filter(
     lambda s: not (s.startswith("_anon") and s[5:].isdigit() and s[5:]))
 _labels = st.from_regex(r"[A-Z][A-Z0-9_]{0,8}", fullmatch=True)
 _nicks = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,10}", fullmatch=True)
-_any_text = st.text(st.characters(exclude_categories=()), max_size=30)
+# valid Unicode text: lone surrogates are refused on input (parse and Commit)
+_any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 _scalars = st.one_of(
     _any_text,
     st.sampled_from(["", "'", "''", "\\", "\\'", "\n", "\r\n", "\t", "\x00", "\x7f", "\u2028",
