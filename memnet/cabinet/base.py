@@ -37,7 +37,7 @@ import os
 import time
 import uuid
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,8 +354,13 @@ class Cabinet:
         self.kv.run_write(work)
 
     # -- hydrate ------------------------------------------------------------------
-    def hydrate(self, sid: str, *, at: int | None = None, **session_options: Any) -> Session:
-        """Hydrate a session; ``at=version`` reads a past version back."""
+    def hydrate(self, sid: str, *, at: int | None = None,
+                progress: Callable[[int, int], None] | None = None,
+                **session_options: Any) -> Session:
+        """Hydrate a session; ``at=version`` reads a past version back.
+
+        ``progress(done, total)`` is called now and then with the records read
+        so far (nodes and edges, or log records for a past version)."""
         check_session_id(sid)
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
@@ -371,13 +376,17 @@ class Cabinet:
                 if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
                     raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
                                           f"not {at!r}")
-                return self._replay(txn, sid, at, {**_stored_options(cat), **session_options})
+                return self._replay(txn, sid, at, {**_stored_options(cat), **session_options},
+                                    progress)
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
-            nodes = self._dense(txn, R.NODES, sid, n_nodes, _node_from)
+            total = n_nodes + n_edges
+            nodes = self._dense(txn, R.NODES, sid, n_nodes, _node_from,
+                                progress and (lambda d: progress(d, total)))
             types: dict[bytes, str] = {}
             edges = self._dense(txn, R.EDGES, sid, n_edges,
-                                lambda raw, where: _edge_from(raw, where, n_nodes, types))
+                                lambda raw, where: _edge_from(raw, where, n_nodes, types),
+                                progress and (lambda d: progress(n_nodes + d, total)))
         try:
             s.store.load(nodes, edges)
         except (TypeError, ValueError, AttributeError) as e:
@@ -391,7 +400,8 @@ class Cabinet:
         return s
 
     @staticmethod
-    def _dense(txn: Txn, table: str, sid: str, count: int, dec: Any) -> list[Any]:
+    def _dense(txn: Txn, table: str, sid: str, count: int, dec: Any,
+               progress: Callable[[int], None] | None = None) -> list[Any]:
         """Decode the records 1..count of ``sid`` in ``table``, checking that the
         ids are dense (the first and last keys are where they must be)."""
         if count == 0:
@@ -401,12 +411,21 @@ class Cabinet:
                 txn.get(table, R.element_key(sid, count + 1)) is not None:
             raise CabinetCorrupt(f"session {sid!r}: {table} records disagree with the catalog")
         where = f"{sid}/{table}"
-        out = [dec(v, where) for v in txn.values(table, R.prefix(sid), count)]
+        if progress is None:
+            out = [dec(v, where) for v in txn.values(table, R.prefix(sid), count)]
+        else:
+            out = []
+            for i, v in enumerate(txn.values(table, R.prefix(sid), count), 1):
+                out.append(dec(v, where))
+                if not i % 65536:
+                    progress(i)
+            progress(len(out))
         if len(out) != count:
             raise CabinetCorrupt(f"session {sid!r}: {table} records are missing")
         return out
 
-    def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any]) -> Session:
+    def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any],
+                progress: Callable[[int, int], None] | None = None) -> Session:
         s = Session(sid, **opts)
         pre = R.prefix(sid)
         for k, v in txn.scan(R.LOG, pre):
@@ -416,6 +435,8 @@ class Cabinet:
             t, summary, changes = _decode_log(v, k)
             replay(s.store, changes)
             s.version = ver
+            if progress is not None:
+                progress(ver, at)
         if s.version != at:
             raise VersionNotFound(f"session {sid!r}: the log does not reach version {at}")
         # a past version is for reading: it is not bound, so it cannot be flushed
