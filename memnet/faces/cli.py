@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +20,9 @@ from typing import Any
 from .._version import __version__
 from ..cabinet import Cabinet
 from ..errors import MemNetError
-from ..session import LIMITS
+from ..session import Session
+from .progress import Progress
+from .render import add_recall_arguments
 
 DEMO_DELTA = """\
 INSERT
@@ -44,10 +47,20 @@ def _cabinet(args: argparse.Namespace) -> Cabinet:
     return Cabinet.open(args.home)
 
 
+def _hydrate(cab: Cabinet, sid: str, at: int | None = None) -> Session:
+    """Open ``sid`` from the cabinet, with a progress line on a terminal."""
+    with Progress(f"hydrate {sid}") as bar:
+        return cab.open(sid, at=at, progress=bar)
+
+
 def _print_shape(shape: Any, fmt: str) -> None:
     if fmt == "json":
         print(json.dumps({"text": shape.text, "receipt": shape.receipt.to_dict()},
                          ensure_ascii=False, indent=2))
+    elif fmt in ("dot", "mermaid"):
+        from . import render
+
+        print(render.to_dot(shape) if fmt == "dot" else render.to_mermaid(shape), end="")
     else:
         print(shape.text)
 
@@ -56,7 +69,7 @@ def _print_shape(shape: Any, fmt: str) -> None:
 def _demo(args: argparse.Namespace) -> int:
     with _cabinet(args) as cab:
         if cab.exists(args.session):
-            s = cab.open(args.session)
+            s = _hydrate(cab, args.session)
             print(f"# session {args.session!r} is in the cabinet at version {s.version}; "
                   "recalling what was committed before")
         else:
@@ -120,16 +133,35 @@ def _session_log(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_text(file: str | None, bar: Progress) -> str:
+    """The Δ text from FILE (read in chunks, counting bytes) or stdin."""
+    bar.phase("reading")
+    if file in (None, "-"):
+        return bar.spin_while(sys.stdin.read)
+    total = os.path.getsize(file)
+    parts: list[str] = []
+    done = 0
+    with open(file, encoding="utf-8") as f:
+        while chunk := f.read(1 << 20):
+            parts.append(chunk)
+            done += len(chunk.encode("utf-8"))
+            bar(min(done, total), total)
+    return "".join(parts)
+
+
 def _commit(args: argparse.Namespace) -> int:
-    if args.file in (None, "-"):
-        text = sys.stdin.read()
-    else:
-        with open(args.file, encoding="utf-8") as f:
-            text = f.read()
-    with _cabinet(args) as cab:
-        s = cab.open(args.sid)
-        res = s.commit(text)
-        cab.flush(s)
+    from ..gql.parse import parse_delta
+
+    with _cabinet(args) as cab, Progress(f"commit {args.sid}") as bar:
+        text = _read_text(args.file, bar)
+        bar.phase("parsing")
+        delta = bar.spin_while(parse_delta, text)
+        bar.phase("hydrating")
+        s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
+        bar.phase("applying")
+        res = bar.spin_while(s.commit, delta)
+        bar.phase("flushing")
+        bar.spin_while(cab.flush, s)
     out = {"version": res.version, "ids": res.ids, "changed": res.changed}
     if res.advice:
         out["advice"] = res.advice
@@ -139,7 +171,7 @@ def _commit(args: argparse.Namespace) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     with _cabinet(args) as cab:
-        s = cab.open(args.sid, at=args.at)
+        s = _hydrate(cab, args.sid, args.at)
         shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
                          fanout=args.fanout, view=args.view, laws=not args.no_laws)
     _print_shape(shape, args.format)
@@ -148,9 +180,16 @@ def _recall(args: argparse.Namespace) -> int:
 
 def _outline(args: argparse.Namespace) -> int:
     with _cabinet(args) as cab:
-        s = cab.open(args.sid, at=args.at)
+        s = _hydrate(cab, args.sid, args.at)
         shape = s.outline(view=args.view)
     _print_shape(shape, args.format)
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab, Progress("backup") as bar:
+        bar.spin_while(cab.backup, args.dest)
+    print(f"backed up the cabinet to {args.dest}")
     return 0
 
 
@@ -211,22 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recall", help="recall a Shape from a session",
                          description="Seed from Q (codebook tokens or MATCH form; empty for the "
                                      "outline), walk, and print the Shape.")
-    rec.add_argument("sid", help="session id")
-    rec.add_argument("q", nargs="?", default="", help="the query (default: empty → outline)")
-    rec.add_argument("--hops", type=int, default=LIMITS.k, help=f"k, hops (default {LIMITS.k})")
-    rec.add_argument("--rows", type=int, default=LIMITS.max_rows,
-                     help=f"M, max rows (default {LIMITS.max_rows})")
-    rec.add_argument("--limit", type=int, default=LIMITS.limit,
-                     help=f"L, max seeds (default {LIMITS.limit})")
-    rec.add_argument("--fanout", type=int, default=LIMITS.fanout,
-                     help=f"F, neighbours per node (default {LIMITS.fanout})")
-    rec.add_argument("--view", choices=("interior", "shell"), default="interior",
-                     help="interior (all properties) or shell (key properties)")
-    rec.add_argument("--no-laws", action="store_true", help="leave LAW rules out")
-    rec.add_argument("--at", type=int, default=None, metavar="VERSION",
-                     help="recall as of a past version")
-    rec.add_argument("--format", choices=("gql", "json"), default="gql",
-                     help="gql (the Shape text) or json (text and receipt)")
+    add_recall_arguments(rec)  # shared with `memnet show`
+    rec.add_argument("--format", choices=("gql", "json", "dot", "mermaid"), default="gql",
+                     help="gql (the Shape text), json (text and receipt), dot (Graphviz) "
+                          "or mermaid (a graph LR)")
     rec.set_defaults(func=_recall)
 
     out = sub.add_parser("outline", help="print the session outline",
@@ -238,7 +265,53 @@ def build_parser() -> argparse.ArgumentParser:
                      help="outline as of a past version")
     out.add_argument("--format", choices=("gql", "json"), default="gql", help="output format")
     out.set_defaults(func=_outline)
+
+    bak = sub.add_parser("backup", help="write a consistent copy of the cabinet to DEST",
+                         description="Copy the whole cabinet (every session, compacted) into "
+                                     "the directory DEST while it stays usable; DEST must not "
+                                     "already hold a cabinet.")
+    bak.add_argument("dest", help="directory for the copy")
+    bak.set_defaults(func=_backup)
+
+    # the other faces live in their own modules, imported only when used
+    wire = sub.add_parser("wire", help="serve the framed GQL wire on stdin/stdout",
+                          description="Read statements from stdin and answer each with a "
+                                      "framed response on stdout (docs/gql-wire-profile.md).")
+    wire.set_defaults(func=_lazy("wire"))
+    mcp = sub.add_parser("mcp", help="serve MemNet as an MCP server over stdio",
+                         description="Run the MCP server (needs the extra: "
+                                     "pip install 'memnet[mcp]').")
+    mcp.set_defaults(func=_lazy("mcp"))
+    show = sub.add_parser("show", help="render a Shape as a picture with Graphviz",
+                          description="Recall Q from SID and render the Shape to an SVG or PNG "
+                                      "file with Graphviz (dot).")
+    show.set_defaults(func=_lazy("render"))
+    for face, parser in (("wire", wire), ("mcp", mcp), ("render", show)):
+        _add_face_arguments(face, parser)
     return p
+
+
+def _lazy(module: str) -> Any:
+    """The ``run(args)`` of a face module, imported when the command runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        mod = importlib.import_module(f"memnet.faces.{module}")
+        return int(mod.run(args))
+
+    return run
+
+
+def _add_face_arguments(module: str, parser: argparse.ArgumentParser) -> None:
+    # each face module declares its own arguments in add_arguments(parser);
+    # importing it must stay cheap and must not need optional extras
+    import importlib
+
+    mod = importlib.import_module(f"memnet.faces.{module}")
+    add = getattr(mod, "add_arguments", None)
+    if add is not None:
+        add(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,356 @@
+"""MemNet as an MCP server (``memnet mcp``): the library's verbs as MCP tools over stdio.
+
+The server keeps one :class:`~memnet.Cabinet` open for its lifetime and offers
+five tools that mirror the Python API:
+
+===========================  ======================================================
+``memnet_recall``            ``Session.recall``: the Shape text + its receipt
+``memnet_outline``           ``Session.outline``: the census of kinds + its receipt
+``memnet_commit``            ``Session.commit`` then ``Cabinet.flush``
+``memnet_sessions``          ``Cabinet.sessions``: the catalog
+``memnet_create_session``    ``Cabinet.create``
+===========================  ======================================================
+
+A :class:`~memnet.errors.MemNetError` becomes a tool error result (``isError``)
+whose text starts with the stable code (``session_not_found: ...``) and whose
+structured content is ``{"error": {"code", "message", ...}}``.
+
+The official ``mcp`` SDK (2.x) is an optional extra (``pip install 'memnet[mcp]'``):
+importing this module never imports it; :func:`build_server` and :func:`run` do.
+See ``docs/mcp.md``.
+"""
+
+import argparse
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from .._version import __version__
+from ..errors import CODES, MemNetError, SessionNotFound
+from ..ids import check_session_id
+from ..session import LIMITS, Session
+
+if TYPE_CHECKING:  # the SDK is an optional extra
+    from mcp.server.mcpserver import MCPServer
+
+    from ..cabinet import Cabinet
+
+MISSING_EXTRA = "the MCP server needs the extra: pip install 'memnet[mcp]'"
+SERVER_NAME = "memnet"
+CACHE_SIZE = 16  # hydrated sessions kept between tool calls
+
+#: What an agent should do next, per error code (appended to the message).
+HINTS: dict[str, str] = {
+    "session_not_found": "create it with memnet_create_session (memnet_sessions lists the "
+                         "sessions that exist)",
+    "session_exists": "use it as it is, or pick another id (memnet_sessions lists them)",
+    "invalid_session_id": "session ids are 1-64 characters from a-z, 0-9 and '-', starting "
+                          "with a letter or digit",
+    "gql_syntax": "fix the text at that position and call again; q is codebook tokens "
+                  "(TSK status:open pricing) or MATCH (n:TSK) WHERE n.title CONTAINS 'x' "
+                  "LIMIT 3; a delta is INSERT/SET/REMOVE/DELETE/SETTLE",
+    "bad_query": f"ranges: k 0-{LIMITS.k_max}, max_rows 1-{LIMITS.max_rows_max}, "
+                 f"limit 1-{LIMITS.limit_max}, fanout 1-{LIMITS.fanout_max}, "
+                 "view interior|shell",
+    "commit_rejected": "nothing was applied; fix the delta and commit again",
+    "echo_refused": "nothing was applied; do not re-insert rows you recalled: INSERT only "
+                    "new rows and SET properties on existing handles",
+    "cap_exceeded": "nothing was applied; the session is full: start a new session with "
+                    "memnet_create_session",
+    "conflict": "nothing was written; another writer committed first: recall again to see "
+                "its work, then redo the commit",
+    "input_too_large": "send a smaller text",
+    "version_not_found": "recall the current version instead",
+}
+
+
+def _sdk() -> Any:
+    """Import the SDK pieces this face needs, or raise ``dependency_missing``.
+
+    (This module has no ``from __future__ import annotations``: the SDK reads the
+    tool functions' annotations, which refer to names local to build_server.)"""
+    try:
+        import mcp.types as mtypes
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:
+        raise MemNetError(MISSING_EXTRA, code="dependency_missing") from None
+    return MCPServer, mtypes
+
+
+# -- the CLI hooks -------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``memnet mcp`` (none beyond the global ``--home``): the server
+    speaks MCP over stdin/stdout and logs to stderr."""
+    parser.epilog = ("Serves over stdio until the client closes stdin. Tools: memnet_recall, "
+                     "memnet_outline, memnet_commit, memnet_sessions, memnet_create_session "
+                     "(docs/mcp.md).")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``memnet mcp``: serve the cabinet at ``args.home`` over stdio until EOF."""
+    _sdk()  # fail fast, before the cabinet is opened
+    from ..cabinet import Cabinet
+
+    cab = Cabinet.open(getattr(args, "home", None))
+    try:
+        server = build_server(cab)
+        try:
+            server.run("stdio")
+        except KeyboardInterrupt:  # Ctrl-C is how a person stops a stdio server
+            pass
+    finally:
+        cab.close()
+    return 0
+
+
+# -- the tools ---------------------------------------------------------------------------
+class MemNetTools:
+    """The tool bodies, independent of the SDK: each returns ``(text, structured)``
+    or raises :class:`MemNetError`.
+
+    Hydrated sessions are cached, but every call first checks the catalog: a
+    session another writer moved on (or dropped and created again) is opened
+    afresh, so a recall sees the latest work. A flush that still loses the race
+    raises ``conflict``; the cached copy is dropped so the next call reloads.
+    """
+
+    def __init__(self, cabinet: "Cabinet", *, cache_size: int = CACHE_SIZE) -> None:
+        self.cabinet = cabinet
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, tuple[Session, float]] = OrderedDict()
+        self._lock = threading.Lock()  # sync tools run on worker threads
+
+    # the catalog row of sid, or None
+    def _info(self, sid: str) -> Any:
+        for info in self.cabinet.sessions():
+            if info.id == sid:
+                return info
+        return None
+
+    def _session(self, sid: str) -> Session:
+        check_session_id(sid)
+        info = self._info(sid)
+        if info is None:
+            self._cache.pop(sid, None)
+            raise SessionNotFound(f"no session {sid!r} in this cabinet")
+        hit = self._cache.get(sid)
+        if hit is not None:
+            s, created = hit
+            if s.version == info.version and created == info.created and not s.dirty:
+                self._cache.move_to_end(sid)
+                return s
+        s = self.cabinet.open(sid)
+        self._cache[sid] = (s, info.created)
+        self._cache.move_to_end(sid)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return s
+
+    def recall(self, session: str, q: str, *, k: int, max_rows: int, limit: int, fanout: int,
+               view: str, laws: bool) -> tuple[str, dict[str, Any]]:
+        with self._lock:
+            shape = self._session(session).recall(q, k=k, max_rows=max_rows, limit=limit,
+                                                  fanout=fanout, view=view, laws=laws)
+        return shape.text, shape.receipt.to_dict()
+
+    def outline(self, session: str, *, view: str) -> tuple[str, dict[str, Any]]:
+        with self._lock:
+            shape = self._session(session).outline(view=view)
+        return shape.text, shape.receipt.to_dict()
+
+    def commit(self, session: str, delta: str) -> tuple[str, dict[str, Any]]:
+        with self._lock:
+            s = self._session(session)
+            res = s.commit(delta)  # atomic: on an error the cached copy is unchanged
+            try:
+                self.cabinet.flush(s)
+            except BaseException:
+                # the copy holds a commit the cabinet refused: never serve it again
+                self._cache.pop(session, None)
+                raise
+        out: dict[str, Any] = {"version": res.version, "ids": dict(res.ids),
+                               "changed": res.changed}
+        if res.advice:
+            out["advice"] = res.advice
+        if res.changed:
+            minted = ", ".join(f"{k}={v}" for k, v in sorted(res.ids.items()))
+            text = (f"committed {session} version {res.version}: +{res.created} "
+                    f"~{res.updated} -{res.recycled}"
+                    + (f"; handles {minted}" if minted else ""))
+        else:
+            text = f"nothing changed; {session} stays at version {res.version}"
+        if res.advice:
+            text += f"\nadvice: {res.advice}"
+        return text, out
+
+    def sessions(self) -> tuple[str, dict[str, Any]]:
+        with self._lock:
+            rows = [i.to_dict() for i in self.cabinet.sessions()]
+        if rows:
+            text = "\n".join(f"{r['id']}  v{r['version']}  {r['nodes']} nodes  "
+                             f"{r['edges']} edges  {r['bytes']} bytes" for r in rows)
+        else:
+            text = "no sessions yet: create one with memnet_create_session"
+        return text, {"sessions": rows}
+
+    def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
+        with self._lock:
+            s = self.cabinet.create(session)
+            self._cache.pop(session, None)
+        text = (f"created session {session} (version {s.version}); commit to it with "
+                "memnet_commit")
+        return text, {"session": session, "version": s.version}
+
+
+def error_text(e: MemNetError) -> str:
+    """``code: message — what to do next``, one line an agent can act on."""
+    hint = HINTS.get(e.code)
+    text = f"{e.code}: {e.message}"
+    if hint is None and e.code not in ("internal",) and e.code in CODES:
+        hint = CODES[e.code]
+    return f"{text} — {hint}" if hint else text
+
+
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(d, default=str, ensure_ascii=False))
+
+
+# -- descriptions ------------------------------------------------------------------------
+Q_FORMS = ("q is either codebook tokens — a kind, key:value filters and keywords, e.g. "
+           "`TSK status:open pricing` — or the seed query form, e.g. "
+           "`MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3`; an empty q gives the "
+           "outline.")
+
+RECALL_DOC = (
+    "Recall a bounded Shape of a MemNet session: seed up to `limit` nodes from q, walk `k` "
+    "hops (at most `fanout` neighbours per node), and return at most `max_rows` rows as "
+    "shaped GQL text (INSERT-style lines with stable handles), followed by a `// shape` "
+    "receipt line. " + Q_FORMS + " The structured content is the receipt: rows, tokens, "
+    "etag, seed_mode (match|nick|peak|outline|skip), seeds, periphery (handles just outside "
+    "the Shape: recall them to see more), holds_answer, read_first and advice. Use the "
+    "handles in the text to SET properties or connect new rows with memnet_commit. Never "
+    "re-INSERT recalled rows.")
+OUTLINE_DOC = (
+    "The outline of a MemNet session: the census of kinds (e.g. TSK, LAW, MOD, DEC) with "
+    "counts, a few exemplars per kind and the laws. Call it first on an unfamiliar session "
+    "to learn which kinds and properties to put in a memnet_recall q. Text is the Shape, "
+    "structured content its receipt (with census).")
+COMMIT_DOC = (
+    "Commit a delta (Δ) to a MemNet session atomically and store it in the cabinet: all of "
+    "it or none of it. The delta is shaped GQL: "
+    "`INSERT (t:TSK {title: 'Fix rounding', status: 'open'}), (t)-[:TOUCHES]->(m1)` creates "
+    "rows (t is a new variable; m1 an existing handle from a recalled Shape); "
+    "`SET n3.status = 'done'` changes a property; REMOVE, DELETE and SETTLE retire rows. "
+    "Returns {version, ids, changed}: ids maps each new variable to the handle it was given. "
+    "Errors: gql_syntax (with line/column), echo_refused (re-inserting recalled rows), "
+    "cap_exceeded, conflict (another writer committed first: recall again, then redo).")
+SESSIONS_DOC = (
+    "List the sessions in this MemNet cabinet with version, rows, nodes, edges and bytes. "
+    "Structured content: {sessions: [{id, version, rows, bytes, nodes, edges, created, "
+    "updated}]}.")
+CREATE_DOC = (
+    "Create an empty MemNet session (id: 1-64 characters from a-z, 0-9 and '-'). An id "
+    "that already exists is an error (session_exists). Then fill it with memnet_commit.")
+
+# -- the server ----------------------------------------------------------------------------
+def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
+    """An ``MCPServer`` whose tools work on ``cabinet`` (kept open by the caller)."""
+    MCPServer, mtypes = _sdk()
+    from pydantic import Field
+
+    tools = MemNetTools(cabinet)
+    server = MCPServer(
+        name=name, version=__version__, title="MemNet",
+        instructions=(
+            "MemNet is bounded working memory. Read with memnet_recall (or memnet_outline "
+            "first on an unfamiliar session), write with memnet_commit using the handles "
+            "from the Shape. Sessions persist in the cabinet between runs."),
+        log_level="WARNING")
+
+    def result(call: Callable[[], tuple[str, dict[str, Any]]]) -> Any:
+        try:
+            text, structured = call()
+        except MemNetError as e:
+            return mtypes.CallToolResult(
+                content=[mtypes.TextContent(type="text", text=error_text(e))],
+                structured_content={"error": _jsonable(e.to_dict())}, is_error=True)
+        except Exception as e:  # noqa: BLE001 - report, keep serving
+            err = MemNetError(f"unexpected failure: {type(e).__name__}: {e}", code="internal")
+            return mtypes.CallToolResult(
+                content=[mtypes.TextContent(type="text", text=error_text(err))],
+                structured_content={"error": err.to_dict()}, is_error=True)
+        return mtypes.CallToolResult(content=[mtypes.TextContent(type="text", text=text)],
+                                     structured_content=_jsonable(structured))
+
+    read_only = mtypes.ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                       idempotent_hint=True, open_world_hint=False)
+    Sid = Annotated[str, Field(description="session id, e.g. 'work' (memnet_sessions "
+                                           "lists them)")]
+
+    def memnet_recall(
+        session: Sid,
+        q: Annotated[str, Field(description="codebook tokens (`TSK status:open pricing`) or "
+                                            "`MATCH (n:TSK) WHERE n.title CONTAINS 'x' "
+                                            "LIMIT 3`; empty for the outline")] = "",
+        k: Annotated[int, Field(description=f"hops to walk from the seeds "
+                                            f"(0-{LIMITS.k_max})")] = LIMITS.k,
+        max_rows: Annotated[int, Field(description=f"most rows in the Shape "
+                                                   f"(1-{LIMITS.max_rows_max})")]
+        = LIMITS.max_rows,
+        limit: Annotated[int, Field(description=f"most seed nodes "
+                                                f"(1-{LIMITS.limit_max})")] = LIMITS.limit,
+        fanout: Annotated[int, Field(description=f"most neighbours walked per node "
+                                                 f"(1-{LIMITS.fanout_max})")] = LIMITS.fanout,
+        view: Annotated[str, Field(description="interior (all properties) or shell (key "
+                                               "properties only)")] = "interior",
+        laws: Annotated[bool, Field(description="include the LAW rules that apply")] = True,
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.recall(session, q, k=k, max_rows=max_rows, limit=limit,
+                                           fanout=fanout, view=view, laws=laws))
+
+    def memnet_outline(
+        session: Sid,
+        view: Annotated[str, Field(description="shell (key properties, default) or interior "
+                                               "(all properties) for the exemplars")] = "shell",
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.outline(session, view=view))
+
+    def memnet_commit(
+        session: Sid,
+        delta: Annotated[str, Field(description="shaped GQL: INSERT (t:TSK {title: 'x'}) / "
+                                                "SET n3.status = 'done' / REMOVE / DELETE / "
+                                                "SETTLE")],
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.commit(session, delta))
+
+    def memnet_sessions() -> mtypes.CallToolResult:
+        return result(tools.sessions)
+
+    def memnet_create_session(
+        session: Annotated[str, Field(description="new session id: 1-64 characters from "
+                                                  "a-z, 0-9 and '-'")],
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.create_session(session))
+
+    server.add_tool(memnet_recall, title="Recall a Shape", description=RECALL_DOC,
+                    annotations=read_only)
+    server.add_tool(memnet_outline, title="Outline a session", description=OUTLINE_DOC,
+                    annotations=read_only)
+    server.add_tool(memnet_commit, title="Commit a delta", description=COMMIT_DOC,
+                    annotations=mtypes.ToolAnnotations(
+                        read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                        open_world_hint=False))
+    server.add_tool(memnet_sessions, title="List sessions", description=SESSIONS_DOC,
+                    annotations=read_only)
+    server.add_tool(memnet_create_session, title="Create a session", description=CREATE_DOC,
+                    annotations=mtypes.ToolAnnotations(
+                        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                        open_world_hint=False))
+    server.memnet_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
+    return server
+
+
+__all__ = ["HINTS", "MISSING_EXTRA", "MemNetTools", "add_arguments", "build_server",
+           "error_text", "run"]

@@ -1,0 +1,267 @@
+"""The MCP face: MemNet's verbs as MCP tools, through the official ``mcp`` SDK (2.x).
+
+In process through the SDK's client (in-memory transport and direct dispatch),
+as a real ``memnet mcp`` stdio subprocess, and without the SDK installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp extra (mcp>=2)")
+
+import anyio  # comes with the SDK
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from memnet import Cabinet
+from memnet.faces.mcp import build_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TOOLS = {"memnet_recall", "memnet_outline", "memnet_commit", "memnet_sessions",
+         "memnet_create_session"}
+DELTA = ("INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
+         "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
+         "(l:LAW {text: 'Never change a price without a recorded decision'}), "
+         "(t)-[:TOUCHES]->(m)")
+
+
+def text_of(res: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in res.content)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> Any:
+    return await client.call_tool(tool, arguments)
+
+
+# -- in process ------------------------------------------------------------------
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_tools_in_process(tmp_path, mode):
+    """legacy: JSON-RPC over the SDK's in-memory transport; auto: the SDK's
+    in-process direct dispatch (the 2026 protocol)."""
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+
+    async def main() -> None:
+        async with Client(server, mode=mode) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for name in ("memnet_recall", "memnet_outline", "memnet_sessions"):
+                a = tools[name].annotations
+                assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint,
+                        a.open_world_hint) == (True, True, False, False), name
+            a = tools["memnet_commit"].annotations
+            assert a.read_only_hint is False and a.idempotent_hint is False
+            props = tools["memnet_recall"].input_schema["properties"]
+            assert list(props) == ["session", "q", "k", "max_rows", "limit", "fanout",
+                                   "view", "laws"]
+            assert props["k"]["default"] == 2 and props["laws"]["default"] is True
+            assert tools["memnet_recall"].input_schema["required"] == ["session"]
+            assert "TSK status:open pricing" in tools["memnet_recall"].description
+            assert "MATCH (n:TSK)" in tools["memnet_recall"].description
+
+            res = await call(client, "memnet_create_session", session="work")
+            assert not res.is_error, text_of(res)
+            res = await call(client, "memnet_create_session", session="work")
+            assert res.is_error and text_of(res).startswith("session_exists:")
+
+            res = await call(client, "memnet_commit", session="work", delta=DELTA)
+            assert not res.is_error, text_of(res)
+            out = res.structured_content
+            assert out["version"] == 1 and out["changed"] is True
+            assert set(out["ids"]) == {"t", "m", "l"}
+            assert all(isinstance(h, str) and h for h in out["ids"].values())
+            assert "version 1" in text_of(res)
+
+            res = await call(client, "memnet_recall", session="work",
+                             q="TSK status:open pricing")
+            assert not res.is_error, text_of(res)
+            assert "Fix rounding in the pricing page" in text_of(res)
+            rec = res.structured_content
+            assert rec["seed_mode"] == "match" and rec["rows"] >= 1
+            assert rec["tokens"] > 0 and rec["etag"] and rec["version"] == 1
+            assert out["ids"]["t"] in rec["seeds"]
+
+            res = await call(client, "memnet_recall", session="work",
+                             q="MATCH (n:TSK) WHERE n.title CONTAINS 'rounding' LIMIT 3",
+                             k=1, max_rows=10, view="shell", laws=False)
+            assert not res.is_error, text_of(res)
+            assert res.structured_content["view"] == "shell"
+            assert res.structured_content["laws"] == 0
+
+            res = await call(client, "memnet_outline", session="work")
+            assert not res.is_error, text_of(res)
+            assert res.structured_content["seed_mode"] == "outline"
+            assert res.structured_content["census"]["TSK"] == 1
+
+            res = await call(client, "memnet_sessions")
+            assert not res.is_error
+            (row,) = res.structured_content["sessions"]
+            assert row["id"] == "work" and row["version"] == 1 and row["nodes"] == 3
+
+            # errors are tool results with the stable code, never protocol errors
+            res = await call(client, "memnet_recall", session="nope", q="TSK")
+            assert res.is_error
+            assert text_of(res).startswith("session_not_found: no session 'nope'")
+            assert "memnet_create_session" in text_of(res)
+            assert res.structured_content["error"]["code"] == "session_not_found"
+
+            res = await call(client, "memnet_recall", session="work",
+                             q="MATCH (n:TSK WHERE")
+            assert res.is_error and text_of(res).startswith("gql_syntax:")
+            assert res.structured_content["error"]["code"] == "gql_syntax"
+
+            res = await call(client, "memnet_commit", session="work", delta="INSERT (t:TSK")
+            assert res.is_error and text_of(res).startswith("gql_syntax:")
+
+            res = await call(client, "memnet_recall", session="work", q="TSK", k=99)
+            assert res.is_error and text_of(res).startswith("bad_query:")
+
+            res = await call(client, "memnet_create_session", session="Bad Id")
+            assert res.is_error and text_of(res).startswith("invalid_session_id:")
+
+            # a failed commit changed nothing
+            res = await call(client, "memnet_sessions")
+            assert res.structured_content["sessions"][0]["version"] == 1
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
+    # what the server committed is in the cabinet for the next process
+    with Cabinet.open(tmp_path / "cab") as again:
+        assert again.open("work").version == 1
+
+
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+def test_other_writers_are_seen_and_conflicts_reported(tmp_path):
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+    tools = server.memnet_tools
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            await call(client, "memnet_create_session", session="work")
+            res = await call(client, "memnet_commit", session="work", delta=DELTA)
+            assert res.structured_content["version"] == 1
+
+            # another writer (another process would do the same) commits version 2
+            with Cabinet.open(tmp_path / "cab") as other:
+                s = other.open("work")
+                s.commit("INSERT (d:DEC {title: 'Round half to even'})")
+                other.flush(s)
+            res = await call(client, "memnet_recall", session="work", q="DEC")
+            assert "Round half to even" in text_of(res)  # the cached copy was refreshed
+            assert res.structured_content["version"] == 2
+
+            # lose the race: the copy is stale when the flush happens
+            stale = tools._session("work")
+            with Cabinet.open(tmp_path / "cab") as other:
+                s = other.open("work")
+                s.commit("INSERT (x:TSK {title: 'Written by the other writer'})")
+                other.flush(s)
+            real = tools._session
+            tools._session = lambda sid: stale
+            try:
+                res = await call(client, "memnet_commit", session="work",
+                                 delta="INSERT (y:TSK {title: 'Mine'})")
+            finally:
+                tools._session = real
+            assert res.is_error and text_of(res).startswith("conflict:")
+            assert res.structured_content["error"]["code"] == "conflict"
+            assert "work" not in tools._cache  # dropped: the next call reloads
+
+            res = await call(client, "memnet_commit", session="work",
+                             delta="INSERT (y:TSK {title: 'Mine'})")
+            assert not res.is_error, text_of(res)
+            assert res.structured_content["version"] == 4
+            res = await call(client, "memnet_recall", session="work", q="TSK", limit=10)
+            assert "Written by the other writer" in text_of(res) and "Mine" in text_of(res)
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
+
+
+# -- a real stdio subprocess ---------------------------------------------------------------
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+def test_stdio_subprocess(tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memnet", "--home", str(tmp_path / "cab"), "mcp"],
+        env={"PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
+    errlog = (tmp_path / "server.err").open("w")
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                assert names == TOOLS
+                res = await call(client, "memnet_create_session", session="work")
+                assert not res.is_error, text_of(res)
+                res = await call(client, "memnet_commit", session="work", delta=DELTA)
+                assert not res.is_error, text_of(res)
+                assert set(res.structured_content["ids"]) == {"t", "m", "l"}
+                res = await call(client, "memnet_recall", session="work",
+                                 q="TSK status:open pricing")
+                assert not res.is_error, text_of(res)
+                assert "Fix rounding in the pricing page" in text_of(res)
+                assert res.structured_content["seed_mode"] == "match"
+                res = await call(client, "memnet_outline", session="ghost")
+                assert res.is_error
+                assert text_of(res).startswith("session_not_found:")
+
+    try:
+        anyio.run(main)
+    finally:
+        errlog.close()
+    # the commit reached the cabinet on disk
+    with Cabinet.open(tmp_path / "cab") as cab:
+        assert cab.open("work").recall("TSK").receipt.rows >= 1
+
+
+# -- without the extra ----------------------------------------------------------------------
+BLOCK_MCP = textwrap.dedent("""
+    import sys
+
+    class BlockMCP:
+        def find_spec(self, name, path=None, target=None):
+            if name == "mcp" or name.startswith("mcp.") or name.startswith("mcp_types"):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, BlockMCP())
+    from memnet.faces.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def run_blocked(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", BLOCK_MCP, *args], text=True,
+                          capture_output=True, env=env, cwd=cwd, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+@pytest.mark.req("MN-REQ-15")
+def test_missing_extra_is_dependency_missing(tmp_path):
+    home = tmp_path / "cab"
+    p = run_blocked("--home", str(home), "mcp", cwd=tmp_path)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines() == [
+        ("memnet: error: dependency_missing: the MCP server needs the extra: "
+         "pip install 'memnet[mcp]'")]
+    assert p.stdout == ""
+    assert not home.exists()  # refused before the cabinet was opened
+    # the rest of the CLI (and `memnet mcp --help`) works without the SDK
+    p = run_blocked("mcp", "--help", cwd=tmp_path)
+    assert p.returncode == 0 and "MCP server" in p.stdout, p.stderr
