@@ -11,11 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# the console script pip installed beside this interpreter (pip install -e .)
+SCRIPT = Path(sys.executable).with_name("memnet")
 
 
 def run(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, MEMNET_HOME=str(home), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "memnet", *args], input=stdin, text=True,
+    assert SCRIPT.exists(), f"the memnet command is not installed beside {sys.executable}: " \
+        "pip install -e '.[dev]'"
+    env = dict(os.environ, MEMNET_HOME=str(home))
+    return subprocess.run([str(SCRIPT), *args], input=stdin, text=True,
                           capture_output=True, env=env, timeout=120)
 
 
@@ -82,3 +86,34 @@ def test_every_command_has_help():
 
     walk(parser, [])
     assert "demo" in seen and "recall" in seen and "session create" in seen
+
+
+@pytest.mark.req("MN-REQ-15")
+@pytest.mark.parametrize("args,stdin,code", [
+    (("session", "create", "Bad/Id"), None, "invalid_session_id"),
+    (("session", "create", "s"), None, "session_exists"),
+    (("recall", "nosuch"), None, "session_not_found"),
+    (("session", "drop", "nosuch"), None, "session_not_found"),
+    (("session", "log", "nosuch"), None, "session_not_found"),
+    (("commit", "s", "-"), "INSERT (t:TSK {title: 'x'", "gql_syntax"),
+    (("commit", "s", "-"), "SET task9.title = 'x'", "commit_rejected"),
+    (("commit", "s", "-"), "INSERT (na1:TSK {title: 'echo'})", "echo_refused"),
+    (("commit", "s", "-"), "SET na1.n = 99999999999999999999", "commit_rejected"),
+    (("commit", "s", "-"), "DELETE " + ", ".join(["a"] * 40_000), "input_too_large"),
+    (("recall", "s", "TSK", "--hops", "99"), None, "bad_query"),
+    (("recall", "s", "TSK", "--view", "shell", "--rows", "0"), None, "bad_query"),
+    (("recall", "s", "TSK", "--at", "42"), None, "version_not_found"),
+    (("recall", "s", "MATCH (n:TSK) LIMIT 0"), None, "gql_syntax"),
+])
+def test_every_error_path_exits_1_with_its_code(tmp_path, args, stdin, code):
+    home = tmp_path / "cab"
+    assert run("session", "create", "s", home=home).returncode == 0
+    assert run("commit", "s", "-", home=home,
+               stdin="INSERT (t:TSK {title: 'there'})").returncode == 0
+    r = run(*args, home=home, stdin=stdin)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"memnet: error: {code}:"), r.stderr
+    # a refused commit changed nothing
+    log = run("session", "log", "s", "--format", "json", home=home)
+    assert len(json.loads(log.stdout)) == 1
