@@ -264,16 +264,25 @@ class Cabinet:
         with self.kv.read() as txn:
             return self._catalog(txn, sid) is not None
 
+    @staticmethod
+    def _info(sid: str, c: dict[str, Any]) -> SessionInfo:
+        return SessionInfo(sid, c["version"], c["nodes"] + c["edges"], c["bytes"], c["nodes"],
+                           c["edges"], c["created"], c["updated"])
+
     def sessions(self) -> list[SessionInfo]:
         """The catalog: every session with its version and size, by id."""
-        out = []
         with self.kv.read() as txn:
-            for k, v in txn.scan(R.CATALOG):
-                c = R.decode(v, k)
-                out.append(SessionInfo(k.decode("ascii"), c["version"], c["nodes"] + c["edges"],
-                                       c["bytes"], c["nodes"], c["edges"], c["created"],
-                                       c["updated"]))
-        return out
+            return [self._info(k.decode("ascii"), R.decode(v, k))
+                    for k, v in txn.scan(R.CATALOG)]
+
+    def session_info(self, sid: str) -> SessionInfo:
+        """One row of the catalog (one record read, whatever the catalog's size)."""
+        check_session_id(sid)
+        with self.kv.read() as txn:
+            cat = self._catalog(txn, sid)
+        if cat is None:
+            raise SessionNotFound(f"no session {sid!r} in this cabinet")
+        return self._info(sid, cat)
 
     def create(self, sid: str, **session_options: Any) -> Session:
         """Create an empty session; an existing id is refused with ``session_exists``."""

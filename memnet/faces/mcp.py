@@ -124,10 +124,10 @@ class MemNetTools:
 
     # the catalog row of sid, or None
     def _info(self, sid: str) -> Any:
-        for info in self.cabinet.sessions():
-            if info.id == sid:
-                return info
-        return None
+        try:
+            return self.cabinet.session_info(sid)
+        except SessionNotFound:
+            return None
 
     def _session(self, sid: str) -> Session:
         check_session_id(sid)

@@ -866,3 +866,18 @@ def test_gql_value_helper_writes_what_the_parser_reads() -> None:
         (ins,) = parse_delta(f"INSERT (a:TSK {{v: {gql_value(v)}}})").statements
         assert typed(dict(ins.nodes[0].props)["v"]) == typed(v), v
     assert typed_props({"a": [1, True]}) == {"a": ("list", (("int", 1), ("bool", True)))}
+
+
+@pytest.mark.req(HISTORY, ERRORS)
+def test_session_info_is_the_catalog_row(cabinet: Any) -> None:
+    s = cabinet.create("one")
+    s.commit("INSERT (t:TSK {title: 'row'}), (m:MOD {path: 'm.py'}), (t)-[:TOUCHES]->(m)")
+    cabinet.flush(s)
+    cabinet.create("two")
+    info = cabinet.session_info("one")
+    assert info == next(i for i in cabinet.sessions() if i.id == "one")
+    assert (info.version, info.nodes, info.edges, info.rows) == (1, 2, 1, 3)
+    with pytest.raises(SessionNotFound):
+        cabinet.session_info("three")
+    with pytest.raises(InvalidSessionId):
+        cabinet.session_info("Bad/Id")
