@@ -15,6 +15,14 @@ Example::
 """
 
 from ._version import __version__
+from .absorb import (
+    AbsorbRejected,
+    AbsorbResult,
+    ImportGuard,
+    WorkingMemorySlice,
+    export_working_memory_slice,
+    import_slice,
+)
 from .cabinet import Cabinet, LogEntry, SessionInfo
 from .commit import Caps, CommitRecord, CommitResult
 from .errors import (
@@ -45,6 +53,12 @@ from .tokens import count_tokens
 
 
 __all__ = [
+    "AbsorbRejected",
+    "AbsorbResult",
+    "ImportGuard",
+    "WorkingMemorySlice",
+    "export_working_memory_slice",
+    "import_slice",
     "CODES",
     "LIMITS",
     "Cabinet",

@@ -394,7 +394,89 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
     p = _Plan(store, delete_on_settle)
     for st in delta.statements:
         p.statement(st)
+    # a Δ of SETTLE, DELETE and REMOVE only is always welcome, even past the
+    # cap: it is how a full session is tidied (SETTLE adds a small flag)
+    tidy = all(isinstance(st, (ast.Settle, ast.Delete, ast.RemoveProp, ast.RemoveLabel,
+                               ast.RemoveNick)) for st in delta.statements)
+    return _apply(store, p, version=version, caps=caps, tidy=tidy)
 
+
+GAP = "GAP"  # kind and type of the placeholders that keep imported ids in place
+
+
+def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, ...],
+                                                    dict[str, Any], str | None]],
+                    edges: list[tuple[int | None, str, int, int, dict[str, Any]]], *,
+                    version: int, caps: Caps) -> tuple[CommitResult, CommitRecord | None,
+                                                       list[int], list[int]]:
+    """Add a batch of elements atomically (the engine half of Absorb).
+
+    ``nodes`` are ``(id or None, kind, labels, props, nick)``; ``edges`` are
+    ``(id or None, type, src, dst, props)`` where ``src``/``dst`` index into
+    ``nodes``. With ids given (the ``keep`` policy), every id must be at or past
+    the store's next id; the ids in between are taken by placeholders that are
+    recycled from birth, so the kept elements land on exactly their ids. With
+    ids None the engine mints new ones. Checks and the rate cap are those of a
+    Commit; returns the result, the record and the minted node and edge ids (in
+    the order given).
+    """
+    p = _Plan(store, False)
+    pos = ast.Pos(1, 1)
+    keep = bool(nodes) and nodes[0][0] is not None
+    order = sorted(range(len(nodes)), key=lambda i: nodes[i][0] or 0) if keep else \
+        list(range(len(nodes)))
+    slot: dict[int, int] = {}          # index in nodes -> index in p.new_nodes
+    gap_host: int | None = None
+    expect = store.next_node
+    for i in order:
+        nid, kind, labels, props, nick = nodes[i]
+        if keep:
+            assert nid is not None and nid >= expect, "kept ids must be fresh"
+            while expect < nid:
+                p.new_nodes.append(_NodeState(GAP, set(), {}, None, True))
+                gap_host = len(p.new_nodes) - 1
+                expect += 1
+            expect += 1
+        for lab in (kind, *labels):
+            _check_name(_LABEL, lab, "label", pos)
+        checked = _check_props(tuple(props.items()), pos)
+        if nick is not None:
+            _check_name(_NICK, nick, "nickname", pos)
+            p._claim_nick(nick, ("new", len(p.new_nodes)), pos)
+        slot[i] = len(p.new_nodes)
+        p.new_nodes.append(_NodeState(kind, set(labels) - {kind}, checked, nick, False))
+    eorder = sorted(range(len(edges)), key=lambda i: edges[i][0] or 0) if keep else \
+        list(range(len(edges)))
+    eslot: dict[int, int] = {}
+    expect_e = store.next_edge
+    for i in eorder:
+        eid, etype, src, dst, props = edges[i]
+        if keep:
+            assert eid is not None and eid >= expect_e, "kept ids must be fresh"
+            while expect_e < eid:
+                if gap_host is None:  # a host for edge placeholders, after the kept nodes
+                    p.new_nodes.append(_NodeState(GAP, set(), {}, None, True))
+                    gap_host = len(p.new_nodes) - 1
+                host = ("new", gap_host)
+                p.new_edges.append(_EdgeState(GAP, host, host, {}, True))
+                expect_e += 1
+            expect_e += 1
+        _check_name(_LABEL, etype, "edge type", pos)
+        checked = _check_props(tuple(props.items()), pos)
+        eslot[i] = len(p.new_edges)
+        p.new_edges.append(_EdgeState(etype, ("new", slot[src]), ("new", slot[dst]), checked,
+                                      False))
+    result, record = _apply(store, p, version=version, caps=caps, tidy=False)
+    base_n = store.next_node - len(p.new_nodes)
+    base_e = store.next_edge - len(p.new_edges)
+    node_ids = [base_n + slot[i] for i in range(len(nodes))]
+    edge_ids = [base_e + eslot[i] for i in range(len(edges))]
+    return result, record, node_ids, edge_ids
+
+
+def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
+           tidy: bool) -> tuple[CommitResult, CommitRecord | None]:
+    """Check the rate cap for a finished plan and write it."""
     # which existing elements really change
     node_changes: list[tuple[int, _NodeState]] = []
     for nid, ns in p.node_over.items():
@@ -413,11 +495,13 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
     rows = store.live_nodes + store.live_edges
     nbytes = store.live_bytes
     for ns in p.new_nodes:
-        rows += 1
-        nbytes += text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)) + 8
+        if not ns.recycled:
+            rows += 1
+            nbytes += text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)) + 8
     for es in p.new_edges:
-        rows += 1
-        nbytes += text_bytes(es.type) + text_bytes(props_text(es.props)) + 8
+        if not es.recycled:
+            rows += 1
+            nbytes += text_bytes(es.type) + text_bytes(props_text(es.props)) + 8
     for nid, ns in node_changes:
         if ns.recycled and not store.nrec[nid]:
             rows -= 1
@@ -429,12 +513,8 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
         if es.recycled and not store.erec[eid]:
             rows -= 1
             nbytes -= store.edge_bytes(eid)
-    # refuse what passes the cap and grows. A Δ of SETTLE, DELETE and REMOVE
-    # only is always welcome: it is how a full session is tidied (SETTLE adds
-    # a small flag, which must not block it)
+    # refuse what passes the cap and grows
     before_rows = store.live_nodes + store.live_edges
-    tidy = all(isinstance(st, (ast.Settle, ast.Delete, ast.RemoveProp, ast.RemoveLabel,
-                               ast.RemoveNick)) for st in delta.statements)
     if not tidy and ((rows > caps.rows and rows > before_rows)
                      or (nbytes > caps.bytes and nbytes > store.live_bytes)):
         raise CapExceeded(
@@ -469,7 +549,10 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
     for eid, es in edge_changes:
         if _differs(store.eprops.get(eid), es.props):
             store.update_edge(eid, es.props or None)
-    store.recycle_edges([eid for eid, es in edge_changes if es.recycled])
+    # placeholders born recycled (imports that keep ids) and recycled elements
+    store.recycle_edges([minted_edges[i] for i, es in enumerate(p.new_edges) if es.recycled]
+                        + [eid for eid, es in edge_changes if es.recycled])
+    store.recycle_nodes([minted_nodes[i] for i, ns in enumerate(p.new_nodes) if ns.recycled])
     gone = [nid for nid, ns in node_changes if ns.recycled and not store.nrec[nid]]
     store.recycle_nodes(gone)
     recycled = len(gone)
@@ -552,4 +635,5 @@ def replay(store: Store, changes: tuple[Change, ...] | list[Change]) -> None:
                 store.recycle_edge(ch.id)
         else:
             raise ValueError(f"unknown change op {ch.op!r}")
-__all__ = ["Caps", "Change", "CommitRecord", "CommitResult", "plan_and_apply", "replay"]
+__all__ = ["Caps", "Change", "CommitRecord", "CommitResult", "import_elements", "plan_and_apply",
+           "replay"]

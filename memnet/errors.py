@@ -62,6 +62,8 @@ CODES: dict[str, str] = {
     "cabinet_io": "the storage engine failed an operation (I/O or engine error)",
     "backup_target_exists": "the backup destination already holds a cabinet",
     "not_supported": "this backend does not offer that operation",
+    "not_a_delta": "Commit was given something that is not a GQL Δ (a slice joins by Absorb)",
+    "absorb_rejected": "the ImportGuard refused a slice; the lead session is unchanged",
     "frame_too_large": "a wire frame passes the 4 MiB cap; it was not read",
     "bad_frame": "a wire frame is not a statement the wire understands",
     "dependency_missing": "an optional dependency (an extra or a program) is not installed",

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .commit import Caps, CommitRecord, CommitResult, plan_and_apply
-from .errors import QueryError
+from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
+from .errors import CommitRejected, QueryError
 from .gql import ast
 from .gql.emit import format_query
 from .gql.parse import parse_delta, parse_query
@@ -106,18 +106,38 @@ class Session:
         Returns the minted handles and the new version; raises a
         :class:`~memnet.errors.MemNetError` with the session unchanged otherwise.
         """
+        if not isinstance(delta, (str, ast.Delta)) or (
+                isinstance(delta, str) and delta.lstrip().startswith("{")):
+            # Absorb is a join with its own guard, never goldfish writeback
+            raise CommitRejected(
+                "Commit takes a GQL Δ; a working-memory slice is joined with "
+                "memnet.import_slice (Absorb), not committed", code="not_a_delta")
         d = parse_delta(delta) if isinstance(delta, str) else delta
         with self._lock:
             result, record = plan_and_apply(self.store, d, version=self.version, caps=self.caps,
                                             delete_on_settle=self.delete_on_settle)
-            if record is not None:
-                self.version = record.version
-                self._history.append(record)
-                if self.base_version is not None:
-                    self.pending.append(record)
-                if self.history_limit is not None and len(self._history) > self.history_limit:
-                    del self._history[: len(self._history) - self.history_limit]
+            self._keep(record)
             return result
+
+    def _keep(self, record: CommitRecord | None) -> None:
+        """Make a written change a version: bump, history, pending flush."""
+        if record is None:
+            return
+        self.version = record.version
+        self._history.append(record)
+        if self.base_version is not None:
+            self.pending.append(record)
+        if self.history_limit is not None and len(self._history) > self.history_limit:
+            del self._history[: len(self._history) - self.history_limit]
+
+    def _import(self, nodes: list[Any], edges: list[Any]) -> tuple[CommitResult, list[int],
+                                                                     list[int]]:
+        """Add a checked batch of elements as one version (used by Absorb)."""
+        with self._lock:
+            result, record, nids, eids = import_elements(self.store, nodes, edges,
+                                                         version=self.version, caps=self.caps)
+            self._keep(record)
+            return result, nids, eids
 
     @property
     def dirty(self) -> bool:

@@ -1,0 +1,319 @@
+"""Absorb (Path-B): export a bounded slice of a member session, join it into a lead.
+
+Absorb is a join between sessions, kept apart from Commit on purpose: a
+member's slice goes through :class:`ImportGuard` and :func:`import_slice`,
+never through ``Session.commit``, and ``import_slice`` refuses a goldfish Δ.
+
+* :func:`export_working_memory_slice` walks from the anchors (the same bounded
+  walk as Recall, without the LAW rules) with a budget of ``M × |anchors|``
+  rows by default - the one place that budget is allowed - and refuses to
+  export a whole session.
+* :class:`WorkingMemorySlice` is plain JSON (``model_dump_json``), so two
+  machines can exchange it.
+* :func:`import_slice` joins a slice atomically - one new version of the lead,
+  or nothing - under an ``id_policy``:
+
+  ``keep``    handles kept; any handle already minted in the lead refuses all;
+  ``reject``  new handles, but the import is refused if any incoming node is
+              already in the lead (same ``locator`` property, or imported before
+              from the same member handle);
+  ``remint``  new handles, edges rewritten; every imported node carries its
+              origin (``origin: 'member/handle'``).
+
+Example::
+
+    >>> import memnet
+    >>> member = memnet.Session("member")
+    >>> ids = member.commit("INSERT (a:TSK {title: 'found it'})-[:TOUCHES]->"
+    ...                     "(b:MOD {path: 'x.py'}), (c:DEC {title: 'elsewhere'})").ids
+    >>> sl = memnet.export_working_memory_slice(member, [ids["a"]])
+    >>> lead = memnet.Session("lead")
+    >>> memnet.import_slice(lead, sl, id_policy="remint").created
+    3
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ._version import __version__
+from .errors import MemNetError
+from .gql import ast
+from .graph.store import edge_handle, node_handle, parse_handle
+from .ids import check_session_id
+from .recall.walk import shape_walk
+from .session import LIMITS, Session
+
+FORMAT = "memnet.slice/1"
+MAX_SLICE_ROWS = 5_000           # nodes + edges in one slice
+MAX_SLICE_BYTES = 4 * 1024 * 1024
+POLICIES = ("keep", "reject", "remint")
+
+Scalar = Union[bool, int, float, str]   # bool first: pydantic keeps true as bool
+
+
+class AbsorbRejected(MemNetError):
+    """The ImportGuard (or export) refused; nothing was written."""
+
+    code = "absorb_rejected"
+
+
+class SliceNode(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    handle: str
+    kind: str
+    labels: list[str] = Field(default_factory=list)
+    props: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    nick: str | None = None
+    recycled: bool = False
+
+
+class SliceEdge(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    handle: str
+    type: str
+    src: str
+    dst: str
+    props: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    recycled: bool = False
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    session: str
+    version: int
+    anchors: list[str]
+    hops: int
+    budget: int
+    exported_at: float
+    memnet: str = __version__
+
+
+class WorkingMemorySlice(BaseModel):
+    """A bounded slice of one member session, with its provenance."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    format: Literal["memnet.slice/1"] = FORMAT
+    provenance: Provenance
+    nodes: list[SliceNode]
+    edges: list[SliceEdge]
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=1)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> WorkingMemorySlice:
+        """Parse and validate a slice file (strict types; see ImportGuard)."""
+        if len(text) > MAX_SLICE_BYTES:
+            raise AbsorbRejected(f"the slice is {len(text)} bytes; the cap is {MAX_SLICE_BYTES}")
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise AbsorbRejected(f"the slice is not JSON: {e}") from None
+        return _validate(data)
+
+
+def _validate(data: Any) -> WorkingMemorySlice:
+    try:
+        # JSON has no tuples and no int/float distinction beyond the literal,
+        # so validate in JSON mode: 1 stays int, 1.0 stays float, true stays bool
+        return WorkingMemorySlice.model_validate_json(json.dumps(data, allow_nan=False))
+    except (ValidationError, ValueError, TypeError) as e:
+        first = str(e).splitlines()
+        raise AbsorbRejected("the slice does not match the slice schema: "
+                             + " ".join(first[:3])) from None
+
+
+def _json_value(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+# -- export ------------------------------------------------------------------------
+def export_working_memory_slice(member: Session, anchors: list[str], *, hops: int = 2,
+                                budget: int | None = None,
+                                fanout: int = LIMITS.fanout) -> WorkingMemorySlice:
+    """A bounded slice of ``member`` around ``anchors`` (live node handles).
+
+    ``budget`` (rows) defaults to ``M × |anchors|`` with M = 50; a slice that
+    would hold every live node of the member is refused (never absorb a whole
+    session).
+    """
+    if not anchors:
+        raise AbsorbRejected("a slice needs at least one anchor handle")
+    if budget is None:
+        budget = LIMITS.max_rows * len(anchors)
+    if not 1 <= budget <= MAX_SLICE_ROWS:
+        raise AbsorbRejected(f"budget must be 1 to {MAX_SLICE_ROWS} rows, got {budget}")
+    if not 0 <= hops <= LIMITS.k_max:
+        raise AbsorbRejected(f"hops must be 0 to {LIMITS.k_max}, got {hops}")
+    st = member.store
+    ids: list[int] = []
+    for h in anchors:
+        ref = st.resolve(h) if isinstance(h, str) else None
+        if ref is None or ref[0] != "n" or st.nrec[ref[1]]:
+            raise AbsorbRejected(f"anchor {h!r} is not a live node of session {member.name!r}")
+        if ref[1] not in ids:
+            ids.append(ref[1])
+    with member._lock:
+        walk = shape_walk(st, tuple(ids), k=hops, max_rows=budget, fanout=fanout, laws=False)
+        if len(walk.nodes) >= st.live_nodes:
+            raise AbsorbRejected(
+                f"the slice would cover the whole of session {member.name!r} "
+                f"({st.live_nodes} nodes); Absorb takes a bounded slice, never a whole session")
+        nodes = [SliceNode(handle=node_handle(n), kind=st.kind[n], labels=list(st.labels[n]),
+                           props={k: _json_value(v) for k, v in st.node_props(n).items()},
+                           nick=st.nick.get(n)) for n in walk.nodes]
+        edges = [SliceEdge(handle=edge_handle(e), type=st.etype[e],
+                           src=node_handle(st.esrc[e]), dst=node_handle(st.edst[e]),
+                           props={k: _json_value(v) for k, v in (st.eprops.get(e) or {}).items()})
+                 for e in walk.edges]
+        prov = Provenance(session=member.name, version=member.version,
+                          anchors=[node_handle(n) for n in ids], hops=hops, budget=budget,
+                          exported_at=time.time())
+    return WorkingMemorySlice(provenance=prov, nodes=nodes, edges=edges)
+
+
+# -- the guard ---------------------------------------------------------------------
+class ImportGuard:
+    """Checks a slice before anything is written: schema and value types, size
+    caps, no dangling edge, no recycled element, provenance present, and id
+    collisions judged by the policy. Raises :class:`AbsorbRejected`."""
+
+    def __init__(self, *, max_rows: int = MAX_SLICE_ROWS) -> None:
+        self.max_rows = max_rows
+
+    def check(self, lead: Session, slc: Any, id_policy: str) -> WorkingMemorySlice:
+        if isinstance(slc, (ast.Delta, str)) and not (isinstance(slc, str)
+                                                      and slc.lstrip().startswith("{")):
+            raise AbsorbRejected("Absorb joins a working-memory slice; a goldfish Δ goes "
+                                 "through Session.commit")
+        if id_policy not in POLICIES:
+            raise AbsorbRejected(f"id_policy must be one of {', '.join(POLICIES)}, "
+                                 f"got {id_policy!r}")
+        if isinstance(slc, (str, bytes)):
+            slc = WorkingMemorySlice.from_json(slc)
+        elif isinstance(slc, WorkingMemorySlice):
+            slc = _validate(slc.model_dump(mode="json"))
+        else:
+            slc = _validate(slc)
+        prov = slc.provenance
+        try:
+            check_session_id(prov.session)
+        except MemNetError:
+            raise AbsorbRejected(f"provenance names a bad session id {prov.session!r}") from None
+        rows = len(slc.nodes) + len(slc.edges)
+        if rows > self.max_rows:
+            raise AbsorbRejected(f"the slice holds {rows} rows; the cap is {self.max_rows}")
+        if not slc.nodes:
+            raise AbsorbRejected("the slice holds no nodes")
+        handles: set[str] = set()
+        for n in slc.nodes:
+            h = parse_handle(n.handle)
+            if h is None or h[0] != "n" or n.handle in handles:
+                raise AbsorbRejected(f"bad or repeated node handle {n.handle!r}")
+            handles.add(n.handle)
+            if n.recycled:
+                raise AbsorbRejected(f"node {n.handle} is recycled; slices carry live elements")
+            _check_values(n.props, n.handle)
+        if not prov.anchors or not set(prov.anchors) <= handles:
+            raise AbsorbRejected("the provenance anchors must be nodes of the slice")
+        seen_edges: set[str] = set()
+        for e in slc.edges:
+            h = parse_handle(e.handle)
+            if h is None or h[0] != "e" or e.handle in seen_edges:
+                raise AbsorbRejected(f"bad or repeated edge handle {e.handle!r}")
+            seen_edges.add(e.handle)
+            if e.recycled:
+                raise AbsorbRejected(f"edge {e.handle} is recycled; slices carry live elements")
+            if e.src not in handles or e.dst not in handles:
+                raise AbsorbRejected(f"edge {e.handle} dangles: {e.src} or {e.dst} is not in "
+                                     "the slice")
+            _check_values(e.props, e.handle)
+        st = lead.store
+        if id_policy == "keep":
+            taken = [h for h in list(handles) + list(seen_edges) if st.resolve(h) is not None]
+            if taken:
+                raise AbsorbRejected(f"id_policy keep: {len(taken)} handle(s) already exist in "
+                                     f"{lead.name!r} (e.g. {sorted(taken)[0]}); nothing imported")
+        elif id_policy == "reject":
+            dup = _already_there(lead, slc)
+            if dup:
+                raise AbsorbRejected(f"id_policy reject: {dup} is already in {lead.name!r}; "
+                                     "nothing imported")
+        return slc
+
+
+def _check_values(props: dict[str, Any], where: str) -> None:
+    for k, v in props.items():
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, float) and not math.isfinite(x):
+                raise AbsorbRejected(f"{where}.{k} is not a finite number")
+
+
+def _origin(slc: WorkingMemorySlice, handle: str) -> str:
+    return f"{slc.provenance.session}/{handle}"
+
+
+def _already_there(lead: Session, slc: WorkingMemorySlice) -> str | None:
+    """The first incoming node the lead already holds, by locator or origin."""
+    st = lead.store
+    for n in slc.nodes:
+        for key, value in (("locator", n.props.get("locator")),
+                           ("origin", _origin(slc, n.handle))):
+            if not isinstance(value, str):
+                continue
+            q = ast.SeedQuery(props=((key, value),))
+            from .recall.seed import match  # the index answers; no scan
+
+            if match(st, q, 1).seeds:
+                return f"node {n.handle} ({key} {value!r})"
+    return None
+
+
+# -- import ------------------------------------------------------------------------
+class AbsorbResult(BaseModel):
+    """What an import did: the handle map (member → lead) and the new version."""
+
+    ids: dict[str, str]
+    version: int
+    created: int
+
+
+def import_slice(lead: Session, slc: Any, id_policy: str = "remint", *,
+                 guard: ImportGuard | None = None) -> AbsorbResult:
+    """Join a slice into ``lead`` atomically: one new version, or nothing.
+
+    ``slc`` is a :class:`WorkingMemorySlice`, its JSON text, or the parsed
+    JSON. See the module docstring for the policies.
+    """
+    slc = (guard or ImportGuard()).check(lead, slc, id_policy)
+    index = {n.handle: i for i, n in enumerate(slc.nodes)}
+    keep = id_policy == "keep"
+    nodes = []
+    for n in slc.nodes:
+        props = {k: tuple(v) if isinstance(v, list) else v for k, v in n.props.items()}
+        if not keep:
+            props["origin"] = _origin(slc, n.handle)
+        ref = parse_handle(n.handle)
+        nodes.append((ref[1] if keep and ref else None, n.kind, tuple(n.labels), props, n.nick))
+    edges = []
+    for e in slc.edges:
+        props = {k: tuple(v) if isinstance(v, list) else v for k, v in e.props.items()}
+        ref = parse_handle(e.handle)
+        edges.append((ref[1] if keep and ref else None, e.type, index[e.src], index[e.dst],
+                      props))
+    result, nids, eids = lead._import(nodes, edges)
+    ids = {n.handle: node_handle(nid) for n, nid in zip(slc.nodes, nids, strict=True)}
+    ids.update({e.handle: edge_handle(eid) for e, eid in zip(slc.edges, eids, strict=True)})
+    return AbsorbResult(ids=ids, version=result.version,
+                        created=len(slc.nodes) + len(slc.edges))
+
+
+__all__ = ["AbsorbRejected", "AbsorbResult", "ImportGuard", "POLICIES", "Provenance",
+           "SliceEdge", "SliceNode", "WorkingMemorySlice", "export_working_memory_slice",
+           "import_slice"]
