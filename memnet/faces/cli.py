@@ -193,6 +193,43 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from ..absorb import export_working_memory_slice
+
+    with _cabinet(args) as cab:
+        member = _hydrate(cab, args.member)
+        slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
+                                          budget=args.budget)
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(slc.to_json())
+    print(f"exported {len(slc.nodes)} nodes and {len(slc.edges)} edges of {args.member} "
+          f"(version {slc.provenance.version}) to {args.output}")
+    return 0
+
+
+def _absorb(args: argparse.Namespace) -> int:
+    from ..absorb import AbsorbRejected, export_working_memory_slice, import_slice
+
+    if (args.slice is None) == (args.member is None):
+        raise AbsorbRejected("give either --slice FILE or --from MEMBER with --anchor")
+    if args.member is not None and not args.anchor:
+        raise AbsorbRejected("--from MEMBER needs at least one --anchor HANDLE")
+    with _cabinet(args) as cab:
+        lead = _hydrate(cab, args.lead)
+        if args.slice is not None:
+            with open(args.slice, "rb") as f:
+                slc: Any = f.read()
+        else:
+            member = _hydrate(cab, args.member)
+            slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
+                                              budget=args.budget)
+        res = import_slice(lead, slc, args.id_policy)
+        cab.flush(lead)
+    print(json.dumps({"version": res.version, "created": res.created, "ids": res.ids},
+                     ensure_ascii=False))
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -272,6 +309,37 @@ def build_parser() -> argparse.ArgumentParser:
                                      "already hold a cabinet.")
     bak.add_argument("dest", help="directory for the copy")
     bak.set_defaults(func=_backup)
+
+    exp = sub.add_parser("export", help="write a bounded slice of a session to a JSON file",
+                         description="Export the working-memory slice around the anchor "
+                                     "handles of MEMBER (Path-B Absorb) as a plain JSON file "
+                                     "another cabinet can absorb.")
+    exp.add_argument("member", help="the session to take the slice from")
+    exp.add_argument("--anchor", action="append", required=True, metavar="HANDLE",
+                     help="a node handle the slice is built around (repeat for several)")
+    exp.add_argument("--hops", type=int, default=2, help="hops from the anchors (default 2)")
+    exp.add_argument("--budget", type=int, default=None,
+                     help="max rows (default 50 x the number of anchors)")
+    exp.add_argument("-o", "--output", default="slice.json",
+                     help="the slice file to write (default slice.json)")
+    exp.set_defaults(func=_export)
+
+    ab = sub.add_parser("absorb", help="join a slice into a session (Path-B Absorb)",
+                        description="Join a working-memory slice into LEAD atomically, from a "
+                                    "slice file (--slice) or straight from another session of "
+                                    "this cabinet (--from MEMBER --anchor H ...), then flush.")
+    ab.add_argument("lead", help="the session that takes the slice in")
+    ab.add_argument("--slice", default=None, metavar="FILE", help="a slice file from export")
+    ab.add_argument("--from", dest="member", default=None, metavar="MEMBER",
+                    help="export from this session of the same cabinet and absorb at once")
+    ab.add_argument("--anchor", action="append", default=[], metavar="HANDLE",
+                    help="with --from: an anchor handle (repeat for several)")
+    ab.add_argument("--hops", type=int, default=2, help="with --from: hops (default 2)")
+    ab.add_argument("--budget", type=int, default=None,
+                    help="with --from: max rows (default 50 x the number of anchors)")
+    ab.add_argument("--id-policy", choices=("keep", "reject", "remint"), default="remint",
+                    help="keep handles, reject duplicates, or remint new handles (default)")
+    ab.set_defaults(func=_absorb)
 
     # the other faces live in their own modules, imported only when used
     wire = sub.add_parser("wire", help="serve the framed GQL wire on stdin/stdout",

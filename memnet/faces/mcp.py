@@ -195,6 +195,23 @@ class MemNetTools:
             text = "no sessions yet: create one with memnet_create_session"
         return text, {"sessions": rows}
 
+    def absorb(self, lead: str, member: str, anchors: list[str], id_policy: str,
+               hops: int) -> tuple[str, dict[str, Any]]:
+        from ..absorb import export_working_memory_slice, import_slice
+
+        with self._lock:
+            slc = export_working_memory_slice(self._session(member), anchors, hops=hops)
+            s = self._session(lead)
+            res = import_slice(s, slc, id_policy)  # atomic: refused whole or one version
+            try:
+                self.cabinet.flush(s)
+            except BaseException:
+                self._cache.pop(lead, None)
+                raise
+        text = (f"absorbed {len(slc.nodes)} nodes and {len(slc.edges)} edges of {member} into "
+                f"{lead} (version {res.version}, policy {id_policy})")
+        return text, {"version": res.version, "created": res.created, "ids": res.ids}
+
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
         with self._lock:
             s = self.cabinet.create(session)
@@ -253,6 +270,14 @@ SESSIONS_DOC = (
 CREATE_DOC = (
     "Create an empty MemNet session (id: 1-64 characters from a-z, 0-9 and '-'). An id "
     "that already exists is an error (session_exists). Then fill it with memnet_commit.")
+
+ABSORB_DOC = (
+    "Path-B Absorb: take the bounded slice around anchor handles of session `member` (at most "
+    "50 rows per anchor, never the whole session) and join it into session `lead` as one new "
+    "version, or nothing. id_policy: 'remint' (new handles; each node records origin "
+    "'member/handle'), 'keep' (handles kept; any collision refuses all), 'reject' (refuse if "
+    "any node is already in lead). This is a join between sessions, not goldfish writeback: "
+    "use memnet_commit for your own changes.")
 
 # -- the server ----------------------------------------------------------------------------
 def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
@@ -334,6 +359,17 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     ) -> mtypes.CallToolResult:
         return result(lambda: tools.create_session(session))
 
+    def memnet_absorb(
+        lead: Annotated[str, Field(description="session that takes the slice in")],
+        member: Annotated[str, Field(description="session the slice comes from")],
+        anchors: Annotated[list[str], Field(description="node handles of `member` to build "
+                                                        "the slice around, e.g. ['na5']")],
+        id_policy: Annotated[str, Field(description="remint (default), keep or reject")]
+        = "remint",
+        hops: Annotated[int, Field(description="hops from the anchors (0-6)")] = 2,
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.absorb(lead, member, anchors, id_policy, hops))
+
     server.add_tool(memnet_recall, title="Recall a Shape", description=RECALL_DOC,
                     annotations=read_only)
     server.add_tool(memnet_outline, title="Outline a session", description=OUTLINE_DOC,
@@ -345,6 +381,10 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     server.add_tool(memnet_sessions, title="List sessions", description=SESSIONS_DOC,
                     annotations=read_only)
     server.add_tool(memnet_create_session, title="Create a session", description=CREATE_DOC,
+                    annotations=mtypes.ToolAnnotations(
+                        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                        open_world_hint=False))
+    server.add_tool(memnet_absorb, title="Absorb a slice", description=ABSORB_DOC,
                     annotations=mtypes.ToolAnnotations(
                         read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                         open_world_hint=False))

@@ -27,7 +27,7 @@ from memnet.faces.mcp import build_server
 ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS = {"memnet_recall", "memnet_outline", "memnet_commit", "memnet_sessions",
-         "memnet_create_session"}
+         "memnet_create_session", "memnet_absorb"}
 DELTA = ("INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
          "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
          "(l:LAW {text: 'Never change a price without a recorded decision'}), "
@@ -133,13 +133,31 @@ def test_tools_in_process(tmp_path, mode):
             res = await call(client, "memnet_sessions")
             assert res.structured_content["sessions"][0]["version"] == 1
 
+            # Path-B Absorb: a bounded slice of `work` joins `lead` as one version
+            await call(client, "memnet_commit", session="work",
+                       delta="INSERT (far:DOC {title: 'not near the anchor'})")
+            await call(client, "memnet_create_session", session="lead")
+            anchor = "na1"  # the task of DELTA, minted first
+            res = await call(client, "memnet_absorb", lead="lead", member="work",
+                             anchors=[anchor], id_policy="remint", hops=1)
+            assert not res.is_error, text_of(res)
+            assert res.structured_content["version"] == 1
+            assert res.structured_content["ids"][anchor].startswith("n")
+            res = await call(client, "memnet_recall", session="lead", q="TSK pricing")
+            assert "origin: 'work/na1'" in text_of(res)
+            res = await call(client, "memnet_absorb", lead="lead", member="work",
+                             anchors=[anchor], id_policy="reject")
+            assert res.is_error and text_of(res).startswith("absorb_rejected:")
+            assert tools["memnet_absorb"].annotations.read_only_hint is False
+
     try:
         anyio.run(main)
     finally:
         cab.close()
     # what the server committed is in the cabinet for the next process
     with Cabinet.open(tmp_path / "cab") as again:
-        assert again.open("work").version == 1
+        assert again.open("work").version == 2   # the first commit and the far DOC
+        assert again.open("lead").version == 1   # the absorbed slice
 
 
 @pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
