@@ -46,6 +46,7 @@ from .errors import MemNetError
 from .gql import ast
 from .graph.store import edge_handle, node_handle, parse_handle
 from .ids import check_session_id
+from .recall.seed import match
 from .recall.walk import shape_walk
 from .session import LIMITS, Session
 
@@ -133,6 +134,11 @@ def _json_value(v: Any) -> Any:
     return list(v) if isinstance(v, tuple) else v
 
 
+def _engine_props(props: dict[str, Any]) -> dict[str, Any]:
+    """JSON lists back to the engine's tuples (the inverse of _json_value)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in props.items()}
+
+
 # -- export ------------------------------------------------------------------------
 def export_working_memory_slice(member: Session, anchors: list[str], *, hops: int = 2,
                                 budget: int | None = None,
@@ -213,27 +219,15 @@ class ImportGuard:
             raise AbsorbRejected("the slice holds no nodes")
         handles: set[str] = set()
         for n in slc.nodes:
-            h = parse_handle(n.handle)
-            if h is None or h[0] != "n" or n.handle in handles:
-                raise AbsorbRejected(f"bad or repeated node handle {n.handle!r}")
-            handles.add(n.handle)
-            if n.recycled:
-                raise AbsorbRejected(f"node {n.handle} is recycled; slices carry live elements")
-            _check_values(n.props, n.handle)
+            _check_element(n, "n", "node", handles)
         if not prov.anchors or not set(prov.anchors) <= handles:
             raise AbsorbRejected("the provenance anchors must be nodes of the slice")
         seen_edges: set[str] = set()
         for e in slc.edges:
-            h = parse_handle(e.handle)
-            if h is None or h[0] != "e" or e.handle in seen_edges:
-                raise AbsorbRejected(f"bad or repeated edge handle {e.handle!r}")
-            seen_edges.add(e.handle)
-            if e.recycled:
-                raise AbsorbRejected(f"edge {e.handle} is recycled; slices carry live elements")
+            _check_element(e, "e", "edge", seen_edges)
             if e.src not in handles or e.dst not in handles:
                 raise AbsorbRejected(f"edge {e.handle} dangles: {e.src} or {e.dst} is not in "
                                      "the slice")
-            _check_values(e.props, e.handle)
         st = lead.store
         if id_policy == "keep":
             taken = [h for h in list(handles) + list(seen_edges) if st.resolve(h) is not None]
@@ -246,6 +240,17 @@ class ImportGuard:
                 raise AbsorbRejected(f"id_policy reject: {dup} is already in {lead.name!r}; "
                                      "nothing imported")
         return slc
+
+
+def _check_element(el: SliceNode | SliceEdge, prefix: str, what: str, seen: set[str]) -> None:
+    """A well-formed, unique, live handle with finite numbers; adds it to ``seen``."""
+    h = parse_handle(el.handle)
+    if h is None or h[0] != prefix or el.handle in seen:
+        raise AbsorbRejected(f"bad or repeated {what} handle {el.handle!r}")
+    seen.add(el.handle)
+    if el.recycled:
+        raise AbsorbRejected(f"{what} {el.handle} is recycled; slices carry live elements")
+    _check_values(el.props, el.handle)
 
 
 def _check_values(props: dict[str, Any], where: str) -> None:
@@ -267,10 +272,7 @@ def _already_there(lead: Session, slc: WorkingMemorySlice) -> str | None:
                            ("origin", _origin(slc, n.handle))):
             if not isinstance(value, str):
                 continue
-            q = ast.SeedQuery(props=((key, value),))
-            from .recall.seed import match  # the index answers; no scan
-
-            if match(st, q, 1).seeds:
+            if match(st, ast.SeedQuery(props=((key, value),)), 1).seeds:  # index, no scan
                 return f"node {n.handle} ({key} {value!r})"
     return None
 
@@ -296,14 +298,14 @@ def import_slice(lead: Session, slc: Any, id_policy: str = "remint", *,
     keep = id_policy == "keep"
     nodes = []
     for n in slc.nodes:
-        props = {k: tuple(v) if isinstance(v, list) else v for k, v in n.props.items()}
+        props = _engine_props(n.props)
         if not keep:
             props["origin"] = _origin(slc, n.handle)
         ref = parse_handle(n.handle)
         nodes.append((ref[1] if keep and ref else None, n.kind, tuple(n.labels), props, n.nick))
     edges = []
     for e in slc.edges:
-        props = {k: tuple(v) if isinstance(v, list) else v for k, v in e.props.items()}
+        props = _engine_props(e.props)
         ref = parse_handle(e.handle)
         edges.append((ref[1] if keep and ref else None, e.type, index[e.src], index[e.dst],
                       props))

@@ -152,11 +152,6 @@ class Index:
         for w in nw - ow:
             self._add(self.by_word, w, nid)
 
-    def remove_node(self, nid: int, kind: str, labels: tuple[str, ...],
-                    props: Mapping[str, Value] | None) -> None:
-        """Take a recycled node out of every posting."""
-        self.remove_nodes([(nid, kind, labels, props)])
-
     def remove_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
                                                  Mapping[str, Value] | None]]) -> None:
         """Take recycled nodes out of their postings, filtering each touched
