@@ -125,10 +125,13 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             if du + 1 > r.hops:
                 r.hops = du + 1
             queue.append(v)
-    # name a few handles just past the cut without sending them
+    # the walk is over: drop noted nodes it reached later, then name a few
+    # more handles just past the cut without sending them
+    for v in [v for v in periphery if v in emitted]:
+        del periphery[v]
     budget = PEEK_BUDGET
     for u in list(queue) + boundary:
-        if sum(1 for v in periphery if v not in emitted) >= PERIPHERY or budget <= 0:
+        if len(periphery) >= PERIPHERY or budget <= 0:
             break
         for entry in adj[u]:
             budget -= 1
@@ -139,7 +142,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             if erec[e] or nrec[v] or v in emitted:
                 continue
             note(v)
-    r.periphery = [v for v in periphery if v not in emitted][:PERIPHERY]
+    r.periphery = list(periphery)[:PERIPHERY]
     return r
 
 
