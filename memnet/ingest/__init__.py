@@ -1,0 +1,1 @@
+"""Ingest: artefacts (source trees, markdown, SysML) into sessions with locator ids."""
