@@ -9,6 +9,7 @@ Hierarchy::
 
     MemNetError                      (code varies, see CODES)
     ├── GQLSyntaxError               gql_syntax      bad text, with line/column
+    ├── ModelSyntaxError             model_syntax    bad SysML model text, with line/column
     ├── QueryError                   bad_query       a q or option out of range
     ├── CommitRejected               commit_rejected Δ refused whole
     │   ├── EchoRefused              echo_refused    Δ re-inserts recalled rows
@@ -44,6 +45,7 @@ from typing import Any
 #: new ones may be added, existing ones never change meaning.
 CODES: dict[str, str] = {
     "gql_syntax": "the GQL text does not parse",
+    "model_syntax": "a model file (SysML v2 text) does not parse or is inconsistent",
     "bad_query": "a Recall query or option is out of range",
     "commit_rejected": "the Commit was refused whole; the session is unchanged",
     "echo_refused": "the Commit re-inserts rows that already exist (echo of a Shape)",
@@ -68,6 +70,8 @@ CODES: dict[str, str] = {
     "bad_frame": "a wire frame is not a statement the wire understands",
     "dependency_missing": "an optional dependency (an extra or a program) is not installed",
     "version_not_found": "that version of the session is not kept",
+    "path_not_found": "a file or directory named in the request does not exist (or is not "
+                      "the right type)",
     "internal": "an unexpected failure inside MemNet",
 }
 
@@ -110,6 +114,27 @@ class GQLSyntaxError(MemNetError, ValueError):
         self.line = line
         self.column = column
         self.context = context
+
+
+class ModelSyntaxError(MemNetError, ValueError):
+    """A model file given to an ingester (SysML v2 text) cannot be read.
+
+    ``path`` names the file; ``line`` and ``column`` are 1-based where they
+    apply.
+    """
+
+    code = "model_syntax"
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 column: int | None = None) -> None:
+        where = ""
+        if line is not None:
+            where = f" at line {line}" + (f", column {column}" if column is not None else "")
+        prefix = f"{path}: " if path else ""
+        super().__init__(f"{prefix}{message}{where}", path=path, line=line, column=column)
+        self.path = path
+        self.line = line
+        self.column = column
 
 
 class QueryError(MemNetError, ValueError):
@@ -235,6 +260,7 @@ __all__ = [
     "InputTooLarge",
     "InvalidSessionId",
     "MemNetError",
+    "ModelSyntaxError",
     "QueryError",
     "SessionExists",
     "SessionNotFound",

@@ -15,9 +15,19 @@ meta       ``format``                  format version, engine, versions
 catalog    ``sid``                     version, rows, bytes, counts, times
 nodes      ``sid 0x00 id``             kind, labels, props, nick, recycled,
                                        observable key, ordered adjacency
-edges      ``sid 0x00 id``             type, src, dst, props, recycled
+edges      ``sid 0x00 chunk``          4,096 edges as columns: types, src,
+                                       dst, recycled flags, props
 log        ``sid 0x00 version``        time, summary, changed elements
+postings   ``sid 0x00 term range``     the seed index: sorted ids of the
+                                       live nodes with that kind, label,
+                                       short value or word (65,536-id ranges)
 =========  ==========================  ======================================
+
+A hydrate reads the stored postings instead of rebuilding the index from
+every node's properties, and copies edge columns chunk by chunk; a flush
+updates the postings of the terms its changed nodes gained or lost (it reads
+their stored records for the old terms) and rewrites the chunks its changed
+edges fall in, so its cost follows the change, not the session.
 
 Example::
 
@@ -33,13 +43,19 @@ Example::
 
 from __future__ import annotations
 
+import bisect
+import gc
 import os
+import sys
 import time
 import uuid
+import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgpack
 
 from .._version import __version__
 from ..commit import Caps, Change, CommitRecord, replay
@@ -53,6 +69,7 @@ from ..errors import (
     SessionNotFound,
     VersionNotFound,
 )
+from ..graph.index import Index, posting_bytes, posting_from_bytes
 from ..graph.store import edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
@@ -102,10 +119,84 @@ def _node_record(s: Session, nid: int) -> bytes:
                      bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes()))
 
 
-def _edge_record(s: Session, eid: int) -> bytes:
+def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
+    """The chunk records of the given chunk numbers (see records.py)."""
     st = s.store
-    return R.encode_edge(st.etype[eid], st.esrc[eid], st.edst[eid], st.eprops.get(eid),
-                         bool(st.erec[eid]))
+    out = []
+    get = st.eprops.get
+    for c in sorted(chunks):
+        lo, hi = max(1, c * R.EDGE_CHUNK), min(st.next_edge, (c + 1) * R.EDGE_CHUNK)
+        if lo >= hi:
+            continue
+        props = {e - lo: p for e in range(lo, hi) if (p := get(e))}
+        out.append((R.element_key(sid, c),
+                    R.encode_edge_chunk(lo, st.etype[lo:hi], st.esrc[lo:hi], st.edst[lo:hi],
+                                        st.erec[lo:hi], props)))
+    return out
+
+
+def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
+    """Every posting of an index as bucket records (for a whole-session write)."""
+    step = R.POSTING_RANGE
+    buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
+    for term, p in index.postings():
+        ids = sorted(p)
+        b = R.bucket_of(term)
+        i = 0
+        while i < len(ids):
+            rng = ids[i] // step
+            j = bisect.bisect_left(ids, (rng + 1) * step, i)
+            buckets.setdefault((rng, b), {})[term] = posting_bytes(array("I", ids[i:j]))
+            i = j
+    return [(R.bucket_key(sid, rng, b), R.encode(m)) for (rng, b), m in sorted(buckets.items())]
+
+
+def _kinds(st: Any) -> dict[str, int]:
+    """Live nodes per kind, for the catalog (a hydrate takes them from there)."""
+    return {k: c for k, c in sorted(st.kind_live.items()) if c}
+
+
+def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
+    if rec is None or rec[4]:
+        return set()
+    return Index.terms(rec[0], rec[1], rec[2])
+
+
+def _posting_changes(txn: Txn, sid: str, s: Session,
+                     nodes: list[int]) -> list[tuple[bytes, bytes | None]]:
+    """Posting records to rewrite (None: delete) for the changed nodes: each
+    node's stored record gives the terms it had, the store the terms it has."""
+    st = s.store
+    diff: dict[tuple[int, int], dict[bytes, tuple[set[int], set[int]]]] = {}
+    step = R.POSTING_RANGE
+    for nid in nodes:
+        key = R.element_key(sid, nid)
+        raw = txn.get(R.NODES, key)
+        old = _node_terms(None if raw is None else _node_from(raw, key))
+        new = set() if st.nrec[nid] else Index.terms(st.kind[nid], st.labels[nid],
+                                                     st.props[nid])
+        if old == new:
+            continue
+        rng = nid // step
+        for term in old ^ new:
+            entry = diff.setdefault((rng, R.bucket_of(term)), {}).setdefault(
+                term, (set(), set()))
+            (entry[0] if term in new else entry[1]).add(nid)
+    out: list[tuple[bytes, bytes | None]] = []
+    for (rng, b), terms in sorted(diff.items()):
+        key = R.bucket_key(sid, rng, b)
+        raw = txn.get(R.POSTINGS, key)
+        m = R.decode_bucket(raw, key) if raw is not None else {}
+        for term, (add, rem) in terms.items():
+            ids = set(posting_from_bytes(m[term])) if term in m else set()
+            ids -= rem
+            ids |= add
+            if ids:
+                m[term] = posting_bytes(array("I", sorted(ids)))
+            else:
+                m.pop(term, None)
+        out.append((key, R.encode(m) if m else None))
+    return out
 
 
 def _options(s: Session) -> dict[str, Any]:
@@ -143,13 +234,76 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
     return rec
 
 
-def _edge_from(raw: bytes, where: Any, n_nodes: int,
-               types: dict[bytes, str] | None = None) -> tuple[Any, ...]:
-    rec = R.decode_edge(raw, where, types)
-    if not (0 < rec[1] <= n_nodes and 0 < rec[2] <= n_nodes) or (
-            rec[3] is not None and not isinstance(rec[3], dict)):
-        raise CabinetCorrupt(f"edge record {where!r} is dangling or malformed")
-    return rec
+def _decode_nodes(values: Iterator[bytes], sid: str,
+                  progress: Callable[[int], None] | None = None) -> list[tuple[Any, ...]]:
+    """:func:`_node_from` over many records, inlined (the hot loop of a
+    hydrate): checksum, unpack, shape check."""
+    crc32, unpackb, crc_of = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from
+    out: list[tuple[Any, ...]] = []
+    append = out.append
+    for i, raw in enumerate(values, 1):
+        payload = memoryview(raw)[4:]
+        if len(raw) < 5 or crc32(payload) != crc_of(raw)[0]:
+            raise CabinetCorrupt(f"node record {i} of {sid!r} failed its checksum")
+        try:
+            rec = unpackb(payload, use_list=False)
+            kind, labels, props, nick, recycled, key, adj = rec
+        except Exception:
+            raise CabinetCorrupt(f"node record {i} of {sid!r} does not decode") from None
+        if not (type(kind) is str and type(labels) is tuple and type(recycled) is bool
+                and type(key) is str and type(adj) is bytes and not len(adj) & 3
+                and (nick is None or type(nick) is str)
+                and (props is None or (type(props) is dict
+                                       and all(type(k) is str for k in props)))
+                and (not labels or all(type(x) is str for x in labels))):
+            raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
+        append(rec)
+        if progress is not None and not i % 65536:
+            progress(i)
+    if progress is not None:
+        progress(len(out))
+    return out
+
+
+def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
+                  progress: Callable[[int], None] | None = None,
+                  ) -> tuple[list[str], array, array, bytearray, dict[int, Any]]:
+    """The edge columns of ids 1..n_edges from the chunk records, checking that
+    every chunk is where it must be and no edge dangles."""
+    types: list[str] = []
+    src, dst, flags = array("I"), array("I"), bytearray()
+    props: dict[int, Any] = {}
+    want = 1
+    for k, v in txn.scan(R.EDGES, R.prefix(sid)):
+        first, names, a, b, f, p = R.decode_edge_chunk(v, k)
+        c = R.key_id(k)
+        end = min(n_edges + 1, (c + 1) * R.EDGE_CHUNK)
+        if first != want or c != first // R.EDGE_CHUNK or first + len(f) != end:
+            raise CabinetCorrupt(f"session {sid!r}: edge chunk {c} is out of place or "
+                                 "disagrees with the catalog")
+        if min(a) < 1 or min(b) < 1 or max(a) > n_nodes or max(b) > n_nodes:
+            raise CabinetCorrupt(f"session {sid!r}: edge chunk {c} holds a dangling edge")
+        types.extend(names)
+        src.extend(a)
+        dst.extend(b)
+        flags.extend(f)
+        if p:
+            props.update((first + o, x) for o, x in p.items())
+        want = end
+        if progress is not None:
+            progress(want - 1)
+    if want != n_edges + 1:
+        raise CabinetCorrupt(f"session {sid!r}: edge records are missing")
+    return types, src, dst, flags, props
+
+
+def _stored_postings(txn: Txn, sid: str) -> Iterator[dict[bytes, bytes]]:
+    """The posting bucket maps of a session, in (range, bucket) order."""
+    pre = R.prefix(sid)
+    plen = len(pre)
+    for k, v in txn.scan(R.POSTINGS, pre):
+        R.split_bucket_key(k, plen)
+        yield R.decode_bucket(v, k)
 
 
 def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[Change]]:
@@ -319,11 +473,12 @@ class Cabinet:
             now = time.time()
             node_recs = [(R.element_key(sid, n), _node_record(s, n))
                          for n in range(1, st.next_node)]
-            edge_recs = [(R.element_key(sid, e), _edge_record(s, e))
-                         for e in range(1, st.next_edge)]
+            edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
+            posting_recs = _posting_records(sid, st.index)
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
-                   "bytes": st.live_bytes, "next_node": st.next_node, "next_edge": st.next_edge,
+                   "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
+                   "next_edge": st.next_edge,
                    "created": now, "updated": now, "log_from": s.version + 1, "token": token,
                    **_options(s)}
 
@@ -334,6 +489,8 @@ class Cabinet:
                     txn.put(R.NODES, k, v)
                 for k, v in edge_recs:
                     txn.put(R.EDGES, k, v)
+                for k, v in posting_recs:
+                    txn.put(R.POSTINGS, k, v)
                 txn.put(R.CATALOG, R.sid_key(sid), R.encode(cat))
 
             self.kv.run_write(work)
@@ -355,7 +512,7 @@ class Cabinet:
         def work(txn: Txn) -> None:
             if self._catalog(txn, sid) is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for table in (R.NODES, R.EDGES, R.LOG):
+            for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):
                 for k in [k for k, _ in txn.scan(table, pre)]:
                     txn.delete(table, k)
             txn.delete(R.CATALOG, R.sid_key(sid))
@@ -390,20 +547,32 @@ class Cabinet:
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
-            nodes = self._dense(txn, R.NODES, sid, n_nodes, _node_from,
-                                progress and (lambda d: progress(d, total)))
-            types: dict[bytes, str] = {}
-            edges = self._dense(txn, R.EDGES, sid, n_edges,
-                                lambda raw, where: _edge_from(raw, where, n_nodes, types),
-                                progress and (lambda d: progress(n_nodes + d, total)))
-        try:
-            s.store.load(nodes, edges)
-        except (TypeError, ValueError, AttributeError) as e:
-            raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}") from None
-        for nid, a in enumerate(s.store.adj):
-            if a and max(a) >> 1 > n_edges:
-                raise CabinetCorrupt(f"session {sid!r}: node {nid} lists an edge that is not "
-                                     "stored")
+            # millions of small containers are made here and none is garbage:
+            # the cyclic collector would only rescan them, again and again
+            gc_was = gc.isenabled()
+            gc.disable()
+            try:
+                nodes = self._dense(txn, R.NODES, sid, n_nodes, _node_from,
+                                    progress and (lambda d: progress(d, total)))
+                edges = _edge_columns(txn, sid, n_nodes, n_edges,
+                                      progress and (lambda d: progress(n_nodes + d, total)))
+                postings = _stored_postings(txn, sid)
+                try:
+                    s.store.load(nodes, *edges, postings, kinds=dict(cat.get("kinds") or {}),
+                                 live_bytes=int(cat["bytes"]))
+                except (TypeError, ValueError, AttributeError) as e:
+                    raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
+                                         ) from None
+            finally:
+                if gc_was:
+                    gc.enable()
+        st = s.store
+        if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
+            raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
+                                 "the catalog's counts")
+        top = n_edges << 1 | 1
+        if any(a and max(a) > top for a in st.adj):
+            raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
         return s
@@ -411,24 +580,15 @@ class Cabinet:
     @staticmethod
     def _dense(txn: Txn, table: str, sid: str, count: int, dec: Any,
                progress: Callable[[int], None] | None = None) -> list[Any]:
-        """Decode the records 1..count of ``sid`` in ``table``, checking that the
-        ids are dense (the first and last keys are where they must be)."""
+        """Decode the node records 1..count of ``sid``, checking that the ids
+        are dense (the first and last keys are where they must be)."""
         if count == 0:
             return []
         if txn.get(table, R.element_key(sid, 1)) is None or \
                 txn.get(table, R.element_key(sid, count)) is None or \
                 txn.get(table, R.element_key(sid, count + 1)) is not None:
             raise CabinetCorrupt(f"session {sid!r}: {table} records disagree with the catalog")
-        where = f"{sid}/{table}"
-        if progress is None:
-            out = [dec(v, where) for v in txn.values(table, R.prefix(sid), count)]
-        else:
-            out = []
-            for i, v in enumerate(txn.values(table, R.prefix(sid), count), 1):
-                out.append(dec(v, where))
-                if not i % 65536:
-                    progress(i)
-            progress(len(out))
+        out = _decode_nodes(txn.values(table, R.prefix(sid), count), sid, progress)
         if len(out) != count:
             raise CabinetCorrupt(f"session {sid!r}: {table} records are missing")
         return out
@@ -496,10 +656,10 @@ class Cabinet:
             token = s.base_token
             st = s.store
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
-                     "bytes": st.live_bytes, "next_node": st.next_node,
+                     "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
             node_recs = [(R.element_key(sid, n), _node_record(s, n)) for n in nodes]
-            edge_recs = [(R.element_key(sid, e), _edge_record(s, e)) for e in edges]
+            edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
             log_recs = [(R.element_key(sid, r.version), _log_record(r)) for r in pending]
 
             def work(txn: Txn) -> None:
@@ -516,6 +676,11 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
+                for k, pv in _posting_changes(txn, sid, s, nodes):
+                    if pv is None:
+                        txn.delete(R.POSTINGS, k)
+                    else:
+                        txn.put(R.POSTINGS, k, pv)
                 for k, v in node_recs:
                     txn.put(R.NODES, k, v)
                 for k, v in edge_recs:
@@ -562,6 +727,7 @@ class Cabinet:
                 pre = R.prefix(sid)
                 n_nodes = live_nodes = 0
                 n_edges_cat = int(cat["next_edge"]) - 1
+                want: dict[bytes, list[int]] = {}
                 for i, (nk, nv) in enumerate(txn.scan(R.NODES, pre), 1):
                     rec = _node_from(nv, nk)
                     if R.key_id(nk) != i:
@@ -572,13 +738,26 @@ class Cabinet:
                         raise CabinetCorrupt(f"{sid}: node {i} lists an edge that is not stored")
                     n_nodes = i
                     live_nodes += 0 if rec[4] else 1
-                n_edges = live_edges = 0
-                for i, (ek, ev) in enumerate(txn.scan(R.EDGES, pre), 1):
-                    rec = _edge_from(ev, ek, n_nodes)
-                    if R.key_id(ek) != i:
-                        raise CabinetCorrupt(f"{sid}: edge record {i} is out of place")
-                    n_edges = i
-                    live_edges += 0 if rec[4] else 1
+                    for term in _node_terms(rec):
+                        want.setdefault(term, []).append(i)
+                _types, _src, _dst, flags, _props = _edge_columns(txn, sid, n_nodes,
+                                                                   n_edges_cat)
+                n_edges = len(flags)
+                live_edges = n_edges - flags.count(1)
+                stored = Index()
+                stored.load(_stored_postings(txn, sid), n_nodes)
+                have = {t: list(p) for t, p in stored.postings()}
+                if have != want:
+                    bad = sorted(set(have) ^ set(want))[:1] or sorted(
+                        t for t in have if have[t] != want[t])[:1]
+                    raise CabinetCorrupt(f"{sid}: the stored index disagrees with the nodes "
+                                         f"(first at term {bad[0]!r})")
+                kinds = {}
+                for t, ids in want.items():
+                    if t[:1] == b"k":
+                        kinds[t[1:].decode()] = len(ids)
+                if kinds != dict(cat.get("kinds") or {}):
+                    raise CabinetCorrupt(f"{sid}: catalog kind counts disagree with the records")
                 last = int(cat.get("log_from", 1)) - 1
                 for lk, lv in txn.scan(R.LOG, pre):
                     ver = R.key_id(lk)

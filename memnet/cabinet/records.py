@@ -17,7 +17,9 @@ be a prefix of another's range (ids never contain 0x00).
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
+from array import array
 from typing import Any
 
 import msgpack
@@ -25,14 +27,15 @@ import msgpack
 from ..errors import CabinetCorrupt
 from ..ids import check_session_id
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: edges in chunk records, index postings stored
 MAX_RECORD = 256 * 1024 * 1024
 _ID = struct.Struct(">Q")
-_CRC = struct.Struct(">I")
+_CRC = CRC = struct.Struct(">I")
 
 # the fixed named tables of every cabinet
 META, CATALOG, NODES, EDGES, LOG = "meta", "catalog", "nodes", "edges", "log"
-TABLES = (META, CATALOG, NODES, EDGES, LOG)
+POSTINGS = "postings"
+TABLES = (META, CATALOG, NODES, EDGES, LOG, POSTINGS)
 
 
 def sid_key(sid: str) -> bytes:
@@ -63,14 +66,14 @@ def _default(obj: Any) -> Any:
 
 def encode(obj: Any) -> bytes:
     payload = msgpack.packb(obj, use_bin_type=True, default=_default)
-    return _CRC.pack(zlib.crc32(payload)) + payload
+    return CRC.pack(zlib.crc32(payload)) + payload
 
 
 def _payload(data: bytes, where: bytes | str) -> memoryview:
     if len(data) < 4 or len(data) > MAX_RECORD:
         raise CabinetCorrupt(f"record {where!r} has an impossible size ({len(data)} bytes)")
     payload = memoryview(data)[4:]
-    if zlib.crc32(payload) != _CRC.unpack_from(data)[0]:
+    if zlib.crc32(payload) != CRC.unpack_from(data)[0]:
         raise CabinetCorrupt(f"record {where!r} failed its checksum")
     return payload
 
@@ -89,41 +92,115 @@ def decode(raw: bytes, where: bytes | str = b"?") -> Any:
         raise CabinetCorrupt(f"record {where!r} does not decode: {e}") from None
 
 
-# Edges are the most numerous records, so they get a fixed binary layout
-# instead of msgpack: src, dst (u32), flags (bit 0 recycled, bit 1 has
-# props), type length (u8), the type in ASCII, then msgpack props if any.
-_EDGE = struct.Struct(">IIBB")
+# Edges are the most numerous elements, so they are stored by chunk: the
+# record of chunk c holds edges c*EDGE_CHUNK .. c*EDGE_CHUNK+EDGE_CHUNK-1 (edge
+# 0 does not exist) as columns: the first id, the chunk's type names, one type
+# code per edge (u8, or u16 past 255 types), src and dst (u32 arrays), flags
+# (bit 0 recycled) and the props of the edges that have any, by offset. A
+# hydrate turns a chunk into the store's columns with a few C-level copies; a
+# flush rewrites the chunks its changed edges fall in (bounded, whatever the
+# session's size).
+EDGE_CHUNK = 4096
+_ENDIAN_OK = sys.byteorder == "little"
 
 
-def encode_edge(etype: str, src: int, dst: int, props: Any, recycled: bool) -> bytes:
-    t = etype.encode("ascii")
-    flags = (1 if recycled else 0) | (2 if props else 0)
-    payload = _EDGE.pack(src, dst, flags, len(t)) + t
-    if props:
-        payload += msgpack.packb(props, use_bin_type=True, default=_default)
-    return _CRC.pack(zlib.crc32(payload)) + payload
+def _u32(a: array) -> bytes:
+    if _ENDIAN_OK:
+        return a.tobytes()
+    b = array(a.typecode, a)
+    b.byteswap()
+    return b.tobytes()
 
 
-def decode_edge(raw: bytes, where: bytes | str = b"?",
-                types: dict[bytes, str] | None = None) -> tuple[str, int, int, Any, bool]:
-    """``(type, src, dst, props, recycled)`` of one edge record."""
-    payload = _payload(raw, where)
+def _from_u32(raw: bytes, typecode: str = "I") -> array:
+    a = array(typecode)
+    a.frombytes(raw)
+    if not _ENDIAN_OK:
+        a.byteswap()
+    return a
+
+
+def edge_chunk(eid: int) -> int:
+    return eid // EDGE_CHUNK
+
+
+def encode_edge_chunk(first: int, types: list[str], src: array, dst: array, flags: bytes,
+                      props: dict[int, Any]) -> bytes:
+    """One chunk record of ``len(types)`` consecutive edges from id ``first``."""
+    table: dict[str, int] = {}
+    codes = [table.setdefault(t, len(table)) for t in types]
+    wide = len(table) > 255
+    code_bytes = _u32(array("H", codes)) if wide else bytes(codes)
+    return encode((first, tuple(table), wide, code_bytes, _u32(src), _u32(dst), bytes(flags),
+                   tuple(props.items()) if props else None))
+
+
+def decode_edge_chunk(raw: bytes, where: bytes | str = b"?",
+                      ) -> tuple[int, list[str], array, array, bytes, dict[int, Any]]:
+    """``(first, types, src, dst, flags, props)`` of one edge chunk record,
+    shape-checked (the caller checks the ids against the session)."""
+    rec = decode(raw, where)
     try:
-        src, dst, flags, tlen = _EDGE.unpack_from(payload)
-        tb = bytes(payload[10:10 + tlen])
-        if types is not None:
-            etype = types.get(tb)
-            if etype is None:
-                etype = types[tb] = tb.decode("ascii")
-        else:
-            etype = tb.decode("ascii")
-        props = msgpack.unpackb(payload[10 + tlen:], use_list=False) if flags & 2 else None
-    except Exception as e:
-        raise CabinetCorrupt(f"edge record {where!r} does not decode: {e}") from None
-    if len(tb) != tlen:
-        raise CabinetCorrupt(f"edge record {where!r} is truncated")
-    return etype, src, dst, props, bool(flags & 1)
+        first, table, wide, code_bytes, sb, db, flags, props = rec
+        if not (type(first) is int and type(table) is tuple and type(wide) is bool
+                and type(code_bytes) is bytes and type(sb) is bytes and type(db) is bytes
+                and type(flags) is bytes and (props is None or type(props) is tuple)
+                and all(type(t) is str and t for t in table)):
+            raise ValueError("bad field types")
+        codes = _from_u32(code_bytes, "H") if wide else code_bytes
+        n = len(flags)
+        if not (len(codes) == n and len(sb) == len(db) == 4 * n and n):
+            raise ValueError("columns of different lengths")
+        if max(codes) >= len(table):
+            raise ValueError("a type code is out of range")
+        names = [table[c] for c in codes]
+        if props and any(type(x) is not tuple or len(x) != 2 for x in props):
+            raise ValueError("bad edge props")
+        props = dict(props or ())
+        if any(type(o) is not int or not 0 <= o < n or type(p) is not dict
+               for o, p in props.items()):
+            raise ValueError("bad edge props")
+        return first, names, _from_u32(sb), _from_u32(db), flags, props
+    except (TypeError, ValueError) as e:
+        raise CabinetCorrupt(f"edge chunk record {where!r} is malformed: {e}") from None
 
 
-__all__ = ["CATALOG", "EDGES", "FORMAT_VERSION", "LOG", "META", "NODES", "TABLES", "decode",
-           "decode_edge", "element_key", "encode", "encode_edge", "key_id", "prefix", "sid_key"]
+# The seed index is stored too, so a hydrate reads postings instead of
+# rebuilding them from every node's properties. Postings are split by node-id
+# range (POSTING_RANGE ids) and grouped into POSTING_BUCKETS buckets per range
+# by a hash of the term, so a flush rewrites a few bounded records whatever the
+# session's size, and a hydrate reads a few records per range, each a msgpack
+# map ``{term: ids}`` (terms as in ``memnet.graph.index``; ids as the bytes of a
+# sorted little-endian u32 array). Key: ``sid 0x00 range(u32) bucket(u16)``.
+POSTING_RANGE = 1 << 16
+POSTING_BUCKETS = 4096
+_BUCKET = struct.Struct(">IH")
+
+
+def bucket_of(term: bytes) -> int:
+    return zlib.crc32(term) & (POSTING_BUCKETS - 1)
+
+
+def bucket_key(sid: str, rng: int, bucket: int) -> bytes:
+    return prefix(sid) + _BUCKET.pack(rng, bucket)
+
+
+def split_bucket_key(key: bytes, plen: int) -> tuple[int, int]:
+    if len(key) != plen + 6:
+        raise CabinetCorrupt(f"posting key {key!r} is malformed")
+    rng, bucket = _BUCKET.unpack_from(key, plen)
+    return int(rng), int(bucket)
+
+
+def decode_bucket(raw: bytes, where: bytes | str = b"?") -> dict[bytes, bytes]:
+    m = decode(raw, where)
+    if type(m) is not dict or not m or any(type(k) is not bytes or not k for k in m) or any(
+            type(v) is not bytes or not v or len(v) & 3 for v in m.values()):
+        raise CabinetCorrupt(f"posting record {where!r} is malformed")
+    return m
+
+
+__all__ = ["CATALOG", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META", "NODES",
+           "POSTINGS", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES", "bucket_key", "bucket_of",
+           "decode", "decode_bucket", "decode_edge_chunk", "edge_chunk", "element_key",
+           "encode", "encode_edge_chunk", "key_id", "prefix", "sid_key", "split_bucket_key"]

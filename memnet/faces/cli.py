@@ -230,6 +230,36 @@ def _absorb(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ingest(args: argparse.Namespace) -> int:
+    from ..ingest.source import ingest, tree_root
+
+    tree_root(args.path)  # a missing PATH fails before the cabinet is touched
+    with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
+        bar.phase("hydrating")
+        if args.create and not cab.exists(args.sid):
+            s = cab.create(args.sid)
+        else:
+            s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
+        bar.phase("scanning")
+        res = ingest(s, args.path, progress=lambda d, t: bar(d, t))
+        if res.changed:
+            bar.phase("flushing")
+            bar.spin_while(cab.flush, s)
+    for w in res.warnings:
+        print(f"memnet: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps({"version": res.version, "changed": res.changed,
+                          "created": res.created, "updated": res.updated,
+                          "recycled": res.recycled, "links_added": res.links_added,
+                          "links_updated": res.links_updated,
+                          "links_removed": res.links_removed, "files": res.files,
+                          "parsed": res.parsed, "warnings": [str(w) for w in res.warnings]},
+                         ensure_ascii=False))
+    else:
+        print(f"ingested {args.path} into {args.sid}: {res.summary()}")
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -340,6 +370,21 @@ def build_parser() -> argparse.ArgumentParser:
     ab.add_argument("--id-policy", choices=("keep", "reject", "remint"), default="remint",
                     help="keep handles, reject duplicates, or remint new handles (default)")
     ab.set_defaults(func=_absorb)
+
+    ing = sub.add_parser("ingest", help="ingest a source tree (Python and markdown) into a session",
+                         description="Read the directory PATH (its name is the root of every "
+                                     "locator): a PKG per directory, a MOD per .py file with a "
+                                     "SYM per top-level class or function, a DOC per .md file "
+                                     "with a SEC per heading, CONTAINS and IMPORTS edges. Only "
+                                     "files that changed since the last ingest are parsed; the "
+                                     "difference is committed as one version and flushed.")
+    ing.add_argument("sid", help="session id")
+    ing.add_argument("path", help="the directory to ingest")
+    ing.add_argument("--create", action="store_true",
+                     help="create the session first if the cabinet does not hold it")
+    ing.add_argument("--format", choices=("text", "json"), default="text",
+                     help="text (one summary line, default) or json")
+    ing.set_defaults(func=_ingest)
 
     # the other faces live in their own modules, imported only when used
     wire = sub.add_parser("wire", help="serve the framed GQL wire on stdin/stdout",

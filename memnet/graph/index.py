@@ -9,11 +9,18 @@ Only *short* scalar values get a property-value posting (numbers, booleans,
 strings up to ``SHORT_VALUE`` characters, and the elements of lists of those):
 long text is found through the word index and then checked, which keeps the
 index small on sessions full of prose.
+
+Every posting is keyed by a *term*: bytes that name it (``k`` + kind, ``l`` +
+label, ``w`` + word, ``p`` + key NUL type value). Bytes keys cost less memory
+than tuples, and they are what a cabinet stores, so a hydrate can hand the
+stored postings over as they are: a posting may be held as the raw bytes of its
+ids (little-endian u32) until it is first read or written.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -74,6 +81,49 @@ def prop_keys(props: Mapping[str, Value] | None) -> set[tuple[str, str, object]]
     return out
 
 
+_LITTLE = sys.byteorder == "little"
+
+
+def kind_term(kind: str) -> bytes:
+    return ("k" + kind).encode()
+
+
+def label_term(label: str) -> bytes:
+    return ("l" + label).encode()
+
+
+def word_term(word: str) -> bytes:
+    return ("w" + word).encode()
+
+
+def prop_term(key: str, tag: str, value: object) -> bytes:
+    """The term of ``key = value`` (``tag`` from :func:`value_key`); floats by
+    repr, with -0.0 and 0.0 one term as they are one value."""
+    if tag == "f":
+        v = repr(value + 0.0)  # type: ignore[operator]
+    elif tag == "b":
+        v = "1" if value else "0"
+    else:
+        v = str(value)
+    return f"p{key}\x00{tag}{v}".encode()
+
+
+def posting_from_bytes(raw: bytes) -> array:
+    a = array("I")
+    a.frombytes(raw)
+    if not _LITTLE:
+        a.byteswap()
+    return a
+
+
+def posting_bytes(p: array) -> bytes:
+    if _LITTLE:
+        return p.tobytes()
+    b = array("I", p)
+    b.byteswap()
+    return b.tobytes()
+
+
 def _remove(posting: array, nid: int) -> None:
     try:
         posting.remove(nid)
@@ -82,125 +132,159 @@ def _remove(posting: array, nid: int) -> None:
 
 
 class Index:
-    """Postings from observables to node ids."""
+    """Postings from observables (terms) to node ids."""
 
     def __init__(self) -> None:
-        self.by_kind: dict[str, array] = {}
-        self.by_label: dict[str, array] = {}
-        self.by_prop: dict[tuple[str, str, object], array] = {}
-        self.by_word: dict[str, array] = {}
+        self.postings_by_term: dict[bytes, array | bytes] = {}
+        self.limit = 0  # loaded postings name no node above this (0: no check)
 
-    # -- write ---------------------------------------------------------------
+    # -- terms ---------------------------------------------------------------
     @staticmethod
-    def _add(table: dict, key: object, nid: int) -> None:
-        p = table.get(key)
-        if p is None:
-            table[key] = p = array("I")
-        p.append(nid)
-
-    def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
-                 props: Mapping[str, Value] | None) -> None:
-        # The hot path of hydrate and bulk commits: one pass over the props,
-        # no helper calls. Must agree with prop_keys() and words_of_props().
-        add = self._add
-        add(self.by_kind, kind, nid)
+    def terms(kind: str, labels: tuple[str, ...], props: Mapping[str, Value] | None,
+              ) -> set[bytes]:
+        """Every posting one node belongs to."""
+        # The hot path of bulk commits: one pass over the props, few helper
+        # calls. Must agree with prop_keys() and words_of_props().
+        out = {("k" + kind).encode()}
         for lab in labels:
-            add(self.by_label, lab, nid)
+            out.add(("l" + lab).encode())
         if not props:
-            return
-        by_prop, by_word = self.by_prop, self.by_word
+            return out
         findall = _WORD.findall
         words: set[str] = set()
         for k, v in props.items():
             t = type(v)
             if t is str:
                 if len(v) <= SHORT_VALUE:  # type: ignore[arg-type]
-                    add(by_prop, (k, "s", v), nid)
+                    out.add(f"p{k}\x00s{v}".encode())
                 words.update(findall(v.casefold()))  # type: ignore[union-attr]
             elif t is tuple:
                 for pk in prop_keys({k: v}):
-                    add(by_prop, pk, nid)
+                    out.add(prop_term(*pk))
                 for x in v:  # type: ignore[union-attr]
                     if isinstance(x, str):
                         words.update(findall(x.casefold()))
             else:
                 vk = value_key(v)
                 if vk is not None:
-                    add(by_prop, (k, vk[0], vk[1]), nid)
+                    out.add(prop_term(k, vk[0], vk[1]))
         for w in words:
-            p = by_word.get(w)
-            if p is None:
-                by_word[w] = p = array("I")
-            p.append(nid)
+            out.add(("w" + w).encode())
+        return out
+
+    # -- write ---------------------------------------------------------------
+    def _posting(self, term: bytes) -> array | None:
+        """The posting of a term as an array (turning stored bytes into one)."""
+        p = self.postings_by_term.get(term)
+        if p is None or type(p) is array:
+            return p  # type: ignore[return-value]
+        a = posting_from_bytes(p)  # type: ignore[arg-type]
+        if self.limit and a and max(a) > self.limit:
+            from ..errors import CabinetCorrupt
+            raise CabinetCorrupt(f"a stored index posting names node {max(a)}, past the "
+                                 f"last node {self.limit}")
+        self.postings_by_term[term] = a
+        return a
+
+    def _add(self, term: bytes, nid: int) -> None:
+        p = self._posting(term)
+        if p is None:
+            self.postings_by_term[term] = p = array("I")
+        p.append(nid)
+
+    def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
+                 props: Mapping[str, Value] | None) -> None:
+        for t in self.terms(kind, labels, props):
+            self._add(t, nid)
 
     def change_labels(self, nid: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
         for lab in set(old) - set(new):
-            _remove(self.by_label[lab], nid)
+            self._drop(label_term(lab), {nid})
         for lab in set(new) - set(old):
-            self._add(self.by_label, lab, nid)
+            self._add(label_term(lab), nid)
 
     def change_props(self, nid: int, old: Mapping[str, Value] | None,
                      new: Mapping[str, Value] | None) -> None:
-        ok, nk = prop_keys(old), prop_keys(new)
-        for pk in ok - nk:
-            _remove(self.by_prop[pk], nid)
-        for pk in nk - ok:
-            self._add(self.by_prop, pk, nid)
-        ow, nw = words_of_props(old), words_of_props(new)
-        for w in ow - nw:
-            _remove(self.by_word[w], nid)
-        for w in nw - ow:
-            self._add(self.by_word, w, nid)
+        ot, nt = self.terms("", (), old), self.terms("", (), new)
+        for t in ot - nt:
+            self._drop(t, {nid})
+        for t in nt - ot:
+            self._add(t, nid)
+
+    def _drop(self, term: bytes, nids: set[int]) -> None:
+        p = self._posting(term)
+        if p is None:  # pragma: no cover - postings are kept exact
+            return
+        if len(nids) <= 4:
+            for nid in nids:
+                _remove(p, nid)
+        else:
+            p = array("I", [x for x in p if x not in nids])
+        if p:
+            self.postings_by_term[term] = p
+        else:
+            del self.postings_by_term[term]  # no empty postings left behind
 
     def remove_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
                                                  Mapping[str, Value] | None]]) -> None:
         """Take recycled nodes out of their postings, filtering each touched
         posting once."""
-        drop: dict[tuple[int, object], set[int]] = {}
+        drop: dict[bytes, set[int]] = {}
         for nid, kind, labels, props in items:
-            drop.setdefault((0, kind), set()).add(nid)
-            for lab in labels:
-                drop.setdefault((1, lab), set()).add(nid)
-            for pk in prop_keys(props):
-                drop.setdefault((2, pk), set()).add(nid)
-            for w in words_of_props(props):
-                drop.setdefault((3, w), set()).add(nid)
-        tables = (self.by_kind, self.by_label, self.by_prop, self.by_word)
-        for (t, key), nids in drop.items():
-            table: dict = tables[t]
-            p = table.get(key)
-            if p is None:  # pragma: no cover - postings are kept exact
-                continue
-            if len(nids) <= 4:
-                for nid in nids:
-                    _remove(p, nid)
-            else:
-                p = array("I", [x for x in p if x not in nids])
+            for t in self.terms(kind, labels, props):
+                drop.setdefault(t, set()).add(nid)
+        for t, nids in drop.items():
+            self._drop(t, nids)
+
+    # -- stored form -------------------------------------------------------------
+    def postings(self) -> Iterator[tuple[bytes, array]]:
+        """Every (term, posting) pair (postings as arrays, in no set order)."""
+        for t in list(self.postings_by_term):
+            p = self._posting(t)
             if p:
-                table[key] = p
-            else:
-                del table[key]  # no empty postings left behind
+                yield t, p
+
+    def load(self, maps: Iterable[dict[bytes, bytes]], limit: int) -> None:
+        """Fill an empty index from stored ``{term: id bytes}`` maps, read in
+        ascending id-range order (a term found again has its ids appended).
+        The postings stay bytes until first used."""
+        table = self.postings_by_term
+        self.limit = limit
+        for m in maps:
+            dup = m.keys() & table.keys()
+            for t in dup:
+                table[t] = table[t] + m.pop(t)  # type: ignore[operator]
+            table.update(m)
 
     # -- read ----------------------------------------------------------------
     def kind(self, kind: str) -> array:
-        return self.by_kind.get(kind) or array("I")
+        return self._posting(kind_term(kind)) or array("I")
 
     def label(self, label: str) -> array:
-        return self.by_label.get(label) or array("I")
+        return self._posting(label_term(label)) or array("I")
 
     def word(self, word: str) -> array:
-        return self.by_word.get(word) or array("I")
+        return self._posting(word_term(word)) or array("I")
 
     def prop(self, key: str, v: Value) -> array | None:
         """Posting for ``key = v``, or None when ``v`` is not indexed."""
         vk = value_key(v)
         if vk is None:
             return None
-        return self.by_prop.get((key, vk[0], vk[1])) or array("I")
-
-    def kinds(self) -> Iterator[str]:
-        return iter(self.by_kind)
+        return self._posting(prop_term(key, vk[0], vk[1])) or array("I")
 
 
-__all__ = ["Index", "SHORT_VALUE", "prop_keys", "value_key", "words_of_props",
-           "words_of_text"]
+__all__ = [
+    "SHORT_VALUE",
+    "Index",
+    "kind_term",
+    "label_term",
+    "posting_bytes",
+    "posting_from_bytes",
+    "prop_keys",
+    "prop_term",
+    "value_key",
+    "word_term",
+    "words_of_props",
+    "words_of_text",
+]

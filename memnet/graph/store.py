@@ -73,6 +73,13 @@ def parse_handle(text: str) -> tuple[str, int] | None:
     return m.group(1), int(m.group(3), 36)
 
 
+def _adj_array(raw: bytes) -> array:
+    a = array("I")
+    if raw:
+        a.frombytes(raw)
+    return a
+
+
 class Store:
     """A labelled property graph with recycling and observable-ordered adjacency."""
 
@@ -357,59 +364,56 @@ class Store:
                 self.dirty_nodes.add(nid)
 
     # -- bulk load (hydrate) ------------------------------------------------
-    def load(self, nodes: list[tuple[Any, ...]], edges: list[tuple[Any, ...]]) -> None:
+    def load(self, nodes: list[tuple[Any, ...]], etypes: list[str], esrc: array, edst: array,
+             erec: bytes, eprops: dict[int, dict[str, Value]],
+             postings: Iterable[dict[bytes, bytes]], *, kinds: dict[str, int],
+             live_bytes: int) -> None:
         """Fill an empty store from stored records, ids dense from 1.
 
         ``nodes``: ``(kind, labels, props, nick, recycled, key, adj)`` in id
         order, where ``adj`` is the stored, already ordered adjacency (bytes of
-        ``array('I')``) and ``key`` the stored observable key; ``edges``:
-        ``(type, src, dst, props, recycled)`` in id order. Nothing is re-sorted.
+        ``array('I')``) and ``key`` the stored observable key; the edges come
+        as columns for ids 1.. (types, sources, targets, recycled flags, and
+        props by id); ``postings`` are the stored index postings (maps of term
+        to the bytes of its ids, in id-range order, see ``Index.load``);
+        ``kinds`` the live nodes per kind and ``live_bytes`` the stored byte
+        count. Nothing is
+        re-sorted and no index is rebuilt: the work is a few list and array
+        copies per column plus one pass over the nodes.
         """
         if len(self.kind) != 1 or len(self.etype) != 1:
             raise ValueError("Store.load needs an empty store")
+        if nodes:
+            kind_col, labels, props, nicks, recs, keys, adjs = zip(*nodes)
+            intern = self._intern
+            self.kind.extend(map(intern, kind_col))
+            self.labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
+            self.props.extend(x or None for x in props)
+            self.key.extend(keys)
+            self.adj.extend(map(_adj_array, adjs))
+            self.nrec.extend(map(bool, recs))
+            for nid, nick in enumerate(nicks, 1):
+                if nick is not None:
+                    self.nick[nid] = nick
+                    if not recs[nid - 1]:
+                        self.nick_owner[nick] = nid
         intern = self._intern
-        kinds, labs, props_l, keys, adjs = self.kind, self.labels, self.props, self.key, self.adj
-        nrec, index, kind_live = self.nrec, self.index, self.kind_live
-        live_bytes = 0
-        for nid, (kind, labels, props, nick, recycled, key, adj) in enumerate(nodes, 1):
-            kind = intern(kind)
-            labels = tuple(intern(x) for x in labels) if labels else _EMPTY
-            props = props or None
-            kinds.append(kind)
-            labs.append(labels)
-            props_l.append(props)
-            keys.append(key)
-            a = array("I")
-            if adj:
-                a.frombytes(adj)
-            adjs.append(a)
-            nrec.append(1 if recycled else 0)
-            if not recycled:
-                index.add_node(nid, kind, labels, props)
-            if nick is not None:
-                self.nick[nid] = nick
-                if not recycled:
-                    self.nick_owner[nick] = nid
-            if not recycled:
-                kind_live[kind] += 1
-                live_bytes += text_bytes(key) + 8
-        self.live_nodes = sum(kind_live.values())
-        etype, esrc, edst, erec, eprops = self.etype, self.esrc, self.edst, self.erec, self.eprops
-        live_edges = 0
-        for eid, (t, src, dst, props, recycled) in enumerate(edges, 1):
-            etype.append(intern(t))
-            esrc.append(src)
-            edst.append(dst)
-            erec.append(1 if recycled else 0)
-            if props:
-                eprops[eid] = props
-            if recycled:
-                self.hidden[src] = self.hidden.get(src, 0) + 1
-                self.hidden[dst] = self.hidden.get(dst, 0) + 1
-            else:
-                live_edges += 1
-                live_bytes += self.edge_bytes(eid)
-        self.live_edges = live_edges
+        types = {t: intern(t) for t in set(etypes)}
+        self.etype.extend(map(types.__getitem__, etypes))
+        self.esrc.extend(esrc)
+        self.edst.extend(edst)
+        self.erec.extend(erec)
+        self.eprops.update(eprops)
+        hidden = self.hidden
+        i = self.erec.find(1, 1)
+        while i != -1:
+            for nid in (self.esrc[i], self.edst[i]):
+                hidden[nid] = hidden.get(nid, 0) + 1
+            i = self.erec.find(1, i + 1)
+        self.index.load(postings, len(self.kind) - 1)
+        self.kind_live.update(kinds)
+        self.live_nodes = sum(self.kind_live.values())
+        self.live_edges = len(self.erec) - 1 - self.erec.count(1)
         self.live_bytes = live_bytes
 
     # -- reads ----------------------------------------------------------------

@@ -76,7 +76,8 @@ class Artefacts:
     edge an agent drew by hand (any other type, or to a node out of scope)
     survives a re-ingest. The artefacts are always the complete desired state
     of the scope (an ingester that skips an unchanged file copies that file's
-    elements and links from the session's snapshot).
+    elements and links from the session's snapshot). ``files`` and ``parsed``
+    let a file ingester say how many files it saw and how many it read afresh.
     """
 
     root: str
@@ -85,6 +86,8 @@ class Artefacts:
     links: dict[tuple[str, str, str], Link] = field(default_factory=dict)
     managed_types: tuple[str, ...] = ("CONTAINS",)
     warnings: list[Warning_] = field(default_factory=list)
+    files: int = 0      # files the ingester looked at
+    parsed: int = 0     # of those, files it read afresh (the rest came from the snapshot)
 
     def add(self, element: Element) -> Element:
         if element.locator in self.elements:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TABLES = ("meta", "catalog", "nodes", "edges", "log")
+TABLES = ("meta", "catalog", "nodes", "edges", "log", "postings")
 
 
 # --------------------------------------------------------------------------- GQL text
@@ -117,7 +117,7 @@ def session_records(cab: Any, sid: str) -> dict[str, dict[bytes, bytes]]:
     pre = sid.encode("ascii") + b"\x00"
     with cab.kv.read() as txn:
         out["catalog"] = {k: v for k, v in txn.scan("catalog") if k == sid.encode("ascii")}
-        for t in ("nodes", "edges", "log"):
+        for t in ("nodes", "edges", "log", "postings"):
             out[t] = dict(txn.scan(t, pre))
     return out
 
