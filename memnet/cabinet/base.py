@@ -650,6 +650,7 @@ class Cabinet:
                 return s.version
             dirty_nodes, dirty_edges = s.store.take_changes()
             nodes = sorted(dirty_nodes)
+            term_nodes = sorted(s.store.dirty_terms or ())
             edges = sorted(dirty_edges)
             pending = list(s.pending)
             base = s.base_version
@@ -676,7 +677,7 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                for k, pv in _posting_changes(txn, sid, s, nodes):
+                for k, pv in _posting_changes(txn, sid, s, term_nodes):
                     if pv is None:
                         txn.delete(R.POSTINGS, k)
                     else:

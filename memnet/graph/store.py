@@ -22,6 +22,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from typing import Any
 
 from ..gql.ast import Value
@@ -73,13 +74,6 @@ def parse_handle(text: str) -> tuple[str, int] | None:
     return m.group(1), int(m.group(3), 36)
 
 
-def _adj_array(raw: bytes) -> array:
-    a = array("I")
-    if raw:
-        a.frombytes(raw)
-    return a
-
-
 class Store:
     """A labelled property graph with recycling and observable-ordered adjacency."""
 
@@ -109,6 +103,9 @@ class Store:
         # What changed since the last flush, when a cabinet asks for it
         # (None: nobody is tracking, so nothing is recorded).
         self.dirty_nodes: set[int] | None = None
+        # nodes whose index terms may have changed (created, relabelled,
+        # re-propertied, recycled): the ones whose stored postings a flush edits
+        self.dirty_terms: set[int] | None = None
         self.dirty_edges: set[int] | None = None
         # recycled edges leave the adjacency lists (a walk never reads them);
         # this counts them per node so a receipt can still say what it hid
@@ -119,6 +116,7 @@ class Store:
         if self.dirty_nodes is None:
             self.dirty_nodes = set()
             self.dirty_edges = set()
+            self.dirty_terms = set()
 
     def take_changes(self) -> tuple[set[int], set[int]]:
         """The elements changed since the last call (the sets are kept by the caller)."""
@@ -131,6 +129,8 @@ class Store:
         if self.dirty_nodes is not None and self.dirty_edges is not None:
             self.dirty_nodes.difference_update(nodes)
             self.dirty_edges.difference_update(edges)
+            if self.dirty_terms is not None:
+                self.dirty_terms.difference_update(nodes)
 
     # -- sizes and lookups --------------------------------------------------
     @property
@@ -243,6 +243,7 @@ class Store:
         self.live_bytes += text_bytes(k) + 8
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
+            self.dirty_terms.add(nid)  # type: ignore[union-attr]
         return nid
 
     def add_edge(self, etype: str, src: int, dst: int,
@@ -271,6 +272,8 @@ class Store:
         old_labels, old_props = self.labels[nid], self.props[nid]
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
+            if labels is not None or props is not ...:
+                self.dirty_terms.add(nid)  # type: ignore[union-attr]
         if labels is not None:
             labels = tuple(sorted(self._intern(x) for x in set(labels) if x != kind))
             if labels != old_labels:
@@ -325,6 +328,7 @@ class Store:
             gone.append((nid, self.kind[nid], self.labels[nid], self.props[nid]))
             if self.dirty_nodes is not None:
                 self.dirty_nodes.add(nid)
+                self.dirty_terms.add(nid)  # type: ignore[union-attr]
             self.live_nodes -= 1
             self.kind_live[self.kind[nid]] -= 1
             self.live_bytes -= text_bytes(self.key[nid]) + 8
@@ -390,7 +394,7 @@ class Store:
             self.labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
             self.props.extend(x or None for x in props)
             self.key.extend(keys)
-            self.adj.extend(map(_adj_array, adjs))
+            self.adj.extend(map(array, repeat("I"), adjs))  # array("I", b) copies b
             self.nrec.extend(map(bool, recs))
             for nid, nick in enumerate(nicks, 1):
                 if nick is not None:

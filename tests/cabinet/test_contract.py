@@ -881,3 +881,59 @@ def test_session_info_is_the_catalog_row(cabinet: Any) -> None:
         cabinet.session_info("three")
     with pytest.raises(InvalidSessionId):
         cabinet.session_info("Bad/Id")
+
+
+def _posting_records(cabinet: Any, sid: str) -> dict[bytes, bytes]:
+    with cabinet.kv.read() as txn:
+        return dict(txn.scan("postings", sid.encode("ascii") + b"\x00"))
+
+
+@pytest.mark.req("MN-REQ-14", ERRORS)
+def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(cabinet: Any) -> None:
+    """Hydrate reads the index from the postings table: verify() recomputes it
+    from the node records, and a posting that lies is caught (by verify, or by
+    the id-range checks when a recall first reads it)."""
+    import msgpack
+
+    _two_sessions(cabinet)
+    assert cabinet.verify()["sessions"] == 2
+    recs = _posting_records(cabinet, "x")
+    assert recs, "a session with nodes has stored postings"
+    # drop node 1 from the posting of the word 'a2' (its title): verify sees it
+    key, raw = next((k, v) for k, v in recs.items()
+                    if b"wa2" in msgpack.unpackb(v[4:], raw=False))
+    m = msgpack.unpackb(raw[4:], raw=False)
+    del m[b"wa2"]
+    _put(cabinet, "postings", key, _record(m) if m else None)
+    with pytest.raises(CabinetCorrupt) as info:
+        cabinet.verify()
+    assert "index" in str(info.value)
+    # a posting that names a node past the last one is refused when read
+    _put(cabinet, "postings", key, _record({**m, b"wa2": (999).to_bytes(4, "little")}))
+    s = cabinet.open("x")
+    with pytest.raises(CabinetCorrupt):
+        s.recall("a2")
+    # a posting record that does not decode fails the hydrate
+    _put(cabinet, "postings", key, b"\x00\x00\x00\x00garbage")
+    with pytest.raises(CabinetCorrupt):
+        cabinet.open("x")
+    assert cabinet.open("y").recall("a2").receipt.matched == 1
+
+
+@pytest.mark.req("MN-REQ-14.2")
+def test_a_flush_edits_only_the_postings_of_terms_that_changed(cabinet: Any) -> None:
+    s = cabinet.create("p")
+    r = s.commit("INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'gamma'}), "
+                 "(a)-[:FOLLOWS]->(b)")
+    cabinet.flush(s)
+    before = _posting_records(cabinet, "p")
+    s.commit(f"SET {r.ids['a']}.n = 2")
+    cabinet.flush(s)
+    after = _posting_records(cabinet, "p")
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    # only the buckets holding the terms n=1 and n=2 moved
+    assert 1 <= len(changed) <= 2
+    fresh = cabinet.open("p")
+    assert fresh.recall("TSK n:2").receipt.matched == 1
+    assert fresh.recall("TSK n:1").receipt.matched == 0
+    assert cabinet.verify()["sessions"] == 1

@@ -1,0 +1,340 @@
+"""Model Snap: one model partitioned into a catalog session and interior sessions.
+
+A big model (a SysML v2 model, or any ingested artefacts with a ``CONTAINS``
+ownership tree) does not fit one Shape-sized session, and it should not be
+one session per element either. :func:`plan_snap` cuts the ownership tree:
+
+* the **catalog** ``<prefix>-cat`` holds the skeleton: packages, definitions
+  (part, port, attribute and requirement definitions), requirements with their
+  short ids, and any element whose subtree is too big to be an interior (or
+  that owns something the catalog must hold); plus one ``SES`` node per
+  interior session (``sid``, ``rows``, ``holds``), as in :mod:`memnet.strata`;
+* each **interior** ``<prefix>-1`` … ``<prefix>-k`` holds whole ownership
+  subtrees (a subtree is never split across sessions), packed in model order
+  while the session's rows (nodes + edges, stubs included) stay within the
+  budget - by default ``M``, so a default Recall can hold a whole interior;
+* a link whose two ends live in different sessions is kept on both sides,
+  each pointing at a ``STUB`` node that stands for the far end: ``ref`` (its
+  locator), ``of`` (its kind), ``name`` and ``session`` (where it lives). In the
+  catalog every stub is also linked ``-[:IN]->`` to the ``SES`` node of its
+  session, so a Recall on a requirement walks ``REQ <-SATISFIES- STUB -IN->
+  SES`` and names the interior that holds what satisfies it.
+
+Nothing is lost: the elements of the catalog and the interiors, minus stubs
+and ``SES`` nodes, are exactly the model's elements, and their links with each
+stub read as its ``ref`` (``IN`` links dropped) are exactly the model's links
+(:func:`unsnap` computes that union).
+
+:func:`snap` writes a plan into a cabinet through :func:`memnet.ingest.sync`,
+one Commit and one flush per session: snapping an unchanged model again
+changes nothing, and a changed model changes only what moved. Interiors left
+over from an earlier, bigger snap are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cabinet import Cabinet
+from .errors import QueryError
+from .ingest.model import Artefacts, Element, Link
+from .ingest.sync import SyncResult, sync
+from .session import LIMITS
+from .strata import catalog_id
+
+#: kinds that always stay in the catalog (the skeleton a reader navigates by)
+CATALOG_KINDS = frozenset({"PKG", "PARTDEF", "PORTDEF", "ATTRDEF", "REQDEF", "REQ"})
+STUB_KIND = "STUB"
+SES_KIND = "SES"
+IN_TYPE = "IN"
+OWNS = "CONTAINS"
+#: the smallest budget a plan accepts: a unit and a stub with their links
+MIN_BUDGET = 4
+#: how many unit roots a SES node names in ``holds``
+HOLDS_SHOWN = 8
+
+
+@dataclass
+class SnapPlan:
+    """Where every element of a model goes, and each session's artefacts."""
+
+    prefix: str
+    budget: int
+    catalog: Artefacts
+    interiors: list[tuple[str, Artefacts]]
+    home: dict[str, str]  # element locator -> session id
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def catalog_id(self) -> str:
+        return catalog_id(self.prefix)
+
+    def sessions(self) -> list[tuple[str, Artefacts]]:
+        """Interiors first, then the catalog (the order :func:`snap` writes)."""
+        return [*self.interiors, (self.catalog_id, self.catalog)]
+
+
+@dataclass(frozen=True)
+class SnapResult:
+    """What :func:`snap` did: the sessions it wrote and what each sync did."""
+
+    catalog: str
+    interiors: tuple[str, ...]
+    results: dict[str, SyncResult]
+    dropped: tuple[str, ...]
+    rows: dict[str, int]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.dropped) or any(r.changed for r in self.results.values())
+
+    def summary(self) -> str:
+        changed = sum(1 for r in self.results.values() if r.changed)
+        return (f"catalog {self.catalog}, {len(self.interiors)} interior session(s) "
+                f"(largest {max(self.rows.values(), default=0)} rows); {changed} session(s) "
+                f"changed" + (f", {len(self.dropped)} dropped" if self.dropped else ""))
+
+
+# -- planning ---------------------------------------------------------------------
+def _stub_locator(root: str, ref: str) -> str:
+    scheme, _, rest = ref.partition(":")
+    return f"stub:{root}/{scheme}/{rest.partition('/')[2] or rest}"
+
+
+def _links_of(art: Artefacts) -> dict[str, list[Link]]:
+    by: dict[str, list[Link]] = {}
+    for lk in art.links.values():
+        by.setdefault(lk.src, []).append(lk)
+        if lk.dst != lk.src:
+            by.setdefault(lk.dst, []).append(lk)
+    return by
+
+
+def _rows(members: set[str], links: Iterable[Link]) -> int:
+    """Rows of a session holding ``members``: its nodes, the stubs for far
+    ends, and every link with an end inside."""
+    n_links = 0
+    stubs: set[str] = set()
+    for lk in links:
+        n_links += 1
+        for end in (lk.src, lk.dst):
+            if end not in members:
+                stubs.add(end)
+    return len(members) + len(stubs) + n_links
+
+
+def plan_snap(art: Artefacts, prefix: str, *, budget: int = LIMITS.max_rows,
+              catalog_kinds: Iterable[str] = CATALOG_KINDS) -> SnapPlan:
+    """Cut a model into a catalog and interiors (see the module doc)."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
+        raise QueryError(f"budget must be an integer of at least {MIN_BUDGET} rows, "
+                         f"got {budget!r}")
+    cat_id = catalog_id(prefix)  # validates the prefix
+    heads = frozenset(catalog_kinds)
+    parent: dict[str, str] = {}
+    children: dict[str, list[str]] = {}
+    warnings: list[str] = []
+    for lk in sorted(art.links.values(), key=lambda x: x.key):
+        if lk.type != OWNS:
+            continue
+        if lk.dst in parent:
+            warnings.append(f"{lk.dst} has two owners; {parent[lk.dst]} kept")
+            continue
+        parent[lk.dst] = lk.src
+        children.setdefault(lk.src, []).append(lk.dst)
+    order = sorted(art.elements)
+    rank = {loc: i for i, loc in enumerate(order)}
+    for kids in children.values():
+        kids.sort(key=rank.__getitem__)
+    by_elem = _links_of(art)
+
+    # subtree members, bottom-up (iterative: ownership can be deep)
+    subtree: dict[str, list[str]] = {}
+    has_head: dict[str, bool] = {}
+    roots = [loc for loc in order if loc not in parent]
+    seen: set[str] = set()
+    stack: list[tuple[str, bool]] = [(r, False) for r in reversed(roots)]
+    while stack:
+        loc, done = stack.pop()
+        if done:
+            members = [loc]
+            head = art.elements[loc].kind in heads
+            for c in children.get(loc, ()):
+                members.extend(subtree[c])
+                head = head or has_head[c]
+            subtree[loc] = members
+            has_head[loc] = head
+            continue
+        if loc in seen:  # a cycle of CONTAINS: break it here
+            warnings.append(f"{loc} owns itself through CONTAINS; cut there")
+            subtree[loc], has_head[loc] = [loc], art.elements[loc].kind in heads
+            continue
+        seen.add(loc)
+        stack.append((loc, True))
+        stack.extend((c, False) for c in reversed(children.get(loc, ())) if c not in subtree)
+
+    def cost(members: list[str]) -> int:
+        ms = set(members)
+        links = {lk.key: lk for m in members for lk in by_elem.get(m, ())}
+        return _rows(ms, links.values())
+
+    catalog: set[str] = set()
+    units: list[list[str]] = []
+    todo = list(reversed(roots))
+    while todo:
+        loc = todo.pop()
+        members = subtree[loc]
+        if has_head[loc] or cost(members) > budget:
+            catalog.add(loc)
+            todo.extend(reversed(children.get(loc, ())))
+        else:
+            units.append(members)
+
+    # pack whole units into interiors, in model order, within the budget
+    groups: list[list[str]] = []
+    cur: list[str] = []
+    cur_links: dict[tuple[str, str, str], Link] = {}
+    for unit in units:
+        trial = dict(cur_links)
+        for m in unit:
+            for lk in by_elem.get(m, ()):
+                trial[lk.key] = lk
+        if cur and _rows(set(cur) | set(unit), trial.values()) > budget:
+            groups.append(cur)
+            cur, trial = list(unit), {lk.key: lk for m in unit for lk in by_elem.get(m, ())}
+        else:
+            cur = cur + unit
+        cur_links = trial
+    if cur:
+        groups.append(cur)
+
+    home = {loc: cat_id for loc in catalog}
+    sids = []
+    for i, g in enumerate(groups, 1):
+        sid = f"{prefix}-{i}"
+        sids.append(sid)
+        for loc in g:
+            home[loc] = sid
+
+    managed = tuple(sorted({lk.type for lk in art.links.values()} | {IN_TYPE}))
+    schemes = tuple(sorted({*art.schemes, "stub", "snap"}))
+
+    def fresh() -> Artefacts:
+        return Artefacts(root=art.root, schemes=schemes, managed_types=managed)
+
+    def stub(out: Artefacts, ref: str) -> str:
+        loc = _stub_locator(art.root, ref)
+        if loc not in out.elements:
+            el = art.elements[ref]
+            props: dict[str, Any] = {"ref": ref, "of": el.kind, "session": home[ref]}
+            name = el.props.get("name")
+            if isinstance(name, str):
+                props["name"] = name
+            out.add(Element(loc, STUB_KIND, props))
+        return loc
+
+    def fill(out: Artefacts, members: Iterable[str], sid: str) -> None:
+        for loc in members:
+            out.add(art.elements[loc])
+        for lk in sorted({lk.key: lk for m in members for lk in by_elem.get(m, ())}.values(),
+                         key=lambda x: x.key):
+            src = lk.src if home[lk.src] == sid else stub(out, lk.src)
+            dst = lk.dst if home[lk.dst] == sid else stub(out, lk.dst)
+            out.link(lk.type, src, dst, **lk.props)
+
+    interiors = []
+    rows: dict[str, int] = {}
+    for sid, g in zip(sids, groups, strict=True):
+        out = fresh()
+        fill(out, g, sid)
+        interiors.append((sid, out))
+        rows[sid] = len(out.elements) + len(out.links)
+    cat = fresh()
+    fill(cat, sorted(catalog, key=rank.__getitem__), cat_id)
+    for sid, g in zip(sids, groups, strict=True):
+        unit_roots = [loc for loc in g if home.get(parent.get(loc, ""), "") != sid]
+        names = [str(art.elements[r].props.get("name") or r.rpartition("/")[2])
+                 for r in unit_roots]
+        holds = ", ".join(names[:HOLDS_SHOWN]) + (" ..." if len(names) > HOLDS_SHOWN else "")
+        cat.add(Element(f"snap:{art.root}/{sid}", SES_KIND,
+                        {"sid": sid, "rows": rows[sid], "holds": holds}))
+    for loc in sorted(e for e in cat.elements if cat.elements[e].kind == STUB_KIND):
+        cat.link(IN_TYPE, loc, f"snap:{art.root}/{cat.elements[loc].props['session']}")
+    return SnapPlan(prefix, budget, cat, interiors, home, warnings)
+
+
+def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[str, str, str]]]:
+    """The model a set of snapped sessions holds: elements without stubs and
+    ``SES`` nodes, and link keys with each stub read as its ``ref``."""
+    parts = list(parts)
+    ref: dict[str, str] = {}
+    elements: dict[str, Element] = {}
+    for p in parts:
+        for loc, el in p.elements.items():
+            if el.kind == STUB_KIND:
+                ref[loc] = str(el.props["ref"])
+            elif el.kind != SES_KIND:
+                elements[loc] = el
+    links = set()
+    for p in parts:
+        for (t, s, d) in p.links:
+            if t == IN_TYPE and d.startswith("snap:"):
+                continue
+            links.add((t, ref.get(s, s), ref.get(d, d)))
+    return elements, links
+
+
+# -- writing ----------------------------------------------------------------------
+def load_model(model: str | os.PathLike[str] | Artefacts) -> Artefacts:
+    """A model from a ``.sysml`` file or directory, or artefacts given as they are."""
+    if isinstance(model, Artefacts):
+        return model
+    from .ingest.sysml import scan_sysml
+
+    return scan_sysml(model)
+
+
+def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: str, *,
+         budget: int = LIMITS.max_rows,
+         progress: Callable[[int, int], None] | None = None) -> SnapResult:
+    """Partition ``model`` into ``<prefix>-cat`` and ``<prefix>-1..k`` in ``cabinet``.
+
+    Each session is created when missing, synced (one Commit) and flushed;
+    ``progress(done, total)`` counts sessions. Interiors of an earlier snap
+    with the same prefix that this plan no longer needs are dropped (only ones
+    the catalog lists, so nothing else is ever touched).
+    """
+    plan = plan_snap(load_model(model), prefix, budget=budget)
+    todo = plan.sessions()
+    results: dict[str, SyncResult] = {}
+    before: set[str] = set()
+    if cabinet.exists(plan.catalog_id):
+        old = cabinet.open(plan.catalog_id)
+        st = old.store
+        before = {str(st.props[n]["sid"]) for n in st.index.kind(SES_KIND)
+                  if not st.nrec[n] and st.props[n] and "sid" in st.props[n]
+                  and str(st.props[n].get("locator", "")).startswith("snap:")}
+    for done, (sid, art) in enumerate(todo, 1):
+        s = cabinet.open(sid) if cabinet.exists(sid) else cabinet.create(sid)
+        res = sync(s, art)
+        if res.changed:
+            cabinet.flush(s)
+        results[sid] = res
+        if progress is not None:
+            progress(done, len(todo))
+    keep = {sid for sid, _ in plan.interiors}
+    dropped = []
+    for sid in sorted(before - keep):
+        if sid != plan.catalog_id and cabinet.exists(sid):
+            cabinet.drop(sid)
+            dropped.append(sid)
+    rows = {sid: len(a.elements) + len(a.links) for sid, a in plan.interiors}
+    return SnapResult(plan.catalog_id, tuple(sid for sid, _ in plan.interiors), results,
+                      tuple(dropped), rows)
+
+
+__all__ = ["CATALOG_KINDS", "SES_KIND", "STUB_KIND", "SnapPlan", "SnapResult", "load_model",
+           "plan_snap", "snap", "unsnap"]
