@@ -10,7 +10,7 @@ import memnet
 from memnet import strata
 from memnet.graph.store import parse_handle
 
-pytestmark = pytest.mark.req("MN-REQ-09")
+pytestmark = pytest.mark.req("MN-REQ-09", "MN-REQ-17")
 
 CAPS = memnet.Caps(rows=30, bytes=10**6)
 

@@ -1,0 +1,209 @@
+"""Model Snap: a model cut into a catalog session and interior sessions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memnet import Cabinet, Session
+from memnet.errors import MemNetError, QueryError
+from memnet.ingest.model import Artefacts, Element
+from memnet.ingest.sync import snapshot, sync
+from memnet.ingest.sysml import scan_sysml
+from memnet.snap import CATALOG_KINDS, SES_KIND, STUB_KIND, plan_snap, snap, unsnap
+
+pytestmark = pytest.mark.req("MN-REQ-17")
+
+MODELS = Path(__file__).resolve().parent.parent / "sysml-models"
+
+
+@pytest.fixture(scope="module")
+def model() -> Artefacts:
+    return scan_sysml(MODELS)
+
+
+def _held(cab: Cabinet, sid: str, scope: Artefacts) -> Artefacts:
+    """What a session of the cabinet holds in the snap's scope, as artefacts."""
+    s = cab.open(sid)
+    els, links = snapshot(s, scope)
+    out = Artefacts(root=scope.root, schemes=scope.schemes, managed_types=scope.managed_types)
+    for loc, (_h, kind, labels, props) in els.items():
+        out.add(Element(loc, kind, dict(props), tuple(labels)))
+    for (t, a, b), (_h, props) in links.items():
+        out.link(t, a, b, **props)
+    return out
+
+
+def _flat(model: Artefacts) -> tuple[dict[str, Any], set[tuple[str, str, str]]]:
+    """The un-snapped ingest: the model synced into one session, read back."""
+    s = Session("flat")
+    sync(s, model)
+    els, links = snapshot(s, model)
+    return ({loc: (k, tuple(lb), dict(p)) for loc, (_h, k, lb, p) in els.items()},
+            set(links))
+
+
+def test_the_union_of_catalog_and_interiors_is_the_unsnapped_ingest(tmp_path: Path,
+                                                                    model: Artefacts) -> None:
+    cab = Cabinet.open(tmp_path / "cab")
+    res = snap(cab, MODELS, "mn")
+    assert res.catalog == "mn-cat" and len(res.interiors) >= 3
+    plan = plan_snap(model, "mn")
+    scope = plan.catalog  # same root, schemes (stub, snap) and managed types
+    parts = [_held(cab, sid, scope) for sid in (*res.interiors, res.catalog)]
+    els, links = unsnap(parts)
+    flat_els, flat_links = _flat(model)
+    assert {loc: (e.kind, e.labels, e.props) for loc, e in els.items()} == flat_els
+    assert links == flat_links
+    # every model element lives in exactly one session
+    seen: dict[str, str] = {}
+    for sid, part in zip((*res.interiors, res.catalog), parts, strict=True):
+        for loc, el in part.elements.items():
+            if el.kind not in (STUB_KIND, SES_KIND):
+                assert loc not in seen, f"{loc} in {seen.get(loc)} and {sid}"
+                seen[loc] = sid
+    assert set(seen) == set(model.elements)
+
+
+def test_no_interior_exceeds_its_budget_and_a_default_recall_holds_it(tmp_path: Path) -> None:
+    cab = Cabinet.open(tmp_path / "cab")
+    for budget, prefix in ((50, "a"), (20, "b")):
+        res = snap(cab, MODELS, prefix, budget=budget)
+        assert res.rows and max(res.rows.values()) <= budget
+        for sid in res.interiors:
+            s = cab.open(sid)
+            rows = s.store.live_nodes + s.store.live_edges
+            assert 0 < rows == res.rows[sid] <= budget
+            if budget == 50:  # the default M: one default Recall holds the whole interior
+                shape = s.recall("")
+                assert shape.receipt.rows <= 50 and shape.receipt.tokens < 4000
+    smaller = snap(cab, MODELS, "b", budget=20)
+    assert not smaller.changed  # snapping again with the same budget writes nothing
+
+
+def test_the_catalog_holds_the_skeleton_and_one_ses_per_interior(tmp_path: Path,
+                                                                 model: Artefacts) -> None:
+    plan = plan_snap(model, "mn")
+    kinds = {loc: el.kind for loc, el in plan.catalog.elements.items()}
+    for loc, el in model.elements.items():
+        if el.kind in CATALOG_KINDS:
+            assert kinds.get(loc) == el.kind, loc
+    ses = {el.props["sid"] for el in plan.catalog.elements.values() if el.kind == SES_KIND}
+    assert ses == {sid for sid, _ in plan.interiors}
+    # ownership subtrees are never split: an interior element's owner is in the
+    # same interior unless the element is the root of a unit
+    owner = {lk.dst: lk.src for lk in model.links.values() if lk.type == "CONTAINS"}
+    for sid, part in plan.interiors:
+        roots = [loc for loc in part.elements
+                 if part.elements[loc].kind != STUB_KIND and plan.home.get(owner.get(loc, ""))
+                 != sid]
+        for r in roots:  # a unit root's owner is in the catalog, never in another interior
+            assert plan.home.get(owner.get(r, ""), "mn-cat") == "mn-cat"
+
+
+def test_a_recall_for_a_requirement_id_leads_to_the_interior_that_satisfies_it(
+        tmp_path: Path, model: Artefacts) -> None:
+    cab = Cabinet.open(tmp_path / "cab")
+    snap(cab, MODELS, "mn")
+    plan = plan_snap(model, "mn")
+    cat = cab.open("mn-cat")
+    checked = 0
+    for lk in model.links.values():
+        if lk.type != "SATISFIES":
+            continue
+        rid = model.elements[lk.dst].props["rid"]
+        home = plan.home[lk.src]
+        text = cat.recall(f"REQ rid:{rid}").text
+        assert f"rid: '{rid}'" in text
+        if home == "mn-cat":
+            assert f"locator: '{lk.src}'" in text
+            continue
+        # the stub of the satisfier names its session, and the SES node is there
+        assert f"ref: '{lk.src}'" in text and f"session: '{home}'" in text, rid
+        assert f"sid: '{home}'" in text, rid
+        interior = cab.open(home)
+        hit = interior.recall(f"MATCH (n {{locator: '{lk.src}'}})")
+        assert hit.receipt.matched == 1, (rid, home)
+        checked += 1
+    assert checked >= 10
+
+
+def test_resnap_after_a_change_touches_only_what_moved(tmp_path: Path) -> None:
+    src = tmp_path / "models"
+    shutil.copytree(MODELS, src)
+    cab = Cabinet.open(tmp_path / "cab")
+    first = snap(cab, src, "mn")
+    versions = {sid: cab.session_info(sid).version for sid in (*first.interiors, first.catalog)}
+    again = snap(cab, src, "mn")
+    assert not again.changed
+    assert {sid: cab.session_info(sid).version for sid in versions} == versions
+    deploy = src / "models" / "deploy.sysml"
+    text = deploy.read_text()
+    assert "doc /*" in text
+    deploy.write_text(text.replace("doc /*", "doc /* Edited.", 1))
+    third = snap(cab, src, "mn")
+    moved = [sid for sid, r in third.results.items() if r.changed]
+    assert len(moved) == 1
+
+
+def test_a_smaller_model_drops_the_interiors_it_no_longer_needs(tmp_path: Path,
+                                                                model: Artefacts) -> None:
+    cab = Cabinet.open(tmp_path / "cab")
+    big = snap(cab, MODELS, "mn", budget=20)
+    cab.create("mn-notes")  # not a snap session: never touched
+    small = scan_sysml(MODELS / "models" / "requirements.sysml")
+    res = snap(cab, small, "mn", budget=20)
+    assert res.dropped and set(res.dropped) <= set(big.interiors)
+    for sid in res.dropped:
+        assert not cab.exists(sid)
+    assert cab.exists("mn-notes")
+
+
+def test_bad_budgets_and_prefixes_are_refused(model: Artefacts) -> None:
+    with pytest.raises(QueryError):
+        plan_snap(model, "mn", budget=3)
+    with pytest.raises(QueryError):
+        plan_snap(model, "mn", budget=True)  # type: ignore[arg-type]
+    with pytest.raises(MemNetError) as info:
+        plan_snap(model, "Bad Prefix")
+    assert info.value.code == "invalid_session_id"
+
+
+# -- any ownership tree with any links ----------------------------------------------
+@st.composite
+def trees(draw: Any) -> Artefacts:
+    n = draw(st.integers(1, 120))
+    kinds = ("PKG", "PART", "PORT", "ATTR", "PARTDEF", "REQ")
+    art = Artefacts(root="m", schemes=("sysml",),
+                    managed_types=("CONTAINS", "TYPED", "SATISFIES", "CONNECTS"))
+    locs = []
+    for i in range(n):
+        kind = draw(st.sampled_from(kinds)) if i else "PKG"
+        loc = f"sysml:m/e{i:03d}"
+        art.add(Element(loc, kind, {"name": f"e{i}"}))
+        if i:
+            art.link("CONTAINS", locs[draw(st.integers(0, i - 1))], loc)
+        locs.append(loc)
+    for _ in range(draw(st.integers(0, 2 * n))):
+        a, b = draw(st.sampled_from(locs)), draw(st.sampled_from(locs))
+        art.link(draw(st.sampled_from(("TYPED", "SATISFIES", "CONNECTS"))), a, b)
+    return art
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees(), st.integers(4, 60))
+def test_any_model_snaps_into_a_partition_within_the_budget(art: Artefacts,
+                                                            budget: int) -> None:
+    plan = plan_snap(art, "p", budget=budget)
+    for _sid, part in plan.interiors:
+        assert len(part.elements) + len(part.links) <= budget
+        assert all(el.kind != "PKG" for el in part.elements.values())
+    els, links = unsnap([plan.catalog, *(p for _s, p in plan.interiors)])
+    assert set(els) == set(art.elements)
+    assert links == set(art.links)
+    assert set(plan.home) == set(art.elements)
