@@ -1,0 +1,65 @@
+"""memnet ingest of SysML models and mixed trees (ingest_path)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memnet import Session
+from memnet.errors import MemNetError
+from memnet.ingest import ingest_path
+
+pytestmark = pytest.mark.req("MN-REQ-18", "MN-REQ-21")
+
+MODELS = Path(__file__).resolve().parents[2] / "sysml-models"
+
+
+def test_a_model_directory_becomes_typed_nodes_and_edges_once(tmp_path: Path) -> None:
+    s = Session("m")
+    res = ingest_path(s, MODELS)
+    assert len(res) == 2 and all(r.changed for r in res)  # the README, then the model
+    kinds = dict(s.store.kind_live)
+    assert kinds["DOC"] == 1
+    assert kinds["REQ"] >= 20 and kinds["PART"] > 10 and kinds["PKG"] >= 2
+    st = s.store
+    types = {st.etype[e] for e in st.live_edge_ids()}
+    assert {"CONTAINS", "TYPED", "SATISFIES", "CONNECTS"} <= types
+    v = s.version
+    assert not any(r.changed for r in ingest_path(s, MODELS))
+    assert s.version == v
+    shape = s.recall("REQ rid:MN-REQ-13.1")
+    assert shape.receipt.matched == 1 and "SATISFIES" in shape.text
+
+
+def test_one_sysml_file_and_a_mixed_tree(tmp_path: Path) -> None:
+    s = Session("m")
+    one = ingest_path(s, MODELS / "models" / "requirements.sysml")
+    assert len(one) == 1 and one[0].created > 20
+    tree = tmp_path / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text('"""A package."""\n')
+    (tree / "pkg" / "core.py").write_text("import pkg\n\ndef run():\n    pass\n")
+    shutil.copy(MODELS / "models" / "deploy.sysml", tree / "deploy.sysml")
+    shutil.copy(MODELS / "models" / "requirements.sysml", tree / "requirements.sysml")
+    t = Session("t")
+    both = ingest_path(t, tree)
+    assert len(both) == 2 and all(r.changed for r in both)
+    assert t.store.kind_live["MOD"] == 2 and t.store.kind_live["PARTDEF"] > 5
+    assert not any(r.changed for r in ingest_path(t, tree))
+
+
+def test_a_broken_model_writes_nothing(tmp_path: Path) -> None:
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "a.py").write_text("x = 1\n")
+    (tree / "bad.sysml").write_text("package P { part def ; }\n")
+    s = Session("m")
+    with pytest.raises(MemNetError) as info:
+        ingest_path(s, tree)
+    assert info.value.code == "model_syntax"
+    assert s.version == 0 and s.store.live_nodes == 0
+    with pytest.raises(MemNetError) as info:
+        ingest_path(s, tmp_path / "nowhere")
+    assert info.value.code == "path_not_found"
