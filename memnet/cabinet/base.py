@@ -139,6 +139,7 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
     """Every posting of an index as bucket records (for a whole-session write)."""
     step = R.POSTING_RANGE
     buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
+    big: list[tuple[bytes, bytes]] = []
     for term, p in index.postings():
         ids = sorted(p)
         b = R.bucket_of(term)
@@ -146,9 +147,14 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
         while i < len(ids):
             rng = ids[i] // step
             j = bisect.bisect_left(ids, (rng + 1) * step, i)
-            buckets.setdefault((rng, b), {})[term] = posting_bytes(array("I", ids[i:j]))
+            if j - i > R.POSTING_BIG:
+                big.append((R.big_key(sid, rng, term),
+                            R.encode_ids(posting_bytes(array("I", ids[i:j])))))
+            else:
+                buckets.setdefault((rng, b), {})[term] = posting_bytes(array("I", ids[i:j]))
             i = j
-    return [(R.bucket_key(sid, rng, b), R.encode(m)) for (rng, b), m in sorted(buckets.items())]
+    return [(R.bucket_key(sid, rng, b), R.encode(m))
+            for (rng, b), m in sorted(buckets.items())] + big
 
 
 def _kinds(st: Any) -> dict[str, int]:
@@ -187,15 +193,26 @@ def _posting_changes(txn: Txn, sid: str, s: Session,
         key = R.bucket_key(sid, rng, b)
         raw = txn.get(R.POSTINGS, key)
         m = R.decode_bucket(raw, key) if raw is not None else {}
-        for term, (add, rem) in terms.items():
-            ids = set(posting_from_bytes(m[term])) if term in m else set()
+        before = dict(m)
+        for term, (add, rem) in sorted(terms.items()):
+            bkey = R.big_key(sid, rng, term)
+            braw = txn.get(R.POSTINGS, bkey)
+            if braw is not None:
+                ids = set(posting_from_bytes(R.decode_ids(braw, bkey)))
+            else:
+                ids = set(posting_from_bytes(m[term])) if term in m else set()
             ids -= rem
             ids |= add
-            if ids:
-                m[term] = posting_bytes(array("I", sorted(ids)))
+            data = posting_bytes(array("I", sorted(ids))) if ids else b""
+            if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
+                m.pop(term, None)
+                out.append((bkey, R.encode_ids(data) if data else None))
+            elif data:
+                m[term] = data
             else:
                 m.pop(term, None)
-        out.append((key, R.encode(m) if m else None))
+        if m != before:
+            out.append((key, R.encode(m) if m else None))
     return out
 
 
@@ -298,12 +315,13 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
 
 
 def _stored_postings(txn: Txn, sid: str) -> Iterator[dict[bytes, bytes]]:
-    """The posting bucket maps of a session, in (range, bucket) order."""
+    """The posting maps of a session (buckets, and one-term maps for postings
+    with records of their own), in range order."""
     pre = R.prefix(sid)
     plen = len(pre)
     for k, v in txn.scan(R.POSTINGS, pre):
-        R.split_bucket_key(k, plen)
-        yield R.decode_bucket(v, k)
+        _rng, _b, term = R.split_bucket_key(k, plen)
+        yield R.decode_bucket(v, k) if term is None else {term: R.decode_ids(v, k)}
 
 
 def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[Change]]:

@@ -172,8 +172,14 @@ def decode_edge_chunk(raw: bytes, where: bytes | str = b"?",
 # session's size, and a hydrate reads a few records per range, each a msgpack
 # map ``{term: ids}`` (terms as in ``memnet.graph.index``; ids as the bytes of a
 # sorted little-endian u32 array). Key: ``sid 0x00 range(u32) bucket(u16)``.
+# A posting longer than POSTING_BIG ids in its range (a common word, a kind)
+# gets a record of its own instead, ``sid 0x00 range(u32) 0xFFFF term``, whose
+# value is the checksummed ids: so a bucket stays a few hundred bytes and a
+# flush that touches a rare term never rewrites a large posting.
 POSTING_RANGE = 1 << 16
 POSTING_BUCKETS = 4096
+POSTING_BIG = 256
+BIG_BUCKET = 0xFFFF
 _BUCKET = struct.Struct(">IH")
 
 
@@ -185,11 +191,35 @@ def bucket_key(sid: str, rng: int, bucket: int) -> bytes:
     return prefix(sid) + _BUCKET.pack(rng, bucket)
 
 
-def split_bucket_key(key: bytes, plen: int) -> tuple[int, int]:
-    if len(key) != plen + 6:
+def big_key(sid: str, rng: int, term: bytes) -> bytes:
+    return prefix(sid) + _BUCKET.pack(rng, BIG_BUCKET) + term
+
+
+def split_bucket_key(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
+    """``(range, bucket, term)``: term is None for a bucket record, the term
+    of a posting with a record of its own (bucket BIG_BUCKET) otherwise."""
+    if len(key) < plen + 6:
         raise CabinetCorrupt(f"posting key {key!r} is malformed")
     rng, bucket = _BUCKET.unpack_from(key, plen)
-    return int(rng), int(bucket)
+    if bucket == BIG_BUCKET:
+        term = key[plen + 6:]
+        if not term:
+            raise CabinetCorrupt(f"posting key {key!r} names no term")
+        return int(rng), bucket, term
+    if len(key) != plen + 6 or bucket >= POSTING_BUCKETS:
+        raise CabinetCorrupt(f"posting key {key!r} is malformed")
+    return int(rng), int(bucket), None
+
+
+def encode_ids(ids: bytes) -> bytes:
+    return CRC.pack(zlib.crc32(ids)) + ids
+
+
+def decode_ids(raw: bytes, where: bytes | str = b"?") -> bytes:
+    payload = bytes(_payload(raw, where))
+    if not payload or len(payload) & 3:
+        raise CabinetCorrupt(f"posting record {where!r} has an impossible size")
+    return payload
 
 
 def decode_bucket(raw: bytes, where: bytes | str = b"?") -> dict[bytes, bytes]:
@@ -200,7 +230,8 @@ def decode_bucket(raw: bytes, where: bytes | str = b"?") -> dict[bytes, bytes]:
     return m
 
 
-__all__ = ["CATALOG", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META", "NODES",
-           "POSTINGS", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES", "bucket_key", "bucket_of",
-           "decode", "decode_bucket", "decode_edge_chunk", "edge_chunk", "element_key",
-           "encode", "encode_edge_chunk", "key_id", "prefix", "sid_key", "split_bucket_key"]
+__all__ = ["BIG_BUCKET", "CATALOG", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META",
+           "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
+           "big_key", "bucket_key", "bucket_of", "decode", "decode_bucket", "decode_edge_chunk",
+           "decode_ids", "edge_chunk", "element_key", "encode", "encode_edge_chunk",
+           "encode_ids", "key_id", "prefix", "sid_key", "split_bucket_key"]

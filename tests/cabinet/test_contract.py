@@ -937,3 +937,26 @@ def test_a_flush_edits_only_the_postings_of_terms_that_changed(cabinet: Any) -> 
     assert fresh.recall("TSK n:2").receipt.matched == 1
     assert fresh.recall("TSK n:1").receipt.matched == 0
     assert cabinet.verify()["sessions"] == 1
+
+
+@pytest.mark.req("MN-REQ-14", "MN-REQ-14.2")
+def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any) -> None:
+    s = cabinet.create("big")
+    nodes = ", ".join(f"(t{i}:TSK {{title: 'common word {i}', n: {i % 3}}})" for i in range(300))
+    ids = s.commit(f"INSERT {nodes}").ids
+    cabinet.flush(s)
+    recs = _posting_records(cabinet, "big")
+    own = [k for k in recs if len(k) > len(b"big\x00") + 6]
+    assert {k[len(b"big\x00") + 6:] for k in own} >= {b"kTSK", b"wcommon", b"wword"}
+    # shrink and grow the long postings across flushes; the stored index follows
+    s.commit("DELETE " + ", ".join(ids[f"t{i}"] for i in range(0, 300, 2)))
+    cabinet.flush(s)
+    s.commit(f"INSERT (x:TSK {{title: 'common ground', n: 7}}) SET {ids['t1']}.title = 'rare'")
+    cabinet.flush(s)
+    assert cabinet.verify()["sessions"] == 1
+    fresh = cabinet.open("big")
+    assert fresh.recall("TSK common", limit=50).receipt.matched == 150
+    assert fresh.recall("TSK rare").receipt.matched == 1
+    assert fresh.recall("TSK n:7").receipt.matched == 1
+    for q in ("TSK common", "word", "TSK n:1", ""):
+        assert fresh.recall(q).text.split("\n", 1)[1] == s.recall(q).text.split("\n", 1)[1]
