@@ -19,6 +19,7 @@ Hierarchy::
     ├── InvalidSessionId             invalid_session_id
     ├── InputTooLarge                input_too_large text over a size/depth cap
     ├── ConflictError                conflict        stale version on flush
+    ├── TraceFailed                  trace_failed    a requirement lacks a test (memnet ver)
     └── CabinetError                 cabinet_*       storage refused or failed
         ├── CabinetFull              cabinet_full    map size cap reached
         ├── DiskFull                 disk_full       ENOSPC / EFBIG / EDQUOT
@@ -72,6 +73,8 @@ CODES: dict[str, str] = {
     "version_not_found": "that version of the session is not kept",
     "path_not_found": "a file or directory named in the request does not exist (or is not "
                       "the right type)",
+    "trace_failed": "requirement traceability failed: a requirement has no test, a test names "
+                    "an unknown requirement or an MN-VER test names none (memnet ver)",
     "internal": "an unexpected failure inside MemNet",
 }
 
@@ -237,6 +240,14 @@ class CabinetForked(CabinetError):
     code = "cabinet_forked"
 
 
+class TraceFailed(MemNetError):
+    """Requirement traceability does not hold: a requirement of the model has no
+    test, a test names an id the model lacks, an MN-VER test names no
+    requirement, or the tests could not be collected (``memnet ver``)."""
+
+    code = "trace_failed"
+
+
 class VersionNotFound(MemNetError, LookupError):
     """The session has no such version."""
 
@@ -264,4 +275,5 @@ __all__ = [
     "QueryError",
     "SessionExists",
     "SessionNotFound",
+    "TraceFailed",
 ]

@@ -13,6 +13,9 @@ import memnet
 from memnet import AbsorbRejected, export_working_memory_slice, import_slice
 from memnet.graph.store import parse_handle
 
+# every test here verifies Absorb (bounded slices, provenance, ImportGuard, id policies)
+pytestmark = pytest.mark.req("MN-REQ-16")
+
 MEMBER = """
 INSERT (a:TSK {title: 'Fix rounding', status: 'open', name: 'anchor'}),
        (m:MOD {path: 'shop/pricing.py', tags: ['money', 'core'], w: 1.0, n: 1, ok: true}),

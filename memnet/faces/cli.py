@@ -260,6 +260,32 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ver(args: argparse.Namespace) -> int:
+    """Trace requirements to tests: collect TESTS with pytest, check against MODELS."""
+    import importlib.util
+
+    from ..errors import TraceFailed
+
+    if importlib.util.find_spec("pytest") is None:
+        raise MemNetError("memnet ver collects the tests with pytest, which is not installed: "
+                          "pip install 'memnet[dev]' (or pip install pytest)",
+                          code="dependency_missing")
+    from .. import ver
+
+    trace = ver.collect(args.models, args.tests)
+    if args.format == "json":
+        print(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        import shutil
+
+        print(ver.format_matrix(trace, width=min(shutil.get_terminal_size((100, 24)).columns,
+                                                 120)), end="")
+    sys.stdout.flush()
+    if not trace.ok:
+        raise TraceFailed(trace.summary())
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -385,6 +411,21 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--format", choices=("text", "json"), default="text",
                      help="text (one summary line, default) or json")
     ing.set_defaults(func=_ingest)
+
+    ver = sub.add_parser("ver", help="trace every requirement of the model to the tests naming it",
+                         description="Collect the tests under --tests with pytest (nothing runs) "
+                                     "and match their @pytest.mark.req(...) ids against the "
+                                     "requirements of the SysML model under --models; print the "
+                                     "requirement x test matrix. Exit 1 (trace_failed) when a "
+                                     "requirement has no test, a test names an unknown id or an "
+                                     "MN-VER test (under ver/) names none.")
+    ver.add_argument("--models", default="sysml-models", metavar="DIR",
+                     help="the model directory (default ./sysml-models)")
+    ver.add_argument("--tests", default="tests", metavar="DIR",
+                     help="the tests directory; pytest runs in its parent (default ./tests)")
+    ver.add_argument("--format", choices=("text", "json"), default="text",
+                     help="text (the matrix, default) or json (the whole trace)")
+    ver.set_defaults(func=_ver)
 
     # the other faces live in their own modules, imported only when used
     wire = sub.add_parser("wire", help="serve the framed GQL wire on stdin/stdout",

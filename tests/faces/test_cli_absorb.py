@@ -19,7 +19,7 @@ def run(home: Path, *args: str, stdin: str | None = None) -> subprocess.Complete
                           capture_output=True, env=dict(os.environ), timeout=120)
 
 
-@pytest.mark.req("MN-REQ-03", "MN-REQ-10")
+@pytest.mark.req("MN-REQ-03", "MN-REQ-10", "MN-REQ-16", "MN-REQ-19")
 def test_export_from_one_cabinet_absorb_into_another(tmp_path: Path) -> None:
     a, b = tmp_path / "machine-a", tmp_path / "machine-b"
     assert run(a, "session", "create", "member").returncode == 0

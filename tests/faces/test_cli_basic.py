@@ -54,7 +54,7 @@ def test_commit_then_recall_in_the_next_process(tmp_path):
     assert "Ship the CLI" in shape["text"]
 
 
-@pytest.mark.req("MN-REQ-15")
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
 def test_errors_exit_1_with_code_on_stderr(tmp_path):
     home = tmp_path / "cab"
     r = run("recall", "nosuch", home=home)
@@ -88,7 +88,7 @@ def test_every_command_has_help():
     assert "demo" in seen and "recall" in seen and "session create" in seen
 
 
-@pytest.mark.req("MN-REQ-15")
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
 @pytest.mark.parametrize("args,stdin,code", [
     (("session", "create", "Bad/Id"), None, "invalid_session_id"),
     (("session", "create", "s"), None, "session_exists"),

@@ -43,7 +43,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> Any:
 
 
 # -- in process ------------------------------------------------------------------
-@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_tools_in_process(tmp_path, mode):
     """legacy: JSON-RPC over the SDK's in-memory transport; auto: the SDK's
@@ -160,7 +160,7 @@ def test_tools_in_process(tmp_path, mode):
         assert again.open("lead").version == 1   # the absorbed slice
 
 
-@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
 def test_other_writers_are_seen_and_conflicts_reported(tmp_path):
     cab = Cabinet.open(tmp_path / "cab")
     server = build_server(cab)
@@ -212,7 +212,7 @@ def test_other_writers_are_seen_and_conflicts_reported(tmp_path):
 
 
 # -- a real stdio subprocess ---------------------------------------------------------------
-@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15")
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
 def test_stdio_subprocess(tmp_path):
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memnet", "--home", str(tmp_path / "cab"), "mcp"],
@@ -270,7 +270,7 @@ def run_blocked(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, check=False)
 
 
-@pytest.mark.req("MN-REQ-15")
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
 def test_missing_extra_is_dependency_missing(tmp_path):
     home = tmp_path / "cab"
     p = run_blocked("--home", str(home), "mcp", cwd=tmp_path)

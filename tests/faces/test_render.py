@@ -145,7 +145,7 @@ def test_memnet_show_writes_png_and_svg(tmp_path):
     assert r.stdout.startswith("graph LR\n")
 
 
-@pytest.mark.req("MN-REQ-15")
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
 def test_memnet_show_without_graphviz_is_dependency_missing(tmp_path):
     home = tmp_path / "cab"
     assert cli("demo", home=home).returncode == 0

@@ -170,7 +170,7 @@ def _check(frames: list[tuple[str, str]], expected: list[tuple[str, str | None]]
             assert needle in body, (n, body, needle)
 
 
-@pytest.mark.req("MN-REQ-08", "MN-REQ-14", "MN-REQ-15")
+@pytest.mark.req("MN-REQ-08", "MN-REQ-14", "MN-REQ-15", "MN-REQ-19")
 def test_ten_thousand_statements_framed_in_order(tmp_path, wire_factory):
     home = tmp_path / "cab"
     w = wire_factory(home)
@@ -285,7 +285,7 @@ def test_sigterm_while_idle_flushes_and_exits_0(tmp_path, wire_factory):
         assert s.version == 1 and s.store.live_nodes == 1
 
 
-@pytest.mark.req("MN-REQ-14.1")
+@pytest.mark.req("MN-REQ-14.1", "MN-REQ-19")
 def test_conflict_on_flush_then_fresh_state(tmp_path, wire_factory):
     home = tmp_path / "cab"
     w = wire_factory(home)

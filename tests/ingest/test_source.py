@@ -22,6 +22,9 @@ from memnet.ingest.source import headings, slugify
 
 SCRIPT = Path(sys.executable).with_name("memnet")
 
+# every test here checks artefacts keyed by locator and re-ingest in proportion to change
+pytestmark = pytest.mark.req("MN-REQ-18")
+
 
 # -- an independent reading of a package with the standard library ---------------------
 def reference(top: Path) -> tuple[set[str], set[tuple[str, str]], int]:

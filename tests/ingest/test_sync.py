@@ -8,6 +8,9 @@ import memnet
 from memnet.ingest import Artefacts, Element, snapshot, sync
 from memnet.ingest.sync import LOCATOR
 
+# every test here checks the sync by locator: same artefacts, same result, no stray writes
+pytestmark = pytest.mark.req("MN-REQ-18")
+
 
 def art(*elements: Element, links: tuple[tuple[str, str, str], ...] = (),
         root: str = "t") -> Artefacts:

@@ -1,0 +1,482 @@
+"""MN-VER traceability: which test verifies which requirement.
+
+The requirements live in a SysML v2 model (``sysml-models/`` by default); each
+has a short id such as ``MN-REQ-03``. A test says what it verifies with
+``@pytest.mark.req("MN-REQ-03", ...)`` (on the function, a class, or a module's
+``pytestmark``). This module joins the two, in two roles:
+
+*A pytest plugin* (``pytest_plugins = ["memnet.ver"]`` in a conftest, or
+``-p memnet.ver``). After collection it checks the marks:
+
+* a test that names an id the model does not hold stops the run with a usage
+  error naming the test and the id;
+* every test under a directory called ``ver`` (the MN-VER suite) must name at
+  least one requirement;
+* when the run collects the whole suite, every requirement must be named by at
+  least one test. A run is *whole* when ``--memnet-ver`` is given, or when each
+  path it was given is the rootdir or one of the configured ``testpaths`` (no
+  path at all means the same) and ``--lf`` is off. ``pytest tests/gql`` or
+  ``pytest tests/x.py::test_y`` are partial and skip this one check. ``-k``,
+  ``-m`` and ``--deselect`` do not make a run partial: the check looks at
+  everything collected, before deselection.
+
+Options: ``--memnet-models=DIR`` (default ``$MEMNET_VER_MODELS``, else
+``<rootdir>/sysml-models`` when it exists; with neither the plugin stays
+quiet), ``--memnet-ver`` (print the requirement × test matrix once collection
+is done) and ``--memnet-ver-json=FILE`` (write the trace as JSON, see
+:meth:`Trace.to_dict`; it is written before any failure is raised). Give the
+two values with ``=``: pytest settles its rootdir before a conftest's plugin
+options are known, so a value after a space is first read as a path to test.
+
+*A library* for ``memnet ver``: :func:`collect` runs pytest's collection in a
+subprocess and returns a :class:`Trace`; :func:`format_matrix` renders it.
+
+This module imports pytest, so only pytest and the ``memnet ver`` command load
+it; nothing else in ``memnet`` depends on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .errors import MemNetError, TraceFailed
+
+#: The marker a test uses to name the requirements it verifies.
+MARKER = "req"
+#: Tests under a directory of this name form the MN-VER suite: each must name a requirement.
+VER_DIR = "ver"
+#: Environment variable giving the model directory when ``--memnet-models`` is not used.
+ENV_MODELS = "MEMNET_VER_MODELS"
+#: The model directory looked for under the rootdir when neither option nor variable is set.
+DEFAULT_MODELS = "sysml-models"
+
+_MARKER_LINE = f"{MARKER}(*ids): the requirement ids (MN-REQ-..) a test verifies"
+
+
+def id_key(rid: str) -> tuple[Any, ...]:
+    """Sort key for natural id order.
+
+    Runs of digits compare as numbers, so ``MN-REQ-2`` < ``MN-REQ-13`` <
+    ``MN-REQ-13.1`` < ``MN-REQ-14`` < ``MN-REQ-14.1``.
+    """
+    parts = re.split(r"(\d+)", rid)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def _split_nodeid(nodeid: str) -> tuple[str, str, str]:
+    """(file, name without parameters, parameters) of a pytest node id."""
+    file, _, name = nodeid.partition("::")
+    base, bracket, params = name.partition("[")
+    return file, base, (bracket + params) if bracket else ""
+
+
+# --------------------------------------------------------------------------- the trace
+
+
+@dataclass
+class Trace:
+    """Requirements, the tests that name them, and what is wrong.
+
+    ``tests`` maps the node id of every collected test to the ids it names
+    (known or not, in natural order; empty for a test that names none);
+    ``unknown`` holds the tests naming ids the model lacks, ``unmarked`` the
+    MN-VER tests naming none, ``errors`` the node ids pytest could not
+    collect. ``whole`` tells whether the run counted as the whole suite.
+    """
+
+    requirements: dict[str, str]
+    tests: dict[str, list[str]] = field(default_factory=dict)
+    unknown: dict[str, list[str]] = field(default_factory=dict)
+    unmarked: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    models: str = ""
+    whole: bool = True
+
+    @property
+    def matrix(self) -> dict[str, list[str]]:
+        """Every requirement (natural order) → the tests naming it, in collection order."""
+        out: dict[str, list[str]] = {rid: [] for rid in sorted(self.requirements, key=id_key)}
+        for nodeid, ids in self.tests.items():
+            for rid in ids:
+                if rid in out:
+                    out[rid].append(nodeid)
+        return out
+
+    @property
+    def missing(self) -> list[str]:
+        """The requirements no collected test names."""
+        return [rid for rid, tests in self.matrix.items() if not tests]
+
+    @property
+    def ok(self) -> bool:
+        """Every requirement has a test, every id is known, every MN-VER test is marked."""
+        return not (self.missing or self.unknown or self.unmarked or self.errors)
+
+    def problems(self, *, coverage: bool = True) -> list[str]:
+        """One sentence per fault; ``coverage=False`` leaves out requirements without a test."""
+        out = [f"could not collect {nodeid or 'the test suite'}" for nodeid in self.errors]
+        for nodeid, ids in self.unknown.items():
+            out += [f"{nodeid} names unknown requirement {rid!r}" for rid in ids]
+        out += [f"{nodeid} is an MN-VER test (under {VER_DIR}/) and names no requirement: "
+                f"add @pytest.mark.{MARKER}(...)" for nodeid in self.unmarked]
+        if coverage:
+            out += [f"requirement {rid} has no test" for rid in self.missing]
+        return out
+
+    def summary(self, limit: int = 12) -> str:
+        """The problems on one line (at most ``limit`` of them, then a count)."""
+        probs = self.problems()
+        more = len(probs) - limit
+        text = "; ".join(probs[:limit])
+        return text + (f"; and {more} more" if more > 0 else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: ``requirements``, ``tests``, ``matrix``, ``missing``, ``unknown``,
+        ``unmarked``, plus ``errors``, ``models`` and ``whole``."""
+        return {
+            "requirements": {rid: self.requirements[rid]
+                             for rid in sorted(self.requirements, key=id_key)},
+            "tests": self.tests,
+            "matrix": self.matrix,
+            "missing": self.missing,
+            "unknown": self.unknown,
+            "unmarked": self.unmarked,
+            "errors": self.errors,
+            "models": self.models,
+            "whole": self.whole,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trace:
+        """The inverse of :meth:`to_dict` (derived keys are recomputed)."""
+        return cls(requirements=dict(data["requirements"]),
+                   tests={k: list(v) for k, v in data.get("tests", {}).items()},
+                   unknown={k: list(v) for k, v in data.get("unknown", {}).items()},
+                   unmarked=list(data.get("unmarked", [])),
+                   errors=list(data.get("errors", [])),
+                   models=str(data.get("models", "")),
+                   whole=bool(data.get("whole", True)))
+
+
+def build_trace(requirements: Mapping[str, str],
+                marks: Iterable[tuple[str, bool, Iterable[Any]]], *,
+                models: str = "", whole: bool = True) -> Trace:
+    """A :class:`Trace` from ``(nodeid, is_ver_test, named ids)`` per collected test."""
+    trace = Trace(requirements=dict(requirements), models=models, whole=whole)
+    for nodeid, is_ver, named in marks:
+        ids: list[str] = []
+        for rid in named:
+            rid = rid if isinstance(rid, str) else repr(rid)
+            if rid not in ids:
+                ids.append(rid)
+        ids.sort(key=id_key)
+        trace.tests[nodeid] = ids
+        bad = [rid for rid in ids if rid not in requirements]
+        if bad:
+            trace.unknown[nodeid] = bad
+        if is_ver and not ids:
+            trace.unmarked.append(nodeid)
+    return trace
+
+
+def _compact(nodeids: list[str]) -> list[tuple[str, str]]:
+    """(file, "name, name ×3, ...") per file, in first-seen order."""
+    files: dict[str, dict[str, int]] = {}
+    for nodeid in nodeids:
+        file, base, _params = _split_nodeid(nodeid)
+        names = files.setdefault(file, {})
+        names[base] = names.get(base, 0) + 1
+    return [(file, ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in names.items()))
+            for file, names in files.items()]
+
+
+def format_matrix(trace: Trace, width: int = 100) -> str:
+    """The requirement × test matrix as text, ending in a newline.
+
+    One line per requirement in natural id order: the id, how many tests name
+    it and the start of its text; below it the tests, one line per file with
+    the test names (a parametrized test once, with ``×n``), or ``(no test)``.
+    A total line follows, then any unknown ids and unmarked MN-VER tests.
+    """
+    width = max(width, 60)
+    matrix = trace.matrix
+    idw = max([len(r) for r in matrix] + [6]) + 2
+    indent = " " * (idw + 6)
+    out = [f"requirement × test matrix ({len(matrix)} requirements"
+           + (f" from {trace.models}" if trace.models else "") + ")"]
+    for rid, tests in matrix.items():
+        text = " ".join(trace.requirements[rid].split())
+        room = width - len(indent)
+        if len(text) > room:
+            text = text[:room - 1].rstrip() + "…"
+        out.append(f"{rid:<{idw}}{len(tests):>4}  {text}".rstrip())
+        if not tests:
+            out.append(f"{indent}(no test)")
+        for file, names in _compact(tests):
+            out += textwrap.wrap(f"{file}: {names}", width=width, initial_indent=indent,
+                                 subsequent_indent=indent + "    ", break_on_hyphens=False)
+    missing = trace.missing
+    marked = sum(1 for ids in trace.tests.values() if ids)
+    out.append(f"total: {len(matrix)} requirements, {len(matrix) - len(missing)} with a test, "
+               f"{len(missing)} without" + (f" ({', '.join(missing)})" if missing else "")
+               + f"; {marked} of {len(trace.tests)} tests name a requirement")
+    out += [f"unknown: {p}" for p in trace.problems(coverage=False)
+            if " names unknown requirement " in p]
+    out += [f"unmarked MN-VER test: {nodeid}" for nodeid in trace.unmarked]
+    out += [f"collection error: {nodeid}" for nodeid in trace.errors]
+    return "\n".join(out) + "\n"
+
+
+def load_model(models: str | os.PathLike[str]) -> dict[str, str]:
+    """The requirement ids of a model directory (or file) with their text."""
+    from .ingest.sysml import load_requirements
+
+    return load_requirements(models)
+
+
+def default_models(rootdir: str | os.PathLike[str]) -> Path | None:
+    """``<rootdir>/sysml-models`` when it is a directory, else ``None``."""
+    p = Path(rootdir) / DEFAULT_MODELS
+    return p if p.is_dir() else None
+
+
+# --------------------------------------------------------------------------- memnet ver
+
+
+def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
+            python: str | None = None, timeout: float | None = 600) -> Trace:
+    """Collect the tests under ``tests`` with pytest in a subprocess and trace them.
+
+    The subprocess runs in the parent of ``tests`` (so its pyproject, ini
+    file and conftests apply) with ``--collect-only -p memnet.ver``; nothing
+    is executed. A missing directory is ``path_not_found``; a collection that
+    gives no trace at all (pytest crashed, the model does not load, ...) is
+    :class:`~memnet.errors.TraceFailed` quoting pytest's error lines.
+    """
+    m, t = Path(models).resolve(), Path(tests).resolve()
+    for what, given, p in (("models", models, m), ("tests", tests, t)):
+        if not p.exists():
+            raise MemNetError(f"the {what} directory {os.fspath(given)!r} does not exist",
+                              code="path_not_found", path=os.fspath(p))
+    if not t.is_dir():
+        raise MemNetError(f"the tests path {os.fspath(tests)!r} is not a directory",
+                          code="path_not_found", path=os.fspath(t))
+    with tempfile.TemporaryDirectory(prefix="memnet-ver-") as tmp:
+        out = Path(tmp) / "trace.json"
+        # OPTION=VALUE: pytest picks its rootdir before plugin options are known, and
+        # would take a separate value for a path to collect
+        cmd = [python or sys.executable, "-m", "pytest", "--collect-only", "-q",
+               "-p", "memnet.ver", f"--memnet-ver-json={out}", f"--memnet-models={m}", str(t)]
+        try:
+            proc = subprocess.run(cmd, cwd=t.parent, capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise TraceFailed(f"collecting {t} took longer than {timeout} s") from None
+        if not out.exists():
+            said = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines()
+                    if ln.startswith(("ERROR", "E ")) or "Error" in ln]
+            reason = " | ".join(said[:6]) or (proc.stderr or proc.stdout).strip()[-400:]
+            raise TraceFailed(f"collecting {t} gave no trace (pytest exit {proc.returncode}): "
+                              f"{reason}")
+        data = json.loads(out.read_text(encoding="utf-8"))
+    return Trace.from_dict(data)
+
+
+# --------------------------------------------------------------------------- the plugin
+
+
+_STATE = pytest.StashKey["_State"]()
+
+
+@dataclass
+class _State:
+    errors: list[str] = field(default_factory=list)
+    trace: Trace | None = None
+    requirements: dict[str, str] | None = None
+    models: Path | None = None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memnet-ver", "MemNet requirement traceability (MN-VER)")
+    group.addoption("--memnet-models", metavar="DIR", default=None,
+                    help=f"the SysML model holding the requirements (default: ${ENV_MODELS}, "
+                         f"else <rootdir>/{DEFAULT_MODELS} when it exists)")
+    group.addoption("--memnet-ver", action="store_true", default=False,
+                    help="print the requirement x test matrix after collection and require "
+                         "every requirement to have a test")
+    group.addoption("--memnet-ver-json", metavar="FILE", default=None,
+                    help="write the requirement/test trace as JSON to FILE")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not any(line.split(":")[0].split("(")[0].strip() == MARKER
+               for line in config.getini("markers")):
+        config.addinivalue_line("markers", _MARKER_LINE)
+    state = _State()
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_ErrorLog(state), "memnet-ver-errors")
+
+
+class _ErrorLog:
+    """Keeps the node ids of collectors that failed (import errors and the like)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.state.errors.append(report.nodeid)
+
+
+def _models_dir(config: pytest.Config) -> Path | None:
+    given, source = config.getoption("memnet_models"), "--memnet-models"
+    if not given:
+        given, source = os.environ.get(ENV_MODELS) or None, f"${ENV_MODELS}"
+    if given:
+        p = Path(given).expanduser()
+        if not p.is_absolute():
+            p = config.invocation_params.dir / p
+        if not p.exists():
+            raise pytest.UsageError(f"{source}: the requirement model {given} does not exist")
+        return p
+    return default_models(config.rootpath)
+
+
+def requirements_of(config: pytest.Config) -> dict[str, str] | None:
+    """The requirements this run checks against (``None`` when no model was found)."""
+    state = config.stash[_STATE]
+    if state.requirements is None:
+        state.models = _models_dir(config)
+        if state.models is None:
+            return None
+        try:
+            reqs = load_model(state.models)
+        except MemNetError as e:
+            raise pytest.UsageError(f"cannot read the requirement model {state.models}: "
+                                    f"{e.code}: {e}") from None
+        if not reqs:
+            raise pytest.UsageError(f"the model {state.models} holds no requirement with a "
+                                    "short id <'...'>")
+        state.requirements = reqs
+    return state.requirements
+
+
+def is_whole_run(config: pytest.Config) -> bool:
+    """Whether this run collects the whole suite (see the module docstring)."""
+    if config.getoption("memnet_ver"):
+        return True
+    if config.getoption("lf", False):
+        return False
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        return True
+    root = config.rootpath.resolve()
+    allowed = {root}
+    for pattern in config.getini("testpaths"):
+        allowed.update(p.resolve() for p in root.glob(pattern))
+        allowed.add((root / pattern).resolve())
+    for arg in config.args:
+        if "::" in arg:
+            return False
+        p = Path(arg)
+        if not p.is_absolute():
+            p = config.invocation_params.dir / p
+        if p.resolve() not in allowed:
+            return False
+    return True
+
+
+def _is_ver_test(item: pytest.Item, root: Path) -> bool:
+    try:
+        parts = item.path.resolve().relative_to(root).parts
+    except ValueError:
+        parts = item.path.parts
+    return VER_DIR in parts[:-1]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    # tryfirst: see every collected test, before -k / -m / --deselect drop some
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller checks
+        return
+    wants = config.getoption("memnet_ver") or config.getoption("memnet_ver_json")
+    reqs = requirements_of(config)
+    state = config.stash[_STATE]
+    if reqs is None:
+        if wants:
+            raise pytest.UsageError(f"no requirement model: give --memnet-models DIR, set "
+                                    f"${ENV_MODELS}, or add <rootdir>/{DEFAULT_MODELS}")
+        return
+    root = config.rootpath.resolve()
+    whole = is_whole_run(config)
+    trace = build_trace(
+        reqs,
+        ((item.nodeid, _is_ver_test(item, root),
+          [rid for mark in item.iter_markers(MARKER) for rid in mark.args]) for item in items),
+        models=_display(state.models, config), whole=whole)
+    trace.errors = list(state.errors)
+    state.trace = trace
+    target = config.getoption("memnet_ver_json")
+    if target:
+        path = Path(target)
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        path.write_text(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+    problems = [p for p in trace.problems(coverage=whole) if not p.startswith("could not")]
+    if problems:
+        raise pytest.UsageError("MN-VER traceability:\n  " + "\n  ".join(problems))
+
+
+def _display(models: Path | None, config: pytest.Config) -> str:
+    if models is None:
+        return ""
+    try:
+        return models.resolve().relative_to(config.rootpath.resolve()).as_posix() or "."
+    except ValueError:
+        return os.fspath(models)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    if state is None or state.trace is None or not config.getoption("memnet_ver"):
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    width = reporter._tw.fullwidth if reporter is not None else 100
+    text = format_matrix(state.trace, width=min(width, 120))
+    if reporter is None:
+        sys.stdout.write(text)
+    else:
+        reporter.ensure_newline()
+        reporter.write(text)
+
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "ENV_MODELS",
+    "MARKER",
+    "VER_DIR",
+    "Trace",
+    "build_trace",
+    "collect",
+    "default_models",
+    "format_matrix",
+    "id_key",
+    "is_whole_run",
+    "load_model",
+    "requirements_of",
+]
