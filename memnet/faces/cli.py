@@ -20,7 +20,7 @@ from typing import Any
 from .._version import __version__
 from ..cabinet import Cabinet
 from ..errors import MemNetError
-from ..session import Session
+from ..session import LIMITS, Session
 from .progress import Progress
 from .render import add_recall_arguments
 
@@ -230,10 +230,23 @@ def _absorb(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ingest(args: argparse.Namespace) -> int:
-    from ..ingest.source import ingest, tree_root
+def _sync_json(res: Any) -> dict[str, Any]:
+    return {"version": res.version, "changed": res.changed, "created": res.created,
+            "updated": res.updated, "recycled": res.recycled, "links_added": res.links_added,
+            "links_updated": res.links_updated, "links_removed": res.links_removed,
+            "files": res.files, "parsed": res.parsed,
+            "warnings": [str(w) for w in res.warnings]}
 
-    tree_root(args.path)  # a missing PATH fails before the cabinet is touched
+
+def _ingest(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..ingest import ingest_path
+
+    p = Path(args.path)
+    if not (p.is_dir() or (p.is_file() and p.suffix == ".sysml")):
+        raise MemNetError(f"no such directory or .sysml file: {args.path!r}",
+                          code="path_not_found", path=args.path)
     with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
         bar.phase("hydrating")
         if args.create and not cab.exists(args.sid):
@@ -241,22 +254,52 @@ def _ingest(args: argparse.Namespace) -> int:
         else:
             s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
         bar.phase("scanning")
-        res = ingest(s, args.path, progress=lambda d, t: bar(d, t))
-        if res.changed:
+        results = ingest_path(s, args.path, progress=lambda d, t: bar(d, t))
+        if any(r.changed for r in results):
             bar.phase("flushing")
             bar.spin_while(cab.flush, s)
-    for w in res.warnings:
-        print(f"memnet: warning: {w}", file=sys.stderr)
+    model = results[-1] if p.is_dir() and len(results) == 2 else None
+    for res in results:
+        for w in res.warnings:
+            print(f"memnet: warning: {w}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps({"version": res.version, "changed": res.changed,
-                          "created": res.created, "updated": res.updated,
-                          "recycled": res.recycled, "links_added": res.links_added,
-                          "links_updated": res.links_updated,
-                          "links_removed": res.links_removed, "files": res.files,
-                          "parsed": res.parsed, "warnings": [str(w) for w in res.warnings]},
-                         ensure_ascii=False))
+        out = _sync_json(results[0])
+        if model is not None:
+            out["model"] = _sync_json(model)
+            out["version"] = model.version
+        print(json.dumps(out, ensure_ascii=False))
     else:
-        print(f"ingested {args.path} into {args.sid}: {res.summary()}")
+        what = "model " if p.is_file() else ""
+        print(f"ingested {what}{args.path} into {args.sid}: {results[0].summary()}")
+        if model is not None:
+            print(f"ingested model {args.path} into {args.sid}: {model.summary()}")
+    return 0
+
+
+def _snap(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..snap import snap
+
+    p = Path(args.model)
+    if not (p.is_dir() or p.is_file()):
+        raise MemNetError(f"no such model file or directory: {args.model!r}",
+                          code="path_not_found", path=args.model)
+    with _cabinet(args) as cab, Progress(f"snap {args.prefix}") as bar:
+        bar.phase("writing sessions")
+        res = snap(cab, args.model, args.prefix, budget=args.budget,
+                   progress=lambda d, t: bar(d, t))
+    if args.format == "json":
+        print(json.dumps({"catalog": res.catalog, "interiors": list(res.interiors),
+                          "rows": res.rows, "dropped": list(res.dropped),
+                          "changed": [sid for sid, r in res.results.items() if r.changed]}))
+    else:
+        print(f"snapped {args.model} with prefix {args.prefix}: {res.summary()}")
+        for sid in res.interiors:
+            mark = " (changed)" if res.results[sid].changed else ""
+            print(f"  {sid}: {res.rows[sid]} rows{mark}")
+        for sid in res.dropped:
+            print(f"  {sid}: dropped")
     return 0
 
 
@@ -397,20 +440,43 @@ def build_parser() -> argparse.ArgumentParser:
                     help="keep handles, reject duplicates, or remint new handles (default)")
     ab.set_defaults(func=_absorb)
 
-    ing = sub.add_parser("ingest", help="ingest a source tree (Python and markdown) into a session",
-                         description="Read the directory PATH (its name is the root of every "
-                                     "locator): a PKG per directory, a MOD per .py file with a "
-                                     "SYM per top-level class or function, a DOC per .md file "
-                                     "with a SEC per heading, CONTAINS and IMPORTS edges. Only "
-                                     "files that changed since the last ingest are parsed; the "
-                                     "difference is committed as one version and flushed.")
+    ing = sub.add_parser("ingest", help="ingest a source tree or a SysML v2 model into a session",
+                         description="Read PATH: a directory (its name is the root of every "
+                                     "locator) gives a PKG per directory, a MOD per .py file with "
+                                     "a SYM per top-level class or function, a DOC per .md file "
+                                     "with a SEC per heading, CONTAINS and IMPORTS edges; its "
+                                     ".sysml files, or a single .sysml file, give the model's "
+                                     "packages, definitions, usages and requirements with "
+                                     "CONTAINS, TYPED, SPECIALIZES, SATISFIES and CONNECTS "
+                                     "edges. Only files that changed since the last ingest are "
+                                     "parsed; the difference is committed (one version for the "
+                                     "tree, one for the model) and flushed.")
     ing.add_argument("sid", help="session id")
-    ing.add_argument("path", help="the directory to ingest")
+    ing.add_argument("path", help="the directory or .sysml file to ingest")
     ing.add_argument("--create", action="store_true",
                      help="create the session first if the cabinet does not hold it")
     ing.add_argument("--format", choices=("text", "json"), default="text",
                      help="text (one summary line, default) or json")
     ing.set_defaults(func=_ingest)
+
+    sn = sub.add_parser("snap", help="partition a SysML v2 model into a catalog and interior "
+                                     "sessions (Model Snap)",
+                        description="Cut MODEL (a .sysml file or a directory of them) along its "
+                                    "ownership tree: PREFIX-cat holds packages, definitions, "
+                                    "requirements and one SES node per interior; PREFIX-1 .. "
+                                    "PREFIX-k each hold whole subtrees within --budget rows, with "
+                                    "STUB nodes for links that cross a cut. Sessions are created "
+                                    "as needed, synced and flushed; snapping an unchanged model "
+                                    "again writes nothing.")
+    sn.add_argument("model", help="a .sysml file or a directory of .sysml files")
+    sn.add_argument("--prefix", required=True,
+                    help="session id prefix: PREFIX-cat and PREFIX-1 .. PREFIX-k")
+    sn.add_argument("--budget", type=int, default=LIMITS.max_rows,
+                    help=f"most rows (nodes + edges) in one interior (default "
+                         f"{LIMITS.max_rows}, the default M)")
+    sn.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (a summary and one line per interior, default) or json")
+    sn.set_defaults(func=_snap)
 
     ver = sub.add_parser("ver", help="trace every requirement of the model to the tests naming it",
                          description="Collect the tests under --tests with pytest (nothing runs) "

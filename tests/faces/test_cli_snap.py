@@ -1,0 +1,75 @@
+"""memnet snap and memnet ingest of a SysML model, through the installed script."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.req("MN-REQ-17", "MN-REQ-19", "MN-REQ-21")
+
+SCRIPT = Path(sys.executable).parent / "memnet"
+MODELS = Path(__file__).resolve().parents[2] / "sysml-models"
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert SCRIPT.exists(), "the memnet command is not installed: pip install -e '.[dev]'"
+    return subprocess.run([str(SCRIPT), "--home", str(home), *args], text=True,
+                          capture_output=True, env=dict(os.environ), timeout=120, check=False)
+
+
+def test_snap_then_recall_the_catalog_then_the_interior(tmp_path: Path) -> None:
+    home = tmp_path / "cab"
+    out = cli(home, "snap", str(MODELS), "--prefix", "mn", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["catalog"] == "mn-cat" and len(res["interiors"]) >= 3
+    assert max(res["rows"].values()) <= 50 and res["dropped"] == []
+    listed = json.loads(cli(home, "session", "list", "--format", "json").stdout)
+    assert {r["id"] for r in listed} == {"mn-cat", *res["interiors"]}
+    rec = cli(home, "recall", "mn-cat", "REQ rid:MN-REQ-19", "--format", "json")
+    assert rec.returncode == 0, rec.stderr
+    text = json.loads(rec.stdout)["text"]
+    sessions = {sid for sid in res["interiors"] if f"session: '{sid}'" in text}
+    assert sessions, text
+    sid = sorted(sessions)[0]
+    inner = cli(home, "recall", sid, "", "--format", "json")
+    assert inner.returncode == 0 and json.loads(inner.stdout)["receipt"]["rows"] <= 50
+    again = cli(home, "snap", str(MODELS), "--prefix", "mn")
+    assert again.returncode == 0 and "0 session(s) changed" in again.stdout
+    # errors carry their codes like every command
+    bad = cli(home, "snap", str(MODELS), "--prefix", "Bad Prefix")
+    assert bad.returncode == 1 and bad.stderr.startswith("memnet: error: invalid_session_id:")
+    tiny = cli(home, "snap", str(MODELS), "--prefix", "x", "--budget", "2")
+    assert tiny.returncode == 1 and "bad_query" in tiny.stderr
+    nowhere = cli(home, "snap", str(tmp_path / "nope"), "--prefix", "x")
+    assert nowhere.returncode == 1 and "path_not_found" in nowhere.stderr
+
+
+def test_ingest_a_sysml_file_and_a_broken_model(tmp_path: Path) -> None:
+    home = tmp_path / "cab"
+    one = cli(home, "ingest", "req", str(MODELS / "models" / "requirements.sysml"), "--create")
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.startswith("ingested model ")
+    again = json.loads(cli(home, "ingest", "req", str(MODELS / "models" / "requirements.sysml"),
+                           "--format", "json").stdout)
+    assert again["changed"] is False and again["version"] == 1
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    shutil.copy(MODELS / "models" / "requirements.sysml", tree)
+    (tree / "tool.py").write_text("def main():\n    pass\n")
+    both = cli(home, "ingest", "mix", str(tree), "--create", "--format", "json")
+    assert both.returncode == 0, both.stderr
+    out = json.loads(both.stdout)
+    assert out["created"] >= 2 and out["model"]["created"] > 20 and out["version"] == 2
+    (tree / "broken.sysml").write_text("package P {\n  part def ;\n}\n")
+    bad = cli(home, "ingest", "mix", str(tree))
+    assert bad.returncode == 1 and bad.stderr.startswith("memnet: error: model_syntax:")
+    assert "line 2" in bad.stderr
+    info = json.loads(cli(home, "session", "list", "--format", "json").stdout)
+    assert {r["id"]: r["version"] for r in info}["mix"] == 2
