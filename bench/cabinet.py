@@ -1,10 +1,13 @@
 """Cabinet figures at 1k, 100k and 1M nodes (LMDB, the embedded default).
 
-For each size, in a fresh process, on a synthetic session from ``synth.py``
-(built straight into the store, then adopted by a new cabinet in one write):
+For each size, on a synthetic session from ``synth.py`` (built straight into
+the store, then adopted by a new cabinet in one write, in one process; the
+rest is measured in a second, fresh process, as a user opening the cabinet
+later would see it):
 
 * adopt: the first write of the whole session;
-* hydrate: ``Cabinet.open(sid)`` of the whole session (records → memory);
+* hydrate: ``Cabinet.open(sid)`` of the whole session (records → memory), in a
+  process that has done nothing else;
 * flush of a one-node change: ``SET`` on one node, then ``flush`` (median of
   many), for a random node and for a node whose neighbours are all small (a
   change next to a hub rewrites the hub's adjacency record, because the
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,26 +37,34 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _one_size(n: int, repeat: int) -> dict[str, float]:
+def _build(n: int, d: str) -> dict[str, float]:
+    """Build the synthetic session and adopt it into a new cabinet at ``d``."""
     sys.path.insert(0, HERE)
     import synth  # type: ignore[import-not-found]
 
     from memnet import Cabinet
-    from memnet.graph.store import node_handle
 
     out: dict[str, float] = {"nodes": n}
     t = time.perf_counter()
     s, meta = synth.build(n, via="store")
     out["build_s"] = time.perf_counter() - t
     out["edges"] = s.store.live_edges
-    d = tempfile.mkdtemp(prefix="memnet-bench-cab-")
     cab = Cabinet.open(d, sync=True)
     t = time.perf_counter()
     cab.adopt(s)
     out["adopt_s"] = time.perf_counter() - t
     cab.close()
-    del s
+    return out
 
+
+def _one_size(n: int, repeat: int, d: str) -> dict[str, float]:
+    sys.path.insert(0, HERE)
+    import synth  # type: ignore[import-not-found]
+
+    from memnet import Cabinet
+    from memnet.graph.store import node_handle
+
+    out: dict[str, float] = {}
     cab = Cabinet.open(d, sync=True)
     t = time.perf_counter()
     s = cab.open(meta_sid(n))
@@ -113,23 +125,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,100000,1000000",
                     help="comma-separated node counts (default 1000,100000,1000000)")
-    ap.add_argument("--repeat", type=int, default=30, help="one-node flushes per figure")
+    ap.add_argument("--repeat", type=int, default=60, help="one-node flushes per figure")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--build", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.build:
+        print(json.dumps(_build(args.build, args.dir)))
+        return
     if args.one:
-        print(json.dumps(_one_size(args.one, args.repeat)))
+        print(json.dumps(_one_size(args.one, args.repeat, args.dir)))
         return
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):
         print(f"== {n:,} nodes ...", flush=True)
         env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE) + os.pathsep
                    + os.environ.get("PYTHONPATH", ""))
-        p = subprocess.run([sys.executable, __file__, "--one", str(n), "--repeat",
-                            str(args.repeat)], capture_output=True, text=True, env=env)
-        if p.returncode != 0:
-            print(p.stderr)
-            raise SystemExit(p.returncode)
-        r = json.loads(p.stdout.strip().splitlines()[-1])
+        d = tempfile.mkdtemp(prefix="memnet-bench-cab-")
+        r: dict[str, float] = {}
+        try:
+            for step in (["--build", str(n)], ["--one", str(n), "--repeat", str(args.repeat)]):
+                p = subprocess.run([sys.executable, __file__, *step, "--dir", d],
+                                   capture_output=True, text=True, env=env)
+                if p.returncode != 0:
+                    print(p.stderr)
+                    raise SystemExit(p.returncode)
+                r.update(json.loads(p.stdout.strip().splitlines()[-1]))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
         rows.append(r)
         print(f"   {int(r['edges']):,} edges; build {r['build_s']:.1f} s (store); "
               f"adopt {r['adopt_s']:.2f} s; hydrate {r['hydrate_s']:.2f} s; "

@@ -46,7 +46,6 @@ from __future__ import annotations
 import bisect
 import gc
 import os
-import sys
 import time
 import uuid
 import zlib
@@ -70,7 +69,7 @@ from ..errors import (
     VersionNotFound,
 )
 from ..graph.index import Index, posting_bytes, posting_from_bytes
-from ..graph.store import edge_handle, node_handle
+from ..graph.store import _decode_props, edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
 from . import records as R
@@ -113,10 +112,18 @@ class LogEntry:
                 "changed": list(self.changed)}
 
 
+def _props_bytes(props: Any) -> bytes | None:
+    if props is None or props.__class__ is bytes:
+        return props  # type: ignore[no-any-return]
+    return msgpack.packb(props, use_bin_type=True)
+
+
 def _node_record(s: Session, nid: int) -> bytes:
+    # props ride as msgpack bytes inside the record: a hydrate keeps them so
+    # until they are read, and a node never read is written back unchanged
     st = s.store
-    return R.encode((st.kind[nid], st.labels[nid], st.props[nid], st.nick.get(nid),
-                     bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes()))
+    return R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
+                     st.nick.get(nid), bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes()))
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -165,44 +172,80 @@ def _kinds(st: Any) -> dict[str, int]:
 def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
     if rec is None or rec[4]:
         return set()
-    return Index.terms(rec[0], rec[1], rec[2])
+    return Index.terms(rec[0], rec[1], _decode_props(rec[2]) if rec[2] else None)
 
 
-def _posting_changes(txn: Txn, sid: str, s: Session,
-                     nodes: list[int]) -> list[tuple[bytes, bytes | None]]:
-    """Posting records to rewrite (None: delete) for the changed nodes: each
-    node's stored record gives the terms it had, the store the terms it has."""
+def _term_diff(txn: Txn, sid: str, s: Session,
+               nodes: list[int]) -> dict[bytes, tuple[set[int], set[int]]]:
+    """``term -> (ids added, ids removed)`` for the changed nodes: each node's
+    stored record gives the terms it had, the store the terms it has."""
     st = s.store
-    diff: dict[tuple[int, int], dict[bytes, tuple[set[int], set[int]]]] = {}
-    step = R.POSTING_RANGE
+    diff: dict[bytes, tuple[set[int], set[int]]] = {}
     for nid in nodes:
         key = R.element_key(sid, nid)
         raw = txn.get(R.NODES, key)
         old = _node_terms(None if raw is None else _node_from(raw, key))
         new = set() if st.nrec[nid] else Index.terms(st.kind[nid], st.labels[nid],
                                                      st.props[nid])
-        if old == new:
-            continue
-        rng = nid // step
         for term in old ^ new:
-            entry = diff.setdefault((rng, R.bucket_of(term)), {}).setdefault(
-                term, (set(), set()))
+            entry = diff.setdefault(term, (set(), set()))
             (entry[0] if term in new else entry[1]).add(nid)
+    return diff
+
+
+def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]]) -> bytes:
+    return R.encode({"a": {t: posting_bytes(array("I", sorted(a)))
+                           for t, (a, _r) in sorted(diff.items()) if a},
+                     "r": {t: posting_bytes(array("I", sorted(r)))
+                           for t, (_a, r) in sorted(diff.items()) if r}})
+
+
+def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]]:
+    d = R.decode(raw, key)
+    if not (type(d) is dict and set(d) == {"a", "r"}):
+        raise CabinetCorrupt(f"posting delta {key!r} is malformed")
+    for m in (d["a"], d["r"]):
+        if type(m) is not dict or any(type(k) is not bytes or type(v) is not bytes
+                                      or not v or len(v) & 3 for k, v in m.items()):
+            raise CabinetCorrupt(f"posting delta {key!r} is malformed")
+    return d["a"], d["r"]
+
+
+def _stored_deltas(txn: Txn, sid: str) -> list[tuple[bytes, dict[bytes, bytes],
+                                                     dict[bytes, bytes]]]:
+    """The pending posting deltas of a session, oldest first: (key, added, removed)."""
+    out = []
+    for k, v in txn.scan(R.POSTINGS, R.delta_prefix(sid)):
+        out.append((k, *_decode_delta(v, k)))
+    return out
+
+
+def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
+                    ) -> list[tuple[bytes, bytes | None]]:
+    """Posting records to rewrite (None: delete) so the stored postings take
+    ``term -> {id: present}``: bucket entries and postings of their own are
+    read, edited and written back."""
+    step = R.POSTING_RANGE
+    by_bucket: dict[tuple[int, int], dict[bytes, dict[int, bool]]] = {}
+    for term, ops in changes.items():
+        b = R.bucket_of(term)
+        for nid, present in ops.items():
+            by_bucket.setdefault((nid // step, b), {}).setdefault(term, {})[nid] = present
     out: list[tuple[bytes, bytes | None]] = []
-    for (rng, b), terms in sorted(diff.items()):
+    for (rng, b), terms in sorted(by_bucket.items()):
         key = R.bucket_key(sid, rng, b)
         raw = txn.get(R.POSTINGS, key)
         m = R.decode_bucket(raw, key) if raw is not None else {}
         before = dict(m)
-        for term, (add, rem) in sorted(terms.items()):
+        for term, ops in sorted(terms.items()):
             bkey = R.big_key(sid, rng, term)
             braw = txn.get(R.POSTINGS, bkey)
             if braw is not None:
                 ids = set(posting_from_bytes(R.decode_ids(braw, bkey)))
             else:
                 ids = set(posting_from_bytes(m[term])) if term in m else set()
-            ids -= rem
-            ids |= add
+            ids.difference_update(n for n, present in ops.items() if not present)
+            ids.update(n for n, present in ops.items() if present)
             data = posting_bytes(array("I", sorted(ids))) if ids else b""
             if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
                 m.pop(term, None)
@@ -214,6 +257,43 @@ def _posting_changes(txn: Txn, sid: str, s: Session,
         if m != before:
             out.append((key, R.encode(m) if m else None))
     return out
+
+
+def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: int,
+                    version: int) -> tuple[list[tuple[bytes, bytes | None]], int]:
+    """The posting records a flush writes, and the pending delta count after.
+
+    A flush does not edit the postings in place: it appends one *delta*
+    record (the ids each term gained and lost), a single small write. When
+    the pending deltas pass ``R.POSTING_PENDING`` ids, this flush folds them
+    all (and its own) into the stored postings and deletes them, so the
+    work of folding is spread over the flushes that made it."""
+    diff = _term_diff(txn, sid, s, nodes)
+    if not diff:
+        return [], pending
+    n = sum(len(a) + len(r) for a, r in diff.values())
+    if pending + n <= R.POSTING_PENDING:
+        return [(R.delta_key(sid, version), _delta_record(diff))], pending + n
+    changes: dict[bytes, dict[int, bool]] = {}
+    out: list[tuple[bytes, bytes | None]] = []
+    stored = _stored_deltas(txn, sid)
+    for key, added, removed in stored:
+        for term, raw in removed.items():
+            ops = changes.setdefault(term, {})
+            for nid in posting_from_bytes(raw):
+                ops[nid] = False
+        for term, raw in added.items():
+            ops = changes.setdefault(term, {})
+            for nid in posting_from_bytes(raw):
+                ops[nid] = True
+        out.append((key, None))
+    for term, (a, r) in diff.items():
+        ops = changes.setdefault(term, {})
+        for nid in r:
+            ops[nid] = False
+        for nid in a:
+            ops[nid] = True
+    return _merge_postings(txn, sid, changes) + out, 0
 
 
 def _options(s: Session) -> dict[str, Any]:
@@ -243,8 +323,7 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
     rec = R.decode(raw, where)
     if not (isinstance(rec, tuple) and len(rec) == 7 and isinstance(rec[0], str)
             and isinstance(rec[1], tuple) and all(isinstance(x, str) for x in rec[1])
-            and (rec[2] is None or (isinstance(rec[2], dict)
-                                    and all(isinstance(k, str) for k in rec[2])))
+            and (rec[2] is None or isinstance(rec[2], bytes))
             and (rec[3] is None or isinstance(rec[3], str)) and isinstance(rec[4], bool)
             and isinstance(rec[5], str) and isinstance(rec[6], bytes) and len(rec[6]) % 4 == 0):
         raise CabinetCorrupt(f"record {where!r} is not a node record")
@@ -270,8 +349,7 @@ def _decode_nodes(values: Iterator[bytes], sid: str,
         if not (type(kind) is str and type(labels) is tuple and type(recycled) is bool
                 and type(key) is str and type(adj) is bytes and not len(adj) & 3
                 and (nick is None or type(nick) is str)
-                and (props is None or (type(props) is dict
-                                       and all(type(k) is str for k in props)))
+                and (props is None or type(props) is bytes)
                 and (not labels or all(type(x) is str for x in labels))):
             raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
         append(rec)
@@ -319,9 +397,23 @@ def _stored_postings(txn: Txn, sid: str) -> Iterator[dict[bytes, bytes]]:
     with records of their own), in range order."""
     pre = R.prefix(sid)
     plen = len(pre)
+    dpre = R.delta_prefix(sid)
     for k, v in txn.scan(R.POSTINGS, pre):
+        if k.startswith(dpre):
+            break  # the deltas sort last; _apply_deltas reads them
         _rng, _b, term = R.split_bucket_key(k, plen)
-        yield R.decode_bucket(v, k) if term is None else {term: R.decode_ids(v, k)}
+        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+
+
+def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
+                                                   dict[bytes, bytes]]]) -> None:
+    """Bring a loaded index up to date with the pending posting deltas."""
+    for _key, added, removed in deltas:
+        for term, raw in removed.items():
+            index.drop_ids(term, set(posting_from_bytes(raw)))
+        for term, raw in added.items():
+            for nid in posting_from_bytes(raw):
+                index.add_id(term, nid)
 
 
 def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[Change]]:
@@ -578,6 +670,7 @@ class Cabinet:
                 try:
                     s.store.load(nodes, *edges, postings, kinds=dict(cat.get("kinds") or {}),
                                  live_bytes=int(cat["bytes"]))
+                    _apply_deltas(s.store.index, _stored_deltas(txn, sid))
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None
@@ -589,7 +682,7 @@ class Cabinet:
             raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
                                  "the catalog's counts")
         top = n_edges << 1 | 1
-        if any(a and max(a) > top for a in st.adj):
+        if max(map(max, filter(None, st.adj)), default=0) > top:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
@@ -695,7 +788,9 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                for k, pv in _posting_changes(txn, sid, s, term_nodes):
+                writes, pdelta = _posting_writes(txn, sid, s, term_nodes,
+                                                 int(cat.get("pdelta", 0)), s.version)
+                for k, pv in writes:
                     if pv is None:
                         txn.delete(R.POSTINGS, k)
                     else:
@@ -706,7 +801,7 @@ class Cabinet:
                     txn.put(R.EDGES, k, v)
                 for k, v in log_recs:
                     txn.put(R.LOG, k, v)
-                txn.put(R.CATALOG, R.sid_key(sid), R.encode(dict(cat, **stats)))
+                txn.put(R.CATALOG, R.sid_key(sid), R.encode(dict(cat, **stats, pdelta=pdelta)))
 
             self.kv.run_write(work)
             st.clear_changes(set(nodes), set(edges))
@@ -757,6 +852,8 @@ class Cabinet:
                         raise CabinetCorrupt(f"{sid}: node {i} lists an edge that is not stored")
                     n_nodes = i
                     live_nodes += 0 if rec[4] else 1
+                    if rec[2]:
+                        _decode_props(rec[2])  # every stored map must decode
                     for term in _node_terms(rec):
                         want.setdefault(term, []).append(i)
                 _types, _src, _dst, flags, _props = _edge_columns(txn, sid, n_nodes,
@@ -765,7 +862,13 @@ class Cabinet:
                 live_edges = n_edges - flags.count(1)
                 stored = Index()
                 stored.load(_stored_postings(txn, sid), n_nodes)
-                have = {t: list(p) for t, p in stored.postings()}
+                deltas = _stored_deltas(txn, sid)
+                _apply_deltas(stored, deltas)
+                if sum(len(v) // 4 for _k, a, r in deltas for m in (a, r)
+                       for v in m.values()) != int(cat.get("pdelta", 0)):
+                    raise CabinetCorrupt(f"{sid}: the pending index deltas disagree with the "
+                                         "catalog")
+                have = {t: sorted(p) for t, p in stored.postings()}
                 if have != want:
                     bad = sorted(set(have) ^ set(want))[:1] or sorted(
                         t for t in have if have[t] != want[t])[:1]

@@ -181,6 +181,7 @@ POSTING_BUCKETS = 4096
 POSTING_BIG = 256
 BIG_BUCKET = 0xFFFF
 _BUCKET = struct.Struct(">IH")
+_RANGE_ONLY = struct.Struct(">I")
 
 
 def bucket_of(term: bytes) -> int:
@@ -189,6 +190,21 @@ def bucket_of(term: bytes) -> int:
 
 def bucket_key(sid: str, rng: int, bucket: int) -> bytes:
     return prefix(sid) + _BUCKET.pack(rng, bucket)
+
+
+# Pending posting deltas (see Cabinet.flush) sort after every range:
+# ``sid 0x00 0xFFFFFFFF version(u64)``; POSTING_PENDING ids may wait there before
+# a flush folds them into the postings.
+DELTA_RANGE = 0xFFFFFFFF
+POSTING_PENDING = 16384
+
+
+def delta_prefix(sid: str) -> bytes:
+    return prefix(sid) + _RANGE_ONLY.pack(DELTA_RANGE)
+
+
+def delta_key(sid: str, version: int) -> bytes:
+    return delta_prefix(sid) + _ID.pack(version)
 
 
 def big_key(sid: str, rng: int, term: bytes) -> bytes:
@@ -222,16 +238,21 @@ def decode_ids(raw: bytes, where: bytes | str = b"?") -> bytes:
     return payload
 
 
-def decode_bucket(raw: bytes, where: bytes | str = b"?") -> dict[bytes, bytes]:
+def decode_bucket(raw: bytes, where: bytes | str = b"?", *, deep: bool = True,
+                  ) -> dict[bytes, bytes]:
+    """One bucket map. ``deep=False`` (a hydrate) checks only that it is a
+    map: each posting is checked when the index first reads it, and verify()
+    checks them all."""
     m = decode(raw, where)
-    if type(m) is not dict or not m or any(type(k) is not bytes or not k for k in m) or any(
-            type(v) is not bytes or not v or len(v) & 3 for v in m.values()):
+    if type(m) is not dict or not m or deep and (
+            any(type(k) is not bytes or not k for k in m)
+            or any(type(v) is not bytes or not v or len(v) & 3 for v in m.values())):
         raise CabinetCorrupt(f"posting record {where!r} is malformed")
     return m
 
 
-__all__ = ["BIG_BUCKET", "CATALOG", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META",
+__all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META",
            "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
-           "big_key", "bucket_key", "bucket_of", "decode", "decode_bucket", "decode_edge_chunk",
+           "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode", "decode_bucket", "decode_edge_chunk",
            "decode_ids", "edge_chunk", "element_key", "encode", "encode_edge_chunk",
            "encode_ids", "key_id", "prefix", "sid_key", "split_bucket_key"]

@@ -178,7 +178,10 @@ class Index:
         p = self.postings_by_term.get(term)
         if p is None or type(p) is array:
             return p  # type: ignore[return-value]
-        a = posting_from_bytes(p)  # type: ignore[arg-type]
+        if type(p) is not bytes or not p or len(p) & 3:
+            from ..errors import CabinetCorrupt
+            raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
+        a = posting_from_bytes(p)
         if self.limit and a and max(a) > self.limit:
             from ..errors import CabinetCorrupt
             raise CabinetCorrupt(f"a stored index posting names node {max(a)}, past the "
@@ -224,6 +227,14 @@ class Index:
             self.postings_by_term[term] = p
         else:
             del self.postings_by_term[term]  # no empty postings left behind
+
+    def add_id(self, term: bytes, nid: int) -> None:
+        """Put one node id in one posting (a stored delta being replayed)."""
+        self._add(term, nid)
+
+    def drop_ids(self, term: bytes, nids: set[int]) -> None:
+        """Take node ids out of one posting (a stored delta being replayed)."""
+        self._drop(term, nids)
 
     def remove_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
                                                  Mapping[str, Value] | None]]) -> None:

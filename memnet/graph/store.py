@@ -74,6 +74,39 @@ def parse_handle(text: str) -> tuple[str, int] | None:
     return m.group(1), int(m.group(3), 36)
 
 
+def _decode_props(raw: bytes) -> dict[str, Value] | None:
+    import msgpack
+
+    from ..errors import CabinetCorrupt
+
+    try:
+        props = msgpack.unpackb(raw, use_list=False)
+    except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types
+        raise CabinetCorrupt(f"a stored property map does not decode: {e}") from None
+    if type(props) is not dict or any(type(k) is not str for k in props):
+        raise CabinetCorrupt("a stored property map is not a map of names")
+    return props or None
+
+
+class PropsList(list):  # type: ignore[type-arg]
+    """The nodes' property maps, by id. A hydrate leaves each map as the
+    msgpack bytes it was stored as; the first read of an entry decodes it (so
+    opening a large session does not build a million dicts nobody reads).
+    :meth:`raw` gives an entry as stored, without decoding it."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: Any) -> Any:
+        v = list.__getitem__(self, i)
+        if v.__class__ is bytes:
+            v = _decode_props(v)
+            list.__setitem__(self, i, v)
+        return v
+
+    def raw(self, i: int) -> dict[str, Value] | bytes | None:
+        return list.__getitem__(self, i)  # type: ignore[no-any-return]
+
+
 class Store:
     """A labelled property graph with recycling and observable-ordered adjacency."""
 
@@ -81,7 +114,7 @@ class Store:
         # nodes (index 0 unused so that every handle is non-zero)
         self.kind: list[str] = [""]
         self.labels: list[tuple[str, ...]] = [_EMPTY]
-        self.props: list[dict[str, Value] | None] = [None]
+        self.props: PropsList = PropsList([None])
         self.key: list[str] = [""]
         self.adj: list[array] = [array("I")]
         self.nrec = bytearray(1)
@@ -392,7 +425,7 @@ class Store:
             intern = self._intern
             self.kind.extend(map(intern, kind_col))
             self.labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
-            self.props.extend(x or None for x in props)
+            self.props.extend(x or None for x in props)  # bytes: decoded when read
             self.key.extend(keys)
             self.adj.extend(map(array, repeat("I"), adjs))  # array("I", b) copies b
             self.nrec.extend(map(bool, recs))

@@ -821,16 +821,43 @@ def test_a_catalog_that_disagrees_with_the_log_fails_verify(cabinet: Any) -> Non
         cabinet.verify()
 
 
+def _packed(obj: Any) -> bytes:
+    import msgpack
+
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+PROPS = _packed({"path": "b"})  # node records carry their props as msgpack bytes
 WELL_FORMED_BUT_WRONG = {
     "scalar": 5,
     "nil": None,
     "short_tuple": [1, 2, 3],
-    "props_not_a_map": ["MOD", [], "not a map", None, False, "k", b""],
-    "kind_not_a_string": [5, [], {"path": "b"}, None, False, "k", b""],
-    "adjacency_not_whole_entries": ["MOD", [], {"path": "b"}, None, False, "k", b"abc"],
-    "adjacency_to_a_missing_edge": ["MOD", [], {"path": "b"}, None, False, "k",
+    "props_not_bytes": ["MOD", [], "not a map", None, False, "k", b""],
+    "props_a_plain_map": ["MOD", [], {"path": "b"}, None, False, "k", b""],
+    "kind_not_a_string": [5, [], PROPS, None, False, "k", b""],
+    "adjacency_not_whole_entries": ["MOD", [], PROPS, None, False, "k", b"abc"],
+    "adjacency_to_a_missing_edge": ["MOD", [], PROPS, None, False, "k",
                                     (99 << 1 | 1).to_bytes(4, "little")],
 }
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("props", [_packed("not a map"), _packed({1: 2}), b"\xc1\xc1"],
+                         ids=["not_a_map", "int_keys", "not_msgpack"])
+def test_stored_props_that_lie_are_cabinet_corrupt_when_first_read(cabinet: Any,
+                                                                   props: bytes) -> None:
+    """A hydrate leaves property maps undecoded until they are read: a bad map
+    fails verify() at once, and the first read of it raises CabinetCorrupt."""
+    _two_sessions(cabinet)
+    _put(cabinet, "nodes", node_key("x", 2), _record(["MOD", [], props, None, False, "k", b""]))
+    with pytest.raises(CabinetCorrupt):
+        cabinet.verify()
+    try:
+        s = cabinet.open("x")
+    except CabinetCorrupt:
+        return
+    with pytest.raises(CabinetCorrupt):
+        s.store.node_props(2)
 
 
 @pytest.mark.req(ERRORS)
@@ -889,16 +916,20 @@ def _posting_records(cabinet: Any, sid: str) -> dict[bytes, bytes]:
 
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
-def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(cabinet: Any) -> None:
+def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
+        cabinet: Any, monkeypatch: Any) -> None:
     """Hydrate reads the index from the postings table: verify() recomputes it
     from the node records, and a posting that lies is caught (by verify, or by
     the id-range checks when a recall first reads it)."""
     import msgpack
 
+    from memnet.cabinet import records as R
+
+    monkeypatch.setattr(R, "POSTING_PENDING", 0)  # every flush folds its deltas
     _two_sessions(cabinet)
     assert cabinet.verify()["sessions"] == 2
     recs = _posting_records(cabinet, "x")
-    assert recs, "a session with nodes has stored postings"
+    assert recs and not [k for k in recs if k.startswith(R.delta_prefix("x"))]
     # drop node 1 from the posting of the word 'a2' (its title): verify sees it
     key, raw = next((k, v) for k, v in recs.items()
                     if b"wa2" in msgpack.unpackb(v[4:], raw=False))
@@ -920,8 +951,12 @@ def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(cabine
     assert cabinet.open("y").recall("a2").receipt.matched == 1
 
 
-@pytest.mark.req("MN-REQ-14.2")
-def test_a_flush_edits_only_the_postings_of_terms_that_changed(cabinet: Any) -> None:
+@pytest.mark.req("MN-REQ-14.2", ERRORS)
+def test_a_flush_appends_one_index_delta_and_a_damaged_delta_is_caught(cabinet: Any) -> None:
+    import msgpack
+
+    from memnet.cabinet import records as R
+
     s = cabinet.create("p")
     r = s.commit("INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'gamma'}), "
                  "(a)-[:FOLLOWS]->(b)")
@@ -931,32 +966,52 @@ def test_a_flush_edits_only_the_postings_of_terms_that_changed(cabinet: Any) -> 
     cabinet.flush(s)
     after = _posting_records(cabinet, "p")
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-    # only the buckets holding the terms n=1 and n=2 moved
-    assert 1 <= len(changed) <= 2
+    assert changed == {R.delta_key("p", s.version)}  # one small record, nothing rewritten
+    delta = msgpack.unpackb(after[R.delta_key("p", s.version)][4:], raw=False)
+    assert set(delta["a"]) == {b"pn\x00i2"} and set(delta["r"]) == {b"pn\x00i1"}
     fresh = cabinet.open("p")
     assert fresh.recall("TSK n:2").receipt.matched == 1
     assert fresh.recall("TSK n:1").receipt.matched == 0
     assert cabinet.verify()["sessions"] == 1
+    # a delta that lies is caught by verify
+    key = R.delta_key("p", s.version)
+    _put(cabinet, "postings", key, _record({"a": {}, "r": delta["r"]}))
+    with pytest.raises(CabinetCorrupt):
+        cabinet.verify()
+    _put(cabinet, "postings", key, _record({"a": 5}))
+    with pytest.raises(CabinetCorrupt):
+        cabinet.open("p")
 
 
 @pytest.mark.req("MN-REQ-14", "MN-REQ-14.2")
-def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any) -> None:
+@pytest.mark.parametrize("pending", [0, 40, None])
+def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, monkeypatch: Any,
+                                                               pending: int | None) -> None:
+    from memnet.cabinet import records as R
+
+    if pending is not None:  # fold at every flush / every few flushes / default
+        monkeypatch.setattr(R, "POSTING_PENDING", pending)
     s = cabinet.create("big")
     nodes = ", ".join(f"(t{i}:TSK {{title: 'common word {i}', n: {i % 3}}})" for i in range(300))
     ids = s.commit(f"INSERT {nodes}").ids
     cabinet.flush(s)
-    recs = _posting_records(cabinet, "big")
-    own = [k for k in recs if len(k) > len(b"big\x00") + 6]
-    assert {k[len(b"big\x00") + 6:] for k in own} >= {b"kTSK", b"wcommon", b"wword"}
+    if pending == 0:
+        plen = len(b"big\x00") + 6
+        own = {k[plen:] for k in _posting_records(cabinet, "big") if len(k) > plen
+               and not k.startswith(R.delta_prefix("big"))}
+        assert own >= {b"kTSK", b"wcommon", b"wword"}
     # shrink and grow the long postings across flushes; the stored index follows
     s.commit("DELETE " + ", ".join(ids[f"t{i}"] for i in range(0, 300, 2)))
     cabinet.flush(s)
     s.commit(f"INSERT (x:TSK {{title: 'common ground', n: 7}}) SET {ids['t1']}.title = 'rare'")
     cabinet.flush(s)
+    for i in range(3, 40, 2):
+        s.commit(f"SET {ids[f't{i}']}.n = {i}")
+        cabinet.flush(s)
     assert cabinet.verify()["sessions"] == 1
     fresh = cabinet.open("big")
     assert fresh.recall("TSK common", limit=50).receipt.matched == 150
     assert fresh.recall("TSK rare").receipt.matched == 1
-    assert fresh.recall("TSK n:7").receipt.matched == 1
-    for q in ("TSK common", "word", "TSK n:1", ""):
+    assert fresh.recall("TSK n:7").receipt.matched == 2
+    for q in ("TSK common", "word", "TSK n:1", "", "TSK n:39"):
         assert fresh.recall(q).text.split("\n", 1)[1] == s.recall(q).text.split("\n", 1)[1]

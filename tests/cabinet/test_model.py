@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from memnet import Cabinet, CommitRejected, ConflictError
+from memnet.cabinet import records as R
 
 from ._support import gql_props, gql_value, graph_of, typed, typed_props
 
@@ -73,6 +74,10 @@ class Model:
 class CabinetMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
+        # fold the pending index deltas into the stored postings every few
+        # ids, so the runs cover deltas, folding and hydrating both
+        self._pending = R.POSTING_PENDING
+        R.POSTING_PENDING = 6
         self.dir = tempfile.mkdtemp(prefix="memnet-model-")
         self.cab = Cabinet.open(self.dir)
         self.s = self.cab.create(SID)
@@ -86,6 +91,7 @@ class CabinetMachine(RuleBasedStateMachine):
         self._snap()
 
     def teardown(self) -> None:
+        R.POSTING_PENDING = self._pending
         self.cab.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
