@@ -224,12 +224,13 @@ def _describe_token(tok: Token) -> str:
     return repr(short)
 
 
-def _accepted(err: UnexpectedInput, fallback: Iterable[str]) -> set[str]:
+def accepted_terminals(err: UnexpectedInput, fallback: Iterable[str]) -> set[str]:
     """The terminals the parser would really accept where it stopped.
 
     LALR merges look-ahead sets, so the table row of the state (and the lexer's
     allowed set) can list terminals that a reduction would then refuse. Each
-    candidate is tried on a copy of the state stack (no callbacks run)."""
+    candidate is tried on a copy of the state stack (no callbacks run). Shared
+    with the SysML parser, whose grammar is LALR too."""
     state = getattr(err, "state", None)
     try:
         conf = state.parse_conf
@@ -237,7 +238,7 @@ def _accepted(err: UnexpectedInput, fallback: Iterable[str]) -> set[str]:
         end_state = conf.end_state
         stack0 = list(state.state_stack)
     except AttributeError:
-        return set(fallback) - _IGNORED
+        return set(fallback)
     out: set[str] = set()
     for name in states[stack0[-1]]:
         if not name.isupper():
@@ -258,7 +259,11 @@ def _accepted(err: UnexpectedInput, fallback: Iterable[str]) -> set[str]:
             if name == "$END" and stack[-1] == end_state:
                 out.add(name)
                 break
-    return out - _IGNORED
+    return out
+
+
+def _accepted(err: UnexpectedInput, fallback: Iterable[str]) -> set[str]:
+    return accepted_terminals(err, fallback) - _IGNORED
 
 
 def _lark_to_error(err: UnexpectedInput, text: str) -> GQLSyntaxError:

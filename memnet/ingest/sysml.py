@@ -51,10 +51,10 @@ from lark.exceptions import (
     UnexpectedInput,
     UnexpectedToken,
 )
-from lark.parsers.lalr_analysis import Shift
 
 from ..errors import InputTooLarge, MemNetError, ModelSyntaxError
 from ..gql.ast import Value
+from ..gql.parse import accepted_terminals
 from .model import Artefacts, Element, Warning_
 
 #: Longest model file accepted (characters).
@@ -332,40 +332,7 @@ def _describe_token(tok: Token) -> str:
 
 
 def _accepted(err: UnexpectedInput, fallback: set[str]) -> set[str]:
-    """The terminals the parser really accepts where it stopped.
-
-    An LALR table row may list look-aheads that a reduction would then refuse
-    (merged states), so each candidate is replayed on a copy of the state stack
-    (no callbacks run) and kept only if it reaches a shift."""
-    state = getattr(err, "state", None)
-    try:
-        conf = state.parse_conf  # type: ignore[union-attr]
-        states = conf.states
-        end_state = conf.end_state
-        stack0 = list(state.state_stack)  # type: ignore[union-attr]
-    except AttributeError:
-        return fallback
-    out: set[str] = set()
-    for name in states[stack0[-1]]:
-        if not name.isupper():
-            continue
-        stack = list(stack0)
-        for _ in range(10_000):  # each step pops or shifts: bounded
-            entry = states[stack[-1]].get(name)
-            if entry is None:
-                break
-            action, arg = entry
-            if action is Shift:
-                out.add(name)
-                break
-            size = len(arg.expansion)
-            if size:
-                del stack[-size:]
-            stack.append(states[stack[-1]][arg.origin.name][1])
-            if name == "$END" and stack[-1] == end_state:
-                out.add(name)
-                break
-    return out or fallback
+    return accepted_terminals(err, fallback) or fallback
 
 
 def _lark_error(err: UnexpectedInput, text: str, path: str) -> ModelSyntaxError:
