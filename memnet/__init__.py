@@ -42,9 +42,11 @@ from .errors import (
     InputTooLarge,
     InvalidSessionId,
     MemNetError,
+    ModelSyntaxError,
     QueryError,
     SessionExists,
     SessionNotFound,
+    TraceFailed,
 )
 from .gql.parse import parse, parse_delta, parse_query
 from .recall.shape import Receipt, Shape
@@ -82,11 +84,13 @@ __all__ = [
     "InputTooLarge",
     "InvalidSessionId",
     "MemNetError",
+    "ModelSyntaxError",
     "QueryError",
     "Receipt",
     "Session",
     "SessionExists",
     "SessionNotFound",
+    "TraceFailed",
     "Shape",
     "__version__",
     "count_tokens",
