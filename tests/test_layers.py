@@ -1,0 +1,83 @@
+"""SPEC §8: layers depend downward only; the engine core imports nothing from
+storage or faces. Checked on the source with ``ast`` (imports inside functions
+count too)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "memnet"
+
+# layer of each module (by path below memnet/), lower numbers below
+LAYERS = {
+    "errors": 0, "ids": 0, "tokens": 0, "_version": 0,
+    # the value and syntax-tree types and the text form of a value: plain data
+    # and formatting every layer shares (observable order sorts by what a
+    # reader sees, i.e. by emitted text); they import nothing else of memnet
+    "gql.ast": 0, "gql.emit": 0,
+    "graph": 1, "gql": 2, "recall": 3, "commit": 3, "session": 4,
+    "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "snap": 6, "ver": 6,
+    "faces": 7, "__main__": 7, "__init__": 8,
+}
+CORE = {"graph", "gql", "recall", "commit", "session"}
+OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver"}
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    if parts[:2] in (["gql", "ast"], ["gql", "emit"]):
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def _imports(path: Path) -> set[str]:
+    """memnet modules a file imports (top-level names below memnet)."""
+    rel = path.relative_to(PKG).with_suffix("")
+    parts = list(rel.parts)
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("memnet."):
+                    out.add(_top(a.name.removeprefix("memnet.")))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module and node.module.startswith("memnet."):
+                    out.add(_top(node.module.removeprefix("memnet.")))
+                continue
+            base = parts[:-node.level] if path.name != "__init__.py" else parts[:len(parts) - node.level]
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            if target:
+                out.add(_top(".".join(target)))
+            else:  # "from . import x" at the top of the package
+                out.update(a.name for a in node.names)
+    return out
+
+
+FILES = sorted(PKG.rglob("*.py"))
+
+
+@pytest.mark.req("MN-REQ-10")
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(PKG)) for p in FILES])
+def test_layers_depend_downward_only(path: Path) -> None:
+    me = path.relative_to(PKG).parts[0].removesuffix(".py")
+    for dep in _imports(path) - {me}:
+        assert dep in LAYERS, f"{path}: unknown module memnet.{dep}"
+        if me in CORE:
+            assert dep not in OUTSIDE, f"engine core {me} imports {dep}"
+        assert LAYERS[dep] <= LAYERS[me], f"{me} (layer {LAYERS[me]}) imports {dep} " \
+                                          f"(layer {LAYERS[dep]})"
+
+
+def test_the_shared_value_modules_stand_alone() -> None:
+    for name in ("ast", "emit"):
+        assert _imports(PKG / "gql" / f"{name}.py") <= {"gql.ast"}, name
+
+
+def test_the_check_sees_imports() -> None:
+    assert "session" in _imports(PKG / "cabinet" / "base.py")
+    assert "gql" in _imports(PKG / "recall" / "seed.py") or "graph" in _imports(
+        PKG / "recall" / "seed.py")
