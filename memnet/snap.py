@@ -43,6 +43,7 @@ from .errors import QueryError
 from .ingest.model import Artefacts, Element, Link
 from .ingest.sync import SyncResult, sync
 from .session import LIMITS
+from .ids import check_session_id
 from .strata import catalog_id
 
 #: kinds that always stay in the catalog (the skeleton a reader navigates by)
@@ -86,13 +87,16 @@ class SnapResult:
     results: dict[str, SyncResult]
     dropped: tuple[str, ...]
     rows: dict[str, int]
+    replaced_roots: tuple[str, ...] = ()  # roots of an earlier snap, cleared
 
     @property
     def changed(self) -> bool:
-        return bool(self.dropped) or any(r.changed for r in self.results.values())
+        return bool(self.dropped or self.replaced_roots) or any(
+            r.changed for r in self.results.values())
 
     def summary(self) -> str:
-        changed = sum(1 for r in self.results.values() if r.changed)
+        changed = sum(1 for r in self.results.values() if r.changed) if not \
+            self.replaced_roots else len(self.results)
         return (f"catalog {self.catalog}, {len(self.interiors)} interior session(s) "
                 f"(largest {max(self.rows.values(), default=0)} rows); {changed} session(s) "
                 f"changed" + (f", {len(self.dropped)} dropped" if self.dropped else ""))
@@ -214,7 +218,7 @@ def plan_snap(art: Artefacts, prefix: str, *, budget: int = LIMITS.max_rows,
     home = {loc: cat_id for loc in catalog}
     sids = []
     for i, g in enumerate(groups, 1):
-        sid = f"{prefix}-{i}"
+        sid = check_session_id(f"{prefix}-{i}")  # every id checked before anything is written
         sids.append(sid)
         for loc in g:
             home[loc] = sid
@@ -307,20 +311,31 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
     with the same prefix that this plan no longer needs are dropped (only ones
     the catalog lists, so nothing else is ever touched).
     """
-    plan = plan_snap(load_model(model), prefix, budget=budget)
+    art = load_model(model)
+    if not art.elements:
+        raise QueryError(f"the model at {model!r} has no elements (no .sysml files, or "
+                         "nothing in them): nothing to snap")
+    plan = plan_snap(art, prefix, budget=budget)
     todo = plan.sessions()
     results: dict[str, SyncResult] = {}
     before: set[str] = set()
+    old_roots: set[str] = set()
     if cabinet.exists(plan.catalog_id):
         old = cabinet.open(plan.catalog_id)
         st = old.store
-        before = {str(st.props[n]["sid"]) for n in st.index.kind(SES_KIND)
-                  if not st.nrec[n] and st.props[n] and "sid" in st.props[n]
-                  and str(st.props[n].get("locator", "")).startswith("snap:")}
-    for done, (sid, art) in enumerate(todo, 1):
+        for n in st.index.kind(SES_KIND):
+            props = st.props[n] if not st.nrec[n] else None
+            loc = str((props or {}).get("locator", ""))
+            if props and "sid" in props and loc.startswith("snap:"):
+                before.add(str(props["sid"]))
+                old_roots.add(loc[len("snap:"):].rpartition("/")[0])
+    stale = sorted(old_roots - {art.root})
+    for done, (sid, part) in enumerate(todo, 1):
         s = cabinet.open(sid) if cabinet.exists(sid) else cabinet.create(sid)
-        res = sync(s, art)
-        if res.changed:
+        for root in stale:  # an earlier snap of a model with another root: clear it
+            sync(s, Artefacts(root=root, schemes=part.schemes, managed_types=part.managed_types))
+        res = sync(s, part)
+        if res.changed or s.pending:
             cabinet.flush(s)
         results[sid] = res
         if progress is not None:
@@ -333,7 +348,7 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             dropped.append(sid)
     rows = {sid: len(a.elements) + len(a.links) for sid, a in plan.interiors}
     return SnapResult(plan.catalog_id, tuple(sid for sid, _ in plan.interiors), results,
-                      tuple(dropped), rows)
+                      tuple(dropped), rows, tuple(stale))
 
 
 __all__ = ["CATALOG_KINDS", "SES_KIND", "STUB_KIND", "SnapPlan", "SnapResult", "load_model",

@@ -207,3 +207,46 @@ def test_any_model_snaps_into_a_partition_within_the_budget(art: Artefacts,
     assert set(els) == set(art.elements)
     assert links == set(art.links)
     assert set(plan.home) == set(art.elements)
+
+
+def test_a_model_from_another_root_replaces_the_earlier_one(tmp_path: Path) -> None:
+    cab = Cabinet.open(tmp_path / "cab")
+    snap(cab, MODELS, "q")
+    single = MODELS / "models" / "requirements.sysml"  # root 'requirements.sysml'
+    res = snap(cab, single, "q")
+    assert res.replaced_roots == ("sysml-models",) and res.changed
+    model = scan_sysml(single)
+    plan = plan_snap(model, "q")
+    parts = [_held(cab, sid, plan.catalog) for sid in (*res.interiors, res.catalog)]
+    els, links = unsnap(parts)
+    assert set(els) == set(model.elements) and links == set(model.links)
+    for sid in (*res.interiors, res.catalog):  # nothing of the old root is left anywhere
+        s = cab.open(sid)
+        locs = [str(s.store.props[n].get("locator", "")) for n in s.store.live_node_ids()]
+        assert not [x for x in locs if "sysml-models" in x], sid
+        assert s.store.live_nodes + s.store.live_edges <= (50 if sid != res.catalog else 10**6)
+    assert set(cab_ids(cab)) == {"q-cat", *res.interiors}
+
+
+def cab_ids(cab: Cabinet) -> list[str]:
+    return [i.id for i in cab.sessions()]
+
+
+def test_an_empty_model_or_an_impossible_id_writes_nothing(tmp_path: Path) -> None:
+    cab = Cabinet.open(tmp_path / "cab")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(QueryError):
+        snap(cab, empty, "p")
+    many = Artefacts(root="m", schemes=("sysml",), managed_types=("CONTAINS",))
+    many.add(Element("sysml:m/P", "PKG", {"name": "P"}))
+    for i in range(1100):  # one part per interior at budget 4: interiors P-1 .. P-1100
+        many.add(Element(f"sysml:m/P::p{i}", "PART", {"name": f"p{i}"}))
+        many.link("CONTAINS", "sysml:m/P", f"sysml:m/P::p{i}")
+    with pytest.raises(MemNetError) as info:  # a prefix that fits '-cat' but not '-1000'
+        snap(cab, many, "x" * 60, budget=4)
+    assert info.value.code == "invalid_session_id"
+    with pytest.raises(MemNetError) as info:
+        snap(cab, Path(__file__), "p")  # not a .sysml file
+    assert info.value.code == "path_not_found"
+    assert cab.sessions() == []

@@ -27,7 +27,7 @@ import msgpack
 from ..errors import CabinetCorrupt
 from ..ids import check_session_id
 
-FORMAT_VERSION = 2  # 2: edges in chunk records, index postings stored
+FORMAT_VERSION = 3  # 2: edge chunks, stored postings; 3: props as bytes, index deltas
 MAX_RECORD = 256 * 1024 * 1024
 _ID = struct.Struct(">Q")
 _CRC = CRC = struct.Struct(">I")

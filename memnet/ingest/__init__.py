@@ -34,8 +34,9 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
 
     A ``.sysml`` file is one model (its root is the file's name). A directory
     is ingested as a source tree (Python and markdown; no Commit when it holds
-    none or nothing changed) and, when it holds ``.sysml`` files, as a model
-    too: one Commit each, in that order. The model is parsed before anything
+    none or nothing changed) and as a model (its ``.sysml`` files; when it has
+    none left, a model ingested from it before is recycled): one Commit each,
+    in that order. The model is parsed before anything
     is written, so a syntax error in it leaves the session unchanged.
     Returns the sync results (one or two).
     """
@@ -45,10 +46,17 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     if p.is_file() and p.suffix == ".sysml":
         return [sync(session, scan_sysml(p))]
     top = tree_root(p)
-    model = scan_sysml(top) if _has_sysml(top) else None
+    from .sysml import MANAGED_TYPES, SCHEME
+
+    has_model = _has_sysml(top)
+    # with no .sysml file left, the model scope is synced empty: a model
+    # ingested before, now deleted, is recycled like any deleted file
+    model = scan_sysml(top) if has_model else Artefacts(
+        root=top.name, schemes=(SCHEME,), managed_types=MANAGED_TYPES)
     out = [ingest(session, top, progress=progress)]
-    if model is not None:
-        out.append(sync(session, model))
+    res = sync(session, model)
+    if has_model or res.changed:
+        out.append(res)
     return out
 
 

@@ -653,6 +653,7 @@ class _Model:
         self.recs: dict[str, _Rec] = {}
         self.members: dict[str, dict[str, str]] = {"": {}}  # namespace → name → locator
         self.by_name: dict[str, list[str]] = {}  # simple name or short id → locators
+        self.short_ids: dict[str, str] = {}  # short id -> the first element that has it
         self.imports: dict[str, list[tuple[Import, str]]] = {}  # namespace → (import, file)
         self.import_target: dict[tuple[str, int], str | None] = {}
         self.types: dict[str, list[str]] = {}  # locator → TYPED and SPECIALIZES targets
@@ -695,6 +696,11 @@ class _Model:
             if owner:
                 self.art.link("CONTAINS", owner, loc)
             names = self.members.setdefault(owner, {})
+            if el.short_id is not None:
+                first = self.short_ids.setdefault(el.short_id, loc)
+                if first != loc:
+                    self.warn(file, el.line, f"short id {el.short_id!r} is given twice (first "
+                                             f"on {first}); references to it mean the first")
             for alias in (name, el.short_id):
                 if alias is not None:
                     names.setdefault(alias, loc)
@@ -942,16 +948,19 @@ def _model_files(path: str | os.PathLike[str]) -> tuple[str, list[tuple[str, Pat
     """The root name and the ``(relative posix path, file)`` pairs of a model."""
     p = Path(path)
     if p.is_file():
+        if p.suffix != ".sysml":
+            raise MemNetError(f"{os.fspath(p)!r} is not a .sysml file",
+                              code="path_not_found", path=os.fspath(p))
         return p.name, [(p.name, p)]
     if not p.is_dir():
         raise MemNetError(f"no SysML file or directory at {os.fspath(p)!r}",
                           code="path_not_found", path=os.fspath(p))
     found: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(p):
+    for dirpath, dirnames, filenames in os.walk(p):  # symbolic links are not followed
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in sorted(filenames):
-            if fn.endswith(".sysml") and not fn.startswith("."):
-                full = Path(dirpath) / fn
+            full = Path(dirpath) / fn
+            if fn.endswith(".sysml") and not fn.startswith(".") and not full.is_symlink():
                 found.append((full.relative_to(p).as_posix(), full))
     found.sort()
     return p.resolve().name or p.name, found

@@ -752,7 +752,7 @@ def test_a_foreign_format_number_is_cabinet_format(place: Any, cabinet: Any) -> 
 
     raw = _get(cabinet, "meta", b"format")
     header = msgpack.unpackb(raw[4:], raw=False)
-    assert header["format"] == 2
+    assert header["format"] == 3
     _put(cabinet, "meta", b"format", _record(dict(header, format=99)))
     with pytest.raises(CabinetFormat) as info:
         place.reopen(cabinet)

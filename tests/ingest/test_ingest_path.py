@@ -63,3 +63,31 @@ def test_a_broken_model_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(MemNetError) as info:
         ingest_path(s, tmp_path / "nowhere")
     assert info.value.code == "path_not_found"
+
+
+def test_removing_the_last_model_file_recycles_the_model(tmp_path: Path) -> None:
+    tree = tmp_path / "mix"
+    tree.mkdir()
+    (tree / "a.py").write_text("x = 1\n")
+    (tree / "m.sysml").write_text("package P { part def X; part x : X; }\n")
+    s = Session("m")
+    ingest_path(s, tree)
+    assert s.store.kind_live["PART"] == 1
+    (tree / "m.sysml").unlink()
+    res = ingest_path(s, tree)
+    assert len(res) == 2 and res[1].recycled == 3  # P, X and x
+    assert s.store.kind_live["PART"] == 0 and s.store.kind_live["MOD"] == 1
+    assert len(ingest_path(s, tree)) == 1  # nothing model-like left to mention
+
+
+def test_model_walks_skip_symlinks_and_warn_on_twice_given_short_ids(tmp_path: Path) -> None:
+    tree = tmp_path / "m"
+    tree.mkdir()
+    (tree / "a.sysml").write_text(
+        "package P { requirement <'X-1'> a; requirement <'X-1'> b; part q { satisfy 'X-1'; } }\n")
+    (tree / "gone.sysml").symlink_to(tmp_path / "nowhere.sysml")
+    s = Session("m")
+    res = ingest_path(s, tree)
+    warns = [str(w) for r in res for w in r.warnings]
+    assert any("short id 'X-1' is given twice" in w for w in warns)
+    assert s.store.kind_live["REQ"] == 2
