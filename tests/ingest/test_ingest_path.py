@@ -91,3 +91,15 @@ def test_model_walks_skip_symlinks_and_warn_on_twice_given_short_ids(tmp_path: P
     warns = [str(w) for r in res for w in r.warnings]
     assert any("short id 'X-1' is given twice" in w for w in warns)
     assert s.store.kind_live["REQ"] == 2
+
+
+def test_a_definition_may_be_named_by_its_short_id_alone(tmp_path: Path) -> None:
+    from memnet.ingest.sysml import parse_sysml, to_artefacts
+
+    doc = parse_sysml("package P { part def <'X1'>; part x : X1; }", "t.sysml")
+    art = to_artefacts([("t.sysml", doc)], "m")
+    assert art.elements["sysml:m/P::X1"].kind == "PARTDEF"
+    assert ("TYPED", "sysml:m/P::x", "sysml:m/P::X1") in art.links
+    with pytest.raises(MemNetError) as info:  # neither a short id nor a name
+        parse_sysml("package P {\n  part def ;\n}", "t.sysml")
+    assert info.value.code == "model_syntax" and "line 2" in str(info.value)
