@@ -1,7 +1,7 @@
 """MemNet as an MCP server (``memnet mcp``): the library's verbs as MCP tools over stdio.
 
 The server keeps one :class:`~memnet.Cabinet` open for its lifetime and offers
-five tools that mirror the Python API:
+tools that mirror the Python API:
 
 ===========================  ======================================================
 ``memnet_recall``            ``Session.recall``: the Shape text + its receipt
@@ -9,6 +9,9 @@ five tools that mirror the Python API:
 ``memnet_commit``            ``Session.commit`` then ``Cabinet.flush``
 ``memnet_sessions``          ``Cabinet.sessions``: the catalog
 ``memnet_create_session``    ``Cabinet.create``
+``memnet_absorb``            ``export_working_memory_slice`` + ``import_slice``
+``memnet_ingest``            ``memnet.ingest.ingest_path`` then ``Cabinet.flush``
+``memnet_snap``              ``memnet.snap.snap`` (Model Snap)
 ===========================  ======================================================
 
 A :class:`~memnet.errors.MemNetError` becomes a tool error result (``isError``)
@@ -212,6 +215,46 @@ class MemNetTools:
                 f"{lead} (version {res.version}, policy {id_policy})")
         return text, {"version": res.version, "created": res.created, "ids": res.ids}
 
+    def ingest(self, session: str, path: str, create: bool) -> tuple[str, dict[str, Any]]:
+        from pathlib import Path
+
+        from ..ingest import ingest_path
+
+        p = Path(path)
+        if not (p.is_dir() or (p.is_file() and p.suffix == ".sysml")):
+            raise MemNetError(f"no such directory or .sysml file on the server: {path!r}",
+                              code="path_not_found", path=path)
+        with self._lock:
+            if create and self._info(check_session_id(session)) is None:
+                self.cabinet.create(session)
+            s = self._session(session)
+            results = ingest_path(s, path)  # each part one atomic Commit
+            try:
+                if s.dirty:
+                    self.cabinet.flush(s)
+            except BaseException:
+                self._cache.pop(session, None)
+                raise
+        parts = [{"version": r.version, "changed": r.changed, "created": r.created,
+                  "updated": r.updated, "recycled": r.recycled, "files": r.files,
+                  "parsed": r.parsed, "warnings": [str(w) for w in r.warnings][:50]}
+                 for r in results]
+        text = "\n".join(f"ingested {path} into {session}: {r.summary()}" for r in results)
+        return text, {"session": session, "version": s.version, "parts": parts}
+
+    def snap(self, model: str, prefix: str, budget: int) -> tuple[str, dict[str, Any]]:
+        from ..snap import snap
+
+        with self._lock:
+            res = snap(self.cabinet, model, prefix, budget=budget)
+            for sid in (res.catalog, *res.interiors, *res.dropped):
+                self._cache.pop(sid, None)
+        text = (f"snapped {model} with prefix {prefix}: {res.summary()}; recall "
+                f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior")
+        return text, {"catalog": res.catalog, "interiors": list(res.interiors),
+                      "rows": res.rows, "dropped": list(res.dropped),
+                      "changed": [sid for sid, r in res.results.items() if r.changed]}
+
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
         with self._lock:
             s = self.cabinet.create(session)
@@ -271,6 +314,21 @@ CREATE_DOC = (
     "Create an empty MemNet session (id: 1-64 characters from a-z, 0-9 and '-'). An id "
     "that already exists is an error (session_exists). Then fill it with memnet_commit.")
 
+INGEST_DOC = (
+    "Ingest files on the machine that runs this server into a MemNet session: a directory "
+    "(Python modules as MOD with SYM per top-level class/def, markdown as DOC/SEC, "
+    "directories as PKG, CONTAINS and IMPORTS edges) and/or SysML v2 models (.sysml: "
+    "packages, definitions, parts, ports, attributes, requirements with `rid`, TYPED, "
+    "SATISFIES, CONNECTS edges). Every node has a `locator`; ingesting an unchanged tree "
+    "again changes nothing, and only changed files are parsed. Returns {session, version, "
+    "parts: [{version, changed, created, updated, recycled, files, parsed, warnings}]}.")
+SNAP_DOC = (
+    "Model Snap: cut a SysML v2 model (a .sysml file or directory on the server) into a "
+    "catalog session `<prefix>-cat` (packages, definitions, requirements, one SES node per "
+    "interior) and interior sessions `<prefix>-1..k`, each holding whole ownership subtrees "
+    "within `budget` rows; links across a cut go to STUB nodes naming the session that holds "
+    "the far end. Recall the catalog with `REQ rid:<id>` to find the interior that satisfies "
+    "a requirement. Returns {catalog, interiors, rows, dropped, changed}.")
 ABSORB_DOC = (
     "Path-B Absorb: take the bounded slice around anchor handles of session `member` (at most "
     "50 rows per anchor, never the whole session) and join it into session `lead` as one new "
@@ -384,6 +442,31 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                     annotations=mtypes.ToolAnnotations(
                         read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                         open_world_hint=False))
+    def memnet_ingest(
+        session: Sid,
+        path: Annotated[str, Field(description="a directory or .sysml file on the machine that "
+                                               "runs the server")],
+        create: Annotated[bool, Field(description="create the session first if it does not "
+                                                  "exist")] = False,
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.ingest(session, path, create))
+
+    def memnet_snap(
+        model: Annotated[str, Field(description="a .sysml file or a directory of them, on the "
+                                                "machine that runs the server")],
+        prefix: Annotated[str, Field(description="session id prefix: <prefix>-cat and "
+                                                 "<prefix>-1..k")],
+        budget: Annotated[int, Field(description="most rows in one interior (default M)")]
+        = LIMITS.max_rows,
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.snap(model, prefix, budget))
+
+    writes_idempotent = mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                               idempotent_hint=True, open_world_hint=False)
+    server.add_tool(memnet_ingest, title="Ingest files", description=INGEST_DOC,
+                    annotations=writes_idempotent)
+    server.add_tool(memnet_snap, title="Model Snap", description=SNAP_DOC,
+                    annotations=writes_idempotent)
     server.add_tool(memnet_absorb, title="Absorb a slice", description=ABSORB_DOC,
                     annotations=mtypes.ToolAnnotations(
                         read_only_hint=False, destructive_hint=False, idempotent_hint=False,

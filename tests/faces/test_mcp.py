@@ -27,7 +27,7 @@ from memnet.faces.mcp import build_server
 ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS = {"memnet_recall", "memnet_outline", "memnet_commit", "memnet_sessions",
-         "memnet_create_session", "memnet_absorb"}
+         "memnet_create_session", "memnet_absorb", "memnet_ingest", "memnet_snap"}
 DELTA = ("INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
          "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
          "(l:LAW {text: 'Never change a price without a recorded decision'}), "
@@ -283,3 +283,37 @@ def test_missing_extra_is_dependency_missing(tmp_path):
     # the rest of the CLI (and `memnet mcp --help`) works without the SDK
     p = run_blocked("mcp", "--help", cwd=tmp_path)
     assert p.returncode == 0 and "MCP server" in p.stdout, p.stderr
+
+
+@pytest.mark.req("MN-REQ-17", "MN-REQ-18", "MN-REQ-19")
+def test_ingest_and_snap_tools(tmp_path):
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+    tree = tmp_path / "shop"
+    tree.mkdir()
+    (tree / "__init__.py").write_text('"""Shop."""\n')
+    (tree / "pricing.py").write_text("def price():\n    pass\n")
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            res = await call(client, "memnet_ingest", session="code", path=str(tree),
+                             create=True)
+            assert not res.is_error, text_of(res)
+            assert res.structured_content["parts"][0]["created"] >= 3
+            again = await call(client, "memnet_ingest", session="code", path=str(tree))
+            assert not again.structured_content["parts"][0]["changed"]
+            rec = await call(client, "memnet_recall", session="code", q="MOD pricing")
+            assert "shop/pricing.py" in text_of(rec)
+            bad = await call(client, "memnet_ingest", session="code", path=str(tmp_path / "no"))
+            assert bad.is_error and text_of(bad).startswith("path_not_found:")
+            sn = await call(client, "memnet_snap", model=str(ROOT / "sysml-models"), prefix="mn")
+            assert not sn.is_error, text_of(sn)
+            assert sn.structured_content["catalog"] == "mn-cat"
+            assert max(sn.structured_content["rows"].values()) <= 50
+            req = await call(client, "memnet_recall", session="mn-cat", q="REQ rid:MN-REQ-19")
+            assert "session: 'mn-" in text_of(req)
+            tiny = await call(client, "memnet_snap", model=str(ROOT / "sysml-models"),
+                              prefix="x", budget=2)
+            assert tiny.is_error and text_of(tiny).startswith("bad_query:")
+
+    anyio.run(main)
