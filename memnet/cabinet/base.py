@@ -68,7 +68,7 @@ from ..errors import (
     SessionNotFound,
     VersionNotFound,
 )
-from ..graph.index import Index, posting_bytes, posting_from_bytes
+from ..graph.index import Index, le_array, le_bytes
 from ..graph.store import _decode_props, edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
@@ -156,9 +156,9 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
             j = bisect.bisect_left(ids, (rng + 1) * step, i)
             if j - i > R.POSTING_BIG:
                 big.append((R.big_key(sid, rng, term),
-                            R.encode_ids(posting_bytes(array("I", ids[i:j])))))
+                            R.encode_ids(le_bytes(array("I", ids[i:j])))))
             else:
-                buckets.setdefault((rng, b), {})[term] = posting_bytes(array("I", ids[i:j]))
+                buckets.setdefault((rng, b), {})[term] = le_bytes(array("I", ids[i:j]))
             i = j
     return [(R.bucket_key(sid, rng, b), R.encode(m))
             for (rng, b), m in sorted(buckets.items())] + big
@@ -194,9 +194,9 @@ def _term_diff(txn: Txn, sid: str, s: Session,
 
 
 def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]]) -> bytes:
-    return R.encode({"a": {t: posting_bytes(array("I", sorted(a)))
+    return R.encode({"a": {t: le_bytes(array("I", sorted(a)))
                            for t, (a, _r) in sorted(diff.items()) if a},
-                     "r": {t: posting_bytes(array("I", sorted(r)))
+                     "r": {t: le_bytes(array("I", sorted(r)))
                            for t, (_a, r) in sorted(diff.items()) if r}})
 
 
@@ -241,12 +241,12 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
             bkey = R.big_key(sid, rng, term)
             braw = txn.get(R.POSTINGS, bkey)
             if braw is not None:
-                ids = set(posting_from_bytes(R.decode_ids(braw, bkey)))
+                ids = set(le_array(R.decode_ids(braw, bkey)))
             else:
-                ids = set(posting_from_bytes(m[term])) if term in m else set()
+                ids = set(le_array(m[term])) if term in m else set()
             ids.difference_update(n for n, present in ops.items() if not present)
             ids.update(n for n, present in ops.items() if present)
-            data = posting_bytes(array("I", sorted(ids))) if ids else b""
+            data = le_bytes(array("I", sorted(ids))) if ids else b""
             if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
                 m.pop(term, None)
                 out.append((bkey, R.encode_ids(data) if data else None))
@@ -280,11 +280,11 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: i
     for key, added, removed in stored:
         for term, raw in removed.items():
             ops = changes.setdefault(term, {})
-            for nid in posting_from_bytes(raw):
+            for nid in le_array(raw):
                 ops[nid] = False
         for term, raw in added.items():
             ops = changes.setdefault(term, {})
-            for nid in posting_from_bytes(raw):
+            for nid in le_array(raw):
                 ops[nid] = True
         out.append((key, None))
     for term, (a, r) in diff.items():
@@ -317,23 +317,32 @@ def _log_record(rec: CommitRecord) -> bytes:
                      "c": [(c.op, c.id, c.state) for c in rec.changes]})
 
 
-def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
-    """Decode and shape-check one node record (a checksum proves the bytes are
+def _is_node(rec: Any) -> bool:
+    """Whether a decoded record has the node shape ``(kind, labels, props
+    bytes, nick, recycled, key, adjacency)`` (a checksum proves the bytes are
     the ones written, not that they are a node)."""
+    if type(rec) is not tuple or len(rec) != 7:
+        return False
+    kind, labels, props, nick, recycled, key, adj = rec
+    return (type(kind) is str and type(labels) is tuple and type(recycled) is bool
+            and type(key) is str and type(adj) is bytes and not len(adj) & 3
+            and (nick is None or type(nick) is str)
+            and (props is None or type(props) is bytes)
+            and (not labels or all(type(x) is str for x in labels)))
+
+
+def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
+    """Decode and shape-check one node record."""
     rec = R.decode(raw, where)
-    if not (isinstance(rec, tuple) and len(rec) == 7 and isinstance(rec[0], str)
-            and isinstance(rec[1], tuple) and all(isinstance(x, str) for x in rec[1])
-            and (rec[2] is None or isinstance(rec[2], bytes))
-            and (rec[3] is None or isinstance(rec[3], str)) and isinstance(rec[4], bool)
-            and isinstance(rec[5], str) and isinstance(rec[6], bytes) and len(rec[6]) % 4 == 0):
+    if not _is_node(rec):
         raise CabinetCorrupt(f"record {where!r} is not a node record")
-    return rec
+    return rec  # type: ignore[no-any-return]
 
 
 def _decode_nodes(values: Iterator[bytes], sid: str,
                   progress: Callable[[int], None] | None = None) -> list[tuple[Any, ...]]:
-    """:func:`_node_from` over many records, inlined (the hot loop of a
-    hydrate): checksum, unpack, shape check."""
+    """:func:`_node_from` over many records with the checksum and unpacking
+    inlined (the hot loop of a hydrate)."""
     crc32, unpackb, crc_of = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from
     out: list[tuple[Any, ...]] = []
     append = out.append
@@ -343,14 +352,9 @@ def _decode_nodes(values: Iterator[bytes], sid: str,
             raise CabinetCorrupt(f"node record {i} of {sid!r} failed its checksum")
         try:
             rec = unpackb(payload, use_list=False)
-            kind, labels, props, nick, recycled, key, adj = rec
         except Exception:
             raise CabinetCorrupt(f"node record {i} of {sid!r} does not decode") from None
-        if not (type(kind) is str and type(labels) is tuple and type(recycled) is bool
-                and type(key) is str and type(adj) is bytes and not len(adj) & 3
-                and (nick is None or type(nick) is str)
-                and (props is None or type(props) is bytes)
-                and (not labels or all(type(x) is str for x in labels))):
+        if not _is_node(rec):
             raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
         append(rec)
         if progress is not None and not i % 65536:
@@ -410,9 +414,9 @@ def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
     """Bring a loaded index up to date with the pending posting deltas."""
     for _key, added, removed in deltas:
         for term, raw in removed.items():
-            index.drop_ids(term, set(posting_from_bytes(raw)))
+            index.drop_ids(term, set(le_array(raw)))
         for term, raw in added.items():
-            for nid in posting_from_bytes(raw):
+            for nid in le_array(raw):
                 index.add_id(term, nid)
 
 
@@ -662,7 +666,7 @@ class Cabinet:
             gc_was = gc.isenabled()
             gc.disable()
             try:
-                nodes = self._dense(txn, R.NODES, sid, n_nodes, _node_from,
+                nodes = self._dense(txn, sid, n_nodes,
                                     progress and (lambda d: progress(d, total)))
                 edges = _edge_columns(txn, sid, n_nodes, n_edges,
                                       progress and (lambda d: progress(n_nodes + d, total)))
@@ -689,19 +693,19 @@ class Cabinet:
         return s
 
     @staticmethod
-    def _dense(txn: Txn, table: str, sid: str, count: int, dec: Any,
+    def _dense(txn: Txn, sid: str, count: int,
                progress: Callable[[int], None] | None = None) -> list[Any]:
         """Decode the node records 1..count of ``sid``, checking that the ids
         are dense (the first and last keys are where they must be)."""
         if count == 0:
             return []
-        if txn.get(table, R.element_key(sid, 1)) is None or \
-                txn.get(table, R.element_key(sid, count)) is None or \
-                txn.get(table, R.element_key(sid, count + 1)) is not None:
-            raise CabinetCorrupt(f"session {sid!r}: {table} records disagree with the catalog")
-        out = _decode_nodes(txn.values(table, R.prefix(sid), count), sid, progress)
+        if txn.get(R.NODES, R.element_key(sid, 1)) is None or \
+                txn.get(R.NODES, R.element_key(sid, count)) is None or \
+                txn.get(R.NODES, R.element_key(sid, count + 1)) is not None:
+            raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
+        out = _decode_nodes(txn.values(R.NODES, R.prefix(sid), count), sid, progress)
         if len(out) != count:
-            raise CabinetCorrupt(f"session {sid!r}: {table} records are missing")
+            raise CabinetCorrupt(f"session {sid!r}: node records are missing")
         return out
 
     def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any],

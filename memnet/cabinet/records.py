@@ -17,7 +17,6 @@ be a prefix of another's range (ids never contain 0x00).
 from __future__ import annotations
 
 import struct
-import sys
 import zlib
 from array import array
 from typing import Any
@@ -25,12 +24,13 @@ from typing import Any
 import msgpack
 
 from ..errors import CabinetCorrupt
+from ..graph.index import le_array, le_bytes
 from ..ids import check_session_id
 
 FORMAT_VERSION = 3  # 2: edge chunks, stored postings; 3: props as bytes, index deltas
 MAX_RECORD = 256 * 1024 * 1024
 _ID = struct.Struct(">Q")
-_CRC = CRC = struct.Struct(">I")
+CRC = struct.Struct(">I")
 
 # the fixed named tables of every cabinet
 META, CATALOG, NODES, EDGES, LOG = "meta", "catalog", "nodes", "edges", "log"
@@ -101,27 +101,6 @@ def decode(raw: bytes, where: bytes | str = b"?") -> Any:
 # flush rewrites the chunks its changed edges fall in (bounded, whatever the
 # session's size).
 EDGE_CHUNK = 4096
-_ENDIAN_OK = sys.byteorder == "little"
-
-
-def _u32(a: array) -> bytes:
-    if _ENDIAN_OK:
-        return a.tobytes()
-    b = array(a.typecode, a)
-    b.byteswap()
-    return b.tobytes()
-
-
-def _from_u32(raw: bytes, typecode: str = "I") -> array:
-    a = array(typecode)
-    a.frombytes(raw)
-    if not _ENDIAN_OK:
-        a.byteswap()
-    return a
-
-
-def edge_chunk(eid: int) -> int:
-    return eid // EDGE_CHUNK
 
 
 def encode_edge_chunk(first: int, types: list[str], src: array, dst: array, flags: bytes,
@@ -130,8 +109,8 @@ def encode_edge_chunk(first: int, types: list[str], src: array, dst: array, flag
     table: dict[str, int] = {}
     codes = [table.setdefault(t, len(table)) for t in types]
     wide = len(table) > 255
-    code_bytes = _u32(array("H", codes)) if wide else bytes(codes)
-    return encode((first, tuple(table), wide, code_bytes, _u32(src), _u32(dst), bytes(flags),
+    code_bytes = le_bytes(array("H", codes)) if wide else bytes(codes)
+    return encode((first, tuple(table), wide, code_bytes, le_bytes(src), le_bytes(dst), bytes(flags),
                    tuple(props.items()) if props else None))
 
 
@@ -147,7 +126,7 @@ def decode_edge_chunk(raw: bytes, where: bytes | str = b"?",
                 and type(flags) is bytes and (props is None or type(props) is tuple)
                 and all(type(t) is str and t for t in table)):
             raise ValueError("bad field types")
-        codes = _from_u32(code_bytes, "H") if wide else code_bytes
+        codes = le_array(code_bytes, "H") if wide else code_bytes
         n = len(flags)
         if not (len(codes) == n and len(sb) == len(db) == 4 * n and n):
             raise ValueError("columns of different lengths")
@@ -160,7 +139,7 @@ def decode_edge_chunk(raw: bytes, where: bytes | str = b"?",
         if any(type(o) is not int or not 0 <= o < n or type(p) is not dict
                for o, p in props.items()):
             raise ValueError("bad edge props")
-        return first, names, _from_u32(sb), _from_u32(db), flags, props
+        return first, names, le_array(sb), le_array(db), flags, props
     except (TypeError, ValueError) as e:
         raise CabinetCorrupt(f"edge chunk record {where!r} is malformed: {e}") from None
 
@@ -254,5 +233,5 @@ def decode_bucket(raw: bytes, where: bytes | str = b"?", *, deep: bool = True,
 __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META",
            "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
            "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode", "decode_bucket", "decode_edge_chunk",
-           "decode_ids", "edge_chunk", "element_key", "encode", "encode_edge_chunk",
+           "decode_ids", "element_key", "encode", "encode_edge_chunk",
            "encode_ids", "key_id", "prefix", "sid_key", "split_bucket_key"]

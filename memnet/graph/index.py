@@ -24,6 +24,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 
+from ..errors import CabinetCorrupt
 from ..gql.ast import Value
 
 SHORT_VALUE = 32
@@ -108,18 +109,20 @@ def prop_term(key: str, tag: str, value: object) -> bytes:
     return f"p{key}\x00{tag}{v}".encode()
 
 
-def posting_from_bytes(raw: bytes) -> array:
-    a = array("I")
+def le_array(raw: bytes, typecode: str = "I") -> array:
+    """An array from its stored little-endian bytes (postings, edge columns)."""
+    a = array(typecode)
     a.frombytes(raw)
     if not _LITTLE:
         a.byteswap()
     return a
 
 
-def posting_bytes(p: array) -> bytes:
+def le_bytes(a: array) -> bytes:
+    """The little-endian bytes an array is stored as."""
     if _LITTLE:
-        return p.tobytes()
-    b = array("I", p)
+        return a.tobytes()
+    b = array(a.typecode, a)
     b.byteswap()
     return b.tobytes()
 
@@ -179,11 +182,9 @@ class Index:
         if p is None or type(p) is array:
             return p  # type: ignore[return-value]
         if type(p) is not bytes or not p or len(p) & 3:
-            from ..errors import CabinetCorrupt
             raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
-        a = posting_from_bytes(p)
+        a = le_array(p)
         if self.limit and a and max(a) > self.limit:
-            from ..errors import CabinetCorrupt
             raise CabinetCorrupt(f"a stored index posting names node {max(a)}, past the "
                                  f"last node {self.limit}")
         self.postings_by_term[term] = a
@@ -290,8 +291,8 @@ __all__ = [
     "Index",
     "kind_term",
     "label_term",
-    "posting_bytes",
-    "posting_from_bytes",
+    "le_array",
+    "le_bytes",
     "prop_keys",
     "prop_term",
     "value_key",

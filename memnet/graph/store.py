@@ -25,6 +25,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import repeat
 from typing import Any
 
+import msgpack
+
+from ..errors import CabinetCorrupt
 from ..gql.ast import Value
 from .index import Index
 from .order import node_key, props_text
@@ -75,10 +78,6 @@ def parse_handle(text: str) -> tuple[str, int] | None:
 
 
 def _decode_props(raw: bytes) -> dict[str, Value] | None:
-    import msgpack
-
-    from ..errors import CabinetCorrupt
-
     try:
         props = msgpack.unpackb(raw, use_list=False)
     except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types
