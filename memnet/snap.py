@@ -40,10 +40,10 @@ from typing import Any
 
 from .cabinet import Cabinet
 from .errors import QueryError
+from .ids import check_session_id
 from .ingest.model import Artefacts, Element, Link
 from .ingest.sync import SyncResult, sync
 from .session import LIMITS
-from .ids import check_session_id
 from .strata import catalog_id
 
 #: kinds that always stay in the catalog (the skeleton a reader navigates by)
@@ -67,6 +67,7 @@ class SnapPlan:
     catalog: Artefacts
     interiors: list[tuple[str, Artefacts]]
     home: dict[str, str]  # element locator -> session id
+    rows: dict[str, int]  # interior session id -> its rows (nodes + edges)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -93,6 +94,12 @@ class SnapResult:
     def changed(self) -> bool:
         return bool(self.dropped or self.replaced_roots) or any(
             r.changed for r in self.results.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the CLI's and MCP's JSON."""
+        return {"catalog": self.catalog, "interiors": list(self.interiors), "rows": self.rows,
+                "dropped": list(self.dropped),
+                "changed": [sid for sid, r in self.results.items() if r.changed]}
 
     def summary(self) -> str:
         changed = sum(1 for r in self.results.values() if r.changed) if not \
@@ -267,7 +274,7 @@ def plan_snap(art: Artefacts, prefix: str, *, budget: int = LIMITS.max_rows,
                         {"sid": sid, "rows": rows[sid], "holds": holds}))
     for loc in sorted(e for e in cat.elements if cat.elements[e].kind == STUB_KIND):
         cat.link(IN_TYPE, loc, f"snap:{art.root}/{cat.elements[loc].props['session']}")
-    return SnapPlan(prefix, budget, cat, interiors, home, warnings)
+    return SnapPlan(prefix, budget, cat, interiors, home, rows, warnings)
 
 
 def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[str, str, str]]]:
@@ -346,9 +353,8 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
         if sid != plan.catalog_id and cabinet.exists(sid):
             cabinet.drop(sid)
             dropped.append(sid)
-    rows = {sid: len(a.elements) + len(a.links) for sid, a in plan.interiors}
     return SnapResult(plan.catalog_id, tuple(sid for sid, _ in plan.interiors), results,
-                      tuple(dropped), rows, tuple(stale))
+                      tuple(dropped), plan.rows, tuple(stale))
 
 
 __all__ = ["CATALOG_KINDS", "SES_KIND", "STUB_KIND", "SnapPlan", "SnapResult", "load_model",

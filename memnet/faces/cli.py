@@ -230,23 +230,10 @@ def _absorb(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sync_json(res: Any) -> dict[str, Any]:
-    return {"version": res.version, "changed": res.changed, "created": res.created,
-            "updated": res.updated, "recycled": res.recycled, "links_added": res.links_added,
-            "links_updated": res.links_updated, "links_removed": res.links_removed,
-            "files": res.files, "parsed": res.parsed,
-            "warnings": [str(w) for w in res.warnings]}
-
-
 def _ingest(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ..ingest import check_ingest_path, ingest_path
 
-    from ..ingest import ingest_path
-
-    p = Path(args.path)
-    if not (p.is_dir() or (p.is_file() and p.suffix == ".sysml")):
-        raise MemNetError(f"no such directory or .sysml file: {args.path!r}",
-                          code="path_not_found", path=args.path)
+    p = check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
     with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
         bar.phase("hydrating")
         if args.create and not cab.exists(args.sid):
@@ -263,9 +250,9 @@ def _ingest(args: argparse.Namespace) -> int:
         for w in res.warnings:
             print(f"memnet: warning: {w}", file=sys.stderr)
     if args.format == "json":
-        out = _sync_json(results[0])
+        out = results[0].to_dict()
         if model is not None:
-            out["model"] = _sync_json(model)
+            out["model"] = model.to_dict()
             out["version"] = model.version
         print(json.dumps(out, ensure_ascii=False))
     else:
@@ -290,9 +277,7 @@ def _snap(args: argparse.Namespace) -> int:
         res = snap(cab, args.model, args.prefix, budget=args.budget,
                    progress=lambda d, t: bar(d, t))
     if args.format == "json":
-        print(json.dumps({"catalog": res.catalog, "interiors": list(res.interiors),
-                          "rows": res.rows, "dropped": list(res.dropped),
-                          "changed": [sid for sid, r in res.results.items() if r.changed]}))
+        print(json.dumps(res.to_dict()))
     else:
         print(f"snapped {args.model} with prefix {args.prefix}: {res.summary()}")
         for sid in res.interiors:

@@ -216,14 +216,9 @@ class MemNetTools:
         return text, {"version": res.version, "created": res.created, "ids": res.ids}
 
     def ingest(self, session: str, path: str, create: bool) -> tuple[str, dict[str, Any]]:
-        from pathlib import Path
+        from ..ingest import check_ingest_path, ingest_path
 
-        from ..ingest import ingest_path
-
-        p = Path(path)
-        if not (p.is_dir() or (p.is_file() and p.suffix == ".sysml")):
-            raise MemNetError(f"no such directory or .sysml file on the server: {path!r}",
-                              code="path_not_found", path=path)
+        check_ingest_path(path)  # before a session is created
         with self._lock:
             if create and self._info(check_session_id(session)) is None:
                 self.cabinet.create(session)
@@ -235,10 +230,9 @@ class MemNetTools:
             except BaseException:
                 self._cache.pop(session, None)
                 raise
-        parts = [{"version": r.version, "changed": r.changed, "created": r.created,
-                  "updated": r.updated, "recycled": r.recycled, "files": r.files,
-                  "parsed": r.parsed, "warnings": [str(w) for w in r.warnings][:50]}
-                 for r in results]
+        parts = [r.to_dict() for r in results]
+        for part in parts:
+            part["warnings"] = part["warnings"][:50]
         text = "\n".join(f"ingested {path} into {session}: {r.summary()}" for r in results)
         return text, {"session": session, "version": s.version, "parts": parts}
 
@@ -251,9 +245,7 @@ class MemNetTools:
                 self._cache.pop(sid, None)
         text = (f"snapped {model} with prefix {prefix}: {res.summary()}; recall "
                 f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior")
-        return text, {"catalog": res.catalog, "interiors": list(res.interiors),
-                      "rows": res.rows, "dropped": list(res.dropped),
-                      "changed": [sid for sid, r in res.results.items() if r.changed]}
+        return text, res.to_dict()
 
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
         with self._lock:
@@ -428,20 +420,6 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     ) -> mtypes.CallToolResult:
         return result(lambda: tools.absorb(lead, member, anchors, id_policy, hops))
 
-    server.add_tool(memnet_recall, title="Recall a Shape", description=RECALL_DOC,
-                    annotations=read_only)
-    server.add_tool(memnet_outline, title="Outline a session", description=OUTLINE_DOC,
-                    annotations=read_only)
-    server.add_tool(memnet_commit, title="Commit a delta", description=COMMIT_DOC,
-                    annotations=mtypes.ToolAnnotations(
-                        read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                        open_world_hint=False))
-    server.add_tool(memnet_sessions, title="List sessions", description=SESSIONS_DOC,
-                    annotations=read_only)
-    server.add_tool(memnet_create_session, title="Create a session", description=CREATE_DOC,
-                    annotations=mtypes.ToolAnnotations(
-                        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                        open_world_hint=False))
     def memnet_ingest(
         session: Sid,
         path: Annotated[str, Field(description="a directory or .sysml file on the machine that "
@@ -461,16 +439,26 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     ) -> mtypes.CallToolResult:
         return result(lambda: tools.snap(model, prefix, budget))
 
-    writes_idempotent = mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=True,
-                                               idempotent_hint=True, open_world_hint=False)
+    def writes(*, destructive: bool, idempotent: bool) -> Any:
+        return mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=destructive,
+                                      idempotent_hint=idempotent, open_world_hint=False)
+
+    server.add_tool(memnet_recall, title="Recall a Shape", description=RECALL_DOC,
+                    annotations=read_only)
+    server.add_tool(memnet_outline, title="Outline a session", description=OUTLINE_DOC,
+                    annotations=read_only)
+    server.add_tool(memnet_commit, title="Commit a delta", description=COMMIT_DOC,
+                    annotations=writes(destructive=True, idempotent=False))
+    server.add_tool(memnet_sessions, title="List sessions", description=SESSIONS_DOC,
+                    annotations=read_only)
+    server.add_tool(memnet_create_session, title="Create a session", description=CREATE_DOC,
+                    annotations=writes(destructive=False, idempotent=False))
     server.add_tool(memnet_ingest, title="Ingest files", description=INGEST_DOC,
-                    annotations=writes_idempotent)
+                    annotations=writes(destructive=True, idempotent=True))
     server.add_tool(memnet_snap, title="Model Snap", description=SNAP_DOC,
-                    annotations=writes_idempotent)
+                    annotations=writes(destructive=True, idempotent=True))
     server.add_tool(memnet_absorb, title="Absorb a slice", description=ABSORB_DOC,
-                    annotations=mtypes.ToolAnnotations(
-                        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                        open_world_hint=False))
+                    annotations=writes(destructive=False, idempotent=False))
     server.memnet_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
     return server
 

@@ -14,18 +14,23 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import MemNetError
 from .model import Artefacts, Element, Link, Warning_
 from .source import HANDLERS, Handler, Unit, ingest, register, scan, tree_root
 from .sync import LOCATOR, SyncResult, snapshot, sync
 
 
-
-def _has_sysml(top: Path) -> bool:
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        if any(f.endswith(".sysml") and not f.startswith(".") for f in filenames):
-            return True
-    return False
+def check_ingest_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` when ingest can read it (a directory, or a ``.sysml`` file),
+    else a ``path_not_found`` error; the faces call it before they touch a
+    cabinet."""
+    p = Path(path)
+    if p.is_file():
+        if p.suffix == ".sysml":
+            return p
+        raise MemNetError(f"{os.fspath(path)!r} is neither a directory nor a .sysml file",
+                          code="path_not_found", path=os.fspath(path))
+    return tree_root(p)
 
 
 def ingest_path(session: object, path: str | os.PathLike[str], *,
@@ -35,27 +40,22 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     A ``.sysml`` file is one model (its root is the file's name). A directory
     is ingested as a source tree (Python and markdown; no Commit when it holds
     none or nothing changed) and as a model (its ``.sysml`` files; when it has
-    none left, a model ingested from it before is recycled): one Commit each,
-    in that order. The model is parsed before anything
-    is written, so a syntax error in it leaves the session unchanged.
-    Returns the sync results (one or two).
+    none left, the model scope is synced empty, so a model ingested from it
+    before is recycled like any deleted file): one Commit each, in that order.
+    The model is parsed before anything is written, so a syntax error in it
+    leaves the session unchanged. Returns the sync results: the tree's, then
+    the model's when the directory holds one or a sync removed one.
     """
-    from .sysml import scan_sysml
+    from .sysml import _parse_files, to_artefacts
 
-    p = Path(path)
-    if p.is_file() and p.suffix == ".sysml":
-        return [sync(session, scan_sysml(p))]
-    top = tree_root(p)
-    from .sysml import MANAGED_TYPES, SCHEME
-
-    has_model = _has_sysml(top)
-    # with no .sysml file left, the model scope is synced empty: a model
-    # ingested before, now deleted, is recycled like any deleted file
-    model = scan_sysml(top) if has_model else Artefacts(
-        root=top.name, schemes=(SCHEME,), managed_types=MANAGED_TYPES)
-    out = [ingest(session, top, progress=progress)]
+    p = check_ingest_path(path)
+    root, docs = _parse_files(p)
+    model = to_artefacts(docs, root)
+    if p.is_file():
+        return [sync(session, model)]
+    out = [ingest(session, p, progress=progress)]
     res = sync(session, model)
-    if has_model or res.changed:
+    if docs or res.changed:
         out.append(res)
     return out
 
@@ -70,6 +70,7 @@ __all__ = [
     "SyncResult",
     "Unit",
     "Warning_",
+    "check_ingest_path",
     "ingest",
     "ingest_path",
     "register",

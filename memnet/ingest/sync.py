@@ -77,6 +77,14 @@ class SyncResult:
     files: int = 0
     parsed: int = 0
 
+    def to_dict(self) -> dict[str, Any]:
+        """The counts as plain data (what the CLI's and MCP's JSON carry)."""
+        return {"version": self.version, "changed": self.changed, "created": self.created,
+                "updated": self.updated, "recycled": self.recycled,
+                "links_added": self.links_added, "links_updated": self.links_updated,
+                "links_removed": self.links_removed, "files": self.files,
+                "parsed": self.parsed, "warnings": [str(w) for w in self.warnings]}
+
     def summary(self) -> str:
         """One line for people: the version and the counts."""
         head = f"version {self.version}" + ("" if self.changed else " (unchanged)")
