@@ -362,6 +362,9 @@ class _Plan:
             if n.kind != "TSK" and "TSK" not in n.labels:
                 raise self._err(f"SETTLE ends a task; {st.var} is a {n.kind}, not a TSK", st.pos)
             n.props["settled"] = True
+            if "status" in n.props:
+                # a settled task shows it: its status can no longer say 'open'
+                n.props["status"] = "settled"
             if self.delete_on_settle or n.props.get("delete_on_settle") is True:
                 if ref[0] == "new":
                     raise self._err(f"{st.var} was created in this Δ and would be recycled "

@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -184,7 +185,7 @@ class Session:
             return SeedResult("outline", self._cached_exemplars(limit), 0)
         if sq.nick is not None:
             nid = by_nick(s, sq.nick)
-            rest = ast.SeedQuery(sq.kind, sq.labels, sq.props, sq.keywords, sq.contains)
+            rest = dataclasses.replace(sq, nick=None, limit=None)
             seeds: tuple[int, ...] = (nid,) if nid is not None else ()
             matched = len(seeds)
             if not rest.empty and limit > len(seeds):

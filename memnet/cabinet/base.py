@@ -69,6 +69,7 @@ from ..errors import (
     VersionNotFound,
 )
 from ..graph.index import Index, le_array, le_bytes
+from ..graph.words import stemmer_id
 from ..graph.store import _decode_props, edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
@@ -296,6 +297,40 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: i
     return _merge_postings(txn, sid, changes) + out, 0
 
 
+def _open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
+             sync: bool) -> KV:
+    if backend == "memory":
+        return MemoryKV(R.TABLES)
+    if backend != "lmdb":
+        raise ValueError(f"unknown cabinet backend {backend!r} (lmdb, memory)")
+    from .kv_lmdb import DEFAULT_MAX_SIZE, LmdbKV
+
+    where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME", ".memnet")
+    if max_size is None:
+        env = os.environ.get("MEMNET_MAX_SIZE")
+        max_size = int(env) if env else DEFAULT_MAX_SIZE
+    return LmdbKV.acquire(where, R.TABLES, max_size=max_size, sync=sync)
+
+
+def _reindex(txn: Txn, sid: str) -> int:
+    """Rebuild one session's stored index from its node records (an upgrade):
+    every posting and pending delta is replaced. Returns the nodes read."""
+    index = Index()
+    n = 0
+    for k, v in txn.scan(R.NODES, R.prefix(sid)):
+        n += 1
+        for term in _node_terms(_node_from(v, k)):
+            index.add_id(term, R.key_id(k))
+    for k in [k for k, _v in txn.scan(R.POSTINGS, R.prefix(sid))]:
+        txn.delete(R.POSTINGS, k)
+    for k, v in _posting_records(sid, index):
+        txn.put(R.POSTINGS, k, v)
+    cat = Cabinet._catalog(txn, sid)
+    if cat is not None:
+        txn.put(R.CATALOG, R.sid_key(sid), R.encode(dict(cat, pdelta=0)))
+    return n
+
+
 def _options(s: Session) -> dict[str, Any]:
     """The session settings a cabinet keeps with it (the rate cap R and the
     settle policy), so a hydrated session behaves like the one flushed."""
@@ -474,34 +509,81 @@ class Cabinet:
         is ``"lmdb"`` (a directory) or ``"memory"`` (nothing persisted, for tests).
         ``max_size`` caps the LMDB map (default ``$MEMNET_MAX_SIZE`` or 64 GiB).
         """
-        if backend == "memory":
-            return cls(MemoryKV(R.TABLES))
-        if backend != "lmdb":
-            raise ValueError(f"unknown cabinet backend {backend!r} (lmdb, memory)")
-        from .kv_lmdb import DEFAULT_MAX_SIZE, LmdbKV
+        return cls(_open_kv(path, backend, max_size, sync))
 
-        where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME", ".memnet")
-        if max_size is None:
-            env = os.environ.get("MEMNET_MAX_SIZE")
-            max_size = int(env) if env else DEFAULT_MAX_SIZE
-        return cls(LmdbKV.acquire(where, R.TABLES, max_size=max_size, sync=sync))
+    def _header(self) -> dict[str, Any] | None:
+        with self.kv.read() as txn:
+            raw = txn.get(R.META, b"format")
+        return None if raw is None else R.decode(raw, b"format")
+
+    def _write_header(self) -> None:
+        header = {"format": R.FORMAT_VERSION, "backend": self.kv.name,
+                  "engine": self.kv.info().get("lmdb"), "words": stemmer_id(),
+                  "memnet": __version__, "created": time.time()}
+        old = self._header()
+        if old is not None:
+            header["created"] = old.get("created", header["created"])
+        self.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header)))
 
     def _check_format(self) -> None:
         engine = self.kv.info().get("lmdb")
-        with self.kv.read() as txn:
-            raw = txn.get(R.META, b"format")
-        if raw is None:
-            header = {"format": R.FORMAT_VERSION, "backend": self.kv.name, "engine": engine,
-                      "memnet": __version__, "created": time.time()}
-            self.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header)))
+        header = self._header()
+        if header is None:
+            self._write_header()
             return
-        header = R.decode(raw, b"format")
-        if header.get("format") != R.FORMAT_VERSION:
-            raise CabinetFormat(f"cabinet format {header.get('format')!r} is not supported "
-                                f"(this MemNet reads format {R.FORMAT_VERSION})")
+        fmt = header.get("format")
+        if fmt != R.FORMAT_VERSION:
+            msg = (f"cabinet format {fmt!r} is not supported (this MemNet reads format "
+                   f"{R.FORMAT_VERSION})")
+            if fmt in R.UPGRADABLE:
+                msg += ("; run `memnet cabinet upgrade` (Cabinet.upgrade) to rebuild its word "
+                        "index, nothing else changes")
+            raise CabinetFormat(msg)
         stored = header.get("engine")
         if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
             raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has LMDB {engine}")
+        words = header.get("words")
+        if words != stemmer_id():
+            raise CabinetFormat(f"the cabinet's word index was built with {words}, this "
+                                f"process stems with {stemmer_id()}: run `memnet cabinet upgrade`"
+                                " (Cabinet.upgrade) to rebuild it")
+
+    @classmethod
+    def upgrade(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
+                max_size: int | None = None,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        """Rebuild the word index of every session so that a cabinet of an older
+        format (3), or one indexed with another stemmer, reads right; returns
+        ``{"sessions": n, "nodes": m}``. Nodes, edges and logs are untouched.
+
+        Each session is rebuilt in one transaction and the header is written
+        last, so an upgrade that stops half way is simply run again. A cabinet
+        that needs no upgrade is left as it is.
+        """
+        cab = cls.__new__(cls)
+        cab._kv = _open_kv(path, backend, max_size, True)
+        try:
+            header = cab._header()
+            if header is None or (header.get("format") == R.FORMAT_VERSION
+                                  and header.get("words") == stemmer_id()):
+                if header is None:
+                    cab._write_header()
+                return {"sessions": 0, "nodes": 0}
+            fmt = header.get("format")
+            if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
+                raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
+            with cab.kv.read() as txn:
+                sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)]
+            counts = {"sessions": 0, "nodes": 0}
+            for i, sid in enumerate(sids):
+                counts["nodes"] += cab.kv.run_write(lambda t, sid=sid: _reindex(t, sid))
+                counts["sessions"] += 1
+                if progress is not None:
+                    progress(i + 1, len(sids))
+            cab._write_header()
+            return counts
+        finally:
+            cab.close()
 
     def close(self) -> None:
         """Release the backend (other Cabinet objects on the same LMDB directory

@@ -27,7 +27,10 @@ from ..errors import CabinetCorrupt
 from ..graph.index import le_array, le_bytes
 from ..ids import check_session_id
 
-FORMAT_VERSION = 3  # 2: edge chunks, stored postings; 3: props as bytes, index deltas
+# 2: edge chunks, stored postings; 3: props as bytes, index deltas; 4: text terms with
+# identifier parts, stems and impact levels (memnet.graph.words)
+FORMAT_VERSION = 4
+UPGRADABLE = (3,)   # formats Cabinet.upgrade rebuilds in place (only the index changed)
 MAX_RECORD = 256 * 1024 * 1024
 _ID = struct.Struct(">Q")
 CRC = struct.Struct(">I")

@@ -95,6 +95,17 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cabinet_upgrade(args: argparse.Namespace) -> int:
+    with Progress("upgrade") as bar:
+        counts = Cabinet.upgrade(args.home, progress=bar)
+    if counts["sessions"]:
+        print(f"rebuilt the word index of {counts['sessions']} session(s), "
+              f"{counts['nodes']} nodes")
+    else:
+        print("the cabinet is up to date; nothing to do")
+    return 0
+
+
 def _session_create(args: argparse.Namespace) -> int:
     with _cabinet(args) as cab:
         cab.create(args.sid)
@@ -337,6 +348,16 @@ def build_parser() -> argparse.ArgumentParser:
     init = sub.add_parser("init", help="create the cabinet directory if needed",
                           description="Create (or check) the cabinet at --home.")
     init.set_defaults(func=_init)
+
+    cabp = sub.add_parser("cabinet", help="maintain the cabinet itself",
+                          description="Operations on the whole cabinet.")
+    cabsub = cabp.add_subparsers(dest="cabinet_command", metavar="ACTION")
+    cup = cabsub.add_parser(
+        "upgrade", help="rebuild the word index of a cabinet written by an older format",
+        description="Rebuild the stored word index of every session (a format-3 cabinet, or "
+                    "one indexed with another stemmer); nodes, edges and logs are untouched. "
+                    "A cabinet that needs nothing is left as it is.")
+    cup.set_defaults(func=_cabinet_upgrade)
 
     sess = sub.add_parser("session", help="create, list, drop sessions or show a log",
                           description="Manage the sessions of the cabinet.")

@@ -167,7 +167,11 @@ class SeedQuery:
 
     ``keywords`` match words in any string property (codebook form only);
     ``contains`` are ``(key, needle)`` pairs from ``WHERE n.key CONTAINS``;
-    equality conditions from WHERE are folded into ``props``.
+    equality conditions from WHERE are folded into ``props``. In the codebook
+    form a bare number or ``true``/``false`` also matches a string property
+    holding the text as written (``rid:1.1`` finds ``rid: '1.1'``); ``bare``
+    keeps ``(key, text)`` where that text is not the value's canonical
+    spelling (``rid:1.10``).
     """
 
     kind: str | None = None
@@ -178,6 +182,7 @@ class SeedQuery:
     nick: str | None = None
     limit: int | None = None
     form: str = "codebook"
+    bare: tuple[tuple[str, str], ...] = ()
 
     @property
     def empty(self) -> bool:

@@ -215,7 +215,8 @@ def format_query(q: SeedQuery) -> str:
     if q.kind is not None:
         out.append(q.kind)
     out.extend(q.labels)
-    out.extend(f"{k}:{_cb_value(v)}" for k, v in q.props)
+    bare = dict(q.bare)
+    out.extend(f"{k}:{bare[k] if k in bare else _cb_value(v)}" for k, v in q.props)
     out.extend(f"{k}~{_cb_string(needle)}" for k, needle in q.contains)
     out.extend(_cb_keyword(w) for w in q.keywords)
     if q.nick is not None:

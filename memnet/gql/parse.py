@@ -44,6 +44,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, Un
 from lark.parsers.lalr_analysis import Shift
 
 from memnet.errors import GQLSyntaxError, InputTooLarge
+from memnet.gql.emit import format_value
 from memnet.gql.ast import (
     Delete,
     Delta,
@@ -710,6 +711,7 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         seen: set[str] = set()
         contains: list[tuple[str, str]] = []
         keywords: list[str] = []
+        bare: list[tuple[str, str]] = []
         nick: str | None = None
         for tok in c:
             t = tok.type
@@ -729,7 +731,10 @@ class _Builder(Transformer):  # type: ignore[type-arg]
                 if key in seen:
                     raise _fail_at(tok, f"duplicate property key {key!r}")
                 seen.add(key)
-                props.append((key, _decode_string(tok) if quoted else _bare_codebook_value(raw)))
+                value = _decode_string(tok) if quoted else _bare_codebook_value(raw)
+                if not isinstance(value, str) and raw != format_value(value):
+                    bare.append((key, raw))  # the text as written, when not canonical
+                props.append((key, value))
             elif t == "CB_NICK":
                 if nick is not None:
                     raise _fail_at(tok, "a query names at most one #nick")
@@ -747,6 +752,7 @@ class _Builder(Transformer):  # type: ignore[type-arg]
             nick=nick,
             limit=None,
             form="codebook",
+            bare=tuple(bare),
         )
 
 

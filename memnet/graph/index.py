@@ -11,44 +11,30 @@ long text is found through the word index and then checked, which keeps the
 index small on sessions full of prose.
 
 Every posting is keyed by a *term*: bytes that name it (``k`` + kind, ``l`` +
-label, ``w`` + word, ``p`` + key NUL type value). Bytes keys cost less memory
+label, ``p`` + key NUL type value, and the text terms of
+:mod:`memnet.graph.words`: ``w`` + word NUL level, ``s`` + stem NUL level,
+``n`` + name key). Bytes keys cost less memory
 than tuples, and they are what a cabinet stores, so a hydrate can hand the
 stored postings over as they are: a posting may be held as the raw bytes of its
-ids (little-endian u32) until it is first read or written.
+ids (little-endian u32) until it is first read or written. A posting read as
+an array is kept in ascending id order, so a reader may bisect it.
 """
 
 from __future__ import annotations
 
-import re
+import bisect
 import sys
 from array import array
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
 from ..errors import CabinetCorrupt
 from ..gql.ast import Value
+from .words import text_terms
 
 SHORT_VALUE = 32
-_WORD = re.compile(r"\w+")
-
-
-def words_of_text(text: str) -> list[str]:
-    """The index words of one string: case-folded runs of word characters."""
-    return _WORD.findall(text.casefold())
-
-
-def words_of_props(props: Mapping[str, Value] | None) -> set[str]:
-    """Every index word found in a property map's string values."""
-    out: set[str] = set()
-    if not props:
-        return out
-    for v in props.values():
-        if isinstance(v, str):
-            out.update(_WORD.findall(v.casefold()))
-        elif isinstance(v, tuple):
-            for x in v:
-                if isinstance(x, str):
-                    out.update(_WORD.findall(x.casefold()))
-    return out
+SET_CACHE_IDS = 1 << 21  # ids kept in the sets of recently used filter postings
+SET_CACHE_MIN = 64       # shorter postings are not worth a cached set
 
 
 def value_key(v: Value) -> tuple[str, object] | None:
@@ -91,10 +77,6 @@ def kind_term(kind: str) -> bytes:
 
 def label_term(label: str) -> bytes:
     return ("l" + label).encode()
-
-
-def word_term(word: str) -> bytes:
-    return ("w" + word).encode()
 
 
 def prop_term(key: str, tag: str, value: object) -> bytes:
@@ -140,6 +122,8 @@ class Index:
     def __init__(self) -> None:
         self.postings_by_term: dict[bytes, array | bytes] = {}
         self.limit = 0  # loaded postings name no node above this (0: no check)
+        # sets of the postings recently used as filters, kept exact on write
+        self._sets: OrderedDict[bytes, set[int]] = OrderedDict()
 
     # -- terms ---------------------------------------------------------------
     @staticmethod
@@ -147,32 +131,25 @@ class Index:
               ) -> set[bytes]:
         """Every posting one node belongs to."""
         # The hot path of bulk commits: one pass over the props, few helper
-        # calls. Must agree with prop_keys() and words_of_props().
+        # calls. Must agree with prop_keys().
         out = {("k" + kind).encode()}
         for lab in labels:
             out.add(("l" + lab).encode())
         if not props:
             return out
-        findall = _WORD.findall
-        words: set[str] = set()
         for k, v in props.items():
             t = type(v)
             if t is str:
                 if len(v) <= SHORT_VALUE:  # type: ignore[arg-type]
                     out.add(f"p{k}\x00s{v}".encode())
-                words.update(findall(v.casefold()))  # type: ignore[union-attr]
             elif t is tuple:
                 for pk in prop_keys({k: v}):
                     out.add(prop_term(*pk))
-                for x in v:  # type: ignore[union-attr]
-                    if isinstance(x, str):
-                        words.update(findall(x.casefold()))
             else:
                 vk = value_key(v)
                 if vk is not None:
                     out.add(prop_term(k, vk[0], vk[1]))
-        for w in words:
-            out.add(("w" + w).encode())
+        text_terms(props, out)
         return out
 
     # -- write ---------------------------------------------------------------
@@ -194,7 +171,13 @@ class Index:
         p = self._posting(term)
         if p is None:
             self.postings_by_term[term] = p = array("I")
-        p.append(nid)
+        if p and nid < p[-1]:
+            bisect.insort(p, nid)  # kept ascending (new ids come last anyway)
+        else:
+            p.append(nid)
+        cached = self._sets.get(term)
+        if cached is not None:
+            cached.add(nid)
 
     def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
                  props: Mapping[str, Value] | None) -> None:
@@ -226,8 +209,12 @@ class Index:
             p = array("I", [x for x in p if x not in nids])
         if p:
             self.postings_by_term[term] = p
+            cached = self._sets.get(term)
+            if cached is not None:
+                cached.difference_update(nids)
         else:
             del self.postings_by_term[term]  # no empty postings left behind
+            self._sets.pop(term, None)
 
     def add_id(self, term: bytes, nid: int) -> None:
         """Put one node id in one posting (a stored delta being replayed)."""
@@ -275,8 +262,27 @@ class Index:
     def label(self, label: str) -> array:
         return self._posting(label_term(label)) or array("I")
 
-    def word(self, word: str) -> array:
-        return self._posting(word_term(word)) or array("I")
+    def posting(self, term: bytes) -> array | None:
+        """The posting of a term (ascending ids), or None when no node has it."""
+        return self._posting(term)
+
+    def id_set(self, term: bytes) -> set[int] | frozenset[int]:
+        """The ids of a posting as a set, for membership tests. Sets of longer
+        postings are kept (the last few used) and follow every write."""
+        cached = self._sets.get(term)
+        if cached is not None:
+            self._sets.move_to_end(term)
+            return cached
+        p = self._posting(term)
+        if not p:
+            return frozenset()
+        out = set(p)
+        if SET_CACHE_MIN <= len(p) <= SET_CACHE_IDS:
+            self._sets[term] = out
+            total = sum(map(len, self._sets.values()))
+            while total > SET_CACHE_IDS:
+                total -= len(self._sets.popitem(last=False)[1])
+        return out
 
     def prop(self, key: str, v: Value) -> array | None:
         """Posting for ``key = v``, or None when ``v`` is not indexed."""
@@ -296,7 +302,4 @@ __all__ = [
     "prop_keys",
     "prop_term",
     "value_key",
-    "word_term",
-    "words_of_props",
-    "words_of_text",
 ]

@@ -1,27 +1,66 @@
 """Seeding: MATCH_L and the nickname path.
 
-MATCH_L applies hard filters (kind, labels, property equality, ``CONTAINS``)
-and ranks what passes by keywords matched, then live tasks first, then the
-canonical order of observables, and keeps the first ``L``. Candidates come
-from the smallest posting that any filter offers, so the cost follows the
-number of matches and never the size of the session.
+MATCH_L keeps the nodes that pass every hard filter (kind, labels, property
+equality, ``CONTAINS``) and, when ``q`` has keywords, match at least one of
+them; it ranks them and keeps the first ``L``. The order (see
+``docs/math/seeding.md``) is:
 
-Word semantics: keywords and ``CONTAINS`` needles are split into index words
-(case-folded runs of letters and digits); a property matches when those words
-appear in it consecutively, in order. ``CONTAINS 'pric'`` therefore does not
-match ``'pricing'`` - whole words only, which is what an index can serve.
+1. a name-like value equal to the whole keyword phrase first;
+2. then the BM25F score of the keywords' words (IDF from posting lengths,
+   impacts stored in the index), an exact word counting over a stem;
+3. then more keywords matched;
+4. then live tasks (a TSK not settled);
+5. then the canonical order of observables, and the node id for nodes that
+   print the same.
+
+Everything the order needs is in the index: filtering and ranking read
+postings, the kind and label columns and the node keys, never a node's
+properties. Two filters still read them, on the candidates that reach them:
+``CONTAINS`` (consecutive words in one property) and equality with a value
+the index does not hold (a long string, a list).
+
+Keywords: a keyword (a codebook word, or a quoted phrase) is split into words
+as stored text is (:mod:`memnet.graph.words`). A one-word keyword matches a
+node holding that word or a word with the same stem. An identifier
+(``betweenness_centrality``) matches a node holding the identifier, or, when
+no node does, one holding all its parts; a quoted phrase matches a node
+holding all its words.
+
+A settled node (``settled: true``) never passes a ``status`` filter other
+than ``status:settled``, so ``TSK status:open`` never seeds a finished task.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import compress, filterfalse, repeat
+from operator import add
 
 from ..gql.ast import SeedQuery, Value
-from ..graph.index import SHORT_VALUE, words_of_text
+from ..gql.emit import format_value
+from ..graph.index import SHORT_VALUE, prop_term, value_key
 from ..graph.store import Store
+from ..graph.words import (
+    LEVELS,
+    NAME_FLAG,
+    NAME_MAX_PARTS,
+    name_term,
+    parts_of,
+    stem,
+    stem_terms,
+    token_words,
+    tokens,
+    word_terms,
+)
+
+SETTLED_TERM = prop_term("settled", "b", True)
+_EMPTY = array("I")
+
+Tiers = list[tuple[int, array]]   # (level, ascending ids), highest level first
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +70,7 @@ class SeedResult:
     matched: int         # candidates that passed every filter
 
 
+# -- text filters (these read properties) ----------------------------------------
 def _phrase_in(words: list[str], needle: list[str]) -> bool:
     n = len(needle)
     if n == 0:
@@ -53,6 +93,15 @@ def _strings(v: Value) -> Iterable[str]:
                 yield x
 
 
+def props_contain(props: Mapping[str, Value], key: str | None, needle: list[str]) -> bool:
+    """Whether the parts ``needle`` appear consecutively in ``props[key]``
+    (any string property when ``key`` is None)."""
+    if key is not None:
+        v = props.get(key)
+        return v is not None and any(_phrase_in(parts_of(s), needle) for s in _strings(v))
+    return any(_phrase_in(parts_of(s), needle) for v in props.values() for s in _strings(v))
+
+
 def _value_matches(stored: Value | None, wanted: Value) -> bool:
     if stored is None:
         return False
@@ -69,104 +118,368 @@ def _same(a: Value, b: Value) -> bool:
     return type(a) is type(b) and a == b
 
 
-def props_contain(props: Mapping[str, Value], key: str | None, needle: list[str]) -> bool:
-    """Whether the words of ``needle`` appear consecutively in ``props[key]``
-    (any string property when ``key`` is None)."""
-    if key is not None:
-        v = props.get(key)
-        return v is not None and any(_phrase_in(words_of_text(s), needle) for s in _strings(v))
-    return any(_phrase_in(words_of_text(s), needle)
-               for v in props.values() for s in _strings(v))
-
-
-class _Filters:
-    def __init__(self, store: Store, q: SeedQuery) -> None:
-        self.s = store
-        self.q = q
-        self.contains = [(k, words_of_text(n)) for k, n in q.contains]
-
-    def passes(self, nid: int) -> bool:
-        s, q = self.s, self.q
-        if s.nrec[nid]:
-            return False
-        if q.kind is not None and s.kind[nid] != q.kind:
-            return False
-        for lab in q.labels:
-            if not s.has_label(nid, lab):
-                return False
-        props = s.node_props(nid)
-        for k, v in q.props:
-            if not _value_matches(props.get(k), v):
-                return False
-        for k, needle in self.contains:
-            if not props_contain(props, k, needle):
-                return False
-        return True
-
-
-def _postings(store: Store, q: SeedQuery) -> list[array]:
-    """Every posting a hard filter offers (the smallest one is scanned)."""
-    idx = store.index
-    out: list[array] = []
-    if q.kind is not None:
-        out.append(idx.kind(q.kind))
-    for lab in q.labels:
-        out.append(idx.label(lab))
-    for k, v in q.props:
-        if isinstance(v, tuple):
-            continue
-        p = idx.prop(k, v)
-        if p is not None:
-            out.append(p)
-        elif isinstance(v, str) and len(v) > SHORT_VALUE:
-            out.extend(idx.word(w) for w in set(words_of_text(v)))
-    for _k, needle in q.contains:
-        out.extend(idx.word(w) for w in set(words_of_text(needle)))
+# -- postings as tiers ---------------------------------------------------------------
+def _tiers(store: Store, terms: list[tuple[int, bytes]]) -> Tiers:
+    get = store.index.posting
+    out = []
+    for lv, t in terms:
+        p = get(t)
+        if p:
+            out.append((lv, p))
     return out
 
 
-def _is_live_task(store: Store, nid: int) -> bool:
-    return store.has_label(nid, "TSK") and store.node_props(nid).get("settled") is not True
+def _size(tiers: Tiers) -> int:
+    return sum(len(p) for _lv, p in tiers)
+
+
+def _idset(tiers: Tiers) -> set[int]:
+    return set().union(*(p for _lv, p in tiers)) if tiers else set()
+
+
+class _Word:
+    """One query word: the nodes holding it exactly (``exact``) and those
+    holding a word with its stem (``stems``, a superset), by level."""
+
+    __slots__ = ("word", "exact", "stems", "df", "_levels")
+
+    def __init__(self, store: Store, word: str) -> None:
+        self.word = word
+        self.exact = _tiers(store, word_terms(word))
+        st = stem(word)
+        self.stems = _tiers(store, stem_terms(st)) if st is not None else []
+        self.df = _size(self.stems) if self.stems else _size(self.exact)
+        self._levels: dict[int, int] | None = None
+
+    def ids(self) -> set[int]:
+        return _idset(self.stems or self.exact)
+
+    def levels(self) -> dict[int, int]:
+        """node → level (an exact level over a stem level; name flag removed)."""
+        if self._levels is None:
+            d: dict[int, int] = {}
+            for lv, p in reversed(self.stems):
+                d.update(zip(p, repeat(lv)))
+            for lv, p in reversed(self.exact):
+                d.update(zip(p, repeat(lv - NAME_FLAG if lv > NAME_FLAG else lv)))
+            self._levels = d
+        return self._levels
+
+    def level(self, nid: int) -> int:
+        """The level of one node, by bisecting the tiers (no dict built)."""
+        if self._levels is not None:
+            return self._levels.get(nid, 0)
+        for tiers in (self.exact, self.stems):
+            for lv, p in tiers:
+                i = _bisect(p, nid)
+                if i < len(p) and p[i] == nid:
+                    return lv - NAME_FLAG if lv > NAME_FLAG else lv
+        return 0
+
+
+def _bisect(p: array, x: int) -> int:
+    lo, hi = 0, len(p)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if p[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+# -- the query, analysed ---------------------------------------------------------------
+class _Keyword:
+    """One keyword: its tokens' words and parts."""
+
+    __slots__ = ("toks", "words", "parts")
+
+    def __init__(self, text: str) -> None:
+        self.toks = [token_words(t) for t in tokens(text)]
+        words: dict[str, None] = {}
+        parts: list[str] = []
+        for w, p in self.toks:
+            words.update(dict.fromkeys(w))
+            parts.extend(p)
+        self.words = list(words)
+        self.parts = parts
+
+
+class _Filters:
+    """The hard filters of q, applied to lists of node ids."""
+
+    def __init__(self, store: Store, q: SeedQuery) -> None:
+        self.s = store
+        idx = store.index
+        self.kind = q.kind
+        self.labels = q.labels
+        # property equality: served by postings where the index holds the value
+        self.sets: list[set[int] | frozenset[int]] = []
+        self.slow: list[tuple[str, Value, str | None]] = []   # read from props
+        bare = dict(q.bare)
+        self.status = False
+        loose = q.form == "codebook"
+        for k, v in q.props:
+            # a bare codebook number or boolean also matches its text
+            raw = (bare.get(k) or format_value(v)) if (
+                loose and not isinstance(v, (str, tuple))) else None
+            if k == "status" and v != "settled":
+                self.status = True
+            vk = value_key(v) if not isinstance(v, tuple) else None
+            alt = raw is not None and len(raw) <= SHORT_VALUE
+            if vk is not None and (raw is None or alt):
+                ids = idx.id_set(prop_term(k, vk[0], vk[1]))
+                if raw is not None:
+                    ids = set(ids) | idx.id_set(prop_term(k, "s", raw))
+                self.sets.append(ids)
+            else:
+                self.slow.append((k, v, raw))
+        self.settled = idx.id_set(SETTLED_TERM)
+        self.contains = [(k, parts_of(n)) for k, n in q.contains]
+        self.trivial = not (self.kind is not None or self.labels or self.sets or self.slow
+                            or self.contains)
+
+    def postings(self, q: SeedQuery) -> list[array | set[int] | frozenset[int]]:
+        """Every id collection a filter offers (the smallest one drives)."""
+        idx = self.s.index
+        out: list[array | set[int] | frozenset[int]] = []
+        if q.kind is not None:
+            out.append(idx.posting(("k" + q.kind).encode()) or _EMPTY)
+        for lab in q.labels:
+            out.append(idx.posting(("l" + lab).encode()) or _EMPTY)
+        out.extend(self.sets)
+        for _k, needle in self.contains:
+            for w in set(needle):
+                out.append(_idset(_tiers(self.s, word_terms(w))))
+        return out
+
+    def apply(self, ids: Iterable[int]) -> list[int]:
+        s = self.s
+        out = ids if isinstance(ids, list) else list(ids)
+        if self.kind is not None and out:
+            out = list(compress(out, map(self.kind.__eq__, map(s.kind.__getitem__, out))))
+        for lab in self.labels:
+            if out:
+                out = list(compress(out, map(s.has_label, out, repeat(lab))))
+        for ids_ in self.sets:
+            if out:
+                out = list(compress(out, map(ids_.__contains__, out)))
+        if self.status and self.settled and out:
+            out = list(filterfalse(self.settled.__contains__, out))
+        return self._slow(out)
+
+    def _slow(self, out: list[int]) -> list[int]:
+        if not (self.slow or self.contains) or not out:
+            return out
+        s = self.s
+        keep = []
+        for nid in out:
+            props = s.node_props(nid)
+            if all(_value_matches(props.get(k), v)
+                   or (raw is not None and _value_matches(props.get(k), raw))
+                   for k, v, raw in self.slow) and all(
+                    props_contain(props, k, nd) for k, nd in self.contains):
+                keep.append(nid)
+        return keep
+
+    def live_task(self, nid: int) -> bool:
+        return self.s.has_label(nid, "TSK") and nid not in self.settled
+
+
+# -- MATCH_L ------------------------------------------------------------------------
+def _keywords(q: SeedQuery) -> list[_Keyword]:
+    return [k for k in map(_Keyword, q.keywords) if k.toks]
+
+
+class _Words:
+    """The query words met so far, each analysed once per match."""
+
+    def __init__(self, store: Store) -> None:
+        self.s = store
+        self.memo: dict[str, _Word] = {}
+
+    def __call__(self, word: str) -> _Word:
+        w = self.memo.get(word)
+        if w is None:
+            w = self.memo[word] = _Word(self.s, word)
+        return w
+
+
+def _and(words: list[_Word]) -> set[int]:
+    """Nodes holding every one of ``words`` (exactly or by stem): the rarest
+    word's nodes, tested against the others by bisecting their tiers."""
+    words = sorted(words, key=lambda w: w.df)
+    out = words[0].ids()
+    for w in words[1:]:
+        if not out:
+            break
+        out = {n for n in out if w.level(n)}
+    return out
+
+
+def _keyword_ids(kw: _Keyword, W: Callable[[str], _Word]) -> set[int]:
+    """The nodes a keyword matches (see the module docstring)."""
+    per_token: list[set[int]] = []
+    for twords, tparts in kw.toks:
+        ids = W(twords[0]).ids()
+        if not ids and len(tparts) > 1:
+            ids = _and([W(p) for p in dict.fromkeys(tparts)])
+        per_token.append(ids)
+    per_token.sort(key=len)
+    out = per_token[0]
+    for ids in per_token[1:]:
+        out = out & ids
+    return out
+
+
+def _name_ids(kws: list[_Keyword], W: Callable[[str], _Word], store: Store) -> set[int]:
+    """Nodes with a name-like value equal to the whole keyword phrase."""
+    parts = [p for kw in kws for p in kw.parts]
+    if len(parts) == 1:
+        return _idset([(lv, p) for lv, p in W(parts[0]).exact if lv > NAME_FLAG])
+    if 1 < len(parts) <= NAME_MAX_PARTS:
+        return set(store.index.posting(name_term(parts)) or ())
+    return set()
+
+
+def _tsk_live(store: Store, filt: _Filters) -> Callable[[list[int]], list[int]]:
+    """A function keeping the live tasks of a list of ids (set tests only)."""
+    idx = store.index
+    tsk = idx.id_set(b"kTSK")
+    ltsk = idx.id_set(b"lTSK")
+    settled = filt.settled
+
+    def live(ids: list[int]) -> list[int]:
+        out = [n for n in ids if n in tsk or n in ltsk] if ltsk else list(
+            compress(ids, map(tsk.__contains__, ids)))
+        return list(filterfalse(settled.__contains__, out)) if settled else out
+    return live
+
+
+def _first(store: Store, ids: list[int], n: int, live: Callable[[list[int]], list[int]]
+           ) -> list[int]:
+    """The first ``n`` of ``ids`` (nodes that rank the same otherwise): live
+    tasks first, then the canonical key, then the id."""
+    if n <= 0 or not ids:
+        return []
+    ids = sorted(ids)
+    key = store.key.__getitem__
+    lv = live(ids)
+    if not lv:
+        return heapq.nsmallest(n, ids, key=key)
+    top = heapq.nsmallest(n, lv, key=key)
+    if len(top) < n:
+        lset = set(lv)
+        top += heapq.nsmallest(n - len(top), filterfalse(lset.__contains__, ids), key=key)
+    return top
+
+
+def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> SeedResult:
+    posts = filt.postings(q)
+    if posts:
+        driver = min(posts, key=len)
+        cand = filt.apply(sorted(driver) if not isinstance(driver, array) else list(driver))
+    else:  # a filter no index serves (e.g. an unindexable value): scan
+        cand = filt.apply(list(store.live_node_ids()))
+    seeds = _first(store, cand, limit, _tsk_live(store, filt))
+    return SeedResult("match", tuple(seeds), len(cand))
+
+
+def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedResult:
+    """One keyword of one word: the score is the word's level, so the tiers,
+    read from the top, are already in rank order."""
+    exact, stems = w.exact, w.stems
+    every = stems or exact          # the stem tiers hold every exact node too
+    if filt.trivial:
+        matched = _size(every)
+    else:
+        matched = sum(len(filt.apply(list(p))) for _lv, p in every)
+    in_exact = _idset(exact) if stems else set()
+    by_level: dict[int, list[int]] = {}
+    for lv, p in exact:
+        by_level.setdefault(lv, []).extend(p)
+    for lv, p in stems:
+        # a stem tier repeats the nodes of the exact tiers: each node counts
+        # once, at its exact level (never lower than its stem level)
+        by_level.setdefault(lv, []).extend(filterfalse(in_exact.__contains__, p))
+    live = _tsk_live(store, filt)
+    seeds: list[int] = []
+    for lv in sorted(by_level, reverse=True):
+        bucket = by_level[lv]
+        bucket = filt.apply(bucket)
+        seeds += _first(store, bucket, limit - len(seeds), live)
+        if len(seeds) >= limit:
+            break
+    return SeedResult("match", tuple(seeds), matched)
+
+
+def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
+                   ) -> SeedResult:
+    W = _Words(store)
+    kw_ids = [_keyword_ids(kw, W) for kw in kws]
+    names = filt.apply(sorted(_name_ids(kws, W, store)))
+    cand_set: set[int] = set(names).union(*kw_ids)
+    cand = filt.apply(sorted(cand_set))
+    if not cand:
+        return SeedResult("match", (), 0)
+    # columns aligned with cand, filled with C-level maps
+    n_live = store.live_nodes
+    scores: list[float] = [0.0] * len(cand)
+    for word in dict.fromkeys(w for kw in kws for w in kw.words):
+        w = W(word)
+        if not w.df:
+            continue
+        idf = _idf(n_live, w.df)
+        if w.df <= 8 * len(cand) * max(1, len(w.exact) + len(w.stems)):
+            levels = map(w.levels().get, cand, repeat(0))   # a dict from the postings
+        else:
+            levels = map(w.level, cand)                       # bisect the big postings
+        scores = list(map(add, scores, map(idf.__mul__, levels)))
+    name_set = set(names)
+    first = list(zip(map(name_set.__contains__, cand), scores))
+    # the candidates that can be seeds by (name tier, score), then the full order
+    cut = heapq.nlargest(limit, first)[-1]
+    near = list(compress(range(len(cand)), map(cut.__le__, first)))
+    live = set(_tsk_live(store, filt)([cand[i] for i in near]))
+    key = store.key
+
+    def rank(i: int) -> tuple[bool, float, int, bool, str, int]:
+        nid = cand[i]
+        return (not first[i][0], -first[i][1], -sum(1 for ids in kw_ids if nid in ids),
+                nid not in live, key[nid], nid)
+
+    seeds = [cand[i] for i in sorted(near, key=rank)[:limit]]
+    return SeedResult("match", tuple(seeds), len(cand))
 
 
 def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:
-    """MATCH_L: at most ``limit`` seeds, ranked by observables."""
+    """MATCH_L: at most ``limit`` seeds, ranked as the module docstring says."""
     filt = _Filters(store, q)
-    counts: dict[int, int] = {}
-    if q.keywords:
-        phrases = [words_of_text(kw) for kw in q.keywords]
-        for words in phrases:
-            if not words:
-                continue
-            posts = sorted((store.index.word(w) for w in set(words)), key=len)
-            for nid in posts[0]:
-                if len(words) > 1 and not props_contain(store.node_props(nid), None, words):
-                    continue
-                counts[nid] = counts.get(nid, 0) + 1
-        cand: Iterable[int] = [nid for nid in counts if filt.passes(nid)]
-    else:
-        posts = _postings(store, q)
-        if posts:
-            cand = (nid for nid in min(posts, key=len) if filt.passes(nid))
-        else:  # a filter no index serves (e.g. an unindexable value): scan
-            cand = (nid for nid in store.live_node_ids() if filt.passes(nid))
-    kept = list(cand)
-    key = store.key
-    best = heapq.nsmallest(
-        limit, kept,
-        key=lambda n: (-counts.get(n, 0), not _is_live_task(store, n), key[n], n))
-    return SeedResult("match", tuple(best), len(kept))
+    kws = _keywords(q)
+    if q.keywords and not kws:   # keywords with no word in them match nothing
+        return SeedResult("match", (), 0)
+    if not kws:
+        return _match_filters(store, q, filt, limit)
+    if len(kws) == 1 and len(kws[0].toks) == 1 and len(kws[0].words) == 1:
+        return _match_one_word(store, filt, _Word(store, kws[0].words[0]), limit)
+    return _match_general(store, filt, kws, limit)
 
 
 def matches(store: Store, q: SeedQuery, nid: int) -> bool:
     """Whether node ``nid`` is one of the matches of ``q`` (filters and, when q
     has keywords, at least one keyword)."""
-    if not _Filters(store, q).passes(nid):
+    filt = _Filters(store, q)
+    if not filt.apply([nid]):
         return False
-    if not q.keywords:
-        return True
-    props = store.node_props(nid)
-    return any(props_contain(props, None, words_of_text(kw)) for kw in q.keywords)
+    kws = _keywords(q)
+    if not kws:
+        return not q.keywords
+    W = _Words(store)
+    return nid in _name_ids(kws, W, store) or any(nid in _keyword_ids(kw, W) for kw in kws)
 
 
 def by_nick(store: Store, nick: str) -> int | None:

@@ -39,6 +39,8 @@ from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
 import memnet
+from memnet.graph.words import parts_of, stem, token_words, tokens
+from memnet.graph.words import words_of as all_words
 
 #: Settings for every property test of MN-VER: the loaded profile's example
 #: count, no example database, and no shrinking. A failing property prints its
@@ -793,7 +795,11 @@ def scenarios(draw: Any, n_queries: int = 3, **spec_kw: Any
 
 
 def words_of(s: str) -> list[str]:
-    return WORD_RE.findall(s.casefold())
+    """Parts (the phrase sequence) of a text, as the engine splits it. The
+    splitter and stemmer are MemNet's own (tests/ver/test_words.py checks them
+    against written expectations and checks that index and query agree); the
+    rules for which node matches which query are written out here."""
+    return parts_of(s)
 
 
 def _strings(v: Any) -> list[str]:
@@ -829,14 +835,74 @@ def live_task(attrs: Mapping[str, Any]) -> bool:
             and attrs["props"].get("settled") is not True)
 
 
+def node_words(props: Mapping[str, Any]) -> set[str]:
+    """Every index word of a node's string properties."""
+    return {w for v in props.values() for s in _strings(v) for w in all_words(s)}
+
+
+def _holds(words: set[str], u: str) -> bool:
+    """A node with ``words`` holds query word ``u``: exactly, or by stem."""
+    su = stem(u)
+    if su is None:
+        return u in words
+    return any(stem(x) == su for x in words)
+
+
+NAME_KEYS = ("name", "names", "title", "lemma", "lemmas", "alias", "aliases", "path", "rid",
+             "id", "locator")
+
+
+def name_values(key: str, s: str) -> list[str]:
+    """What a name-like value offers for equality (docs/math/seeding.md)."""
+    out = [s]
+    if key == "path":
+        last = s.rstrip("/").split("/")[-1]
+        if "." in last[1:]:
+            last = last[: last.rindex(".")]
+        if last and last != s:
+            out.append(last)
+    elif key == "locator":
+        cut = max(s.rfind("::") + 1, s.rfind("#"), s.rfind("/"))
+        tail = s[cut + 1:] if cut >= 0 else ""
+        for ext in (".py", ".md"):
+            if tail.endswith(ext):
+                tail = tail[: -len(ext)]
+        if tail and tail != s:
+            out.append(tail)
+    return out
+
+
+def name_equal(props: Mapping[str, Any], qparts: list[str]) -> bool:
+    if not 1 <= len(qparts) <= 6:
+        return False
+    return any(words_of(nv) == qparts for k in NAME_KEYS if k in props
+               for s in _strings(props[k]) for nv in name_values(k, s))
+
+
 def oracle_matches(g: nx.MultiDiGraph, q: QuerySpec) -> dict[str, int]:
     """Live nodes passing every hard filter of ``q`` → keywords matched.
 
-    With keywords, a node must match at least one of them (keywords rank, the
-    hard filters filter); keywords without words are ignored.
+    With keywords, a node must match at least one of them or have a name-like
+    value equal to the whole keyword phrase. A keyword is split into tokens; a
+    token matches a node holding its whole word (exactly or by stem) or, when
+    no live node holds that word, one holding all its parts; a keyword
+    matches when all its tokens do. A codebook pair with a bare number or
+    boolean also matches a string with that text; a settled node passes no
+    ``status`` filter but ``status:settled``.
     """
+    words_by = {h: node_words(a["props"]) for h, a in g.nodes(data=True)}
+    kw_tokens = [[token_words(t) for t in tokens(kw)] for kw in q.keywords]
+    kw_tokens = [t for t in kw_tokens if t]
+    qparts = [p for toks in kw_tokens for _w, parts in toks for p in parts]
+    whole_held = {ws[0]: any(_holds(w, ws[0]) for w in words_by.values())
+                  for toks in kw_tokens for ws, _p in toks}
+
+    def token_match(words: set[str], ws: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+        if whole_held[ws[0]] or len(parts) < 2:
+            return _holds(words, ws[0])
+        return all(_holds(words, p) for p in parts)
+
     out: dict[str, int] = {}
-    kws = [kw for kw in q.keywords if words_of(kw)]
     for h, a in g.nodes(data=True):
         if q.kind is not None and a["kind"] != q.kind:
             continue
@@ -844,12 +910,23 @@ def oracle_matches(g: nx.MultiDiGraph, q: QuerySpec) -> dict[str, int]:
         if any(lab not in labels for lab in q.labels):
             continue
         props = a["props"]
-        if not all(_eq_matches(props.get(k), v) for k, v in q.props):
+        ok = True
+        for k, v in q.props:
+            alt = (gql_scalar(v) if q.form == "codebook" and not isinstance(v, (str, tuple))
+                   else None)
+            if not (_eq_matches(props.get(k), v) or (alt is not None
+                                                     and _eq_matches(props.get(k), alt))):
+                ok = False
+            elif k == "status" and v != "settled" and props.get("settled") is True:
+                ok = False
+        if not ok:
             continue
         if not all(_contains(props, k, nd) for k, nd in q.contains):
             continue
-        count = sum(1 for kw in kws if _contains(props, None, kw))
-        if q.keywords and count == 0:
+        words = words_by[h]
+        count = sum(1 for toks in kw_tokens
+                    if all(token_match(words, ws, parts) for ws, parts in toks))
+        if kw_tokens and count == 0 and not name_equal(props, qparts):
             continue
         out[h] = count
     return out

@@ -26,22 +26,30 @@ from tests.ver.strategies import (
     gql_scalar,
     live_census,
     live_task,
+    name_equal,
     oracle_matches,
+    words_of,
     peak_set,
     scenarios,
 )
 
 
-def _rank(g, h: str, counts: dict[str, int]) -> tuple[int, bool]:  # type: ignore[no-untyped-def]
-    """The observable-free part of MATCH_L's ranking: keywords matched (more
-    first), then live tasks before everything else."""
-    return (-counts[h], not live_task(g.nodes[h]))
+def _qparts(q: QuerySpec) -> list[str]:
+    return [p for kw in q.keywords for p in words_of(kw)]
 
 
-def _check_ranked(g, seeds: list[str], counts: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
-    ranks = [_rank(g, h, counts) for h in seeds]
+def _rank(g, h: str, qparts: list[str]) -> tuple[bool]:  # type: ignore[no-untyped-def]
+    """The part of MATCH_L's ranking the oracle checks here: a name-like value
+    equal to the whole keyword phrase first (the BM25 order below it is
+    checked by example in tests/ver/test_relevance.py)."""
+    return (not name_equal(g.nodes[h]["props"], qparts),)
+
+
+def _check_ranked(g, seeds: list[str], counts: dict[str, int],  # type: ignore[no-untyped-def]
+                  qparts: list[str]) -> None:
+    ranks = [_rank(g, h, qparts) for h in seeds]
     assert ranks == sorted(ranks), ("seeds out of rank order", seeds, ranks)
-    rest = [_rank(g, h, counts) for h in counts if h not in seeds]
+    rest = [_rank(g, h, qparts) for h in counts if h not in seeds]
     if ranks and rest:
         assert max(ranks) <= min(rest), ("a better match was left out", seeds, ranks, min(rest))
 
@@ -104,14 +112,14 @@ def test_seed_mode_and_seeds_follow_the_oracle(sc) -> None:  # type: ignore[no-u
                 assert r.matched == len(set(extra) | {owner[0]}), (r.matched, owner, extra)
                 others = [h for h in extra if h != owner[0]]
                 assert len(seeds) == 1 + min(L - 1, len(others))
-                _check_ranked(g, seeds[1:], {h: extra[h] for h in others})
+                _check_ranked(g, seeds[1:], {h: extra[h] for h in others}, _qparts(rest))
                 assert r.holds_answer is True
             elif extra:
                 # the nick names nobody, the rest of q matched: an ordinary match
                 assert r.seed_mode in ("match", "nick"), r.seed_mode
                 assert r.matched == len(extra)
                 assert len(seeds) == min(L, len(extra))
-                _check_ranked(g, seeds, extra)
+                _check_ranked(g, seeds, extra, _qparts(rest))
             else:
                 _check_peak_or_skip(g, sh, L)
             continue
@@ -121,7 +129,7 @@ def test_seed_mode_and_seeds_follow_the_oracle(sc) -> None:  # type: ignore[no-u
             assert r.matched == len(counts), (q.text, r.matched, counts)
             assert set(seeds) <= set(counts)
             assert len(seeds) == min(L, len(counts))
-            _check_ranked(g, seeds, counts)
+            _check_ranked(g, seeds, counts, _qparts(q))
             assert r.holds_answer is True
             if len(counts) > L:
                 assert any("narrow" in a for a in r.advice), r.advice
@@ -284,7 +292,22 @@ def test_match_filters_keep_value_types_apart() -> None:
         sh = s.recall(f"MATCH (n:DEC {{v: {lit}}})")
         assert sh.receipt.seed_mode == "match" and sh.receipt.seeds == (h,), lit
         sh = s.recall(f"DEC v:{lit}")
-        assert sh.receipt.seeds == (h,), lit
+        # a bare codebook number also matches the string with its text
+        extra = {ids["d"]} if lit == "1" else set()
+        assert set(sh.receipt.seeds) == {h} | extra, lit
+
+
+@pytest.mark.req("MN-REQ-06")
+def test_a_bare_codebook_number_also_matches_its_text() -> None:
+    s, ids = _session("INSERT (a:REQ {rid: '1.1'}), (b:REQ {rid: 1.1}), (c:REQ {rid: '1.10'}), "
+                      "(d:REQ {rid: 'x1.1'}), (e:TSK {done: 'true'})")
+    assert set(s.recall("REQ rid:1.1").receipt.seeds) == {ids["a"], ids["b"]}
+    assert set(s.recall("REQ rid:1.10").receipt.seeds) == {ids["b"], ids["c"]}
+    assert s.recall("REQ rid:'1.1'").receipt.seeds == (ids["a"],)
+    assert s.recall("MATCH (n:REQ {rid: 1.1})").receipt.seeds == (ids["b"],)
+    assert s.recall("TSK done:true").receipt.seeds == (ids["e"],)
+    # the normalised q keeps the text as written
+    assert s.recall("REQ rid:1.10").receipt.q == "REQ rid:1.10"
 
 
 @pytest.mark.req("MN-REQ-06")

@@ -1,0 +1,327 @@
+"""Words as people type them: how text becomes index words and how a node's
+words are weighted, the same way for a stored node and for a query.
+
+A *token* is a run of word characters, possibly joined by ``.``, ``/``,
+``:`` or ``-`` (``shop/pricing.py``, ``half-even``, ``1.1``). Every token
+gives three layers of words, all case-folded:
+
+* the whole token (``betweenness_centrality``, ``shop/pricing.py``);
+* its *segments*, cut at the joining characters (``shop``, ``pricing.py`` is
+  cut too: ``pricing``, ``py``);
+* its *parts*: segments cut at ``_``, at lower→upper case changes
+  (``getUserName`` → ``get user name``, ``HTTPServer`` → ``http server``) and
+  between letters and digits (``utf8`` → ``utf 8``).
+
+A plain lower-case word is all three at once. The parts, in order, are the
+text's *phrase sequence*: ``CONTAINS`` and phrase keywords match consecutive
+parts, and a field's length is its number of parts.
+
+Words of three or more letters also have a *stem* (the Snowball English
+stemmer, through PyStemmer), so ``rounding`` meets ``round`` and
+``persons`` meets ``person``.
+
+Index terms (bytes) that come from text::
+
+    w <word> 0x00 <level>   the node holds this exact word
+    s <stem> 0x00 <level>   the node holds a word with this stem
+    n <name key>            a name-like value of the node, as its parts
+                            joined by spaces, when it has 2 to 6 parts
+
+``level`` (one byte) is the word's *impact* in the node, a BM25F weight
+quantised to 1..32 (see ``docs/math/seeding.md``). On a ``w`` term 32 is
+added when a name-like value of the node is exactly this one word, so the
+name tier of a one-word query is the top levels of one word. Putting the
+level in the term keeps a posting a plain list of node ids: a node whose
+impact changes simply leaves one term and joins another.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+# -- analysis constants (documented in docs/math/seeding.md) -------------------
+#: property keys whose values name a node (weighted up, and tested for equality
+#: with the whole query phrase)
+NAME_KEYS = frozenset({"name", "names", "title", "lemma", "lemmas", "alias", "aliases",
+                       "path", "rid", "id", "locator"})
+NAME_WEIGHT = 3.0      # a name-like field counts three times a text field
+NAME_AVG = 2.0         # reference length (parts) of a name-like field
+TEXT_AVG = 12.0        # reference length (parts) of a text field
+BM25_K1 = 1.2
+BM25_B = 0.75
+STEM_WEIGHT = 0.5      # a stem-only match counts half an exact one
+LEVELS = 32            # impact levels 1..32; +32 marks a one-word name
+NAME_FLAG = 32
+NAME_MAX_PARTS = 6     # longer name-like values get no name key
+STEM_MIN = 3           # shorter words are not stemmed
+_VMAX = (BM25_K1 + 1.0) * (1.0 + STEM_WEIGHT)
+
+_TOKEN = re.compile(r"\w+(?:[./:\-]+\w+)*")
+_SEGMENT = re.compile(r"[^./:\-]+")
+_ASCII_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_RUNS = re.compile(r"\d+|[^\W\d_]+")
+
+
+# -- the stemmer ---------------------------------------------------------------
+_stemmer: Any = None
+
+
+def _load_stemmer() -> Any:
+    global _stemmer
+    if _stemmer is None:
+        import Stemmer  # PyStemmer: the Snowball stemmers compiled
+
+        _stemmer = Stemmer.Stemmer("english")
+    return _stemmer
+
+
+def stemmer_id() -> str:
+    """Which stemmer (and version) made the stems; a cabinet records it so an
+    index is never read with stems made another way."""
+    import Stemmer
+
+    return f"snowball-english/PyStemmer-{Stemmer.version()}"
+
+
+@lru_cache(maxsize=1 << 17)
+def stem(word: str) -> str | None:
+    """The stem of an index word, or None when the word is not stemmed (not
+    all letters, or shorter than :data:`STEM_MIN`)."""
+    if len(word) < STEM_MIN or not word.isalpha():
+        return None
+    return _load_stemmer().stemWord(word)  # type: ignore[no-any-return]
+
+
+# -- splitting -------------------------------------------------------------------
+def _camel(run: str) -> list[str]:
+    """Cut a run of letters at case changes (any script)."""
+    if run.isascii():
+        return _ASCII_PARTS.findall(run)
+    out: list[str] = []
+    start = 0
+    n = len(run)
+    for i in range(1, n):
+        a, b = run[i - 1], run[i]
+        if (a.islower() and b.isupper()) or (
+                a.isupper() and b.isupper() and i + 1 < n and run[i + 1].islower()):
+            out.append(run[start:i])
+            start = i
+    out.append(run[start:])
+    return out
+
+
+def _segment_parts(seg: str) -> list[str]:
+    """The parts of one segment, case-folded."""
+    out: list[str] = []
+    for piece in seg.split("_"):
+        if not piece:
+            continue
+        for run in _RUNS.findall(piece):
+            if run[0].isdigit() or run.islower() or run.isupper() or run[1:].islower():
+                out.append(run.casefold())
+            else:
+                out.extend(p.casefold() for p in _camel(run) if p)
+    return out
+
+
+def _simple(tok: str) -> bool:
+    """A token that is one part: all letters with no inner capital, or all digits."""
+    return (tok.isalpha() and (tok.islower() or tok[1:].islower() or tok.isupper())) or (
+        tok.isdigit())
+
+
+@lru_cache(maxsize=1 << 16)
+def token_words(tok: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(words, parts)`` of one token: the distinct words it gives (whole,
+    segments, parts) and its parts in order."""
+    if _simple(tok):
+        w = tok.casefold()
+        return (w,), (w,)
+    whole = tok.casefold()
+    words = [whole]
+    parts: list[str] = []
+    segs = _SEGMENT.findall(tok)
+    for seg in segs:
+        sw = seg.casefold()
+        if sw not in words:
+            words.append(sw)
+        for p in _segment_parts(seg):
+            parts.append(p)
+            if p not in words:
+                words.append(p)
+    return tuple(words), tuple(parts)
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def parts_of(text: str) -> list[str]:
+    """The phrase sequence of a text: its parts in order."""
+    out: list[str] = []
+    for tok in _TOKEN.findall(text):
+        out.extend(token_words(tok)[1])
+    return out
+
+
+def words_of(text: str) -> list[str]:
+    """Every index word of a text (whole tokens, segments and parts), each once,
+    in order of first appearance."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall(text):
+        for w in token_words(tok)[0]:
+            seen.setdefault(w)
+    return list(seen)
+
+
+def name_key(parts: Iterable[str]) -> str:
+    return " ".join(parts)
+
+
+def _name_values(key: str, s: str) -> Iterable[str]:
+    """The strings a name-like value offers for equality: the value, and for a
+    path its file stem, for a locator its tail."""
+    yield s
+    if key == "path":
+        tail = s.rstrip("/").rpartition("/")[2]
+        stem_ = tail.rpartition(".")[0] if "." in tail[1:] else tail
+        if stem_ and stem_ != s:
+            yield stem_
+    elif key == "locator":
+        cut = max(s.rfind("::") + 1, s.rfind("#"), s.rfind("/"))
+        tail = s[cut + 1:] if cut >= 0 else ""
+        if tail.endswith(".py") or tail.endswith(".md"):
+            tail = tail[:-3]
+        if tail and tail != s:
+            yield tail
+
+
+# -- field analysis --------------------------------------------------------------
+@lru_cache(maxsize=1 << 15)
+def _field(text: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """``(length, word counts, stem counts)`` of one string: each token counts
+    once for each distinct word and each distinct stem it gives."""
+    wc: dict[str, int] = {}
+    sc: dict[str, int] = {}
+    n = 0
+    for tok in _TOKEN.findall(text):
+        words, parts = token_words(tok)
+        n += len(parts)
+        stems: set[str] = set()
+        for w in words:
+            wc[w] = wc.get(w, 0) + 1
+            t = stem(w)
+            if t is not None:
+                stems.add(t)
+        for t in stems:
+            sc[t] = sc.get(t, 0) + 1
+    return n, tuple(wc.items()), tuple(sc.items())
+
+
+def _saturate(x: float) -> float:
+    return x * (BM25_K1 + 1.0) / (x + BM25_K1)
+
+
+def quantise(v: float) -> int:
+    """An impact value as a level 1..LEVELS."""
+    return max(1, min(LEVELS, math.ceil(v / _VMAX * LEVELS - 1e-9)))
+
+
+def _strings(v: Any) -> list[str]:
+    if type(v) is str:
+        return [v]
+    if type(v) is tuple:
+        return [x for x in v if type(x) is str]
+    return []
+
+
+def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
+    """Add the ``w``, ``s`` and ``n`` terms of a property map to ``out``."""
+    if not props:
+        return
+    xw: dict[str, float] = {}
+    xs: dict[str, float] = {}
+    names1: set[str] = set()
+    for key, v in props.items():
+        strs = _strings(v)
+        if not strs:
+            continue
+        named = key in NAME_KEYS
+        length = 0
+        wc: dict[str, int] = {}
+        sc: dict[str, int] = {}
+        for s in strs:
+            n, fw, fs = _field(s)
+            length += n
+            for w, c in fw:
+                wc[w] = wc.get(w, 0) + c
+            for t, c in fs:
+                sc[t] = sc.get(t, 0) + c
+            if named:
+                for nv in _name_values(key, s):
+                    parts = parts_of(nv)
+                    if len(parts) == 1:
+                        names1.add(parts[0])
+                    elif 1 < len(parts) <= NAME_MAX_PARTS:
+                        out.add(("n" + " ".join(parts)).encode())
+        if not length:
+            continue
+        if named:
+            scale = NAME_WEIGHT / (1.0 - BM25_B + BM25_B * length / NAME_AVG)
+        else:
+            scale = 1.0 / (1.0 - BM25_B + BM25_B * length / TEXT_AVG)
+        for w, c in wc.items():
+            xw[w] = xw.get(w, 0.0) + c * scale
+        for t, c in sc.items():
+            xs[t] = xs.get(t, 0.0) + c * scale
+    for w, x in xw.items():
+        v = _saturate(x)
+        t = stem(w)
+        if t is not None:
+            rest = xs.get(t, 0.0) - x
+            if rest > 1e-12:
+                v += STEM_WEIGHT * _saturate(rest)
+        level = quantise(v) + (NAME_FLAG if w in names1 else 0)
+        out.add(b"w" + w.encode() + b"\x00" + bytes((level,)))
+    for t, x in xs.items():
+        level = quantise(STEM_WEIGHT * _saturate(x))
+        out.add(b"s" + t.encode() + b"\x00" + bytes((level,)))
+
+
+# -- query side ------------------------------------------------------------------
+def word_terms(word: str) -> list[tuple[int, bytes]]:
+    """Every possible ``w`` term of a word, highest level first."""
+    base = b"w" + word.encode() + b"\x00"
+    return [(lv, base + bytes((lv,))) for lv in range(LEVELS + NAME_FLAG, 0, -1)]
+
+
+def stem_terms(st: str) -> list[tuple[int, bytes]]:
+    base = b"s" + st.encode() + b"\x00"
+    return [(lv, base + bytes((lv,))) for lv in range(LEVELS, 0, -1)]
+
+
+def name_term(parts: Iterable[str]) -> bytes:
+    return ("n" + " ".join(parts)).encode()
+
+
+__all__ = [
+    "LEVELS",
+    "NAME_FLAG",
+    "NAME_KEYS",
+    "name_key",
+    "name_term",
+    "parts_of",
+    "quantise",
+    "stem",
+    "stem_terms",
+    "stemmer_id",
+    "text_terms",
+    "token_words",
+    "tokens",
+    "word_terms",
+    "words_of",
+]

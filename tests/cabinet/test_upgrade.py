@@ -1,0 +1,140 @@
+"""A cabinet whose word index was built another way (format 3, or another
+stemmer) is refused with ``cabinet_format`` and a way out, and
+``Cabinet.upgrade`` rebuilds the index in place so it reads right."""
+
+from __future__ import annotations
+
+import re
+from array import array
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+
+from memnet import Cabinet
+from memnet.cabinet import records as R
+from memnet.errors import CabinetFormat
+from memnet.faces.cli import main
+
+ERRORS = "MN-REQ-14.3"
+
+
+def _header(cab: Cabinet) -> dict[str, Any]:
+    with cab.kv.read() as txn:
+        raw = txn.get(R.META, b"format")
+    assert raw is not None
+    return R.decode(raw, b"format")  # type: ignore[no-any-return]
+
+
+def _put_header(cab: Cabinet, header: dict[str, Any]) -> None:
+    cab.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header)))
+
+
+def _format3(path: Path) -> None:
+    """Make the cabinet at ``path`` look written by format 3: its word terms
+    are the old ``w`` + word (runs of word characters, no parts, no stems, no
+    levels) and the header says 3."""
+    cab = Cabinet.open(path)
+    try:
+        def work(txn: Any) -> None:
+            for k, v in list(txn.scan(R.CATALOG)):
+                sid = k.decode()
+                postings: dict[bytes, list[int]] = {}
+                for nk, nv in txn.scan(R.NODES, R.prefix(sid)):
+                    rec = R.decode(nv, nk)
+                    props = msgpack.unpackb(rec[2], use_list=False) if rec[2] else {}
+                    nid = R.key_id(nk)
+                    postings.setdefault(b"k" + rec[0].encode(), []).append(nid)
+                    for val in props.values():
+                        for x in (val if isinstance(val, tuple) else (val,)):
+                            if isinstance(x, str):
+                                for w in set(re.findall(r"\w+", x.casefold())):
+                                    postings.setdefault(b"w" + w.encode(), []).append(nid)
+                for pk in [pk for pk, _ in txn.scan(R.POSTINGS, R.prefix(sid))]:
+                    txn.delete(R.POSTINGS, pk)
+                buckets: dict[int, dict[bytes, bytes]] = {}
+                for term, ids in postings.items():
+                    buckets.setdefault(R.bucket_of(term), {})[term] = array("I", ids).tobytes()
+                for b, m in buckets.items():
+                    txn.put(R.POSTINGS, R.bucket_key(sid, 0, b), R.encode(m))
+                txn.put(R.CATALOG, k, R.encode(dict(R.decode(v, k), pdelta=0)))
+        cab.kv.run_write(work)
+        _put_header(cab, dict(_header(cab), format=3))
+    finally:
+        cab.close()
+
+
+def _fill(path: Path) -> dict[str, str]:
+    cab = Cabinet.open(path)
+    s = cab.create("code")
+    ids = s.commit("INSERT (f:SYM {name: 'betweenness_centrality'}), "
+                   "(d:DEC {title: 'Round half-even'}), (t:TSK {title: 'pricing', "
+                   "status: 'open'}), (f)-[:TOUCHES]->(d)").ids
+    cab.flush(s)
+    cab.close()
+    return ids
+
+
+@pytest.mark.req(ERRORS)
+def test_a_format_3_cabinet_is_refused_then_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "cab"
+    ids = _fill(path)
+    _format3(path)
+    with pytest.raises(CabinetFormat) as info:
+        Cabinet.open(path)
+    assert info.value.code == "cabinet_format" and "memnet cabinet upgrade" in str(info.value)
+    assert Cabinet.upgrade(path) == {"sessions": 1, "nodes": 3}
+    cab = Cabinet.open(path)
+    try:
+        assert cab.verify()["sessions"] == 1
+        s = cab.open("code")
+        # the new words: identifier parts and stems are found
+        assert s.recall("betweenness centrality").receipt.seeds == (ids["f"],)
+        assert s.recall("DEC rounding").receipt.seeds == (ids["d"],)
+        # and the session keeps working: a commit and a flush
+        s.commit("INSERT (x:TSK {title: 'more pricing'})")
+        cab.flush(s)
+        assert cab.open("code").recall("TSK pricing").receipt.matched == 2
+        assert cab.verify()["sessions"] == 1
+    finally:
+        cab.close()
+    # an up-to-date cabinet needs nothing
+    assert Cabinet.upgrade(path) == {"sessions": 0, "nodes": 0}
+
+
+@pytest.mark.req(ERRORS)
+def test_an_index_from_another_stemmer_is_refused_until_upgraded(tmp_path: Path,
+                                                                 capsys: Any) -> None:
+    path = tmp_path / "cab"
+    ids = _fill(path)
+    cab = Cabinet.open(path)
+    _put_header(cab, dict(_header(cab), words="snowball-english/PyStemmer-0.0"))
+    cab.close()
+    with pytest.raises(CabinetFormat) as info:
+        Cabinet.open(path)
+    assert "PyStemmer-0.0" in str(info.value)
+    # the CLI says the same, with the code, and upgrades
+    assert main(["--home", str(path), "session", "list"]) != 0
+    assert "cabinet_format" in capsys.readouterr().err
+    assert main(["--home", str(path), "cabinet", "upgrade"]) == 0
+    assert "1 session" in capsys.readouterr().out
+    cab = Cabinet.open(path)
+    try:
+        assert cab.open("code").recall("pricing").receipt.seeds == (ids["t"],)
+    finally:
+        cab.close()
+
+
+@pytest.mark.req(ERRORS)
+def test_a_format_the_upgrade_does_not_know_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "cab"
+    _fill(path)
+    cab = Cabinet.open(path)
+    _put_header(cab, dict(_header(cab), format=2))
+    cab.close()
+    with pytest.raises(CabinetFormat):
+        Cabinet.upgrade(path)
+    cab = Cabinet.__new__(Cabinet)  # the header is unchanged
+    with pytest.raises(CabinetFormat):
+        Cabinet.open(path)

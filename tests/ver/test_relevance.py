@@ -1,0 +1,261 @@
+"""MN-VER: which seeds MATCH_L picks (docs/math/seeding.md).
+
+Properties: a node whose name equals q is a seed whenever at most L nodes have
+that name, however the name and q are written (snake_case, camelCase,
+spaces); the seeds do not depend on insertion order; index and query words
+are split and stemmed alike. Examples: each term of the ranking does what the
+formula says.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import memnet
+from memnet.graph.words import parts_of, stem, token_words, words_of
+from tests.ver.strategies import VER
+
+REL = "MN-REQ-06.1"
+
+# words that share no stem with each other, none starting with n or e
+VOCAB = ("alpha", "bravo", "charlie", "delta", "foxtrot", "golf", "hotel", "india", "juliet",
+         "kilo", "lima", "mike", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+         "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "pricing", "ledger")
+IDENT = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3, unique=True)
+
+
+def spell(parts: list[str], style: int) -> str:
+    """One identifier written in one of several ways people write them."""
+    if style == 0:
+        return "_".join(parts)
+    if style == 1:
+        return parts[0] + "".join(p.title() for p in parts[1:])
+    if style == 2:
+        return "".join(p.title() for p in parts)
+    if style == 3:
+        return " ".join(parts)
+    if style == 4:
+        return "-".join(parts)
+    return ".".join(parts)
+
+
+def _session(nodes: list[str], name: str = "rel") -> tuple[memnet.Session, list[str]]:
+    s = memnet.Session(name)
+    ids = s.commit("INSERT " + ", ".join(f"(v{i}:{n})" for i, n in enumerate(nodes))).ids
+    return s, [ids[f"v{i}"] for i in range(len(nodes))]
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@pytest.mark.req(REL)
+@VER
+@given(target=IDENT, others=st.lists(IDENT, max_size=12), dup=st.integers(1, 7),
+       style_n=st.integers(0, 5), style_q=st.integers(0, 5), limit=st.integers(1, 8),
+       data=st.data())
+def test_a_node_named_q_is_a_seed_when_at_most_l_are(target, others, dup, style_n, style_q,
+                                                     limit, data) -> None:  # type: ignore[no-untyped-def]
+    """``dup`` nodes are named ``target`` (each written its own way); the rest
+    have other names, and texts that mention the target's words. The named
+    ones are seeds when there are at most L of them, and the seeds are all
+    named ones otherwise."""
+    nodes = []
+    for i in range(dup):
+        st_i = data.draw(st.integers(0, 5)) if i else style_n
+        nodes.append(f"SYM {{name: '{spell(target, st_i)}', line: {i}}}")
+    for o in others:
+        if o == target:
+            continue
+        words = " ".join(o + target)
+        nodes.append(f"SYM {{name: '{spell(o, 0)}', doc: 'about {words} and more {words}'}}")
+    s, handles = _session(nodes)
+    q = spell(target, style_q)
+    if style_q == 3 and len(target) > 1:
+        q = "'" + q + "'" if data.draw(st.booleans()) else q  # a phrase or separate keywords
+    seeds = s.recall(q, limit=limit).receipt.seeds
+    named = set(handles[:dup])
+    if dup <= limit:
+        assert named <= set(seeds), (q, nodes, seeds)
+        assert list(seeds[:dup]) == [h for h in seeds if h in named]  # the name tier first
+    else:
+        assert set(seeds) <= named and len(seeds) == limit
+
+
+@pytest.mark.req(REL, "MN-REQ-02")
+@VER
+@given(names=st.lists(IDENT, min_size=1, max_size=10), texts=st.lists(IDENT, max_size=10),
+       q=IDENT, seed=st.integers(0, 2**16), limit=st.integers(1, 6))
+def test_seeds_do_not_depend_on_insertion_order(names, texts, q, seed, limit) -> None:  # type: ignore[no-untyped-def]
+    nodes = [f"DEC {{title: '{spell(n, 3)}'}}" for n in names]
+    nodes += [f"TSK {{title: 'task', note: '{' '.join(t * 2)}'}}" for t in texts]
+    order = list(range(len(nodes)))
+    random.Random(seed).shuffle(order)
+    a, ha = _session(nodes, "a")
+    b, hb = _session([nodes[i] for i in order], "b")
+    for query in (spell(q, 3), spell(q, 0), f"DEC {q[0]}", q[-1]):
+        sa = a.recall(query, limit=limit).receipt
+        sb = b.recall(query, limit=limit).receipt
+        assert sa.matched == sb.matched
+        # the same nodes (by what they hold), in the same order
+        key_a = [a.store.key[int(h[2:], 36)] for h in sa.seeds]
+        key_b = [b.store.key[int(h[2:], 36)] for h in sb.seeds]
+        assert key_a == key_b, (query, key_a, key_b)
+
+
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+
+
+@pytest.mark.req(REL)
+@VER
+@given(text=st.one_of(_TEXT, st.lists(st.sampled_from(VOCAB + ("getUserName", "HTTPServer2",
+                                                                "shop/pricing.py", "x.y-z_w",
+                                                                "Rounding", "persons")),
+                                      max_size=6).map(" ".join)),
+       data=st.data())
+def test_index_and_query_split_and_stem_alike(text, data) -> None:  # type: ignore[no-untyped-def]
+    """Any word the splitter finds in a stored text, asked as a keyword (in
+    whatever case), finds the node; any run of its parts, asked as CONTAINS,
+    finds it; and a word's stem is the stem of its casefolded form."""
+    words = [w for w in words_of(text) if re.fullmatch(r"[^\W_]+", w)]
+    parts = parts_of(text)
+    s, (h,) = _session([f"DEC {{text: {_quote(text)}}}"])
+    for w in words[:6]:
+        for form in (w, w.upper()):
+            r = s.recall(_quote(form)).receipt
+            assert r.seed_mode == "match" and r.seeds == (h,), (text, form)
+        assert stem(w.upper().casefold()) == stem(w)
+    if parts:
+        i = data.draw(st.integers(0, len(parts) - 1))
+        j = data.draw(st.integers(i + 1, min(len(parts), i + 3)))
+        needle = " ".join(parts[i:j])
+        r = s.recall(f"MATCH (n:DEC) WHERE n.text CONTAINS {_quote(needle)}").receipt
+        assert r.seeds == (h,), (text, needle)
+
+
+def _quote(t: str) -> str:
+    return "'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# --------------------------------------------------------------------------- words
+
+
+@pytest.mark.req(REL)
+@pytest.mark.parametrize("token, words, parts", [
+    ("person", ("person",), ("person",)),
+    ("Person", ("person",), ("person",)),
+    ("HTTP", ("http",), ("http",)),
+    ("betweenness_centrality", ("betweenness_centrality", "betweenness", "centrality"),
+     ("betweenness", "centrality")),
+    ("getUserName", ("getusername", "get", "user", "name"), ("get", "user", "name")),
+    ("HTTPServer2", ("httpserver2", "http", "server", "2"), ("http", "server", "2")),
+    ("shop/pricing.py", ("shop/pricing.py", "shop", "pricing", "py"), ("shop", "pricing", "py")),
+    ("networkx.shortest_path", ("networkx.shortest_path", "networkx", "shortest_path",
+                                "shortest", "path"), ("networkx", "shortest", "path")),
+    ("half-even", ("half-even", "half", "even"), ("half", "even")),
+    ("1.1", ("1.1", "1"), ("1", "1")),
+    ("utf8", ("utf8", "utf", "8"), ("utf", "8")),
+    ("ÜberCoolTyp", ("übercooltyp", "über", "cool", "typ"), ("über", "cool", "typ")),
+])
+def test_tokens_split_into_words_and_parts(token, words, parts) -> None:  # type: ignore[no-untyped-def]
+    assert token_words(token) == (words, parts)
+
+
+@pytest.mark.req(REL)
+def test_stems_meet_the_forms_people_type() -> None:
+    assert stem("rounding") == stem("round")
+    assert stem("persons") == stem("person")
+    assert stem("entities") == stem("entity")
+    assert stem("py") is None and stem("x2y") is None   # short or not all letters
+
+
+# --------------------------------------------------------------------------- the ranking, term by term
+
+
+@pytest.mark.req(REL)
+def test_a_name_equal_to_the_phrase_comes_first() -> None:
+    s, (gloss, word, syn) = _session([
+        "SYNSET {gloss: '(American football) the person who plays tailback'}",
+        "WORD {lemma: 'person'}",
+        "SYNSET {lemmas: ['person', 'individual', 'someone'], gloss: 'a human being'}",
+    ])
+    seeds = s.recall("person", limit=2).receipt.seeds
+    assert set(seeds) == {word, syn}
+    assert s.recall("person").receipt.seeds[2] == gloss
+
+
+@pytest.mark.req(REL)
+def test_identifier_phrases_find_the_symbol() -> None:
+    s, (f, g, m, other) = _session([
+        "SYM {name: 'betweenness_centrality', doc: 'Compute the shortest-path betweenness'}",
+        "SYM {name: 'physical_entity'}",
+        "MOD {path: 'networkx/algorithms/shortest_paths/generic.py'}",
+        "DOC {title: 'Notes', text: 'centrality of a node and betweenness in general'}",
+    ])
+    for q in ("betweenness centrality", "betweenness_centrality", "BetweennessCentrality",
+              "'betweenness centrality'"):
+        assert s.recall(q).receipt.seeds[0] == f, q
+    assert s.recall("entity").receipt.seeds == (g,)
+    assert s.recall("generic").receipt.seeds[0] == m       # a path's file stem is a name
+    assert s.recall("shortest_paths").receipt.seeds == (m,)
+    assert other in s.recall("centrality").receipt.seeds
+
+
+@pytest.mark.req(REL)
+def test_an_exact_word_ranks_above_a_stem_only_match() -> None:
+    s, (stem_only, exact) = _session(["DEC {title: 'rounding rules'}",
+                                      "DEC {title: 'round rules'}"])
+    assert s.recall("round").receipt.seeds == (exact, stem_only)
+    assert s.recall("rounding").receipt.seeds == (stem_only, exact)
+    s, (d,) = _session(["DEC {title: 'Round half-even'}"])
+    assert s.recall("DEC rounding").receipt.seeds == (d,)
+
+
+@pytest.mark.req(REL)
+def test_a_short_name_field_outweighs_long_text() -> None:
+    s, (long_text, named) = _session([
+        "MOD {doc: 'this module mentions ledger once among a great many other words that "
+        "make it long'}",
+        "MOD {name: 'ledger tools'}",
+    ])
+    assert s.recall("ledger").receipt.seeds == (named, long_text)
+
+
+@pytest.mark.req(REL)
+def test_a_rare_word_weighs_more_than_a_common_one() -> None:
+    common = [f"DEC {{title: 'cache note {i}'}}" for i in range(20)]
+    s, hs = _session(common + ["DEC {title: 'cache'}", "DEC {title: 'quota'}"])
+    # one node holds the common word, one the rare word, with the same length
+    seeds = s.recall("cache quota", limit=1).receipt.seeds
+    assert seeds == (hs[-1],)
+
+
+@pytest.mark.req(REL)
+def test_more_keywords_matched_then_live_tasks_then_canonical_order() -> None:
+    s, (a, b, c) = _session(["TSK {title: 'pricing'}", "TSK {title: 'pricing'}",
+                             "DEC {title: 'pricing'}"])
+    s.commit(f"SETTLE {a}")
+    # a is settled now: b (live) first; c and a are not live tasks: canonical order
+    seeds = s.recall("pricing").receipt.seeds
+    assert seeds[0] == b
+
+
+@pytest.mark.req(REL, "MN-REQ-12")
+def test_a_settled_task_leaves_the_open_view() -> None:
+    s, (t, u) = _session(["TSK {title: 'fix rounding', status: 'open'}",
+                          "TSK {title: 'fix rounding later', status: 'open'}"])
+    s.commit(f"SETTLE {t}")
+    line = next(x for x in s.recall("TSK settled:true").text.splitlines() if f"({t}:" in x)
+    assert "settled: true" in line and "status: 'settled'" in line
+    assert s.recall("TSK status:open").receipt.seeds == (u,)
+    assert s.recall("TSK settled:true").receipt.seeds == (t,)
+    assert s.recall("TSK status:settled").receipt.seeds == (t,)
+    # a settled task whose status is set to 'open' again still does not pass
+    s.commit(f"SET {t}.status = 'open'")
+    assert s.recall("TSK status:open").receipt.seeds == (u,)
+    # keywords still find it (BM25 ranks before the live-task preference)
+    assert set(s.recall("TSK rounding").receipt.seeds) == {t, u}
