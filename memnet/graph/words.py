@@ -293,15 +293,20 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
 
 
 # -- query side ------------------------------------------------------------------
+_W_LEVELS = [(lv, bytes((lv,))) for lv in range(LEVELS + NAME_FLAG, 0, -1)]
+_S_LEVELS = _W_LEVELS[NAME_FLAG:]
+
+
 def word_terms(word: str) -> list[tuple[int, bytes]]:
     """Every possible ``w`` term of a word, highest level first."""
     base = b"w" + word.encode() + b"\x00"
-    return [(lv, base + bytes((lv,))) for lv in range(LEVELS + NAME_FLAG, 0, -1)]
+    return [(lv, base + b) for lv, b in _W_LEVELS]
 
 
 def stem_terms(st: str) -> list[tuple[int, bytes]]:
+    """Every possible ``s`` term of a stem, highest level first."""
     base = b"s" + st.encode() + b"\x00"
-    return [(lv, base + bytes((lv,))) for lv in range(LEVELS, 0, -1)]
+    return [(lv, base + b) for lv, b in _S_LEVELS]
 
 
 def name_term(parts: Iterable[str]) -> bytes:

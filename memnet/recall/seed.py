@@ -120,13 +120,9 @@ def _same(a: Value, b: Value) -> bool:
 
 # -- postings as tiers ---------------------------------------------------------------
 def _tiers(store: Store, terms: list[tuple[int, bytes]]) -> Tiers:
-    get = store.index.posting
-    out = []
-    for lv, t in terms:
-        p = get(t)
-        if p:
-            out.append((lv, p))
-    return out
+    idx = store.index
+    have = idx.postings_by_term
+    return [(lv, idx.posting(t)) for lv, t in terms if t in have]  # type: ignore[misc]
 
 
 def _size(tiers: Tiers) -> int:

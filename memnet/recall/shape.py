@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
-from ..gql.emit import format_edge, format_node
+from ..gql.emit import format_value, node_text
 from ..graph.store import Store, edge_handle, node_handle
 from ..errors import MemNetError
 from ..tokens import count_tokens
@@ -131,15 +132,23 @@ class LineCache:
     change) and nickname are the same objects as when it was built; an edge
     line while its property dict is the same object (edge endpoints and types
     never change).
+
+    An edge line without properties is counted without the tokenizer's full
+    pass: under o200k_base it splits into fixed pieces (the leading blank,
+    ``" ("``, ``")-["``, ``":TYPE]->("`` and the closing punctuation) and the
+    letter and digit runs of its three handles, each of which is a
+    pre-token of its own, so its count is the sum of the remembered counts of
+    those pieces (tests/ver/test_tokens.py checks this against the tokenizer).
     """
 
     MAX = 200_000
 
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
-        self.nodes: dict[tuple[int, str], tuple[str, str | None, NodePattern, str]] = {}
-        self.edges: dict[tuple[int, str], tuple[object, EdgePattern, str]] = {}
+        self.nodes: dict[tuple[int, str], list[Any]] = {}
+        self.edges: dict[tuple[int, str], list[Any]] = {}
         self.tokens: dict[str, int] = {}
+        self.pieces = tokenizer == "o200k_base"
 
     def count(self, line: str) -> int:
         n = self.tokens.get(line)
@@ -148,6 +157,18 @@ class LineCache:
                 self.tokens.clear()
             n = self.tokens[line] = count_tokens(line, self.tokenizer)
         return n
+
+    def edge_count(self, src: str, eid: str, etype: str, dst: str, last: bool) -> int:
+        """Tokens of the body line of a property-less edge."""
+        c = self.count
+        n = c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n")
+        for h in (src, eid, dst):
+            for piece in _HANDLE_RUNS.findall(h):
+                n += c(piece)
+        return n
+
+
+_HANDLE_RUNS = re.compile(r"[a-z]+|[0-9]{1,3}")
 
 
 def _excerpt(v: Value, view: str) -> Value:
@@ -177,34 +198,77 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
     return tuple((k, _excerpt(props[k], view)) for k in keys)
 
 
-def node_line(store: Store, nid: int, view: str, cache: LineCache) -> tuple[NodePattern, str]:
+def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
+    """``[key, nick, pattern, text, tokens of the line]`` of a node, cached
+    while the node's key string and nick are the same objects; the token
+    count (of ``"  text,\n"``) is filled in when first needed."""
     key = store.key[nid]
     nick = store.nick.get(nid)
     hit = cache.nodes.get((nid, view))
     if hit is not None and hit[0] is key and hit[1] == nick:
-        return hit[2], hit[3]
+        return hit
     pat = NodePattern(node_handle(nid), store.node_labels(nid),
                       view_props(store.props[nid], view), nick)
-    text = format_node(pat.var, pat.labels, pat.props, pat.nick)
+    entry = [key, nick, pat, node_text(pat.var, pat.labels, pat.props, pat.nick), -1]
     if len(cache.nodes) >= LineCache.MAX:
         cache.nodes.clear()
-    cache.nodes[(nid, view)] = (key, nick, pat, text)
-    return pat, text
+    cache.nodes[(nid, view)] = entry
+    return entry
 
 
-def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[EdgePattern, str]:
+def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
+    """``[props, pattern, text, tokens as a middle line, tokens as the last]``."""
     raw = store.eprops.get(eid)
     hit = cache.edges.get((eid, view))
     if hit is not None and hit[0] is raw:
-        return hit[1], hit[2]
+        return hit
     props = view_props(raw, view) if view == "interior" else ()
     pat = EdgePattern(edge_handle(eid), store.etype[eid], node_handle(store.esrc[eid]),
                       node_handle(store.edst[eid]), props)
-    text = format_edge(pat.var, pat.type, pat.src, pat.dst, pat.props)
+    if props:
+        body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
+        text = f"({pat.src})-[{pat.var}:{pat.type} {{{body}}}]->({pat.dst})"
+    else:
+        text = f"({pat.src})-[{pat.var}:{pat.type}]->({pat.dst})"
+    entry = [raw, pat, text, -1, -1]
     if len(cache.edges) >= LineCache.MAX:
         cache.edges.clear()
-    cache.edges[(eid, view)] = (raw, pat, text)
-    return pat, text
+    cache.edges[(eid, view)] = entry
+    return entry
+
+
+def _node_tokens(store: Store, nid: int, line: str, view: str, cache: LineCache) -> int:
+    """Tokens of a node's (not last) body line; an interior line's count is
+    kept in the store's ``ltok`` column, where commits and hydrates put it."""
+    if view != "interior":
+        return count_tokens(line, cache.tokenizer)
+    n = store.ltok[nid]
+    if not n:
+        n = count_tokens(line, cache.tokenizer)
+        if n < 65536:
+            store.ltok[nid] = n
+    return n
+
+
+def prime_lines(store: Store, nids: Iterable[int], cache: LineCache) -> None:
+    """Count the interior lines of ``nids`` now (after a commit), so a Recall
+    that reaches them later counts nothing."""
+    ltok = store.ltok
+    nrec = store.nrec
+    for nid in nids:
+        if not ltok[nid] and not nrec[nid]:
+            e = _node_entry(store, nid, "interior", cache)
+            _node_tokens(store, nid, f"  {e[3]},\n", "interior", cache)
+
+
+def node_line(store: Store, nid: int, view: str, cache: LineCache) -> tuple[NodePattern, str]:
+    e = _node_entry(store, nid, view, cache)
+    return e[2], e[3]
+
+
+def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[EdgePattern, str]:
+    e = _edge_entry(store, eid, view, cache)
+    return e[1], e[2]
 
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
@@ -213,21 +277,36 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
     if not nodes:
         return (), (), "", 0
     npats: list[NodePattern] = []
-    elines: list[str] = []
-    for nid in nodes:
-        pat, text = node_line(store, nid, view, cache)
-        npats.append(pat)
-        elines.append(text)
-    epats: list[EdgePattern] = []
-    for eid in edges:
-        pat, text = edge_line(store, eid, view, cache)
-        epats.append(pat)
-        elines.append(text)
     lines = ["INSERT\n"]
-    last = len(elines) - 1
-    for i, t in enumerate(elines):
-        lines.append(f"  {t},\n" if i < last else f"  {t}")
-    tokens = sum(cache.count(x) for x in lines)
+    tokens = cache.count("INSERT\n")
+    last_node = len(nodes) - 1 if not edges else -1
+    for i, nid in enumerate(nodes):
+        e = _node_entry(store, nid, view, cache)
+        npats.append(e[2])
+        if i == last_node:
+            line = f"  {e[3]}"
+            tokens += cache.count(line)
+        else:
+            line = f"  {e[3]},\n"
+            if e[4] < 0:
+                e[4] = _node_tokens(store, nid, line, view, cache)
+            tokens += e[4]
+        lines.append(line)
+    epats: list[EdgePattern] = []
+    last = len(edges) - 1
+    fast = cache.pieces
+    for i, eid in enumerate(edges):
+        e = _edge_entry(store, eid, view, cache)
+        pat = e[1]
+        epats.append(pat)
+        end = i == last
+        line = f"  {e[2]}" if end else f"  {e[2]},\n"
+        lines.append(line)
+        slot = 4 if end else 3
+        if e[slot] < 0:
+            e[slot] = (cache.edge_count(pat.src, pat.var, pat.type, pat.dst, end)
+                       if fast and not pat.props else count_tokens(line, cache.tokenizer))
+        tokens += e[slot]
     return tuple(npats), tuple(epats), "".join(lines), tokens
 
 
@@ -261,4 +340,4 @@ ALARM_ADVICE = "over 8k tokens: narrow q or recall with view=shell"
 
 
 __all__ = ["ALARM_TOKENS", "LineCache", "Receipt", "SHELL_KEYS", "Shape", "VIEWS",
-           "build_body", "finish", "view_props"]
+           "build_body", "finish", "prime_lines", "view_props"]

@@ -101,3 +101,23 @@ def test_alarm_past_8k_tokens_and_default_shape_is_small() -> None:
     assert big.receipt.alarm is True
     assert big.receipt.advice, "an alarm comes with advice"
     assert "alarm=true" in big.text.split("\n", 1)[0]
+
+
+_TYPES = st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True)
+_IDS = st.integers(1, 36 ** 9 - 1)
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(src=_IDS, eid=_IDS, dst=_IDS, etype=_TYPES, last=st.booleans())
+def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, etype,  # type: ignore[no-untyped-def]
+                                                              last) -> None:
+    """The Shape counts a property-less edge line as the sum of its pieces'
+    counts; that must equal the tokenizer's count of the whole line."""
+    from memnet.graph.store import edge_handle, node_handle
+    from memnet.recall.shape import LineCache
+
+    s, e, d = node_handle(src), edge_handle(eid), node_handle(dst)
+    line = f"  ({s})-[{e}:{etype}]->({d})" + ("" if last else ",\n")
+    cache = LineCache("o200k_base")
+    assert cache.edge_count(s, e, etype, d, last) == memnet.count_tokens(line) == _pure_count(line)
