@@ -1,0 +1,784 @@
+"""The statements of SysML 8.2.2 that do not have the plain ``keyword declaration
+body`` shape: each a function of the :class:`~memnet.ingest.sysml.parser.Reader`,
+called with the token of its keyword current.
+
+Relationships that name existing features (``perform a;``, ``require r;``,
+``satisfy R by x;``) become relations of the enclosing element; their
+declaring forms (``perform action a : A;``) become elements. Successions and
+transitions become ``THEN`` and ``TRANSITION`` edges between the steps they
+join (``then x;`` continues from the step written before it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ...gql.ast import Value
+from .clauses import Decl, doc_text, unquote
+from .doc import Alias, Connect, Import, Reference, Relation, Satisfy, SysmlElement
+from .expr import Fail
+
+if TYPE_CHECKING:
+    from .parser import Reader
+
+
+class Body:
+    """What the members of one body add up to."""
+
+    __slots__ = ("counts", "docs", "elements", "members", "meta", "prev", "prev_state",
+                 "relations", "text")
+
+    def __init__(self) -> None:
+        self.elements: list[SysmlElement] = []
+        self.relations: list[Relation] = []
+        self.docs: list[str] = []
+        self.meta: list[str] = []
+        self.text: str | None = None  # the result expression
+        self.prev: str | None = None  # the step a `then` continues from
+        self.prev_state = False
+        self.members = 0  # members other than doc and comments
+        self.counts: dict[str, int] = {}
+
+    def name_for(self, role: str) -> str:
+        n = self.counts[role] = self.counts.get(role, 0) + 1
+        return f"{role}{n}"
+
+
+class Pre:
+    """The prefixes read before a statement's keyword."""
+
+    __slots__ = ("direction", "flags", "meta", "visibility")
+
+    def __init__(self) -> None:
+        self.visibility: str | None = None
+        self.direction: str | None = None
+        self.flags: set[str] = set()
+        self.meta: list[str] = []
+
+
+Handler = Callable[["Reader", Body, int, Pre], None]
+
+_ROLE_EDGE = {"perform": "PERFORMS", "exhibit": "EXHIBITS", "include": "INCLUDES",
+              "assert": "ASSERTS", "require": "REQUIRES", "assume": "ASSUMES",
+              "verify": "VERIFIES", "frame": "FRAMES"}
+
+
+def _props(**kw: Value | None) -> tuple[tuple[str, Value], ...]:
+    return tuple(sorted((k, v) for k, v in kw.items() if v is not None))
+
+
+def _last(ref: str) -> str:
+    """The last name of a reference (``a.b::'c d'`` → ``c d``)."""
+    cut = max(ref.rfind("."), ref.rfind("::"))
+    tail = ref[cut + (2 if ref[cut:cut + 2] == "::" else 1):] if cut >= 0 else ref
+    return unquote(tail)
+
+
+# -- namespaces and annotations ------------------------------------------------------------
+
+
+def package(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    decl = Decl()
+    r.identification(decl)
+    if decl.name is None and decl.short_id is None:
+        r.fail("NAME")
+    r.element(body, "PKG", decl, i0, pre, r.body())
+
+
+def import_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    k = r.k
+    r.i += 1
+    r.accept("all")
+    target = r.qname()
+    wildcard = ""
+    for wild in ("*", "**"):
+        if k[r.i] == "::" and k[r.i + 1] == wild:
+            r.i += 2
+            wildcard = wild
+    if k[r.i] == "::":  # `A::` followed by neither a name nor a wildcard
+        r.i += 1
+        r.fail("*")
+    while k[r.i] == "[":  # a filter: `import A::**[@Safety];`
+        r.i += 1
+        r.expr()
+        r.expect("]")
+    r.body()
+    line, col = r.where(i0)
+    r.relate(body, Import(target, wildcard, pre.visibility, line, col))
+
+
+def alias(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    decl = Decl()
+    r.identification(decl)
+    r.expect("for")
+    target = r.qname()
+    r.body()
+    line, col = r.where(i0)
+    for name in (decl.name, decl.short_id):
+        if name is not None:
+            r.relate(body, Alias(name, target, line, col))
+
+
+def _comment_body(r: Reader) -> str:
+    text = r.comment_here()
+    if text is None:
+        r.fail("COMMENT")
+    return text
+
+
+def doc(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    if r.comment_here() is None:
+        r.identification(Decl())
+        if r.accept("locale"):
+            r.expect("STRING")
+    body.docs.append(doc_text(_comment_body(r)))
+
+
+def comment(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``comment [id] [about a, b] [locale "x"] /* ... */`` and ``rep``/``language``:
+    read, not kept."""
+    kind = r.k[r.i]
+    r.i += 1
+    if kind == "comment" and r.comment_here() is None:
+        r.identification(Decl())
+        if r.accept("about"):
+            r.qname()
+            while r.accept(","):
+                r.qname()
+        if r.accept("locale"):
+            r.expect("STRING")
+    elif kind == "rep":
+        r.identification(Decl())
+        r.expect("language")
+        r.expect("STRING")
+    elif kind == "language":
+        r.expect("STRING")
+    _comment_body(r)
+
+
+def metadata(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``@T;``, ``metadata m : T about x { ... }``: the owner is tagged with ``T``."""
+    r.i += 1
+    mark = r.i
+    r.identification(Decl())
+    if r.k[r.i] == "NAME" and r.toks.value[r.i] == "typed" and r.k[r.i + 1] == "by":
+        r.i += 2
+    elif not r.accept(":"):
+        r.i = mark  # no declared name: what follows is the metadata's type
+    tag = r.qname()
+    about = r.accept("about")
+    if about:
+        r.qname()
+        while r.accept(","):
+            r.qname()
+    since = len(r.warnings)
+    r.body()
+    del r.warnings[since:]  # a metadata body holds values, none of them modelled
+    if about:
+        r.skip(i0, "metadata about")
+    else:
+        body.meta.append(_last(tag))
+
+
+def dependency(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    mark = r.i
+    try:
+        r.identification(Decl())
+        r.expect("from")
+    except Fail:
+        r.i = mark
+    clients = [r.qname()]
+    while r.accept(","):
+        clients.append(r.qname())
+    r.expect("to")
+    suppliers = [r.qname()]
+    while r.accept(","):
+        suppliers.append(r.qname())
+    r.body()
+    line, col = r.where(i0)
+    for c in clients:
+        for s in suppliers:
+            r.relate(body, Connect(c, s, line=line, column=col, edge="DEPENDS"))
+
+
+def not_modelled(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``filter e;``, ``expose A::*;``, ``render r;``: recognised, skipped."""
+    kind = r.k[r.i]
+    r.i += 1
+    if kind == "filter":
+        r.expr()
+        r.expect(";")
+    elif kind == "expose":
+        r.qname()
+        for wild in ("*", "**"):
+            if r.k[r.i] == "::" and r.k[r.i + 1] == wild:
+                r.i += 2
+        while r.accept("["):
+            r.expr()
+            r.expect("]")
+        r.body()
+    else:  # render
+        if not r.accept("rendering"):
+            r.chain()
+        r.specialisations(Decl())
+        r.value_part(Decl())
+        since = len(r.warnings)
+        r.body()
+        r.skip(i0, kind, since)
+        return
+    r.skip(i0, kind)
+
+
+# -- features that name other features -------------------------------------------------------
+
+
+def _ref_or_decl(r: Reader, words: tuple[str, ...]) -> tuple[str | None, Decl]:
+    """The feature a statement names (``perform a.b :>> c``), or its own
+    declaration after ``words`` (``perform action a : A``)."""
+    if all(r.k[r.i + n] == w for n, w in enumerate(words)):
+        r.i += len(words)
+        return None, r.usage_decl()
+    decl = Decl()
+    target = r.chain()
+    r.specialisations(decl)
+    return target, decl
+
+
+def _named(r: Reader, body: Body, i0: int, edge: str, target: str, decl: Decl,
+           inner: Body, word: str, **props: Value | None) -> None:
+    line, col = r.where(i0)
+    extra = dict(props)
+    if decl.redefines:
+        extra["as"] = _last(decl.redefines[0])
+    if inner.docs:
+        extra["doc"] = " ".join(inner.docs)
+    r.relate(body, Reference(edge, target, line, col, _props(**extra)))
+    r.dropped(i0, word, inner)
+
+
+def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    role = r.k[r.i]
+    r.i += 1
+    word, kind, calc, state = {"perform": (("action",), "ACT", False, False),
+                               "exhibit": (("state",), "STATE", False, True),
+                               "include": (("use", "case"), "CASE", True, False)}[role]
+    target, decl = _ref_or_decl(r, word)
+    r.value_part(decl)
+    inner = r.body(calc=calc, state=state)
+    if target is None:
+        r.element(body, kind, decl, i0, pre, inner, role=role)
+    else:
+        _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+
+
+def assert_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    negated = r.accept("not")
+    if r.k[r.i] == "satisfy":
+        satisfy(r, body, i0, pre, negated=negated)
+        return
+    target, decl = _ref_or_decl(r, ("constraint",))
+    r.value_part(decl)
+    inner = r.body(calc=True)
+    role = "assert not" if negated else "assert"
+    if target is None:
+        r.element(body, "CONSTRAINT", decl, i0, pre, inner, role=role)
+    else:
+        _named(r, body, i0, "ASSERTS", target, decl, inner, "assert",
+               negated=True if negated else None)
+
+
+def satisfy(r: Reader, body: Body, i0: int, pre: Pre, negated: bool = False) -> None:
+    """Every form: ``[assert] [not] satisfy (R | requirement [decl]) [by x] [body]``."""
+    r.i += 1
+    target, decl = _ref_or_decl(r, ("requirement",))
+    r.value_part(decl)
+    by = r.chain() if r.accept("by") else None
+    since = len(r.warnings)
+    inner = r.body()
+    if negated:
+        r.skip(i0, "assert not satisfy", since)
+        return
+    if target is None:
+        if decl.name is not None and not decl.specialised:
+            target = decl.name  # `satisfy requirement r by x`: r is the one satisfied
+        elif decl.name is not None or decl.short_id is not None:
+            r.element(body, "REQ", decl, i0, pre, inner, role="satisfy")
+            target = decl.name or decl.short_id
+        elif decl.types:
+            target = decl.types[0]
+        else:
+            r.fail("NAME")
+    elif inner.members:
+        r.dropped(i0, "satisfy", inner)
+    line, col = r.where(i0)
+    r.relate(body, Satisfy(target, by, line, col))
+
+
+def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``require``/``assume``/``frame``/``verify``: a constraint (or concern, or
+    requirement) declared here, or an existing one named."""
+    role = r.k[r.i]
+    r.i += 1
+    word, kind = {"require": ("constraint", "CONSTRAINT"), "assume": ("constraint", "CONSTRAINT"),
+                  "frame": ("concern", "REQ"), "verify": ("requirement", "REQ")}[role]
+    meta: list[str] = []
+    while r.accept("#"):
+        meta.append(r.qname())
+    if r.k[r.i] == word or meta:
+        r.accept(word)
+        decl = r.usage_decl()
+        r.value_part(decl)
+        inner = r.body(calc=kind == "CONSTRAINT" or role == "frame")
+        pre.meta += meta
+        el = r.element(body, kind, decl, i0, pre, inner, role=role)
+        if role == "verify" and el.name is not None:
+            _named(r, body, i0, "VERIFIES", el.name, Decl(), Body(), role)
+        return
+    target = r.chain()
+    decl = Decl()
+    r.specialisations(decl)
+    inner = r.body(calc=role == "frame")
+    _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+
+
+def role_usage(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``subject``, ``actor``, ``stakeholder``, ``objective``: a usage in a role."""
+    role = r.k[r.i]
+    r.i += 1
+    while r.accept("#"):
+        pre.meta.append(r.qname())
+    decl = r.usage_decl()
+    r.value_part(decl)
+    inner = r.body()
+    kind = {"subject": "REF", "actor": "PART", "stakeholder": "PART", "objective": "REQ"}[role]
+    r.element(body, kind, decl, i0, pre, inner, role=role)
+
+
+def return_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    before = len(body.elements)
+    r.member(body)
+    if len(body.elements) > before:
+        el = body.elements[-1]
+        body.elements[-1] = replace(el, role="return", name=el.name if el.name is not None or
+                                    el.redefines else "result")
+
+
+def event(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``event occurrence e : E;`` or ``event a.b[1] :>> e;`` (an occurrence named
+    by what it redefines, or by what it references)."""
+    r.i += 1
+    if r.accept("occurrence"):
+        decl = r.usage_decl()
+    else:
+        decl = Decl()
+        decl.references.append(r.chain())
+        r.specialisations(decl)
+        if not decl.redefines:
+            decl.name = _last(decl.references[0])
+    r.value_part(decl)
+    r.element(body, "OCC", decl, i0, pre, r.body(), role="event")
+
+
+# -- connections, flows, bindings, allocations ---------------------------------------------------
+
+
+def _edges(r: Reader, body: Body, i0: int, ends: list[str], edge: str, decl: Decl | None,
+           **props: Value | None) -> None:
+    line, col = r.where(i0)
+    name = decl.name if decl is not None else None
+    type_ = decl.types[0] if decl is not None and decl.types else None
+    extra = _props(**props)
+    for dst in ends[1:]:
+        r.relate(body, Connect(ends[0], dst, name, type_, line, col, edge, extra))
+
+
+def _try_ends(r: Reader) -> list[str] | None:
+    """``a to b`` / ``(a, b, c)`` when that is what follows, else nothing read."""
+    mark = r.i
+    try:
+        return r.ends()
+    except Fail:
+        r.i = mark
+        return None
+
+
+def connector(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``connect``, ``connection``, ``interface``, ``allocate``, ``allocation``."""
+    word = r.k[r.i]
+    r.i += 1
+    edge = "ALLOCATES" if word in ("allocate", "allocation") else "CONNECTS"
+    decl: Decl | None = None
+    if word in ("connect", "allocate"):
+        ends: list[str] | None = r.ends()
+    else:
+        ends = _try_ends(r) if word == "interface" else None
+        if ends is None:
+            decl = r.usage_decl()
+            r.value_part(decl)
+            if r.accept("allocate" if edge == "ALLOCATES" else "connect"):
+                ends = r.ends()
+    inner = r.body()
+    if ends is not None:
+        _edges(r, body, i0, ends, edge, decl)
+    if _declares(decl):
+        r.element(body, {"connection": "CONN", "interface": "IFACE",
+                         "allocation": "ALLOC"}[word], decl, i0, pre, inner)
+    elif inner.members:
+        r.dropped(i0, word, inner)
+    elif ends is None:
+        r.skip(i0, f"{word} without a name or ends")
+
+
+def flow(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``flow``, ``succession flow``, ``message``: a FLOWS edge between the ends,
+    and a FLOW element when the flow is named."""
+    k = r.k
+    word = k[r.i]
+    r.i += 1
+    if word == "succession":
+        r.expect("flow")
+    ends = None
+    if k[r.i] not in ("of", "from"):
+        mark = r.i
+        try:
+            ends = [r.chain()]
+            r.expect("to")
+            ends.append(r.chain())
+        except Fail:
+            r.i, ends = mark, None
+    decl = None
+    payload = None
+    if ends is None:
+        decl = r.usage_decl()
+        r.value_part(decl)
+        if r.accept("of"):
+            payload = r.payload()
+        if r.accept("from"):
+            ends = [r.chain()]
+            r.expect("to")
+            ends.append(r.chain())
+    inner = r.body()
+    if ends is not None:
+        _edges(r, body, i0, ends, "FLOWS", decl, of=payload)
+    if _declares(decl):
+        r.element(body, "FLOW", decl, i0, pre, inner, role="message" if word == "message"
+                  else None, props={"of": payload} if payload else None)
+    elif inner.members:
+        r.dropped(i0, word, inner)
+    elif ends is None:
+        r.skip(i0, f"{word} without a name or ends")
+
+
+def _declares(decl: Decl | None) -> bool:
+    """A connection, interface or flow usage that is an element of its own."""
+    return decl is not None and bool(decl.name or decl.short_id or decl.redefines)
+
+
+def bind(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``[binding b] bind a = b``."""
+    decl = None
+    if r.k[r.i] == "binding":
+        r.i += 1
+        decl = r.usage_decl()
+    r.expect("bind")
+    ends = [r.end()]
+    r.expect("=")
+    ends.append(r.end())
+    r.body()
+    _edges(r, body, i0, ends, "BINDS", decl)
+
+
+# -- behaviour --------------------------------------------------------------------------------------
+
+
+def first(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``first a;`` (the first step), ``first a then b;``, ``first a if g then b;``,
+    and ``succession s first a then b;``."""
+    if r.k[r.i] == "succession":
+        r.i += 1
+        if r.k[r.i] == "flow":
+            r.i -= 1
+            flow(r, body, i0, pre)
+            return
+        r.usage_decl()
+        r.expect("first")
+    else:
+        r.i += 1
+    src = r.end()
+    guard = None
+    if r.accept("if"):
+        guard = r.expr_text()[0]
+        r.expect("then")
+    elif not r.accept("then"):
+        r.body()
+        body.prev, body.prev_state = src, False
+        if src != "start":
+            r.succession(body, i0, "start", src)
+        return
+    dst = r.end()
+    r.body()
+    r.succession(body, i0, src, dst, {"if": guard} if guard else None)
+
+
+def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``then x;`` after a step, or ``then`` before the next step's declaration."""
+    r.i += 1
+    if r.k[r.i] in ("NAME", "["):
+        dst = r.end()
+        r.body()
+        r.succession(body, i0, body.prev, dst)
+        return
+    src = body.prev
+    before = len(body.elements)
+    r.member(body)
+    if len(body.elements) > before and body.elements[-1].name is not None:
+        r.succession(body, i0, src, body.elements[-1].name)
+
+
+def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``if g then x;`` / ``else x;`` after a step (a guarded succession, or a
+    transition after a state), or an ``if`` action node."""
+    k = r.k
+    if k[r.i] == "else":
+        r.i += 1
+        dst = r.end()
+        r.body()
+        r.succession(body, i0, body.prev, dst, {"if": "else"})
+        return
+    r.i += 1
+    guard = r.expr_text()[0]
+    if k[r.i] in ("do", "then"):
+        effect = _effect(r) if r.accept("do") else None
+        r.expect("then")
+        dst = r.end()
+        r.body()
+        r.succession(body, i0, body.prev, dst, {"if": guard, "do": effect},
+                     transition=effect is not None)
+        return
+    _node_rest(r, body, i0, pre, Decl(), "if")
+
+
+def action(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``action a : A { ... }``, or an action node declared ``action a accept ...``."""
+    r.i += 1
+    decl = r.usage_decl()
+    if r.k[r.i] in ("accept", "send", "assign", "terminate", "if", "while", "loop", "for"):
+        node(r, body, i0, pre, decl)
+        return
+    r.value_part(decl)
+    r.element(body, "ACT", decl, i0, pre, r.body())
+
+
+def node(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl | None = None) -> None:
+    """Action nodes: ``accept``, ``send``, ``assign``, ``terminate``, ``if``,
+    ``while``, ``loop``, ``for``, and the control nodes ``merge``, ``decide``,
+    ``join``, ``fork``."""
+    k = r.k
+    word = k[r.i]
+    r.i += 1
+    decl = decl if decl is not None else Decl()
+    if word == "accept":
+        start = r.i
+        r.payload()
+        if r.accept("via"):
+            r.expr()
+        if k[r.i] in ("if", "do", "then"):  # a transition from the state before
+            _transition_rest(r, body, i0, body.prev, decl.name, r.span(start))
+            return
+    elif word == "if":
+        r.expr()
+    _node_rest(r, body, i0, pre, decl, word)
+
+
+def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) -> None:
+    k = r.k
+    if word == "send":
+        if k[r.i] not in ("via", "to", ";", "{"):
+            r.expr()
+        if r.accept("via"):
+            r.expr()
+        if r.accept("to"):
+            r.expr()
+    elif word == "assign":
+        r.expr()
+        r.expect(":=")
+        r.expr()
+    elif word == "terminate":
+        if k[r.i] not in (";", "{"):
+            r.expr()
+    elif word in ("merge", "decide", "join", "fork"):
+        r.usage_decl(decl)
+    if word in ("if", "while", "loop", "for"):
+        if word == "while":
+            r.expr()
+        elif word == "for":
+            r.usage_decl()
+            r.expect("in")
+            r.expr()
+        inner = r.block()
+        if word == "if":
+            while r.accept("else"):
+                if r.accept("if"):
+                    r.expr()
+                    _merge(inner, r.block())
+                    continue
+                _merge(inner, r.block())
+                break
+        elif r.accept("until"):
+            r.expr()
+            r.expect(";")
+    else:
+        inner = r.body()
+    r.element(body, "ACT", decl, i0, pre, inner, role=word, named=True)
+
+
+def _merge(into: Body, other: Body) -> None:
+    into.elements += other.elements
+    into.relations += other.relations
+    into.docs += other.docs
+    into.members += other.members
+
+
+def state(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    decl = r.usage_decl()
+    r.value_part(decl)
+    r.element(body, "STATE", decl, i0, pre, r.body(state=True))
+
+
+def subaction(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``entry``/``do``/``exit`` in a state: nothing, an action, or a named one performed."""
+    k = r.k
+    role = k[r.i]
+    r.i += 1
+    if role == "entry":  # a `then x;` after the entry action names the first state
+        body.prev, body.prev_state = "start", False
+    if r.accept(";"):
+        return
+    if k[r.i] == "action":
+        r.i += 1
+        decl = r.usage_decl()
+        r.value_part(decl)
+        r.element(body, "ACT", decl, i0, pre, r.body(), role=role, named=True)
+    elif k[r.i] in ("accept", "send", "assign"):
+        before = len(body.elements)
+        node(r, body, i0, pre)
+        if len(body.elements) > before:
+            body.elements[-1] = replace(body.elements[-1], role=role)
+    else:
+        target = r.chain()
+        decl = Decl()
+        r.specialisations(decl)
+        r.value_part(decl)
+        _named(r, body, i0, "PERFORMS", target, decl, r.body(), role, when=role)
+    if role == "entry":
+        body.prev, body.prev_state = "start", False
+
+
+def transition(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``transition [t first] src [accept e] [if g] [do a] then dst;`` (without a
+    source, it leaves the state written before it)."""
+    k = r.k
+    r.i += 1
+    name = None
+    src = body.prev
+    if k[r.i] == "first":
+        r.i += 1
+        src = r.chain()
+    elif k[r.i] not in ("accept", "if", "do", "then"):
+        mark = r.i
+        try:
+            decl = r.usage_decl()
+            r.expect("first")
+            name, src = decl.name, r.chain()
+        except Fail:
+            r.i = mark
+            src = r.chain()
+    trigger = None
+    if r.accept("accept"):
+        start = r.i
+        r.payload()
+        if r.accept("via"):
+            r.expr()
+        trigger = r.span(start)
+    _transition_rest(r, body, i0, src, name, trigger)
+
+
+def _transition_rest(r: Reader, body: Body, i0: int, src: str | None, name: str | None,
+                     trigger: str | None) -> None:
+    guard = r.expr_text()[0] if r.accept("if") else None
+    effect = _effect(r) if r.accept("do") else None
+    r.expect("then")
+    dst = r.end()
+    r.body()
+    r.succession(body, i0, src, dst, {"name": name, "accept": trigger, "if": guard,
+                                      "do": effect}, transition=True)
+
+
+def _effect(r: Reader) -> str:
+    """A transition's effect after ``do``: its text."""
+    k = r.k
+    start = r.i
+    word = k[r.i]
+    if word in ("send", "assign"):
+        r.i += 1
+        if word == "send":
+            if k[r.i] not in ("via", "to", "then", "{"):
+                r.expr()
+            if r.accept("via"):
+                r.expr()
+            if r.accept("to"):
+                r.expr()
+        else:
+            r.expr()
+            r.expect(":=")
+            r.expr()
+    elif word == "accept":
+        r.i += 1
+        r.payload()
+        if r.accept("via"):
+            r.expr()
+    else:
+        if not r.accept("action"):
+            r.chain()
+            r.specialisations(Decl())
+        else:
+            r.usage_decl()
+        r.value_part(Decl())
+    text = r.span(start)
+    if r.accept("{"):
+        r.members("}")
+        r.i += 1
+    return text
+
+
+STATEMENTS: dict[str, Handler] = {
+    "package": package, "import": import_, "alias": alias, "doc": doc, "comment": comment,
+    "rep": comment, "language": comment, "@": metadata, "dependency": dependency,
+    "filter": not_modelled, "expose": not_modelled, "render": not_modelled,
+    "perform": perform, "exhibit": perform, "include": perform, "assert": assert_,
+    "satisfy": satisfy, "require": require, "assume": require, "frame": require,
+    "verify": require, "subject": role_usage, "actor": role_usage, "stakeholder": role_usage,
+    "objective": role_usage, "return": return_, "event": event, "connect": connector,
+    "allocate": connector, "bind": bind, "binding": bind, "first": first, "then": then,
+    "if": guarded, "else": guarded, "transition": transition, "entry": subaction,
+    "do": subaction, "exit": subaction, "accept": node, "send": node, "assign": node,
+    "terminate": node, "while": node, "loop": node, "for": node, "merge": node,
+    "decide": node, "join": node, "fork": node,
+}
+#: usages with a shape of their own (their ``def`` forms are plain definitions)
+USAGES: dict[str, Handler] = {
+    "action": action, "state": state, "connection": connector, "interface": connector,
+    "allocation": connector, "flow": flow, "message": flow, "succession": first,
+    "metadata": metadata,
+}
+
+__all__ = ["STATEMENTS", "USAGES", "Body", "Pre"]
