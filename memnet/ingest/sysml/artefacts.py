@@ -50,7 +50,8 @@ class _Model(Scope):
         self.short_ids: dict[str, str] = {}  # short id -> the first element that has it
         self.relations: list[tuple[str, Relation, str]] = []  # (namespace, relation, file)
         self.order: list[str] = []  # locators in document order
-        self.required: dict[str, list[str]] = {}  # requirement → what it requires by name
+        # requirement → what it requires or references by name
+        self.required: dict[str, list[str]] = {}
 
     # -- placing ---------------------------------------------------------------------------
 
@@ -163,6 +164,8 @@ class _Model(Scope):
                 continue
             self.art.link(etype, loc, target)
             self.types.setdefault(loc, []).append(target)
+            if etype == "REFERENCES":
+                self.required.setdefault(loc, []).append(target)
 
     def link_all(self) -> None:
         for loc in self.order:  # 1. typing and specialisation, lexical scope only
@@ -223,7 +226,8 @@ class _Model(Scope):
         return by, req
 
     def _pass_on(self, by: str, group: str) -> None:
-        """``by`` satisfies the requirements ``group`` holds or requires, transitively."""
+        """``by`` satisfies the requirements ``group`` holds, requires or references
+        (``requirement references r``), transitively."""
         via = self.recs[group].loc.partition("/")[2]
         seen = {group}
         todo = [group]
@@ -272,10 +276,15 @@ class _Model(Scope):
             self.warn(file, r.line, f"{r.edge} outside any element names nothing; skipped")
             return
         target = self._find(ns, r.target, file, r.line, f"target of {r.edge}")
-        if target is not None:
-            self.art.link(r.edge, ns, target, **dict(r.props))
-            if r.edge == "REQUIRES":
-                self.required.setdefault(ns, []).append(target)
+        if target is None:
+            return
+        src = ns
+        if r.edge == "VERIFIES" and self.recs[ns].el.role == "objective" and \
+                self.recs[ns].owner:
+            src = self.recs[ns].owner  # the case verifies what its objective names
+        self.art.link(r.edge, src, target, **dict(r.props))
+        if r.edge == "REQUIRES":
+            self.required.setdefault(ns, []).append(target)
 
 
 def to_artefacts(files: list[tuple[str, SysmlDoc]], root: str) -> Artefacts:

@@ -189,9 +189,13 @@ class Reader(Clauses):
 
     def bare_usage(self, body: Body, i0: int, pre: Pre, enum: bool) -> None:
         """A usage written without a keyword (``x : T;``, ``:>> m = 1;``)."""
-        if self.k[self.i] not in DECL_START and not (pre.flags or pre.direction or pre.meta):
+        k = self.k
+        if k[self.i] not in DECL_START and not (pre.flags or pre.direction or pre.meta):
             self.fail("DECL")
-        decl = self.usage_decl()
+        decl = Decl()
+        if k[self.i] == "NAME" and k[self.i + 1] == "::":  # `A::b = 1;` redefines A::b
+            decl.redefines.append(self.qname())
+        self.usage_decl(decl)
         self.value_part(decl)
         inner = self.body()
         if enum:
@@ -253,16 +257,21 @@ class Reader(Clauses):
     def element(self, body: Body, kind: str, decl: Decl, i0: int, pre: Pre,
                 inner: Body | None = None, role: str | None = None,
                 props: dict[str, Value] | None = None, named: bool = False) -> SysmlElement:
-        """Add an element to ``body``. An anonymous one gets a name when ``named``
-        (action nodes), for a constraint (``require1``), or for a subject, an
-        objective or a return value; others are named (or skipped) later."""
+        """Add an element to ``body``. An anonymous one that references a feature
+        goes by that feature's name; otherwise it gets a name when ``named`` (action
+        nodes), as an action or a constraint (``action1``, ``require1``), or as a
+        subject, an objective or a return value; others are named by what they
+        redefine (or skipped) when placed."""
         inner = inner if inner is not None else Body()
         name = decl.name
         if name is None and decl.short_id is None and not decl.redefines:
             if role in _ROLE_NAMES:
                 name = _ROLE_NAMES[role]
-            elif named or kind == "CONSTRAINT":
-                name = body.name_for(role or "constraint")
+            elif decl.references:  # `requirement references r;`: goes by what it names
+                name = decl.references[0].replace("'", "")
+            elif named or kind in ("CONSTRAINT", "ACT"):
+                name = body.name_for(role or ("constraint" if kind == "CONSTRAINT"
+                                              else "action"))
         p: dict[str, Value] = dict(props or {})
         value = decl.value
         if decl.default and value is not None:

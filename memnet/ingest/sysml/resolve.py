@@ -51,6 +51,18 @@ LIBRARY_NAMES = frozenset({
     "RequirementDerivation", "Trig",
 })
 
+#: Features every occurrence, action, state, flow or message has from the
+#: library's base definitions (``start``, ``done``, ``localClock``, a message's
+#: ``sourceEvent`` ...); a reference to one that the model does not declare is
+#: a reference into the library.
+IMPLICIT_FEATURES = frozenset({
+    "self", "that", "this", "start", "done", "result", "subject", "localClock", "startShot",
+    "endShot", "portionOfLife", "suboccurrences", "timeSlices", "snapshots", "source",
+    "target", "sourceEvent", "targetEvent", "payload", "sentMessage", "receivedMessage",
+    "sender", "receiver", "participant", "performedActions", "exhibitedStates",
+    "annotatedElement", "elements", "dimensions", "isMandatory",
+})
+
 _REF_PART = re.compile(r"(::|\.)?('(?:[^'\\]|\\.)*'|[^:.']+)")
 
 
@@ -81,6 +93,7 @@ class Scope:
         self.import_target: dict[tuple[str, int], str | None] = {}
         self.alias_target: dict[tuple[str, str], str | None] = {}
         self.library_alias: set[tuple[str, str]] = set()
+        self._quiet = False  # set when a lookup met an alias of a library element
         self.types: dict[str, list[str]] = {}  # locator → what it inherits members from
         self.from_library: set[str] = set()  # elements that inherit from the library
 
@@ -111,10 +124,14 @@ class Scope:
         key = (ns, name)
         if key not in self.alias_target:
             self.alias_target[key] = None  # a cycle resolves to nothing
+            quiet = self._quiet
             target, why = self.resolve(alias.target, ns, False)
+            self._quiet = quiet
             self.alias_target[key] = target
             if why == "library":
                 self.library_alias.add(key)
+        if key in self.library_alias:
+            self._quiet = True  # the name stands for an element of the library
         return self.alias_target[key]
 
     def _target(self, ns: str, i: int, imp: Import) -> str | None:
@@ -133,7 +150,7 @@ class Scope:
                 if name in (self.recs[target].el.name, self.recs[target].el.short_id):
                     return target
                 continue
-            loc = self.members.get(target, {}).get(name)
+            loc = self.members.get(target, {}).get(name) or self._alias(target, name)
             if loc is not None:
                 return loc
             if imp.wildcard == "**":  # any depth below the target, first in pre-order
@@ -165,10 +182,9 @@ class Scope:
         library element, may bring ``name`` into ``ns``."""
         while True:
             for imp, _ in self.imports.get(ns, ()):
-                if imp.wildcard and split_ref(imp.target)[0] in LIBRARY_NAMES:
+                segs = split_ref(imp.target)
+                if segs[0] in LIBRARY_NAMES and (imp.wildcard or segs[-1] == name):
                     return True
-            if (ns, name) in self.library_alias:
-                return True
             if not ns:
                 return False
             ns = self.recs[ns].owner
@@ -183,6 +199,7 @@ class Scope:
         if not segs:
             return None, "empty reference"
         first = segs[0]
+        self._quiet = False
         found: str | None = None
         cur = ns
         while True:
@@ -191,28 +208,31 @@ class Scope:
                 found = self.member(cur, first, True, own=False)
             if found is None and use_imports:
                 found = self._via_imports(cur, first)
+                if found == avoid:
+                    found = None
             if found is not None or not cur:
                 break
             cur = self.recs[cur].owner
-        if found is None and inherit and self._inherits_library(ns):
-            return None, "library"  # a feature the library type of ns may own
+        if found is None and (self._quiet or (inherit and self._inherits_library(ns))):
+            return None, "library"  # an alias of, or a feature inherited from, the library
         if found is None:
             cands = [c for c in dict.fromkeys(self.by_name.get(first, [])) if c != avoid]
-            if len(cands) > 1:
-                return None, f"{first!r} is ambiguous ({len(cands)} elements carry it)"
-            if not cands:
-                if first in LIBRARY_NAMES or (use_imports and self._library_in_scope(ns, first)):
+            if len(cands) != 1:
+                if first in LIBRARY_NAMES or first in IMPLICIT_FEATURES or \
+                        (use_imports and self._library_in_scope(ns, first)):
                     return None, "library"
+                if cands:
+                    return None, f"{first!r} is ambiguous ({len(cands)} elements carry it)"
                 return None, f"no element named {first!r} is visible"
             found = cands[0]
         for seg in segs[1:]:
             nxt = self.member(found, seg, True)
             if nxt is None:
-                if self._inherits_library(found):
+                if seg in IMPLICIT_FEATURES or self._inherits_library(found):
                     return None, "library"
                 return None, f"{self.recs[found].el.name or found!r} has no member {seg!r}"
             found = nxt
         return found, ""
 
 
-__all__ = ["LIBRARY_NAMES", "Rec", "Scope", "split_ref"]
+__all__ = ["IMPLICIT_FEATURES", "LIBRARY_NAMES", "Rec", "Scope", "split_ref"]

@@ -224,9 +224,11 @@ def not_modelled(r: Reader, body: Body, i0: int, pre: Pre) -> None:
             r.expect("]")
         r.body()
     else:  # render
-        if not r.accept("rendering"):
+        if r.accept("rendering"):
+            r.usage_decl()
+        else:
             r.chain()
-        r.specialisations(Decl())
+            r.specialisations(Decl())
         r.value_part(Decl())
         since = len(r.warnings)
         r.body()
@@ -275,10 +277,15 @@ def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.element(body, kind, decl, i0, pre, inner, role=role)
     else:
         _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+        if role == "perform":  # the performed action is a step a `then` may follow
+            body.prev, body.prev_state = target, False
 
 
 def assert_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    r.i += 1
+    """``assert [not] constraint ...``, ``assert [not] c``, and ``[assert] [not]
+    satisfy ...``."""
+    if r.k[r.i] == "assert":
+        r.i += 1
     negated = r.accept("not")
     if r.k[r.i] == "satisfy":
         satisfy(r, body, i0, pre, negated=negated)
@@ -306,19 +313,26 @@ def satisfy(r: Reader, body: Body, i0: int, pre: Pre, negated: bool = False) -> 
         r.skip(i0, "assert not satisfy", since)
         return
     if target is None:
-        if decl.name is not None and not decl.specialised:
-            target = decl.name  # `satisfy requirement r by x`: r is the one satisfied
-        elif decl.name is not None or decl.short_id is not None:
-            r.element(body, "REQ", decl, i0, pre, inner, role="satisfy")
-            target = decl.name or decl.short_id
-        elif decl.types:
-            target = decl.types[0]
-        else:
-            r.fail("NAME")
+        target = _declared(r, body, i0, pre, decl, inner, "satisfy")
     elif inner.members:
         r.dropped(i0, "satisfy", inner)
     line, col = r.where(i0)
     r.relate(body, Satisfy(target, by, line, col))
+
+
+def _declared(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, inner: Body,
+              role: str) -> str:
+    """The requirement a declaring ``satisfy requirement ...`` or ``verify
+    requirement ...`` names: ``r`` alone names an existing one; ``r : R`` declares
+    a new one (an element); ``: R`` alone names the definition ``R``."""
+    if decl.name is not None and not decl.specialised:
+        return decl.name
+    if decl.name is not None or decl.short_id is not None:
+        r.element(body, "REQ", decl, i0, pre, inner, role=role)
+        return decl.name or decl.short_id  # type: ignore[return-value]
+    if decl.types:
+        return decl.types[0]
+    r.fail("NAME")
 
 
 def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -337,14 +351,16 @@ def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.value_part(decl)
         inner = r.body(calc=kind == "CONSTRAINT" or role == "frame")
         pre.meta += meta
-        el = r.element(body, kind, decl, i0, pre, inner, role=role)
-        if role == "verify" and el.name is not None:
-            _named(r, body, i0, "VERIFIES", el.name, Decl(), Body(), role)
+        if role == "verify":
+            target = _declared(r, body, i0, pre, decl, inner, role)
+            _named(r, body, i0, "VERIFIES", target, Decl(), Body(), role)
+        else:
+            r.element(body, kind, decl, i0, pre, inner, role=role)
         return
     target = r.chain()
     decl = Decl()
     r.specialisations(decl)
-    inner = r.body(calc=role == "frame")
+    inner = r.body(calc=True)
     _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
 
 
@@ -381,8 +397,6 @@ def event(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         decl = Decl()
         decl.references.append(r.chain())
         r.specialisations(decl)
-        if not decl.redefines:
-            decl.name = _last(decl.references[0])
     r.value_part(decl)
     r.element(body, "OCC", decl, i0, pre, r.body(), role="event")
 
@@ -531,7 +545,9 @@ def first(r: Reader, body: Body, i0: int, pre: Pre) -> None:
 def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     """``then x;`` after a step, or ``then`` before the next step's declaration."""
     r.i += 1
-    if r.k[r.i] in ("NAME", "["):
+    if r.k[r.i] == "[":  # the source end's multiplicity
+        r.multiplicity()
+    if r.k[r.i] == "NAME":
         dst = r.end()
         r.body()
         r.succession(body, i0, body.prev, dst)
@@ -764,7 +780,7 @@ STATEMENTS: dict[str, Handler] = {
     "package": package, "import": import_, "alias": alias, "doc": doc, "comment": comment,
     "rep": comment, "language": comment, "@": metadata, "dependency": dependency,
     "filter": not_modelled, "expose": not_modelled, "render": not_modelled,
-    "perform": perform, "exhibit": perform, "include": perform, "assert": assert_,
+    "perform": perform, "exhibit": perform, "include": perform, "assert": assert_, "not": assert_,
     "satisfy": satisfy, "require": require, "assume": require, "frame": require,
     "verify": require, "subject": role_usage, "actor": role_usage, "stakeholder": role_usage,
     "objective": role_usage, "return": return_, "event": event, "connect": connector,
