@@ -385,7 +385,7 @@ def test_statements_outside_the_model_are_skipped_with_warnings():
         (4, "unsupported construct 'filter' skipped"),
         (5, "unsupported construct 'metadata def' skipped"),
         (10, "unsupported construct 'view' skipped"),
-        (13, "unsupported construct 'assert not satisfy' skipped"),
+        (13, "unsupported construct 'not satisfy' skipped"),
         (14, "unsupported construct 'rendering def' skipped"),
     ]
     assert all(w.path == "unsupported.sysml" for w in doc.warnings)

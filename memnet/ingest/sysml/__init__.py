@@ -132,9 +132,20 @@ def parse_files(path: str | os.PathLike[str], *, strict: bool = True
         except (ModelSyntaxError, InputTooLarge) as e:
             if strict:
                 raise
-            failed.append(Warning_(rel, int(getattr(e, "line", None) or 0),
-                                   f"not ingested: {e.message}"))
+            failed.append(_failure(rel, e))
     return root, docs, failed
+
+
+def _failure(rel: str, e: MemNetError) -> Warning_:
+    """``rel:line: not ingested (code, column c): what went wrong``."""
+    line = getattr(e, "line", None) or 0
+    column = getattr(e, "column", None)
+    message = e.message.removeprefix(f"{rel}: ")
+    if line:
+        message = message.removesuffix(f" at line {line}" + (f", column {column}"
+                                                             if column is not None else ""))
+    where = f", column {column}" if column is not None else ""
+    return Warning_(rel, line, f"not ingested ({e.code}{where}): {message}")
 
 
 def scan_sysml(path: str | os.PathLike[str], *, strict: bool = True) -> Artefacts:

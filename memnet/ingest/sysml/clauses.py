@@ -204,8 +204,8 @@ class Clauses(Cursor):
         k = self.k
         if k[self.i] == "[":
             self.multiplicity()
-        if k[self.i] == "NAME" and k[self.i + 1] in ("::>", "references"):
-            self.i += 2
+        if k[self.i] == "NAME" and k[self.i + 1] in ("::>", "references", "=>"):
+            self.i += 2  # `=>` as an older spelling
         return self.chain()
 
     def ends(self) -> list[str]:

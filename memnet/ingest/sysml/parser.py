@@ -49,7 +49,7 @@ from .statements import Body, Pre
 VISIBILITY = frozenset({"private", "public", "protected"})
 FLAGS = frozenset({"abstract", "variation", "variant", "derived", "constant", "ref", "end",
                    "individual", "snapshot", "timeslice", "in", "out", "inout", "standard",
-                   "library", "readonly"})
+                   "library"})
 CALC_BODY = frozenset({"calc", "constraint", "case", "analysis", "verification", "use case"})
 ACTION_NODES = frozenset({"accept", "send", "assign", "terminate", "if", "while", "loop",
                           "for", "merge", "decide", "join", "fork"})
@@ -71,10 +71,11 @@ class Reader(Clauses):
 
     # -- bodies ----------------------------------------------------------------------------
 
-    def members(self, close: str, calc: bool = False, enum: bool = False) -> Body:
-        """Members up to ``close`` (not consumed); with ``calc`` the last may be a
-        result expression."""
-        body = Body()
+    def members(self, close: str, calc: bool = False, enum: bool = False,
+                into: Body | None = None) -> Body:
+        """Members up to ``close`` (not consumed), added to ``into`` (default: a new
+        body); with ``calc`` the last may be a result expression."""
+        body = into if into is not None else Body()
         k = self.k
         self.deeper()
         try:
@@ -118,12 +119,13 @@ class Reader(Clauses):
         self.members("}", calc=True)
         self.i += 1
 
-    def block(self) -> Body:
-        """An action body parameter: ``[action [decl]] { members }``."""
+    def block(self, into: Body | None = None) -> Body:
+        """An action body parameter: ``[action [decl]] { members }`` (the branches of
+        an ``if`` share one body)."""
         if self.accept("action"):
             self.usage_decl()
         self.expect("{")
-        inner = self.members("}")
+        inner = self.members("}", into=into)
         self.i += 1
         return inner
 
@@ -154,6 +156,10 @@ class Reader(Clauses):
             elif kind == "#":
                 self.i += 1
                 pre.meta.append(self.qname())
+            elif kind == "NAME" and self.toks.value[self.i] == "readonly" and \
+                    (k[self.i + 1] in USAGE_WORDS or k[self.i + 1] in FLAGS):
+                pre.flags.add("readonly")  # an older spelling of `constant`
+                self.i += 1
             else:
                 break
         kind = k[self.i]

@@ -277,8 +277,8 @@ def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.element(body, kind, decl, i0, pre, inner, role=role)
     else:
         _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
-        if role == "perform":  # the performed action is a step a `then` may follow
-            body.prev, body.prev_state = target, False
+        # the action performed (the state exhibited, the use case included) is a step
+        body.prev, body.prev_state = target, role == "exhibit"
 
 
 def assert_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -310,7 +310,7 @@ def satisfy(r: Reader, body: Body, i0: int, pre: Pre, negated: bool = False) -> 
     since = len(r.warnings)
     inner = r.body()
     if negated:
-        r.skip(i0, "assert not satisfy", since)
+        r.skip(i0, "not satisfy", since)
         return
     if target is None:
         target = _declared(r, body, i0, pre, decl, inner, "satisfy")
@@ -552,11 +552,13 @@ def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.body()
         r.succession(body, i0, body.prev, dst)
         return
-    src = body.prev
-    before = len(body.elements)
+    src, src_state = body.prev, body.prev_state
     r.member(body)
-    if len(body.elements) > before and body.elements[-1].name is not None:
-        r.succession(body, i0, src, body.elements[-1].name)
+    dst, dst_state = body.prev, body.prev_state
+    if dst is not None and dst != src:  # the member was a step: it follows the one before
+        body.prev_state = src_state
+        r.succession(body, i0, src, dst)
+        body.prev_state = dst_state
 
 
 def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -644,9 +646,9 @@ def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) 
             while r.accept("else"):
                 if r.accept("if"):
                     r.expr()
-                    _merge(inner, r.block())
+                    r.block(into=inner)
                     continue
-                _merge(inner, r.block())
+                r.block(into=inner)
                 break
         elif r.accept("until"):
             r.expr()
@@ -654,13 +656,6 @@ def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) 
     else:
         inner = r.body()
     r.element(body, "ACT", decl, i0, pre, inner, role=word, named=True)
-
-
-def _merge(into: Body, other: Body) -> None:
-    into.elements += other.elements
-    into.relations += other.relations
-    into.docs += other.docs
-    into.members += other.members
 
 
 def state(r: Reader, body: Body, i0: int, pre: Pre) -> None:
