@@ -23,27 +23,14 @@ else is a syntax error at the furthest point any reading reached.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from ...gql.ast import Value
 from ..model import Warning_
-from .clauses import DECL_START, Clauses, Decl, doc_text
-from .doc import (
-    DEF_KIND,
-    USAGE_KIND,
-    Alias,
-    Connect,
-    Import,
-    Reference,
-    Relation,
-    Satisfy,
-    SysmlDoc,
-    SysmlElement,
-)
+from . import behaviour, statements
+from .clauses import DECL_START, Clauses, Decl
+from .doc import DEF_KIND, USAGE_KIND, Connect, Relation, SysmlDoc, SysmlElement
 from .expr import Fail
 from .lexer import Tokens
-from .statements import STATEMENTS as _STATEMENTS
-from .statements import USAGES as _USAGES
 from .statements import Body, Pre
 
 VISIBILITY = frozenset({"private", "public", "protected"})
@@ -51,8 +38,6 @@ FLAGS = frozenset({"abstract", "variation", "variant", "derived", "constant", "r
                    "individual", "snapshot", "timeslice", "in", "out", "inout", "standard",
                    "library"})
 CALC_BODY = frozenset({"calc", "constraint", "case", "analysis", "verification", "use case"})
-ACTION_NODES = frozenset({"accept", "send", "assign", "terminate", "if", "while", "loop",
-                          "for", "merge", "decide", "join", "fork"})
 #: usage kinds that are not occurrences (``then`` never follows one of them)
 _NOT_STEPS = frozenset({"ATTR", "ENUM", "REF"})
 _ROLE_NAMES = {"subject": "subject", "objective": "objective", "return": "result"}
@@ -84,12 +69,13 @@ class Reader(Clauses):
                 if not calc:
                     self.member(body, enum)
                     continue
-                mark, warned = self.i, len(self.warnings)
+                mark, warned, state = self.i, len(self.warnings), body.mark()
                 try:
                     self.member(body, enum)
-                except Fail:
+                except Fail:  # not a member: the result expression
                     self.i = mark
                     del self.warnings[warned:]
+                    body.reset(state)
                     if k[self.i] in VISIBILITY:
                         self.i += 1
                     start = self.i
@@ -326,6 +312,8 @@ class Reader(Clauses):
                                                      if v is not None))))
 
 
+_STATEMENTS = {**statements.STATEMENTS, **behaviour.STATEMENTS}
+_USAGES = {**statements.USAGES, **behaviour.USAGES}
 DEF_WORDS = frozenset(DEF_KIND) | {"view", "rendering", "metadata"}
 USAGE_WORDS = frozenset(USAGE_KIND) | frozenset(_USAGES) | {"view", "rendering"}
 

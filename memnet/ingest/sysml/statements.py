@@ -1,12 +1,12 @@
-"""The statements of SysML 8.2.2 that do not have the plain ``keyword declaration
-body`` shape: each a function of the :class:`~memnet.ingest.sysml.parser.Reader`,
-called with the token of its keyword current.
+"""The structural statements of SysML 8.2.2 that do not have the plain ``keyword
+declaration body`` shape: namespaces, annotations, the relationships between
+features, connections and flows (behaviour is in :mod:`.behaviour`). Each is a
+function of the :class:`~memnet.ingest.sysml.parser.Reader`, called with the
+token of its keyword current.
 
 Relationships that name existing features (``perform a;``, ``require r;``,
 ``satisfy R by x;``) become relations of the enclosing element; their
-declaring forms (``perform action a : A;``) become elements. Successions and
-transitions become ``THEN`` and ``TRANSITION`` edges between the steps they
-join (``then x;`` continues from the step written before it).
+declaring forms (``perform action a : A;``) become elements.
 """
 
 from __future__ import annotations
@@ -41,6 +41,18 @@ class Body:
         self.members = 0  # members other than doc and comments
         self.counts: dict[str, int] = {}
 
+    def mark(self) -> tuple[int, int, int, int, int, str | None, bool, dict[str, int]]:
+        """Where the body stands, for :meth:`reset` after a reading that failed."""
+        return (len(self.elements), len(self.relations), len(self.docs), len(self.meta),
+                self.members, self.prev, self.prev_state, dict(self.counts))
+
+    def reset(self, mark: tuple[int, int, int, int, int, str | None, bool,
+                                dict[str, int]]) -> None:
+        n_el, n_rel, n_doc, n_meta, self.members, self.prev, self.prev_state, \
+            self.counts = mark
+        del self.elements[n_el:], self.relations[n_rel:], self.docs[n_doc:], \
+            self.meta[n_meta:]
+
     def name_for(self, role: str) -> str:
         n = self.counts[role] = self.counts.get(role, 0) + 1
         return f"{role}{n}"
@@ -65,7 +77,7 @@ _ROLE_EDGE = {"perform": "PERFORMS", "exhibit": "EXHIBITS", "include": "INCLUDES
               "verify": "VERIFIES", "frame": "FRAMES"}
 
 
-def _props(**kw: Value | None) -> tuple[tuple[str, Value], ...]:
+def props_of(**kw: Value | None) -> tuple[tuple[str, Value], ...]:
     return tuple(sorted((k, v) for k, v in kw.items() if v is not None))
 
 
@@ -252,7 +264,7 @@ def _ref_or_decl(r: Reader, words: tuple[str, ...]) -> tuple[str | None, Decl]:
     return target, decl
 
 
-def _named(r: Reader, body: Body, i0: int, edge: str, target: str, decl: Decl,
+def named_link(r: Reader, body: Body, i0: int, edge: str, target: str, decl: Decl,
            inner: Body, word: str, **props: Value | None) -> None:
     line, col = r.where(i0)
     extra = dict(props)
@@ -260,7 +272,7 @@ def _named(r: Reader, body: Body, i0: int, edge: str, target: str, decl: Decl,
         extra["as"] = _last(decl.redefines[0])
     if inner.docs:
         extra["doc"] = " ".join(inner.docs)
-    r.relate(body, Reference(edge, target, line, col, _props(**extra)))
+    r.relate(body, Reference(edge, target, line, col, props_of(**extra)))
     r.dropped(i0, word, inner)
 
 
@@ -276,7 +288,7 @@ def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     if target is None:
         r.element(body, kind, decl, i0, pre, inner, role=role)
     else:
-        _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+        named_link(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
         # the action performed (the state exhibited, the use case included) is a step
         body.prev, body.prev_state = target, role == "exhibit"
 
@@ -297,7 +309,7 @@ def assert_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     if target is None:
         r.element(body, "CONSTRAINT", decl, i0, pre, inner, role=role)
     else:
-        _named(r, body, i0, "ASSERTS", target, decl, inner, "assert",
+        named_link(r, body, i0, "ASSERTS", target, decl, inner, "assert",
                negated=True if negated else None)
 
 
@@ -353,7 +365,7 @@ def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         pre.meta += meta
         if role == "verify":
             target = _declared(r, body, i0, pre, decl, inner, role)
-            _named(r, body, i0, "VERIFIES", target, Decl(), Body(), role)
+            named_link(r, body, i0, "VERIFIES", target, Decl(), Body(), role)
         else:
             r.element(body, kind, decl, i0, pre, inner, role=role)
         return
@@ -361,7 +373,7 @@ def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     decl = Decl()
     r.specialisations(decl)
     inner = r.body(calc=True)
-    _named(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+    named_link(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
 
 
 def role_usage(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -409,7 +421,7 @@ def _edges(r: Reader, body: Body, i0: int, ends: list[str], edge: str, decl: Dec
     line, col = r.where(i0)
     name = decl.name if decl is not None else None
     type_ = decl.types[0] if decl is not None and decl.types else None
-    extra = _props(**props)
+    extra = props_of(**props)
     for dst in ends[1:]:
         r.relate(body, Connect(ends[0], dst, name, type_, line, col, edge, extra))
 
@@ -510,267 +522,6 @@ def bind(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     _edges(r, body, i0, ends, "BINDS", decl)
 
 
-# -- behaviour --------------------------------------------------------------------------------------
-
-
-def first(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``first a;`` (the first step), ``first a then b;``, ``first a if g then b;``,
-    and ``succession s first a then b;``."""
-    if r.k[r.i] == "succession":
-        r.i += 1
-        if r.k[r.i] == "flow":
-            r.i -= 1
-            flow(r, body, i0, pre)
-            return
-        r.usage_decl()
-        r.expect("first")
-    else:
-        r.i += 1
-    src = r.end()
-    guard = None
-    if r.accept("if"):
-        guard = r.expr_text()[0]
-        r.expect("then")
-    elif not r.accept("then"):
-        r.body()
-        body.prev, body.prev_state = src, False
-        if src != "start":
-            r.succession(body, i0, "start", src)
-        return
-    dst = r.end()
-    r.body()
-    r.succession(body, i0, src, dst, {"if": guard} if guard else None)
-
-
-def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``then x;`` after a step, or ``then`` before the next step's declaration."""
-    r.i += 1
-    if r.k[r.i] == "[":  # the source end's multiplicity
-        r.multiplicity()
-    if r.k[r.i] == "NAME":
-        dst = r.end()
-        r.body()
-        r.succession(body, i0, body.prev, dst)
-        return
-    src, src_state = body.prev, body.prev_state
-    r.member(body)
-    dst, dst_state = body.prev, body.prev_state
-    if dst is not None and dst != src:  # the member was a step: it follows the one before
-        body.prev_state = src_state
-        r.succession(body, i0, src, dst)
-        body.prev_state = dst_state
-
-
-def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``if g then x;`` / ``else x;`` after a step (a guarded succession, or a
-    transition after a state), or an ``if`` action node."""
-    k = r.k
-    if k[r.i] == "else":
-        r.i += 1
-        dst = r.end()
-        r.body()
-        r.succession(body, i0, body.prev, dst, {"if": "else"})
-        return
-    r.i += 1
-    guard = r.expr_text()[0]
-    if k[r.i] in ("do", "then"):
-        effect = _effect(r) if r.accept("do") else None
-        r.expect("then")
-        dst = r.end()
-        r.body()
-        r.succession(body, i0, body.prev, dst, {"if": guard, "do": effect},
-                     transition=effect is not None)
-        return
-    _node_rest(r, body, i0, pre, Decl(), "if")
-
-
-def action(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``action a : A { ... }``, or an action node declared ``action a accept ...``."""
-    r.i += 1
-    decl = r.usage_decl()
-    if r.k[r.i] in ("accept", "send", "assign", "terminate", "if", "while", "loop", "for"):
-        node(r, body, i0, pre, decl)
-        return
-    r.value_part(decl)
-    r.element(body, "ACT", decl, i0, pre, r.body())
-
-
-def node(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl | None = None) -> None:
-    """Action nodes: ``accept``, ``send``, ``assign``, ``terminate``, ``if``,
-    ``while``, ``loop``, ``for``, and the control nodes ``merge``, ``decide``,
-    ``join``, ``fork``."""
-    k = r.k
-    word = k[r.i]
-    r.i += 1
-    decl = decl if decl is not None else Decl()
-    if word == "accept":
-        start = r.i
-        r.payload()
-        if r.accept("via"):
-            r.expr()
-        if k[r.i] in ("if", "do", "then"):  # a transition from the state before
-            _transition_rest(r, body, i0, body.prev, decl.name, r.span(start))
-            return
-    elif word == "if":
-        r.expr()
-    _node_rest(r, body, i0, pre, decl, word)
-
-
-def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) -> None:
-    k = r.k
-    if word == "send":
-        if k[r.i] not in ("via", "to", ";", "{"):
-            r.expr()
-        if r.accept("via"):
-            r.expr()
-        if r.accept("to"):
-            r.expr()
-    elif word == "assign":
-        r.expr()
-        r.expect(":=")
-        r.expr()
-    elif word == "terminate":
-        if k[r.i] not in (";", "{"):
-            r.expr()
-    elif word in ("merge", "decide", "join", "fork"):
-        r.usage_decl(decl)
-    if word in ("if", "while", "loop", "for"):
-        if word == "while":
-            r.expr()
-        elif word == "for":
-            r.usage_decl()
-            r.expect("in")
-            r.expr()
-        inner = r.block()
-        if word == "if":
-            while r.accept("else"):
-                if r.accept("if"):
-                    r.expr()
-                    r.block(into=inner)
-                    continue
-                r.block(into=inner)
-                break
-        elif r.accept("until"):
-            r.expr()
-            r.expect(";")
-    else:
-        inner = r.body()
-    r.element(body, "ACT", decl, i0, pre, inner, role=word, named=True)
-
-
-def state(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    r.i += 1
-    decl = r.usage_decl()
-    r.value_part(decl)
-    r.element(body, "STATE", decl, i0, pre, r.body(state=True))
-
-
-def subaction(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``entry``/``do``/``exit`` in a state: nothing, an action, or a named one performed."""
-    k = r.k
-    role = k[r.i]
-    r.i += 1
-    if role == "entry":  # a `then x;` after the entry action names the first state
-        body.prev, body.prev_state = "start", False
-    if r.accept(";"):
-        return
-    if k[r.i] == "action":
-        r.i += 1
-        decl = r.usage_decl()
-        r.value_part(decl)
-        r.element(body, "ACT", decl, i0, pre, r.body(), role=role, named=True)
-    elif k[r.i] in ("accept", "send", "assign"):
-        before = len(body.elements)
-        node(r, body, i0, pre)
-        if len(body.elements) > before:
-            body.elements[-1] = replace(body.elements[-1], role=role)
-    else:
-        target = r.chain()
-        decl = Decl()
-        r.specialisations(decl)
-        r.value_part(decl)
-        _named(r, body, i0, "PERFORMS", target, decl, r.body(), role, when=role)
-    if role == "entry":
-        body.prev, body.prev_state = "start", False
-
-
-def transition(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``transition [t first] src [accept e] [if g] [do a] then dst;`` (without a
-    source, it leaves the state written before it)."""
-    k = r.k
-    r.i += 1
-    name = None
-    src = body.prev
-    if k[r.i] == "first":
-        r.i += 1
-        src = r.chain()
-    elif k[r.i] not in ("accept", "if", "do", "then"):
-        mark = r.i
-        try:
-            decl = r.usage_decl()
-            r.expect("first")
-            name, src = decl.name, r.chain()
-        except Fail:
-            r.i = mark
-            src = r.chain()
-    trigger = None
-    if r.accept("accept"):
-        start = r.i
-        r.payload()
-        if r.accept("via"):
-            r.expr()
-        trigger = r.span(start)
-    _transition_rest(r, body, i0, src, name, trigger)
-
-
-def _transition_rest(r: Reader, body: Body, i0: int, src: str | None, name: str | None,
-                     trigger: str | None) -> None:
-    guard = r.expr_text()[0] if r.accept("if") else None
-    effect = _effect(r) if r.accept("do") else None
-    r.expect("then")
-    dst = r.end()
-    r.body()
-    r.succession(body, i0, src, dst, {"name": name, "accept": trigger, "if": guard,
-                                      "do": effect}, transition=True)
-
-
-def _effect(r: Reader) -> str:
-    """A transition's effect after ``do``: its text."""
-    k = r.k
-    start = r.i
-    word = k[r.i]
-    if word in ("send", "assign"):
-        r.i += 1
-        if word == "send":
-            if k[r.i] not in ("via", "to", "then", "{"):
-                r.expr()
-            if r.accept("via"):
-                r.expr()
-            if r.accept("to"):
-                r.expr()
-        else:
-            r.expr()
-            r.expect(":=")
-            r.expr()
-    elif word == "accept":
-        r.i += 1
-        r.payload()
-        if r.accept("via"):
-            r.expr()
-    else:
-        if not r.accept("action"):
-            r.chain()
-            r.specialisations(Decl())
-        else:
-            r.usage_decl()
-        r.value_part(Decl())
-    text = r.span(start)
-    if r.accept("{"):
-        r.members("}")
-        r.i += 1
-    return text
-
-
 STATEMENTS: dict[str, Handler] = {
     "package": package, "import": import_, "alias": alias, "doc": doc, "comment": comment,
     "rep": comment, "language": comment, "@": metadata, "dependency": dependency,
@@ -779,17 +530,12 @@ STATEMENTS: dict[str, Handler] = {
     "satisfy": satisfy, "require": require, "assume": require, "frame": require,
     "verify": require, "subject": role_usage, "actor": role_usage, "stakeholder": role_usage,
     "objective": role_usage, "return": return_, "event": event, "connect": connector,
-    "allocate": connector, "bind": bind, "binding": bind, "first": first, "then": then,
-    "if": guarded, "else": guarded, "transition": transition, "entry": subaction,
-    "do": subaction, "exit": subaction, "accept": node, "send": node, "assign": node,
-    "terminate": node, "while": node, "loop": node, "for": node, "merge": node,
-    "decide": node, "join": node, "fork": node,
+    "allocate": connector, "bind": bind, "binding": bind,
 }
 #: usages with a shape of their own (their ``def`` forms are plain definitions)
 USAGES: dict[str, Handler] = {
-    "action": action, "state": state, "connection": connector, "interface": connector,
-    "allocation": connector, "flow": flow, "message": flow, "succession": first,
-    "metadata": metadata,
+    "connection": connector, "interface": connector, "allocation": connector, "flow": flow,
+    "message": flow, "metadata": metadata,
 }
 
-__all__ = ["STATEMENTS", "USAGES", "Body", "Pre"]
+__all__ = ["STATEMENTS", "USAGES", "Body", "Handler", "Pre", "flow", "named_link", "props_of"]
