@@ -12,6 +12,8 @@ import pytest
 from memnet.ingest.model import Artefacts
 from memnet.ingest.sysml import scan_sysml
 
+from ._sysml import element, links
+
 pytestmark = pytest.mark.req("MN-REQ-21")
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus"
@@ -20,17 +22,6 @@ FILES = sorted(CORPUS.rglob("*.sysml"))
 
 def _scan(name: str) -> Artefacts:
     return scan_sysml(CORPUS / name)
-
-
-def _edges(art: Artefacts, type_: str) -> dict[tuple[str, str], dict[str, object]]:
-    cut = len(f"sysml:{art.root}/")
-    return {(lk.src[cut:], lk.dst[cut:]): lk.props for lk in art.links.values()
-            if lk.type == type_}
-
-
-def _el(art: Artefacts, qual: str) -> tuple[str, dict[str, object]]:
-    el = art.elements[f"sysml:{art.root}/{qual}"]
-    return el.kind, {k: v for k, v in el.props.items() if k not in ("file", "line")}
 
 
 def test_the_fixtures_are_the_licensed_release_files() -> None:
@@ -60,7 +51,7 @@ def test_lesson_32_every_requirement_has_its_satisfies_links() -> None:
     design = "Requirement Satisfaction::Vehicle c1 Design Context::vehicle_design"
     engine = "Requirement Satisfaction::vehicle_c1::engine_v1"
     groups = "Requirement Groups::"
-    assert _edges(art, "SATISFIES") == {
+    assert links(art, "SATISFIES") == {
         # the satisfier is a `ref`, and the chain walks through what it subsets
         (design, f"{groups}vehicleSpecification"): {},
         (engine, f"{groups}engineSpecification"): {},
@@ -74,52 +65,52 @@ def test_lesson_32_every_requirement_has_its_satisfies_links() -> None:
         (engine, f"{groups}engineSpecification::torqueGeneration"):
             {"via": f"{groups}engineSpecification"},
     }
-    assert reqs == {dst for _, dst in _edges(art, "SATISFIES")}
-    assert (design, "Requirement Satisfaction::vehicle_c1") in _edges(art, "SUBSETS")
+    assert reqs == {dst for _, dst in links(art, "SATISFIES")}
+    assert (design, "Requirement Satisfaction::vehicle_c1") in links(art, "SUBSETS")
     # the subject of a requirement is kept, with its type
-    assert _el(art, f"{groups}vehicleSpecification::vehicle") == (
+    assert element(art, f"{groups}vehicleSpecification::vehicle") == (
         "REF", {"name": "vehicle", "type": "Vehicle", "role": "subject"})
     assert (f"{groups}vehicleSpecification::vehicle",
-            "Requirement Definitions::Vehicle") in _edges(art, "TYPED")
-    assert set(_edges(art, "REQUIRES")) == {
+            "Requirement Definitions::Vehicle") in links(art, "TYPED")
+    assert set(links(art, "REQUIRES")) == {
         (f"{groups}vehicleSpecification", "Requirement Usages::fullVehicleMassLimit"),
         (f"{groups}vehicleSpecification", "Requirement Usages::emptyVehicleMassLimit")}
-    assert _edges(art, "PERFORMS") == {
+    assert links(art, "PERFORMS") == {
         ("Requirement Satisfaction::vehicle_c1", "Requirement Satisfaction::provide power"): {},
         (engine, "Requirement Satisfaction::provide power::generate torque"):
             {"as": "generateTorque"}}
     # require/assume constraints keep their text, defaults and values their value
-    assert _el(art, "Requirement Definitions::MassLimitationRequirement::require1")[1] == {
+    assert element(art, "Requirement Definitions::MassLimitationRequirement::require1")[1] == {
         "name": "require1", "role": "require", "text": "massActual <= massReqd"}
-    assert _el(art, "Requirement Usages::fullVehicleMassLimit::assume1")[1] == {
+    assert element(art, "Requirement Usages::fullVehicleMassLimit::assume1")[1] == {
         "name": "assume1", "role": "assume", "doc": "Full tank is full.",
         "text": "vehicle.fuelMass == vehicle.fuelFullMass"}
-    assert _el(art, "Requirement Usages::fullVehicleMassLimit::massReqd")[1]["value"] == \
+    assert element(art, "Requirement Usages::fullVehicleMassLimit::massReqd")[1]["value"] == \
         "2000[kg]"
 
 
 def test_states_transitions_and_their_actions() -> None:
     art = _scan("Transition Actions.sysml")
     states = "Transition Actions::vehicleStates"
-    assert _el(art, states) == ("STATE", {"name": "vehicleStates", "type": "VehicleStates"})
-    assert _edges(art, "THEN") == {(states, f"{states}::off"): {}}
-    assert _edges(art, "TRANSITION") == {
+    assert element(art, states) == ("STATE", {"name": "vehicleStates", "type": "VehicleStates"})
+    assert links(art, "THEN") == {(states, f"{states}::off"): {}}
+    assert links(art, "TRANSITION") == {
         (f"{states}::off", f"{states}::starting"): {"accept": "VehicleStartSignal"},
         (f"{states}::starting", f"{states}::on"): {
             "accept": "VehicleOnSignal", "if": "operatingVehicle.brakePedalDepressed",
             "do": "send new ControllerStartSignal() to controller"},
         (f"{states}::on", f"{states}::off"): {"accept": "VehicleOffSignal"}}
-    assert _el(art, f"{states}::on::providePower") == ("ACT", {"name": "providePower",
+    assert element(art, f"{states}::on::providePower") == ("ACT", {"name": "providePower",
                                                               "role": "do"})
-    assert _edges(art, "PERFORMS") == {
+    assert links(art, "PERFORMS") == {
         (f"{states}::on", "Transition Actions::performSelfTest"): {"when": "entry"}}
 
 
 def test_decisions_and_merges_give_guarded_successions() -> None:
     art = _scan("Decision Example.sysml")
     act = "Decision Example::ChargeBattery"
-    assert _el(art, f"{act}::continueCharging")[1]["role"] == "merge"
-    assert _edges(art, "THEN") == {
+    assert element(art, f"{act}::continueCharging")[1]["role"] == "merge"
+    assert links(art, "THEN") == {
         (act, f"{act}::continueCharging"): {},
         (f"{act}::continueCharging", f"{act}::monitor"): {},
         (f"{act}::monitor", f"{act}::decide1"): {},
@@ -131,16 +122,16 @@ def test_decisions_and_merges_give_guarded_successions() -> None:
 def test_connections_with_named_ends_and_cross_multiplicities() -> None:
     art = _scan("Connections Example.sysml")
     hub = "Connections Example::wheelHubAssembly"
-    assert _el(art, "Connections Example::PressureSeat::bead") == (
+    assert element(art, "Connections Example::PressureSeat::bead") == (
         "PART", {"name": "bead", "type": "TireBead", "end": True})
-    assert _edges(art, "CONNECTS") == {
+    assert links(art, "CONNECTS") == {
         (f"{hub}::wheel::t::bead", f"{hub}::wheel::w::rim"): {"type": "PressureSeat"},
         (f"{hub}::lugBoltJoints", f"{hub}::wheel::w::mountingHoles"): {},
         (f"{hub}::lugBoltJoints", f"{hub}::hub::h"): {}}
     art = _scan("Interface Decomposition Example.sysml")
     iface = "Interface Decomposition Example::WaterDelivery"
-    assert _el(art, f"{iface}::suppliedBy")[0] == "PORT"
-    assert set(_edges(art, "CONNECTS")) == {
+    assert element(art, f"{iface}::suppliedBy")[0] == "PORT"
+    assert set(links(art, "CONNECTS")) == {
         (f"{iface}::suppliedBy::hot", f"{iface}::deliveredTo::hot"),
         (f"{iface}::suppliedBy::cold", f"{iface}::deliveredTo::cold")}
 
@@ -148,28 +139,28 @@ def test_connections_with_named_ends_and_cross_multiplicities() -> None:
 def test_actions_send_accept_and_flow_between_steps() -> None:
     art = _scan("Messaging Example.sysml")
     take = "Messaging Example::takePicture"
-    assert _el(art, f"{take}::trigger") == ("ACT", {"name": "trigger", "role": "accept"})
-    assert _el(art, f"{take}::focus::scene") == (
+    assert element(art, f"{take}::trigger") == ("ACT", {"name": "trigger", "role": "accept"})
+    assert element(art, f"{take}::focus::scene") == (
         "ITEM", {"name": "scene", "value": "trigger.scene", "dir": "in"})
-    assert set(_edges(art, "THEN")) == {(f"{take}::trigger", f"{take}::focus"),
+    assert set(links(art, "THEN")) == {(f"{take}::trigger", f"{take}::focus"),
                                         (f"{take}::focus", f"{take}::shoot"),
                                         (f"{take}::shoot", f"{take}::send1")}
-    assert set(_edges(art, "FLOWS")) == {(f"{take}::focus::image", f"{take}::shoot::image")}
+    assert set(links(art, "FLOWS")) == {(f"{take}::focus::image", f"{take}::shoot::image")}
 
 
 def test_defaults_constraint_assertions_and_derived_values() -> None:
     art = _scan("MassRollup2.sysml")
-    assert _el(art, "MassRollup2::MassedThing::totalMass")[1] == {
+    assert element(art, "MassRollup2::MassedThing::totalMass")[1] == {
         "name": "totalMass", "subsets": "ISQ::mass", "default": "simpleMass"}
-    assert _el(art, "MassRollup2::compositeThing::totalMass")[1]["default"] == \
+    assert element(art, "MassRollup2::compositeThing::totalMass")[1]["default"] == \
         "simpleMass + sum(subcomponents.totalMass)"
     assert ("MassRollup2::filteredMassThing::totalMass",
-            "MassRollup2::compositeThing::totalMass") in _edges(art, "REDEFINES")
+            "MassRollup2::compositeThing::totalMass") in links(art, "REDEFINES")
     art = _scan("Time Constraints.sysml")
     states = "Time Constraints::healthStates"
-    assert _el(art, f"{states}::maintenance::assert1")[1]["text"] == \
+    assert element(art, f"{states}::maintenance::assert1")[1]["text"] == \
         "TimeOf(maintenance) > vehicle.maintenanceTime"
-    assert _edges(art, "TRANSITION")[(f"{states}::normal", f"{states}::maintenance")] == {
+    assert links(art, "TRANSITION")[(f"{states}::normal", f"{states}::maintenance")] == {
         "accept": "at vehicle.maintenanceTime"}
     assert art.warnings == []  # ISQ::TemperatureValue and the like are the library's
 
@@ -177,17 +168,17 @@ def test_defaults_constraint_assertions_and_derived_values() -> None:
 def test_use_cases_analysis_cases_and_metadata() -> None:
     art = _scan("18-Use Case.sysml")
     uc = "18-Use Case::provide transportation"
-    assert _el(art, uc)[0] == "CASE"
-    assert _el(art, f"{uc}::driver") == ("PART", {"name": "driver", "type": "Person",
+    assert element(art, uc)[0] == "CASE"
+    assert element(art, f"{uc}::driver") == ("PART", {"name": "driver", "type": "Person",
                                                   "role": "actor"})
-    assert set(_edges(art, "INCLUDES")) >= {(uc, "18-Use Case::enter vehicle"),
+    assert set(links(art, "INCLUDES")) >= {(uc, "18-Use Case::enter vehicle"),
                                             (uc, "18-Use Case::exit vehicle")}
-    assert set(_edges(art, "THEN")) >= {(uc, "18-Use Case::enter vehicle"),
+    assert set(links(art, "THEN")) >= {(uc, "18-Use Case::enter vehicle"),
                                         ("18-Use Case::enter vehicle", f"{uc}::drive vehicle")}
     art = _scan("Analysis Case Definition Example.sysml")
     fea = "Analysis Case Definition Example::FuelEconomyAnalysis"
-    assert _el(art, fea)[1]["role"] == "analysis"
-    assert _el(art, f"{fea}::fuelEconomyAnalysisObjective::require1")[1]["text"] == \
+    assert element(art, fea)[1]["role"] == "analysis"
+    assert element(art, f"{fea}::fuelEconomyAnalysisObjective::require1")[1]["text"] == \
         "fuelEconomyResult > 30 [mi / gal]"
     art = _scan("Filtering Example-2.sysml")
     safe = {loc.rpartition("::")[2] for loc, el in art.elements.items()
@@ -198,10 +189,10 @@ def test_use_cases_analysis_cases_and_metadata() -> None:
 
 def test_a_skipped_definition_does_not_swallow_what_follows() -> None:
     art = _scan("Model Library Example.sysml")
-    assert _el(art, "Model Library Example::Causation")[0] == "CONNDEF"
-    assert _el(art, "Model Library Example::scenarios")[0] == "ITEM"
+    assert element(art, "Model Library Example::Causation")[0] == "CONNDEF"
+    assert element(art, "Model Library Example::scenarios")[0] == "ITEM"
     art = _scan("Interaction Realization-1.sysml")
     cc = "Interaction Realization-1::cruiseControlInteraction_a"
-    assert _el(art, f"{cc}::driver::setSpeedSent")[1]["references"] == \
+    assert element(art, f"{cc}::driver::setSpeedSent")[1]["references"] == \
         "driverBehavior.sendSetSpeed"
-    assert _el(art, f"{cc}::setSpeedMessage")[0] == "FLOW"
+    assert element(art, f"{cc}::setSpeedMessage")[0] == "FLOW"

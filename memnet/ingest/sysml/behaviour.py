@@ -112,31 +112,44 @@ def node(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl | None = None) -> 
     r.i += 1
     decl = decl if decl is not None else Decl()
     if word == "accept":
-        start = r.i
-        r.payload()
-        if r.accept("via"):
-            r.expr()
+        trigger = _accepted(r)
         if k[r.i] in ("if", "do", "then"):  # a transition from the state before
-            _transition_rest(r, body, i0, body.prev, decl.name, r.span(start))
+            _transition_rest(r, body, i0, body.prev, decl.name, trigger)
             return
     elif word == "if":
         r.expr()
     _node_rest(r, body, i0, pre, decl, word)
 
 
-def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) -> None:
-    k = r.k
+def _accepted(r: Reader) -> str:
+    """What follows ``accept``: the payload or trigger and ``via p``, as text."""
+    start = r.i
+    r.payload()
+    if r.accept("via"):
+        r.expr()
+    return r.span(start)
+
+
+def _send_or_assign(r: Reader, word: str) -> None:
+    """What follows ``send`` (``[payload] [via p] [to q]``) or ``assign`` (``target :=
+    value``)."""
     if word == "send":
-        if k[r.i] not in ("via", "to", ";", "{"):
+        if r.k[r.i] not in ("via", "to", ";", "{", "then"):
             r.expr()
         if r.accept("via"):
             r.expr()
         if r.accept("to"):
             r.expr()
-    elif word == "assign":
+    else:
         r.expr()
         r.expect(":=")
         r.expr()
+
+
+def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) -> None:
+    k = r.k
+    if word in ("send", "assign"):
+        _send_or_assign(r, word)
     elif word == "terminate":
         if k[r.i] not in (";", "{"):
             r.expr()
@@ -223,11 +236,7 @@ def transition(r: Reader, body: Body, i0: int, pre: Pre) -> None:
             src = r.chain()
     trigger = None
     if r.accept("accept"):
-        start = r.i
-        r.payload()
-        if r.accept("via"):
-            r.expr()
-        trigger = r.span(start)
+        trigger = _accepted(r)
     _transition_rest(r, body, i0, src, name, trigger)
 
 
@@ -249,22 +258,10 @@ def _effect(r: Reader) -> str:
     word = k[r.i]
     if word in ("send", "assign"):
         r.i += 1
-        if word == "send":
-            if k[r.i] not in ("via", "to", "then", "{"):
-                r.expr()
-            if r.accept("via"):
-                r.expr()
-            if r.accept("to"):
-                r.expr()
-        else:
-            r.expr()
-            r.expect(":=")
-            r.expr()
+        _send_or_assign(r, word)
     elif word == "accept":
         r.i += 1
-        r.payload()
-        if r.accept("via"):
-            r.expr()
+        _accepted(r)
     else:
         if not r.accept("action"):
             r.chain()

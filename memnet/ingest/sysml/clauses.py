@@ -139,27 +139,19 @@ class Clauses(Cursor):
         k = self.k
         while True:
             kind = k[self.i]
-            if kind == ":" or (kind == "defined" and k[self.i + 1] == "by"):
-                self.i += 1 if kind == ":" else 2
-                decl.types.append(self.type_ref())
-                while self.accept(","):
-                    decl.types.append(self.type_ref())
-            elif kind in (":>", "subsets"):
+            if kind == "defined" and k[self.i + 1] == "by":
                 self.i += 1
-                decl.subsets.append(self.chain())
-                while self.accept(","):
-                    decl.subsets.append(self.chain())
-            elif kind in (":>>", "redefines"):
+                kind = ":"
+            into = {":": decl.types, ":>": decl.subsets, "subsets": decl.subsets,
+                    ":>>": decl.redefines, "redefines": decl.redefines,
+                    "::>": decl.references, "references": decl.references,
+                    "=>": [], "crosses": []}.get(kind)
+            if into is not None:
                 self.i += 1
-                decl.redefines.append(self.chain())
-                while self.accept(","):
-                    decl.redefines.append(self.chain())
-            elif kind in ("::>", "references"):
-                self.i += 1
-                decl.references.append(self.chain())
-            elif kind in ("=>", "crosses"):
-                self.i += 1
-                self.chain()
+                read = self.type_ref if kind == ":" else self.chain
+                into.append(read())
+                while kind in (":", ":>", "subsets", ":>>", "redefines") and self.accept(","):
+                    into.append(read())
             elif kind == "[":
                 decl.multiplicity = self.multiplicity()
             elif kind in ("ordered", "nonunique"):
