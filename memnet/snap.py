@@ -33,13 +33,14 @@ over from an earlier, bigger snap are dropped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cabinet import Cabinet
-from .errors import QueryError
+from .errors import MemNetError, QueryError
 from .ids import check_session_id
 from .ingest.model import Artefacts, Element, Link, Warning_
 from .ingest.sync import SyncResult, sync
@@ -373,8 +374,8 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             if progress is not None:
                 progress(done, len(todo))
     except BaseException:
-        for sid in created:  # leave no half-made snap behind
-            if cabinet.exists(sid):
+        for sid in created:  # leave no half-made snap behind (the first error is the one)
+            with contextlib.suppress(MemNetError, OSError):
                 cabinet.drop(sid)
         raise
     keep = {sid for sid, _ in plan.interiors}
