@@ -33,21 +33,24 @@ over from an earlier, bigger snap are dropped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cabinet import Cabinet
-from .errors import QueryError
+from .errors import MemNetError, QueryError
 from .ids import check_session_id
-from .ingest.model import Artefacts, Element, Link
+from .ingest.model import Artefacts, Element, Link, Warning_
 from .ingest.sync import SyncResult, sync
+from .ingest.sysml.doc import DEF_KINDS
 from .session import LIMITS
 from .strata import catalog_id
 
-#: kinds that always stay in the catalog (the skeleton a reader navigates by)
-CATALOG_KINDS = frozenset({"PKG", "PARTDEF", "PORTDEF", "ATTRDEF", "REQDEF", "REQ"})
+#: kinds that always stay in the catalog (the skeleton a reader navigates by):
+#: packages, every kind of definition, and requirements
+CATALOG_KINDS = frozenset({"PKG", "REQ", *DEF_KINDS})
 STUB_KIND = "STUB"
 SES_KIND = "SES"
 IN_TYPE = "IN"
@@ -89,6 +92,8 @@ class SnapResult:
     dropped: tuple[str, ...]
     rows: dict[str, int]
     replaced_roots: tuple[str, ...] = ()  # roots of an earlier snap, cleared
+    warnings: tuple[Warning_, ...] = ()  # what the model's reader and the planner skipped
+    failed: tuple[Warning_, ...] = ()  # model files left out because they do not parse
 
     @property
     def changed(self) -> bool:
@@ -99,14 +104,18 @@ class SnapResult:
         """Plain data for the CLI's and MCP's JSON."""
         return {"catalog": self.catalog, "interiors": list(self.interiors), "rows": self.rows,
                 "dropped": list(self.dropped),
-                "changed": [sid for sid, r in self.results.items() if r.changed]}
+                "changed": [sid for sid, r in self.results.items() if r.changed],
+                "warnings": [str(w) for w in self.warnings],
+                "failed": [str(w) for w in self.failed]}
 
     def summary(self) -> str:
         changed = sum(1 for r in self.results.values() if r.changed) if not \
             self.replaced_roots else len(self.results)
         return (f"catalog {self.catalog}, {len(self.interiors)} interior session(s) "
                 f"(largest {max(self.rows.values(), default=0)} rows); {changed} session(s) "
-                f"changed" + (f", {len(self.dropped)} dropped" if self.dropped else ""))
+                f"changed" + (f", {len(self.dropped)} dropped" if self.dropped else "")
+                + f"; {len(self.warnings)} warning(s)"
+                + (f", {len(self.failed)} file(s) not ingested" if self.failed else ""))
 
 
 # -- planning ---------------------------------------------------------------------
@@ -299,29 +308,39 @@ def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[st
 
 
 # -- writing ----------------------------------------------------------------------
-def load_model(model: str | os.PathLike[str] | Artefacts) -> Artefacts:
-    """A model from a ``.sysml`` file or directory, or artefacts given as they are."""
+def load_model(model: str | os.PathLike[str] | Artefacts, *, strict: bool = True) -> Artefacts:
+    """A model from a ``.sysml`` file or directory, or artefacts given as they are.
+
+    With ``strict=False`` a file that does not parse is left out and listed in
+    ``Artefacts.failed``; with ``strict`` it raises its error."""
     if isinstance(model, Artefacts):
         return model
     from .ingest.sysml import scan_sysml
 
-    return scan_sysml(model)
+    return scan_sysml(model, strict=strict)
 
 
 def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: str, *,
-         budget: int = LIMITS.max_rows,
+         budget: int = LIMITS.max_rows, strict: bool = True,
          progress: Callable[[int, int], None] | None = None) -> SnapResult:
     """Partition ``model`` into ``<prefix>-cat`` and ``<prefix>-1..k`` in ``cabinet``.
 
-    Each session is created when missing, synced (one Commit) and flushed;
-    ``progress(done, total)`` counts sessions. Interiors of an earlier snap
-    with the same prefix that this plan no longer needs are dropped (only ones
-    the catalog lists, so nothing else is ever touched).
+    The model is read and planned before anything is written: a model that
+    does not parse (``strict``), has no elements, or cannot be planned writes
+    nothing. With ``strict=False`` files that do not parse are left out and
+    listed in ``SnapResult.failed`` (their elements are then absent from the
+    sessions). Each session is created when missing, synced (one Commit) and
+    flushed; ``progress(done, total)`` counts sessions. If writing fails part
+    way, the sessions this call created are dropped again. Interiors of an
+    earlier snap with the same prefix that this plan no longer needs are
+    dropped (only ones the catalog lists, so nothing else is ever touched).
     """
-    art = load_model(model)
+    art = load_model(model, strict=strict)
     if not art.elements:
+        failed = "; ".join(str(w) for w in art.failed[:3])
         raise QueryError(f"the model at {model!r} has no elements (no .sysml files, or "
-                         "nothing in them): nothing to snap")
+                         "nothing in them): nothing to snap"
+                         + (f" (not ingested: {failed})" if failed else ""))
     plan = plan_snap(art, prefix, budget=budget)
     todo = plan.sessions()
     results: dict[str, SyncResult] = {}
@@ -337,24 +356,37 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
                 before.add(str(props["sid"]))
                 old_roots.add(loc[len("snap:"):].rpartition("/")[0])
     stale = sorted(old_roots - {art.root})
-    for done, (sid, part) in enumerate(todo, 1):
-        s = cabinet.open(sid) if cabinet.exists(sid) else cabinet.create(sid)
-        for root in stale:  # an earlier snap of a model with another root: clear it
-            sync(s, Artefacts(root=root, schemes=part.schemes, managed_types=part.managed_types))
-        res = sync(s, part)
-        if res.changed or s.pending:
-            cabinet.flush(s)
-        results[sid] = res
-        if progress is not None:
-            progress(done, len(todo))
+    created: list[str] = []
+    try:
+        for done, (sid, part) in enumerate(todo, 1):
+            if cabinet.exists(sid):
+                s = cabinet.open(sid)
+            else:
+                s = cabinet.create(sid)
+                created.append(sid)
+            for root in stale:  # an earlier snap of a model with another root: clear it
+                sync(s, Artefacts(root=root, schemes=part.schemes,
+                                  managed_types=part.managed_types))
+            res = sync(s, part)
+            if res.changed or s.pending:
+                cabinet.flush(s)
+            results[sid] = res
+            if progress is not None:
+                progress(done, len(todo))
+    except BaseException:
+        for sid in created:  # leave no half-made snap behind (the first error is the one)
+            with contextlib.suppress(MemNetError, OSError):
+                cabinet.drop(sid)
+        raise
     keep = {sid for sid, _ in plan.interiors}
     dropped = []
     for sid in sorted(before - keep):
         if sid != plan.catalog_id and cabinet.exists(sid):
             cabinet.drop(sid)
             dropped.append(sid)
+    warnings = (*art.warnings, *(Warning_(art.root, 0, w) for w in plan.warnings))
     return SnapResult(plan.catalog_id, tuple(sid for sid, _ in plan.interiors), results,
-                      tuple(dropped), plan.rows, tuple(stale))
+                      tuple(dropped), plan.rows, tuple(stale), warnings, tuple(art.failed))
 
 
 __all__ = ["CATALOG_KINDS", "SES_KIND", "STUB_KIND", "SnapPlan", "SnapResult", "load_model",

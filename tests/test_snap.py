@@ -250,3 +250,70 @@ def test_an_empty_model_or_an_impossible_id_writes_nothing(tmp_path: Path) -> No
         snap(cab, Path(__file__), "p")  # not a .sysml file
     assert info.value.code == "path_not_found"
     assert cab.sessions() == []
+
+
+# -- a model with a file that does not parse ------------------------------------------
+def _model_with_a_broken_file(tmp_path: Path) -> Path:
+    model = tmp_path / "model"
+    shutil.copytree(MODELS / "models", model)
+    (model / "broken.sysml").write_text("package Broken {\n  part def A {\n    part x : ;\n"
+                                        "  }\n}\n", encoding="utf-8")
+    (model / "views.sysml").write_text("package Views { view def V; part def Seen; }\n",
+                                       encoding="utf-8")
+    return model
+
+
+def test_a_file_that_does_not_parse_is_left_out_and_listed(tmp_path: Path) -> None:
+    model = _model_with_a_broken_file(tmp_path)
+    cab = Cabinet.open(tmp_path / "cab")
+    res = snap(cab, model, "mn", strict=False)
+    assert [str(w) for w in res.failed] == [
+        "broken.sysml:3: not ingested (model_syntax, column 14): unexpected ';'; expected "
+        "'~' or a name"]
+    assert [str(w) for w in res.warnings] == [
+        "views.sysml:1: unsupported construct 'view def' skipped"]
+    assert res.to_dict()["failed"] == [str(w) for w in res.failed]
+    assert res.to_dict()["warnings"] == [str(w) for w in res.warnings]
+    assert "1 warning(s), 1 file(s) not ingested" in res.summary()
+    scope = plan_snap(scan_sysml(model, strict=False), "mn").catalog
+    held = [_held(cab, sid, scope) for sid in (*res.interiors, res.catalog)]
+    els, _links = unsnap(held)
+    # everything but the broken file is there
+    assert "sysml:model/Views::Seen" in els and not [e for e in els if "Broken" in e]
+    assert all(e.startswith("sysml:model/") for e in els)
+
+
+def test_strict_snap_and_a_failing_model_write_nothing(tmp_path: Path) -> None:
+    model = _model_with_a_broken_file(tmp_path)
+    cab = Cabinet.open(tmp_path / "cab")
+    with pytest.raises(MemNetError) as info:
+        snap(cab, model, "mn")  # strict is the default of the Python API
+    assert info.value.code == "model_syntax" and info.value.line == 3
+    assert cab.sessions() == []
+    only_broken = tmp_path / "only"
+    only_broken.mkdir()
+    shutil.copy(model / "broken.sysml", only_broken)
+    with pytest.raises(QueryError) as nothing:
+        snap(cab, only_broken, "mn", strict=False)
+    assert "not ingested" in nothing.value.message and cab.sessions() == []
+
+
+def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memnet.snap as snap_module
+
+    cab = Cabinet.open(tmp_path / "cab")
+    cab.create("mn-1")  # an interior that exists before stays
+    calls = []
+
+    def failing_sync(session: Session, art: Artefacts) -> Any:
+        calls.append(session.name)
+        if len(calls) == 3:
+            raise QueryError("the disk is full (simulated)")
+        return sync(session, art)
+
+    monkeypatch.setattr(snap_module, "sync", failing_sync)
+    with pytest.raises(QueryError):
+        snap(cab, MODELS, "mn")
+    assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was created, written, then dropped
+    assert cab_ids(cab) == ["mn-1"]

@@ -285,10 +285,12 @@ def _snap(args: argparse.Namespace) -> int:
                           code="path_not_found", path=args.model)
     with _cabinet(args) as cab, Progress(f"snap {args.prefix}") as bar:
         bar.phase("writing sessions")
-        res = snap(cab, args.model, args.prefix, budget=args.budget,
+        res = snap(cab, args.model, args.prefix, budget=args.budget, strict=args.strict,
                    progress=lambda d, t: bar(d, t))
+    for w in res.failed:
+        print(f"memnet: warning: {w}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(res.to_dict()))
+        print(json.dumps(res.to_dict(), ensure_ascii=False))
     else:
         print(f"snapped {args.model} with prefix {args.prefix}: {res.summary()}")
         for sid in res.interiors:
@@ -473,15 +475,21 @@ def build_parser() -> argparse.ArgumentParser:
                                     "PREFIX-k each hold whole subtrees within --budget rows, with "
                                     "STUB nodes for links that cross a cut. Sessions are created "
                                     "as needed, synced and flushed; snapping an unchanged model "
-                                    "again writes nothing.")
+                                    "again writes nothing. A file that does not parse is left "
+                                    "out and listed (path:line) on stderr, unless --strict; the "
+                                    "summary counts the warnings, --format json lists them.")
     sn.add_argument("model", help="a .sysml file or a directory of .sysml files")
     sn.add_argument("--prefix", required=True,
                     help="session id prefix: PREFIX-cat and PREFIX-1 .. PREFIX-k")
     sn.add_argument("--budget", type=int, default=LIMITS.max_rows,
                     help=f"most rows (nodes + edges) in one interior (default "
                          f"{LIMITS.max_rows}, the default M)")
+    sn.add_argument("--strict", action="store_true",
+                    help="fail (model_syntax) on the first file that does not parse, "
+                         "writing nothing")
     sn.add_argument("--format", choices=("text", "json"), default="text",
-                    help="text (a summary and one line per interior, default) or json")
+                    help="text (a summary and one line per interior, default) or json (with "
+                         "the warnings and the files not ingested)")
     sn.set_defaults(func=_snap)
 
     ver = sub.add_parser("ver", help="trace every requirement of the model to the tests naming it",

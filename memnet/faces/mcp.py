@@ -236,16 +236,23 @@ class MemNetTools:
         text = "\n".join(f"ingested {path} into {session}: {r.summary()}" for r in results)
         return text, {"session": session, "version": s.version, "parts": parts}
 
-    def snap(self, model: str, prefix: str, budget: int) -> tuple[str, dict[str, Any]]:
+    def snap(self, model: str, prefix: str, budget: int,
+             strict: bool = False) -> tuple[str, dict[str, Any]]:
         from ..snap import snap
 
         with self._lock:
-            res = snap(self.cabinet, model, prefix, budget=budget)
-            for sid in (res.catalog, *res.interiors, *res.dropped):
-                self._cache.pop(sid, None)
+            try:
+                res = snap(self.cabinet, model, prefix, budget=budget, strict=strict)
+            finally:  # a failed snap may have dropped sessions it had created
+                for sid in [s for s in self._cache if s == prefix + "-cat" or
+                            s.startswith(prefix + "-")]:
+                    self._cache.pop(sid, None)
         text = (f"snapped {model} with prefix {prefix}: {res.summary()}; recall "
                 f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior")
-        return text, res.to_dict()
+        text += "".join(f"\nnot ingested: {w}" for w in res.failed)
+        out = res.to_dict()
+        out["warnings"] = out["warnings"][:50]
+        return text, out
 
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
         with self._lock:
@@ -320,7 +327,8 @@ SNAP_DOC = (
     "interior) and interior sessions `<prefix>-1..k`, each holding whole ownership subtrees "
     "within `budget` rows; links across a cut go to STUB nodes naming the session that holds "
     "the far end. Recall the catalog with `REQ rid:<id>` to find the interior that satisfies "
-    "a requirement. Returns {catalog, interiors, rows, dropped, changed}.")
+    "a requirement. A file that does not parse is left out and listed unless `strict`. "
+    "Returns {catalog, interiors, rows, dropped, changed, warnings (first 50), failed}.")
 ABSORB_DOC = (
     "Path-B Absorb: take the bounded slice around anchor handles of session `member` (at most "
     "50 rows per anchor, never the whole session) and join it into session `lead` as one new "
@@ -436,8 +444,11 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                                                  "<prefix>-1..k")],
         budget: Annotated[int, Field(description="most rows in one interior (default M)")]
         = LIMITS.max_rows,
+        strict: Annotated[bool, Field(description="fail on the first file that does not "
+                                                  "parse, writing nothing (default: leave "
+                                                  "it out and list it)")] = False,
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.snap(model, prefix, budget))
+        return result(lambda: tools.snap(model, prefix, budget, strict))
 
     def writes(*, destructive: bool, idempotent: bool) -> Any:
         return mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=destructive,

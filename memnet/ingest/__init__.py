@@ -46,10 +46,10 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     leaves the session unchanged. Returns the sync results: the tree's, then
     the model's when the directory holds one or a sync removed one.
     """
-    from .sysml import _parse_files, to_artefacts
+    from .sysml import parse_files, to_artefacts
 
     p = check_ingest_path(path)
-    root, docs = _parse_files(p)
+    root, docs, _failed = parse_files(p)
     model = to_artefacts(docs, root)
     if p.is_file():
         return [sync(session, model)]

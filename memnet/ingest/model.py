@@ -77,7 +77,9 @@ class Artefacts:
     survives a re-ingest. The artefacts are always the complete desired state
     of the scope (an ingester that skips an unchanged file copies that file's
     elements and links from the session's snapshot). ``files`` and ``parsed``
-    let a file ingester say how many files it saw and how many it read afresh.
+    let a file ingester say how many files it saw and how many it read afresh;
+    ``failed`` lists the files a lenient ingester could not read (where and why),
+    whose elements are therefore missing.
     """
 
     root: str
@@ -88,6 +90,7 @@ class Artefacts:
     warnings: list[Warning_] = field(default_factory=list)
     files: int = 0      # files the ingester looked at
     parsed: int = 0     # of those, files it read afresh (the rest came from the snapshot)
+    failed: list[Warning_] = field(default_factory=list)
 
     def add(self, element: Element) -> Element:
         if element.locator in self.elements:

@@ -73,3 +73,31 @@ def test_ingest_a_sysml_file_and_a_broken_model(tmp_path: Path) -> None:
     assert "line 2" in bad.stderr
     info = json.loads(cli(home, "session", "list", "--format", "json").stdout)
     assert {r["id"]: r["version"] for r in info}["mix"] == 2
+
+
+def test_snap_in_process_counts_warnings_lists_failures_and_strict_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memnet.faces.cli import main
+
+    model = tmp_path / "model"
+    shutil.copytree(MODELS / "models", model)
+    (model / "views.sysml").write_text("package Views { view def V; }\n")
+    (model / "broken.sysml").write_text("package P {\n  part x : ;\n}\n")
+    home = str(tmp_path / "cab")
+    assert main(["--home", home, "snap", str(model), "--prefix", "mn", "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memnet: error: model_syntax: broken.sysml:") and "line 2" in err
+    assert main(["--home", home, "session", "list", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # nothing was written
+    assert main(["--home", home, "snap", str(model), "--prefix", "mn"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ("memnet: warning: broken.sysml:2: not ingested (model_syntax, column 12): "
+                   "unexpected ';'; expected '~' or a name\n")
+    assert "; 1 warning(s), 1 file(s) not ingested" in out.splitlines()[0]
+    assert main(["--home", home, "snap", str(model), "--prefix", "mn", "--format",
+                 "json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["warnings"] == ["views.sysml:1: unsupported construct 'view def' skipped"]
+    assert res["failed"] == ["broken.sysml:2: not ingested (model_syntax, column 12): "
+                             "unexpected ';'; expected '~' or a name"]
+    assert res["changed"] == []  # the same model again changes nothing

@@ -317,3 +317,30 @@ def test_ingest_and_snap_tools(tmp_path):
             assert tiny.is_error and text_of(tiny).startswith("bad_query:")
 
     anyio.run(main)
+
+
+@pytest.mark.req("MN-REQ-17")
+def test_snap_tool_lists_files_it_left_out_and_strict_writes_nothing(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "good.sysml").write_text("package Good { part def A; part a : A; view v; }\n")
+    (model / "bad.sysml").write_text("package Bad {\n  part def ;\n}\n")
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            strict = await call(client, "memnet_snap", model=str(model), prefix="m",
+                                strict=True)
+            assert strict.is_error and text_of(strict).startswith("model_syntax:")
+            assert cab.sessions() == []
+            sn = await call(client, "memnet_snap", model=str(model), prefix="m")
+            assert not sn.is_error, text_of(sn)
+            out = sn.structured_content
+            assert out["failed"] == ["bad.sysml:2: not ingested (model_syntax, column 12): "
+                                     "unexpected ';'; expected '<' or a name"]
+            assert out["warnings"] == ["good.sysml:1: unsupported construct 'view' skipped"]
+            assert "not ingested: bad.sysml:2" in text_of(sn)
+            assert "1 warning(s), 1 file(s) not ingested" in text_of(sn)
+
+    anyio.run(main)

@@ -95,8 +95,9 @@ def test_packages_and_imports():
 
     art = _art("packages_imports.sysml")
     assert art.root == "packages_imports.sysml" and art.schemes == ("sysml",)
-    assert art.managed_types == ("CONTAINS", "TYPED", "SPECIALIZES", "SATISFIES", "CONNECTS",
-                                 "IMPORTS")
+    assert art.managed_types == sysml.MANAGED_TYPES
+    assert {"CONTAINS", "TYPED", "SPECIALIZES", "SATISFIES", "CONNECTS", "IMPORTS", "SUBSETS",
+            "REDEFINES", "PERFORMS", "TRANSITION", "THEN", "FLOWS"} <= set(art.managed_types)
     assert _kinds(art) == {
         "Vehicles": "PKG", "Vehicles::Power": "PKG", "Vehicles::Power::Engine": "PARTDEF",
         "Vehicles::Power::Battery": "PARTDEF", "Vehicles::Body": "PKG",
@@ -266,8 +267,10 @@ def test_constraints_keep_opaque_text():
     assert (max_rows.kind, max_rows.role, max_rows.text) == ("CONSTRAINT", "def", "rows <= 50")
     shape = _el(doc, "Limits", "Shape")
     texts = [(c.name, c.role, c.text) for c in shape.children if c.kind == "CONSTRAINT"]
-    assert texts == [("rowsCap", None, None), (None, None, "rows >= 0"),
-                     (None, "require", "rows <= 50 && { nested }"), (None, "assume", "true")]
+    # an unnamed constraint is named by its role and a number
+    assert texts == [("rowsCap", None, None), ("constraint1", None, "rows >= 0"),
+                     ("require1", "require", "rows <= 50 and { nested }"),
+                     ("assume1", "assume", "true")]
 
     art = _art("constraints.sysml")
     assert art.warnings == []
@@ -276,7 +279,7 @@ def test_constraints_keep_opaque_text():
         "Limits::MaxRows", "Limits::Shape::rowsCap", "Limits::Shape::constraint1",
         "Limits::Shape::require1", "Limits::Shape::assume1", "Limits::Bounded::require1"}
     req = art.elements[_loc(art, "Limits::Shape::require1")].props
-    assert req["text"] == "rows <= 50 && { nested }" and req["role"] == "require"
+    assert req["text"] == "rows <= 50 and { nested }" and req["role"] == "require"
     assert _edges(art, "TYPED") == {("Limits::Shape::rowsCap", "Limits::MaxRows")}
 
 
@@ -375,43 +378,52 @@ def test_top_level_elements_have_no_owner():
 # --------------------------------------------------------------------------- unsupported
 
 
-def test_unsupported_constructs_are_skipped_with_warnings():
+def test_statements_outside_the_model_are_skipped_with_warnings():
     doc = _doc("unsupported.sysml")
     assert [(w.line, w.message) for w in doc.warnings] == [
-        (3, "unsupported construct 'action def' skipped"),
-        (7, "unsupported construct 'state def' skipped"),
-        (8, "unsupported construct 'use case def' skipped"),
-        (10, "unsupported construct 'enum def' skipped"),
-        (11, "unsupported construct 'allocate' skipped"),
-        (12, "unsupported construct 'item def' skipped"),
-        (15, "unsupported construct 'verification def' skipped"),
-        (16, "unsupported construct 'calc def' skipped"),
-        (17, "unsupported construct '#Safety' skipped"),
-        (18, "unsupported construct 'frobnicate' skipped"),
+        (3, "unsupported construct 'view def' skipped"),
+        (4, "unsupported construct 'filter' skipped"),
+        (5, "unsupported construct 'metadata def' skipped"),
+        (10, "unsupported construct 'view' skipped"),
+        (13, "unsupported construct 'not satisfy' skipped"),
+        (14, "unsupported construct 'rendering def' skipped"),
     ]
     assert all(w.path == "unsupported.sysml" for w in doc.warnings)
     art = _art("unsupported.sysml")
-    # the supported elements around them still load
+    # what stands around and after them still loads, nested ones too
     assert _kinds(art) == {"Mixed": "PKG", "Mixed::Before": "PARTDEF",
                            "Mixed::Middle": "PARTDEF", "Mixed::Middle::inner": "PART",
-                           "Mixed::After": "PARTDEF"}
+                           "Mixed::Need": "REQDEF", "Mixed::After": "PARTDEF"}
     assert _edges(art, "TYPED") == {("Mixed::Middle::inner", "Mixed::Before")}
-    assert [w.line for w in art.warnings] == [3, 7, 8, 10, 11, 12, 15, 16, 17, 18]
+    assert _edges(art, "SATISFIES") == set()
+    assert [w.line for w in art.warnings] == [3, 4, 5, 10, 13, 14]
 
 
-def test_connection_def_and_bodyless_connection_are_skipped():
-    doc = parse_sysml("connection def Link { end a; end b; }\nconnection c : Link;\n")
-    assert [(w.line, w.message) for w in doc.warnings] == [
-        (1, "unsupported construct 'connection def' skipped"),
-        (2, "unsupported construct 'connection' without a connect clause skipped"),
-    ]
+def test_a_skipped_block_does_not_swallow_what_follows():
+    doc = parse_sysml("package P { action def A { action b { } part p; } view v { } part q; }")
+    assert [(e.kind, e.name) for _, e in doc.walk()] == [
+        ("PKG", "P"), ("ACTDEF", "A"), ("ACT", "b"), ("PART", "p"), ("PART", "q")]
+    assert [w.message for w in doc.warnings] == ["unsupported construct 'view' skipped"]
+
+
+def test_connection_definitions_and_usages():
+    doc = parse_sysml("connection def Link { end a; end b; }\nconnection c : Link;\n"
+                      "connect (a, b, c);\n")
+    assert doc.warnings == []
+    link, c = doc.elements
+    assert (link.kind, [e.name for e in link.children]) == ("CONNDEF", ["a", "b"])
+    assert dict(link.children[0].props) == {"end": True}
+    assert (c.kind, c.types) == ("CONN", ("Link",))
+    # an n-ary connection joins its first end to each of the others
+    assert doc.connects == [Connect("a", "b", line=3, column=1), Connect("a", "c", line=3,
+                                                                         column=1)]
 
 
 # --------------------------------------------------------------------------- errors
 
 
 @pytest.mark.parametrize(("name", "line", "column", "words"), [
-    ("err_def_no_name.sysml", 3, 14, "expected '<', a name or a quoted name"),
+    ("err_def_no_name.sysml", 3, 14, "expected '<' or a name"),
     ("err_unclosed.sysml", 2, 19, "'{' is never closed"),
     ("err_stray_token.sysml", 3, 16, "unexpected number 42"),
     ("err_extra_brace.sysml", 4, 1, "'}' closes nothing"),
@@ -440,11 +452,33 @@ def test_syntax_error_fixtures(name, line, column, words):
     ("part def A;\npart", 2, 5, "unexpected end of input"),
     ("import A::;", 1, 11, "unexpected ';'"),
     ("connect a b;", 1, 11, "expected '.', '::' or 'to'"),
-    ("part x = ;", 1, 10, "unexpected ';'"),
-    ("part def A;\n  é", 2, 4, "unexpected end of input"),
+    ("part x = ;", 1, 10, "unexpected ';'; expected an expression"),
+    ("part def A;\n  é", 2, 3, "unexpected character 'é'"),
     ("part def A;;", 1, 12, "unexpected ';'"),
     ("part def A\x00;", 1, 11, "NUL character"),
     ("part def A\ud800;", 1, 11, "lone surrogate"),
+    # the whole notation is read: what is not SysML stays an error
+    ("part def A { part x : T 42; }", 1, 25, "unexpected number 42"),
+    ("part x = a +;", 1, 13, "unexpected ';'"),
+    ("attribute x = (a, b;", 1, 15, "'(' is never closed"),
+    ("attribute x = (a, b];", 1, 20, "']' cannot close the '(' opened at 1:15"),
+    ("attribute x = f(a b);", 1, 19, "unexpected name 'b'"),
+    ("connect a;", 1, 10, "unexpected ';'"),
+    ("connect (a);", 1, 11, "expected ','"),
+    ("flow of from a to b;", 1, 9, "unexpected 'from'"),
+    ("transition first a;", 1, 19, "unexpected ';'"),
+    ("satisfy by x;", 1, 9, "unexpected 'by'"),
+    ("doc text;", 1, 9, "expected 'locale' or a /* comment */"),
+    ("doc;", 1, 4, "a /* comment */"),
+    ("package P { part p } ", 1, 20, "expected ';', '{'"),
+    ("part p :>;", 1, 10, "unexpected ';'"),
+    ("action a { then ; }", 1, 17, "unexpected ';'"),
+    ("state s { accept e then ; }", 1, 25, "unexpected ';'"),
+    ("if x { } else ;", 1, 15, "unexpected ';'"),
+    ("calc c { x y }", 1, 12, "unexpected name 'y'"),
+    ("import A::*::;", 1, 14, "unexpected ';'"),
+    ("part 'p' ! q;", 1, 10, "unexpected character '!'"),
+    ("part frame;", 1, 6, "unexpected 'frame'"),
 ])
 def test_syntax_errors_have_line_and_column(text, line, column, words):
     with pytest.raises(ModelSyntaxError) as info:
@@ -481,7 +515,7 @@ def test_caps_are_checked_before_parsing(monkeypatch):
     assert parse_sysml(ok).elements[0].kind == "PKG"
     with pytest.raises(InputTooLarge):
         parse_sysml(" " * (sysml.MAX_CHARS + 1))
-    monkeypatch.setattr(sysml, "MAX_TOKENS", 50)
+    monkeypatch.setattr(sysml.lexer, "MAX_TOKENS", 50)
     with pytest.raises(InputTooLarge) as info:
         parse_sysml("part def A;\n" * 20)
     assert "tokens" in info.value.message

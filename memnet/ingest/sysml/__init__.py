@@ -1,0 +1,215 @@
+"""SysML v2 textual models → plain data → :class:`~memnet.ingest.model.Artefacts`.
+
+Three steps, each usable on its own:
+
+* :func:`parse_sysml` reads one file's text into a :class:`SysmlDoc` (text →
+  document: :mod:`.lexer`, :mod:`.expr`, :mod:`.clauses`, :mod:`.parser`,
+  :mod:`.statements`): a tree of :class:`SysmlElement` records with the
+  relations written in each namespace, and the warnings met on the way.
+* :func:`to_artefacts` turns the documents of one model (many files) into
+  elements and links keyed by locators ``sysml:<root>/<Qualified::Name>``,
+  resolving names across files (document → artefacts: :mod:`.resolve`,
+  :mod:`.artefacts`).
+* :func:`scan_sysml` does both for a ``.sysml`` file or a directory of them, and
+  :func:`load_requirements` lists a model's requirement short ids with their doc.
+
+The reader recognises the whole textual notation (SysML v2 clause 8.2.2 and the
+KerML expressions it uses) statement by statement. Modelled: packages, imports
+and aliases; part, port, attribute, item, action, state, requirement, concern,
+constraint, calculation, interface, connection, flow, allocation, enumeration,
+occurrence and case definitions and usages (kinds in :data:`KINDS`), usages
+written without a keyword (``REF``), with short ids, typing, specialisation,
+subsetting, redefinition, multiplicity, values and defaults, direction and
+``doc``; requirement subjects, actors, objectives, ``require``/``assume``
+constraints, ``assert``, every form of ``satisfy``, ``perform``, ``exhibit``,
+``include``, ``verify``, ``frame``; ``connect``, ``interface``, ``flow``,
+``message``, ``bind``, ``allocate``, ``dependency``; action nodes, successions
+(``first``, ``then``, guarded ``if ... then``) and state transitions.
+Recognised but not modelled, and skipped with a warning naming the construct
+and its line: views, viewpoints, renderings, ``filter``/``expose``/``render``,
+metadata definitions, extended (``#Kw def``) definitions, ``metadata ...
+about``, negated satisfaction. What follows a skipped statement reads as if it
+were not there. Text that is not SysML raises
+:class:`~memnet.errors.ModelSyntaxError` with a line and column (also a
+definition or package without a name); past the caps (:data:`MAX_CHARS`,
+:data:`MAX_TOKENS`, :data:`MAX_DEPTH`),
+:class:`~memnet.errors.InputTooLarge`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ...errors import InputTooLarge, MemNetError, ModelSyntaxError
+from ..model import Artefacts, Warning_
+from .artefacts import SCHEME, to_artefacts
+from .doc import (
+    DEF_KINDS,
+    KINDS,
+    MANAGED_TYPES,
+    REQ_KINDS,
+    Alias,
+    Connect,
+    Import,
+    Reference,
+    Relation,
+    Satisfy,
+    SysmlDoc,
+    SysmlElement,
+)
+from .lexer import MAX_CHARS, MAX_DEPTH, MAX_TOKENS, check_input, tokenize
+from .parser import parse_tokens
+from .resolve import LIBRARY_NAMES
+
+
+def parse_sysml(text: str, path: str = "<text>") -> SysmlDoc:
+    """Read one SysML v2 text (see the module doc).
+
+    Raises :class:`~memnet.errors.ModelSyntaxError` (code ``model_syntax``) with
+    the line and column of the first error, or
+    :class:`~memnet.errors.InputTooLarge` past a cap. Statements MemNet does
+    not model are skipped and reported in ``SysmlDoc.warnings``.
+
+    >>> doc = parse_sysml("part def Car { part engine : Engine; }")
+    >>> [(e.kind, e.name) for _, e in doc.walk()]
+    [('PARTDEF', 'Car'), ('PART', 'engine')]
+    """
+    if not isinstance(text, str):
+        raise ModelSyntaxError(f"expected SysML text (str), got {type(text).__name__}",
+                               path=path)
+    if text.startswith("\ufeff"):  # a byte order mark: blank, columns unchanged
+        text = " " + text[1:]
+    check_input(text, path)
+    return parse_tokens(tokenize(text, path), path)
+
+
+def _read(path: Path, rel: str) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        head = data[:e.start]
+        line = head.count(b"\n") + 1
+        col = len(head) - (head.rfind(b"\n") + 1) + 1
+        raise ModelSyntaxError("the file is not UTF-8 text", path=rel, line=line,
+                               column=col) from None
+
+
+def model_files(path: str | os.PathLike[str]) -> tuple[str, list[tuple[str, Path]]]:
+    """The root name and the ``(relative posix path, file)`` pairs of a model."""
+    p = Path(path)
+    if p.is_file():
+        if p.suffix != ".sysml":
+            raise MemNetError(f"{os.fspath(p)!r} is not a .sysml file",
+                              code="path_not_found", path=os.fspath(p))
+        return p.name, [(p.name, p)]
+    if not p.is_dir():
+        raise MemNetError(f"no SysML file or directory at {os.fspath(p)!r}",
+                          code="path_not_found", path=os.fspath(p))
+    found: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(p):  # symbolic links are not followed
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fn in sorted(filenames):
+            full = Path(dirpath) / fn
+            if fn.endswith(".sysml") and not fn.startswith(".") and not full.is_symlink():
+                found.append((full.relative_to(p).as_posix(), full))
+    found.sort()
+    return p.resolve().name or p.name, found
+
+
+def parse_files(path: str | os.PathLike[str], *, strict: bool = True
+                ) -> tuple[str, list[tuple[str, SysmlDoc]], list[Warning_]]:
+    """The root, the parsed ``(relative path, document)`` pairs of a model, and
+    (with ``strict=False``) each file that did not parse, as ``path:line:
+    message`` (with ``strict``, the first such file raises its error)."""
+    root, files = model_files(path)
+    docs: list[tuple[str, SysmlDoc]] = []
+    failed: list[Warning_] = []
+    for rel, full in files:
+        try:
+            docs.append((rel, parse_sysml(_read(full, rel), rel)))
+        except (ModelSyntaxError, InputTooLarge) as e:
+            if strict:
+                raise
+            failed.append(_failure(rel, e))
+    return root, docs, failed
+
+
+def _failure(rel: str, e: MemNetError) -> Warning_:
+    """``rel:line: not ingested (code, column c): what went wrong``."""
+    line = getattr(e, "line", None) or 0
+    column = getattr(e, "column", None)
+    message = e.message.removeprefix(f"{rel}: ")
+    if line:
+        message = message.removesuffix(f" at line {line}" + (f", column {column}"
+                                                             if column is not None else ""))
+    where = f", column {column}" if column is not None else ""
+    return Warning_(rel, line, f"not ingested ({e.code}{where}): {message}")
+
+
+def scan_sysml(path: str | os.PathLike[str], *, strict: bool = True) -> Artefacts:
+    """Ingest a ``.sysml`` file or every ``.sysml`` file under a directory.
+
+    The walk is sorted and skips hidden files and directories; a path that is
+    neither a file nor a directory is a ``path_not_found`` error. The root (the
+    scope a sync reconciles) is the directory's name, or for a single file the
+    file's own name, so ingesting one file never claims its neighbours. A file
+    that does not parse raises :class:`~memnet.errors.ModelSyntaxError` (a
+    partial model would read as deletions); with ``strict=False`` it is left
+    out and listed in ``Artefacts.failed`` instead.
+    """
+    root, docs, failed = parse_files(path, strict=strict)
+    art = to_artefacts(docs, root)
+    art.failed.extend(failed)
+    return art
+
+
+def load_requirements(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Every requirement short id of a model (file or directory) → its doc text.
+
+    Both requirement definitions and usages count; a requirement without a doc
+    maps to ``""``. The same short id on two requirements raises
+    :class:`~memnet.errors.ModelSyntaxError` naming the second one.
+    """
+    _root, docs, _failed = parse_files(path)
+    out: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for rel, doc in docs:
+        for _owners, el in doc.walk():
+            if el.kind not in REQ_KINDS or el.short_id is None:
+                continue
+            rid = el.short_id
+            if rid in out:
+                raise ModelSyntaxError(f"requirement id {rid!r} is given twice (first at "
+                                       f"{where[rid]})", path=rel, line=el.line,
+                                       column=el.column)
+            out[rid] = el.doc or ""
+            where[rid] = f"{rel}:{el.line}"
+    return out
+
+
+__all__ = [
+    "DEF_KINDS",
+    "KINDS",
+    "LIBRARY_NAMES",
+    "MANAGED_TYPES",
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_TOKENS",
+    "SCHEME",
+    "Alias",
+    "Connect",
+    "Import",
+    "Reference",
+    "Relation",
+    "Satisfy",
+    "SysmlDoc",
+    "SysmlElement",
+    "load_requirements",
+    "model_files",
+    "parse_files",
+    "parse_sysml",
+    "scan_sysml",
+    "to_artefacts",
+]
