@@ -397,6 +397,21 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _check_caps(text: str, max_chars: int) -> None:
+    _check_size(text, max_chars)
+    _check_tokens(text)
+
+
+def _check_tokens(text: str) -> None:
+    """The token cap, for text lark reads (the fast Δ reader needs none)."""
+    if len(text) > MAX_DELTA_TOKENS:  # shorter text cannot hold that many tokens
+        n = len(_TOKEN_ESTIMATE.findall(text))
+        if n > MAX_DELTA_TOKENS:
+            raise InputTooLarge(f"input holds about {n} tokens; the cap is {MAX_DELTA_TOKENS} "
+                                "(split it into several commits)", tokens=n,
+                                cap=MAX_DELTA_TOKENS)
+
+
+def _check_size(text: str, max_chars: int) -> None:
     if len(text) > max_chars:
         raise InputTooLarge(f"input is {len(text)} characters; the cap is {max_chars}",
                             length=len(text), cap=max_chars)
@@ -409,12 +424,6 @@ def _check_caps(text: str, max_chars: int) -> None:
                                  line=line, column=col)
     if _nesting_depth(text) > MAX_DEPTH:
         raise InputTooLarge(f"input nests ( [ {{ deeper than {MAX_DEPTH}", cap=MAX_DEPTH)
-    if len(text) > MAX_DELTA_TOKENS:  # shorter text cannot hold that many tokens
-        n = len(_TOKEN_ESTIMATE.findall(text))
-        if n > MAX_DELTA_TOKENS:
-            raise InputTooLarge(f"input holds about {n} tokens; the cap is {MAX_DELTA_TOKENS} "
-                                "(split it into several commits)", tokens=n,
-                                cap=MAX_DELTA_TOKENS)
 
 
 def _first_word_is_match(text: str) -> bool:
@@ -435,17 +444,27 @@ def _decode_string(tok: Token) -> str:
     text = str(tok)
     quote = text.index("'")
     inner = text[quote + 1:-1]
+    value = _decode_text(inner)
+    if value is not None:
+        return value
+    bad = _BAD_ESCAPE_RE.match(inner)
+    assert bad is not None
+    at = bad.end() - 1
+    esc = inner[at + 1:at + 2]
+    if esc == "u":
+        raise _fail_at(tok, "\\u needs four hex digits", quote + 1 + at)
+    shown = repr(esc)[1:-1]
+    raise _fail_at(tok, f"unknown escape \\{shown} in string "
+                        "(use \\\\, \\', \\n, \\r, \\t or \\uXXXX)", quote + 1 + at)
+
+
+def _decode_text(inner: str) -> str | None:
+    """The value of a string literal's inside, or None when it holds an
+    escape the dialect does not know."""
     if "\\" not in inner:
         return inner.replace("''", "'") if "''" in inner else inner
-    bad = _BAD_ESCAPE_RE.match(inner)
-    if bad is not None:
-        at = bad.end() - 1
-        esc = inner[at + 1:at + 2]
-        if esc == "u":
-            raise _fail_at(tok, "\\u needs four hex digits", quote + 1 + at)
-        shown = repr(esc)[1:-1]
-        raise _fail_at(tok, f"unknown escape \\{shown} in string "
-                            "(use \\\\, \\', \\n, \\r, \\t or \\uXXXX)", quote + 1 + at)
+    if _BAD_ESCAPE_RE.match(inner) is not None:
+        return None
     if "''" in inner:
         inner = _QUOTE_PAIR_RE.sub(r"\1\2", inner)
     return inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
@@ -859,11 +878,40 @@ def _require_text(text: object) -> str:
 
 
 def parse_delta(text: str) -> Delta:
-    """Parse a mutation batch (or an emitted Shape) into a :class:`Delta`."""
+    """Parse a mutation batch (or an emitted Shape) into a :class:`Delta`.
+
+    The direct reader (:mod:`memnet.gql.fast`) reads any Δ under the size cap
+    in linear time; when it does not accept the text, lark parses it to say
+    what is wrong and where (for text past the token cap, the direct reader
+    names the place itself)."""
     text = _require_text(text)
-    _check_caps(text, MAX_DELTA_CHARS)
-    result: Delta = _run(text, "delta")
-    return result
+    _check_size(text, MAX_DELTA_CHARS)
+    result = _fast.fast_delta(text)
+    if result is not None:
+        return result
+    try:
+        _check_tokens(text)
+    except InputTooLarge:
+        at = _fast.stop_offset(text)
+        line, column = _pos_of(text, at)
+        raise GQLSyntaxError(
+            f"the Δ does not parse at {_describe_at(text, at)} (in a Δ this large only the "
+            "place is named; send the part around it alone for the full message)",
+            line=line, column=column, context=_context(text, at)) from None
+    lark_result: Delta = _run(text, "delta")
+    return lark_result
+
+
+def _pos_of(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _describe_at(text: str, offset: int) -> str:
+    word = _NAME_AT.match(text, offset)
+    if word is not None:
+        return repr(word.group()[:30])
+    return f"character {text[offset]!r}" if offset < len(text) else "the end of input"
 
 
 def _parse_match(text: str) -> SeedQuery:
@@ -905,5 +953,7 @@ def parse(text: str) -> Delta | SeedQuery:
         return _parse_match(text)
     return parse_delta(text)
 
+
+from . import fast as _fast  # noqa: E402  (the direct Δ reader uses the helpers above)
 
 __all__ = ["MAX_DELTA_CHARS", "MAX_DEPTH", "MAX_QUERY_CHARS", "parse", "parse_delta", "parse_query"]

@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 # -- analysis constants (documented in docs/math/seeding.md) -------------------
@@ -201,25 +204,32 @@ def _name_values(key: str, s: str) -> Iterable[str]:
 
 
 # -- field analysis --------------------------------------------------------------
-@lru_cache(maxsize=1 << 15)
-def _field(text: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+class _Tokens(dict):  # type: ignore[type-arg]
+    """token → (words, parts, stems): each token analysed once."""
+
+    def __missing__(self, tok: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        words, parts = token_words(tok)
+        stems = tuple(dict.fromkeys(t for t in map(stem, words) if t is not None))
+        if len(self) >= 1 << 17:
+            self.clear()
+        info = self[tok] = (words, parts, stems)
+        return info
+
+
+_TOKS = _Tokens()
+_WORDS_OF = itemgetter(0)
+_PARTS_OF = itemgetter(1)
+_STEMS_OF = itemgetter(2)
+
+
+@lru_cache(maxsize=1 << 14)
+def _field(text: str) -> tuple[int, Counter[str], Counter[str]]:
     """``(length, word counts, stem counts)`` of one string: each token counts
     once for each distinct word and each distinct stem it gives."""
-    wc: dict[str, int] = {}
-    sc: dict[str, int] = {}
-    n = 0
-    for tok in _TOKEN.findall(text):
-        words, parts = token_words(tok)
-        n += len(parts)
-        stems: set[str] = set()
-        for w in words:
-            wc[w] = wc.get(w, 0) + 1
-            t = stem(w)
-            if t is not None:
-                stems.add(t)
-        for t in stems:
-            sc[t] = sc.get(t, 0) + 1
-    return n, tuple(wc.items()), tuple(sc.items())
+    infos = list(map(_TOKS.__getitem__, _TOKEN.findall(text)))
+    n = sum(map(len, map(_PARTS_OF, infos)))
+    return (n, Counter(chain.from_iterable(map(_WORDS_OF, infos))),
+            Counter(chain.from_iterable(map(_STEMS_OF, infos))))
 
 
 def _saturate(x: float) -> float:
@@ -229,6 +239,76 @@ def _saturate(x: float) -> float:
 def quantise(v: float) -> int:
     """An impact value as a level 1..LEVELS."""
     return max(1, min(LEVELS, math.ceil(v / _VMAX * LEVELS - 1e-9)))
+
+
+def _scale(named: bool, length: int) -> float:
+    if named:
+        return NAME_WEIGHT / (1.0 - BM25_B + BM25_B * length / NAME_AVG)
+    return 1.0 / (1.0 - BM25_B + BM25_B * length / TEXT_AVG)
+
+
+_EXACT: dict[tuple[float, float], int] = {}
+_STEMMED: dict[float, int] = {}
+
+
+def _exact_level(x: float, xs: float) -> int:
+    """The level of a word with pseudo-frequency ``x`` whose stem class has
+    ``xs`` (``xs`` ≥ ``x``; 0 for a word with no stem)."""
+    lv = _EXACT.get((x, xs))
+    if lv is None:
+        v = _saturate(x)
+        if xs - x > 1e-12:
+            v += STEM_WEIGHT * _saturate(xs - x)
+        if len(_EXACT) >= 1 << 16:
+            _EXACT.clear()
+        lv = _EXACT[(x, xs)] = quantise(v)
+    return lv
+
+
+def _stem_level(xs: float) -> int:
+    lv = _STEMMED.get(xs)
+    if lv is None:
+        if len(_STEMMED) >= 1 << 16:
+            _STEMMED.clear()
+        lv = _STEMMED[xs] = quantise(STEM_WEIGHT * _saturate(xs))
+    return lv
+
+
+class _Levels(dict):  # type: ignore[type-arg]
+    """(named, length, count, stem count) → exact level, for a word that
+    occurs in one field of its node (the usual case)."""
+
+    def __missing__(self, key: tuple[bool, int, int, int]) -> int:
+        named, length, c, cs = key
+        sc = _scale(named, length)
+        if len(self) >= 1 << 16:
+            self.clear()
+        lv = self[key] = _exact_level(c * sc, cs * sc) if cs else _exact_level(c * sc, 0.0)
+        return lv
+
+
+class _StemLevels(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: tuple[bool, int, int]) -> int:
+        named, length, cs = key
+        if len(self) >= 1 << 16:
+            self.clear()
+        lv = self[key] = _stem_level(cs * _scale(named, length))
+        return lv
+
+
+class _Terms(dict):  # type: ignore[type-arg]
+    """(prefix, word, level) → term bytes."""
+
+    def __missing__(self, key: tuple[str, str, int]) -> bytes:
+        if len(self) >= 1 << 18:
+            self.clear()
+        t = self[key] = key[0].encode() + key[1].encode() + b"\x00" + bytes((key[2],))
+        return t
+
+
+_LEVELS = _Levels()
+_STEM_LEVELS = _StemLevels()
+_TERMS = _Terms()
 
 
 def _strings(v: Any) -> list[str]:
@@ -243,53 +323,75 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
     """Add the ``w``, ``s`` and ``n`` terms of a property map to ``out``."""
     if not props:
         return
-    xw: dict[str, float] = {}
-    xs: dict[str, float] = {}
+    fields: list[tuple[bool, int, Counter[str], Counter[str]]] = []
     names1: set[str] = set()
     for key, v in props.items():
         strs = _strings(v)
         if not strs:
             continue
         named = key in NAME_KEYS
-        length = 0
-        wc: dict[str, int] = {}
-        sc: dict[str, int] = {}
-        for s in strs:
-            n, fw, fs = _field(s)
-            length += n
-            for w, c in fw:
-                wc[w] = wc.get(w, 0) + c
-            for t, c in fs:
-                sc[t] = sc.get(t, 0) + c
-            if named:
-                for nv in _name_values(key, s):
+        if len(strs) == 1:
+            length, wc, sc = _field(strs[0])
+        else:
+            length, wc, sc = 0, Counter(), Counter()
+            for x in strs:
+                n, fw, fs = _field(x)
+                length += n
+                wc.update(fw)
+                sc.update(fs)
+        if named:
+            for x in strs:
+                for nv in _name_values(key, x):
                     parts = parts_of(nv)
                     if len(parts) == 1:
                         names1.add(parts[0])
                     elif 1 < len(parts) <= NAME_MAX_PARTS:
                         out.add(("n" + " ".join(parts)).encode())
-        if not length:
-            continue
-        if named:
-            scale = NAME_WEIGHT / (1.0 - BM25_B + BM25_B * length / NAME_AVG)
-        else:
-            scale = 1.0 / (1.0 - BM25_B + BM25_B * length / TEXT_AVG)
+        if length:
+            fields.append((named, length, wc, sc))
+    if not fields:
+        return
+    terms = _TERMS
+    if len(fields) == 1 or _apart(fields):
+        # each word and stem in one field: levels from the memo tables
+        levels, stem_levels = _LEVELS, _STEM_LEVELS
+        for named, length, wc, sc in fields:
+            get_sc = sc.get
+            for w, c in wc.items():
+                st = stem(w)
+                lv = levels[(named, length, c, get_sc(st, 0) if st is not None else 0)]
+                if w in names1:
+                    lv += NAME_FLAG
+                out.add(terms[("w", w, lv)])
+            for t, cs in sc.items():
+                out.add(terms[("s", t, stem_levels[(named, length, cs)])])
+        return
+    xw: dict[str, float] = {}
+    xs: dict[str, float] = {}
+    for named, length, wc, sc in fields:
+        scale = _scale(named, length)
         for w, c in wc.items():
             xw[w] = xw.get(w, 0.0) + c * scale
         for t, c in sc.items():
             xs[t] = xs.get(t, 0.0) + c * scale
     for w, x in xw.items():
-        v = _saturate(x)
-        t = stem(w)
-        if t is not None:
-            rest = xs.get(t, 0.0) - x
-            if rest > 1e-12:
-                v += STEM_WEIGHT * _saturate(rest)
-        level = quantise(v) + (NAME_FLAG if w in names1 else 0)
-        out.add(b"w" + w.encode() + b"\x00" + bytes((level,)))
+        st = stem(w)
+        lv = _exact_level(x, xs.get(st, 0.0) if st is not None else 0.0)
+        out.add(terms[("w", w, lv + (NAME_FLAG if w in names1 else 0))])
     for t, x in xs.items():
-        level = quantise(STEM_WEIGHT * _saturate(x))
-        out.add(b"s" + t.encode() + b"\x00" + bytes((level,)))
+        out.add(terms[("s", t, _stem_level(x))])
+
+
+def _apart(fields: list[tuple[bool, int, Counter[str], Counter[str]]]) -> bool:
+    """Whether no word and no stem occurs in two of the fields."""
+    seen_w: set[str] = set()
+    seen_s: set[str] = set()
+    for _n, _l, wc, sc in fields:
+        if not seen_w.isdisjoint(wc) or not seen_s.isdisjoint(sc):
+            return False
+        seen_w.update(wc)
+        seen_s.update(sc)
+    return True
 
 
 # -- query side ------------------------------------------------------------------

@@ -1,0 +1,98 @@
+"""The direct Δ reader (memnet.gql.fast) and lark read the same language:
+on any text, the direct reader gives lark's tree (positions included) or
+steps aside, and it never accepts what lark refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.lark import from_lark
+from lark import Lark
+
+from memnet.errors import GQLSyntaxError
+from memnet.gql.fast import fast_delta
+from memnet.gql.parse import _run
+from tests.gql.test_parse import _TOKENS
+from tests.ver.strategies import VER, graph_specs
+
+REQ = "MN-REQ-08"
+
+
+def _with_positions(x: Any) -> Any:
+    """A tree with every Pos made part of what is compared."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return (type(x).__name__,) + tuple(
+            _with_positions(getattr(x, f.name)) for f in dataclasses.fields(x))
+    if isinstance(x, tuple):
+        return tuple(_with_positions(v) for v in x)
+    return x
+
+
+def _lark(text: str) -> Any:
+    try:
+        return _run(text, "delta")
+    except GQLSyntaxError:
+        return None
+
+
+def _same(text: str) -> None:
+    fast = fast_delta(text)
+    slow = _lark(text)
+    if fast is not None:
+        assert slow is not None, ("the direct reader accepts what lark refuses", text)
+        assert _with_positions(fast) == _with_positions(slow), text
+
+
+_GRAMMAR = Lark.open_from_package("memnet.gql", "memnet.lark", ("",), parser="lalr",
+                                  lexer="contextual", start=["delta", "seed", "codebook"])
+_KW = ("INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "TRUE", "FALSE")
+_EXPLICIT = {k: st.sampled_from([f" {k} ", f" {k.lower()} ", f"\n{k.title()} "]) for k in _KW}
+_EXPLICIT["BLANK"] = st.sampled_from([" ", "\n", "\t", "/* c */", "// c\n", " /**/\r\n", ""])
+
+
+@pytest.mark.req(REQ)
+@given(from_lark(_GRAMMAR, start="delta", explicit=_EXPLICIT))
+def test_on_grammar_text_both_readers_agree(text: str) -> None:
+    _same(text)
+    assert fast_delta(text) is not None or _lark(text) is None, text
+
+
+@pytest.mark.req(REQ)
+@given(st.lists(_TOKENS, max_size=40).map("".join))
+def test_on_token_soup_the_direct_reader_never_accepts_more(text: str) -> None:
+    _same(text)
+
+
+@pytest.mark.req(REQ)
+@VER
+@given(graph_specs(max_nodes=12, max_edges=16, min_nodes=1))
+def test_session_sized_inserts_read_alike(spec: Any) -> None:
+    from tests.ver.strategies import _insert_text
+
+    text = _insert_text(spec, list(range(len(spec.nodes))), {},
+                        list(enumerate(spec.edges)), set())
+    _same(text)
+    assert fast_delta(text) is not None, text
+
+
+@pytest.mark.req(REQ)
+@pytest.mark.parametrize("text", [
+    "", ";;", "INSERT (a:TSK)", "insert (a:TSK&X:Y #n-1 {k: 'v', l: [1, 2.5, true]})",
+    "INSERT (a)-[e:T {w: -1}]->(b)<-[:U]-(c), (d)",
+    "SET na1.k = 'it''s', na1:L, na1 #x REMOVE na1.k, na1:L, na1 #x DELETE na1, na2; SETTLE na3",
+    "INSERT (a {s: 'tab\\tnew\\nline \\u00e9'})\n// comment\n/* block */ SET a.b = 1e3",
+    "INSERT (x:TSK) INSERT (x:TSK)",           # defined twice: lark says so
+    "INSERT (a {k: 1, k: 2})",                 # duplicate key
+    "INSERT (_anon1:TSK)",                     # reserved
+    "INSERT (a {s: 'bad \\q'})",               # unknown escape
+    "INSERT (a)<-[:T]->(b)",                   # two directions
+    "INSERT (a {n: 1.5.3})",
+    "INSERT (a {n: 99999999999999999999999999999})",
+    "INSERT (a {x: 1e999})",
+])
+def test_examples_read_alike(text: str) -> None:
+    _same(text)
