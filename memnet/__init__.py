@@ -14,44 +14,130 @@ Example::
     match
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .absorb import (
-    AbsorbRejected,
-    AbsorbResult,
-    ImportGuard,
-    WorkingMemorySlice,
-    export_working_memory_slice,
-    import_slice,
-)
-from .cabinet import Cabinet, LogEntry, SessionInfo
-from .commit import Caps, CommitRecord, CommitResult
-from .errors import (
-    CODES,
-    CabinetCorrupt,
-    CabinetError,
-    CabinetFormat,
-    CabinetForked,
-    CabinetFull,
-    DiskFull,
-    VersionNotFound,
-    CapExceeded,
-    CommitRejected,
-    ConflictError,
-    EchoRefused,
-    GQLSyntaxError,
-    InputTooLarge,
-    InvalidSessionId,
-    MemNetError,
-    ModelSyntaxError,
-    QueryError,
-    SessionExists,
-    SessionNotFound,
-    TraceFailed,
-)
-from .gql.parse import parse, parse_delta, parse_query
-from .recall.shape import Receipt, Shape
-from .session import LIMITS, Session
-from .tokens import count_tokens
+
+if TYPE_CHECKING:  # what the names below are, for type checkers
+    from .absorb import (
+        AbsorbRejected,
+        AbsorbResult,
+        ImportGuard,
+        WorkingMemorySlice,
+        export_working_memory_slice,
+        import_slice,
+    )
+    from .cabinet import (
+        Cabinet,
+        LogEntry,
+        SessionInfo,
+    )
+    from .commit import (
+        Caps,
+        CommitRecord,
+        CommitResult,
+    )
+    from .errors import (
+        CODES,
+        CabinetCorrupt,
+        CabinetError,
+        CabinetForked,
+        CabinetFormat,
+        CabinetFull,
+        CapExceeded,
+        CommitRejected,
+        ConflictError,
+        DiskFull,
+        EchoRefused,
+        GQLSyntaxError,
+        InputTooLarge,
+        InvalidSessionId,
+        MemNetError,
+        ModelSyntaxError,
+        QueryError,
+        SessionExists,
+        SessionNotFound,
+        TraceFailed,
+        VersionNotFound,
+    )
+    from .gql.parse import (
+        parse,
+        parse_delta,
+        parse_query,
+    )
+    from .recall.shape import (
+        Receipt,
+        Shape,
+    )
+    from .session import (
+        LIMITS,
+        Session,
+    )
+    from .tokens import (
+        count_tokens,
+    )
+
+# Every public name is imported on first use (PEP 562), so `import memnet` and
+# every command line start cost only what they use: the parser, pydantic
+# (Absorb), the cabinet and the tokenizer load when something needs them.
+_LAZY = {
+    "AbsorbRejected": "absorb",
+    "AbsorbResult": "absorb",
+    "ImportGuard": "absorb",
+    "WorkingMemorySlice": "absorb",
+    "export_working_memory_slice": "absorb",
+    "import_slice": "absorb",
+    "Cabinet": "cabinet",
+    "LogEntry": "cabinet",
+    "SessionInfo": "cabinet",
+    "Caps": "commit",
+    "CommitRecord": "commit",
+    "CommitResult": "commit",
+    "CODES": "errors",
+    "CabinetCorrupt": "errors",
+    "CabinetError": "errors",
+    "CabinetForked": "errors",
+    "CabinetFormat": "errors",
+    "CabinetFull": "errors",
+    "CapExceeded": "errors",
+    "CommitRejected": "errors",
+    "ConflictError": "errors",
+    "DiskFull": "errors",
+    "EchoRefused": "errors",
+    "GQLSyntaxError": "errors",
+    "InputTooLarge": "errors",
+    "InvalidSessionId": "errors",
+    "MemNetError": "errors",
+    "ModelSyntaxError": "errors",
+    "QueryError": "errors",
+    "SessionExists": "errors",
+    "SessionNotFound": "errors",
+    "TraceFailed": "errors",
+    "VersionNotFound": "errors",
+    "parse": "gql.parse",
+    "parse_delta": "gql.parse",
+    "parse_query": "gql.parse",
+    "Receipt": "recall.shape",
+    "Shape": "recall.shape",
+    "LIMITS": "session",
+    "Session": "session",
+    "count_tokens": "tokens",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memnet' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"memnet.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [

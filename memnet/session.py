@@ -28,6 +28,7 @@ from .gql.emit import format_query
 from .gql.parse import parse_delta, parse_query
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
+from .limits import LIMITS, Limits
 from .recall.peak import census, exemplars, peaks
 from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
@@ -36,21 +37,6 @@ from .tokens import DEFAULT_TOKENIZER
 from .tokens import loaded as tokens_loaded
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Defaults and hard ceilings of the Recall knobs (SPEC §3)."""
-
-    k: int = 2
-    max_rows: int = 50
-    limit: int = 5
-    fanout: int = 8
-    k_max: int = 6
-    max_rows_max: int = 500
-    limit_max: int = 50
-    fanout_max: int = 64
-
-
-LIMITS = Limits()
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
 
 

@@ -13,7 +13,7 @@ PKG = Path(__file__).resolve().parent.parent / "memnet"
 
 # layer of each module (by path below memnet/), lower numbers below
 LAYERS = {
-    "errors": 0, "ids": 0, "tokens": 0, "_version": 0,
+    "errors": 0, "ids": 0, "tokens": 0, "_version": 0, "limits": 0,
     # the value and syntax-tree types and the text form of a value: plain data
     # and formatting every layer shares (observable order sorts by what a
     # reader sees, i.e. by emitted text); they import nothing else of memnet

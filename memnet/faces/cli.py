@@ -17,12 +17,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from .._version import __version__
-from ..cabinet import Cabinet
 from ..errors import MemNetError
-from ..session import LIMITS, Session
+from ..limits import LIMITS
 from .progress import Progress
 from .render import add_recall_arguments
+
+if TYPE_CHECKING:
+    from ..cabinet import Cabinet
+    from ..session import Session
 
 DEMO_DELTA = """\
 INSERT
@@ -44,6 +49,8 @@ INSERT
 
 
 def _cabinet(args: argparse.Namespace) -> Cabinet:
+    from ..cabinet import Cabinet
+
     return Cabinet.open(args.home)
 
 
@@ -96,6 +103,8 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _cabinet_upgrade(args: argparse.Namespace) -> int:
+    from ..cabinet import Cabinet
+
     with Progress("upgrade") as bar:
         counts = Cabinet.upgrade(args.home, progress=bar)
     if counts["sessions"]:

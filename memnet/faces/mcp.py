@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from .._version import __version__
 from ..errors import CODES, MemNetError, SessionNotFound
 from ..ids import check_session_id
-from ..session import LIMITS, Session
+from ..limits import LIMITS
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 if TYPE_CHECKING:  # the SDK is an optional extra
     from mcp.server.mcpserver import MCPServer
@@ -122,7 +125,7 @@ class MemNetTools:
     def __init__(self, cabinet: "Cabinet", *, cache_size: int = CACHE_SIZE) -> None:
         self.cabinet = cabinet
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, tuple[Session, float]] = OrderedDict()
+        self._cache: "OrderedDict[str, tuple[Session, float]]" = OrderedDict()
         self._lock = threading.Lock()  # sync tools run on worker threads
 
     # the catalog row of sid, or None
@@ -132,7 +135,7 @@ class MemNetTools:
         except SessionNotFound:
             return None
 
-    def _session(self, sid: str) -> Session:
+    def _session(self, sid: str) -> "Session":
         check_session_id(sid)
         info = self._info(sid)
         if info is None:

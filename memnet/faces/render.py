@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemNetError
-from ..session import LIMITS
+from ..limits import LIMITS
 
 #: fill colours (light, readable with black text), picked by a stable hash of the kind
 PALETTE: tuple[str, ...] = (

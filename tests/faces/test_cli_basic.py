@@ -99,7 +99,7 @@ def test_every_command_has_help():
     (("commit", "s", "-"), "SET task9.title = 'x'", "commit_rejected"),
     (("commit", "s", "-"), "INSERT (na1:TSK {title: 'echo'})", "echo_refused"),
     (("commit", "s", "-"), "SET na1.n = 99999999999999999999", "commit_rejected"),
-    (("commit", "s", "-"), "DELETE " + ", ".join(["a"] * 40_000), "input_too_large"),
+    (("commit", "s", "-"), "SET a.x = '" + "x" * (4 * 1024 * 1024) + "'", "input_too_large"),
     (("recall", "s", "TSK", "--hops", "99"), None, "bad_query"),
     (("recall", "s", "TSK", "--view", "shell", "--rows", "0"), None, "bad_query"),
     (("recall", "s", "TSK", "--at", "42"), None, "version_not_found"),

@@ -96,3 +96,41 @@ def test_session_sized_inserts_read_alike(spec: Any) -> None:
 ])
 def test_examples_read_alike(text: str) -> None:
     _same(text)
+
+
+# --------------------------------------------------------------------------- codebook
+
+_CB_EXPLICIT = {"BLANK": st.sampled_from([" ", "  ", "\n", "\t", " // c\n", " /* c */ "])}
+_CB_WORDS = st.sampled_from(["TSK", "URGENT", "status:open", "prio:2", "w:1.5", "done:true",
+                             "rid:1.10", "title~pricing", "k:'a b'", "#cur", "#x_1", "pricing",
+                             "'two words'", "v1.2-beta", "a:b:c", "x~", "é", "it's", "C#",
+                             "status:", "n:-4", "n:1e3", "TSK:x", "prio:2", "#a", "#b"])
+
+
+def _lark_query(q: str) -> Any:
+    from memnet.gql.grammar import run
+
+    try:
+        return run(q, "codebook")
+    except GQLSyntaxError:
+        return None
+
+
+def _same_query(q: str) -> None:
+    from memnet.gql.parse import _direct_codebook
+
+    direct = _direct_codebook(q)
+    if direct is not None:
+        assert direct == _lark_query(q), q
+
+
+@pytest.mark.req(REQ)
+@given(from_lark(_GRAMMAR, start="codebook", explicit=_CB_EXPLICIT))
+def test_codebook_queries_read_alike(q: str) -> None:
+    _same_query(q)
+
+
+@pytest.mark.req(REQ)
+@given(st.lists(_CB_WORDS, max_size=8).map(" ".join))
+def test_codebook_word_soup_reads_alike(q: str) -> None:
+    _same_query(q)

@@ -1,0 +1,446 @@
+"""The lark side of the GQL dialect: the LALR parser built from ``memnet.lark``,
+the transformer that reduces its rules straight into :mod:`memnet.gql.ast`
+objects, and the translation of lark's errors into
+:class:`~memnet.errors.GQLSyntaxError` messages with line, column and context.
+
+:mod:`memnet.gql.parse` imports this module only when it needs lark: a Δ the
+direct reader accepts, and a plain codebook query, never load the parser.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from ..errors import GQLSyntaxError
+from .ast import (
+    Delete,
+    Delta,
+    NodePattern,
+    SeedQuery,
+    SetLabel,
+    SetNick,
+    SetProp,
+    RemoveLabel,
+    RemoveNick,
+    RemoveProp,
+    Settle,
+    Statement,
+    Value,
+)
+from .parse import (
+    _check_var,
+    _codebook_query,
+    _context,
+    _decode_string,
+    _end_position,
+    _Fail,
+    _fail_at,
+    _InsertState,
+    _int,
+    _merge_props,
+    _offset_of,
+    _pos,
+    _RawInsert,
+    _scalar,
+)
+
+_VALUE_TERMS = frozenset({"STRING", "INT", "FLOAT", "TRUE", "FALSE"})
+_STATEMENT_TERMS = frozenset({"INSERT", "SET", "REMOVE", "DELETE", "SETTLE"})
+_KEYWORDS = _STATEMENT_TERMS | {"MATCH", "WHERE", "AND", "CONTAINS", "LIMIT", "RETURN"}
+_IGNORED = frozenset({"BLANK"})
+_WORDS = {
+    "NAME": "a name",
+    "LABEL": "an upper-case label",
+    "NICK": "a #nick",
+    "STRING": "a quoted string",
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "TRUE": "true",
+    "FALSE": "false",
+    "LPAR": "'('",
+    "_RPAR": "')'",
+    "LBRACE": "'{'",
+    "_RBRACE": "'}'",
+    "LBRACK": "'['",
+    "_RBRACK": "']'",
+    "EDGE_R_OPEN": "'-['",
+    "_EDGE_R_CLOSE": "']->'",
+    "EDGE_L_OPEN": "'<-['",
+    "_EDGE_L_CLOSE": "']-'",
+    "_COLON": "':'",
+    "_AMP": "'&'",
+    "_COMMA": "','",
+    "_DOT": "'.'",
+    "_EQ": "'='",
+    "_SEMI": "';'",
+    "$END": "end of input",
+    "CB_UPPER": "an upper-case kind or label",
+    "CB_PAIR": "a key:value pair",
+    "CB_NICK": "a #nick",
+    "CB_STRING": "a quoted phrase",
+    "CB_WORD": "a keyword",
+}
+
+
+def _describe_expected(expected: Iterable[str]) -> str:
+    names = set(expected) - _IGNORED
+    parts: list[str] = []
+    if _VALUE_TERMS <= names:
+        parts.append("a value")
+        names -= _VALUE_TERMS
+        if "LBRACK" in names:
+            names.discard("LBRACK")
+    elif {"INT", "FLOAT"} <= names:
+        parts.append("a number")
+        names -= {"INT", "FLOAT"}
+    if _STATEMENT_TERMS <= names:
+        parts.append("a statement (INSERT, SET, REMOVE, DELETE or SETTLE)")
+        names -= _STATEMENT_TERMS
+    if {"CB_UPPER", "CB_PAIR", "CB_NICK", "CB_STRING", "CB_WORD"} <= names:
+        parts.append("a query token")
+        names -= {"CB_UPPER", "CB_PAIR", "CB_NICK", "CB_STRING", "CB_WORD"}
+    end = "$END" in names
+    names.discard("$END")
+    parts.extend(sorted(_WORDS.get(n, n) for n in names))
+    if end:
+        parts.append("end of input")
+    if not parts:
+        return "something else"
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def _describe_token(tok: Token) -> str:
+    value = str(tok)
+    short = value if len(value) <= 30 else value[:27] + "..."
+    if tok.type == "NAME":
+        return f"name {short!r}"
+    if tok.type in _KEYWORDS:
+        return f"keyword {short.upper()}"
+    if tok.type in ("STRING", "CB_STRING"):
+        return "string"
+    if tok.type in ("INT", "FLOAT"):
+        return f"number {short}"
+    if tok.type in ("LABEL", "CB_UPPER"):
+        return f"label {short}"
+    return repr(short)
+
+
+def _accepted(err: UnexpectedInput, fallback: Iterable[str]) -> set[str]:
+    """The terminals the parser would really accept where it stopped: lark's
+    own ``accepts`` (each candidate fed to a copy of the parser; LALR's merged
+    look-ahead sets list more), else what the lexer allowed."""
+    accepts = getattr(err, "accepts", None) if isinstance(err, UnexpectedToken) else None
+    return set(accepts if accepts else fallback) - _IGNORED
+
+
+def _lark_to_error(err: UnexpectedInput, text: str) -> GQLSyntaxError:
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        expected = _accepted(err, err.expected or ())
+        if tok.type == "$END":
+            line, column = _end_position(text)
+            offset = len(text)
+            message = f"unexpected end of input; expected {_describe_expected(expected)}"
+        else:
+            line, column = tok.line or 1, tok.column or 1
+            offset = tok.start_pos if tok.start_pos is not None else _offset_of(text, line, column)
+            if tok.type.startswith("CB_") or any(n.startswith("CB_") for n in expected):
+                # the fallback lexer read a token of the other form: describe the text
+                message = _char_message(text, offset, expected)
+            else:
+                message = _token_message(tok, expected)
+        return GQLSyntaxError(message, line=line, column=column, context=_context(text, offset))
+    if isinstance(err, UnexpectedCharacters):
+        offset = err.pos_in_stream if err.pos_in_stream is not None else 0
+        expected = _accepted(err, err.allowed or ())
+        message = _char_message(text, offset, expected)
+        return GQLSyntaxError(message, line=err.line, column=err.column,
+                              context=_context(text, offset))
+    line = getattr(err, "line", None) or 1
+    column = getattr(err, "column", None) or 1
+    if not isinstance(line, int) or line < 1:
+        line, column = _end_position(text)
+    return GQLSyntaxError("the text does not parse", line=line, column=column,
+                          context=_context(text, _offset_of(text, line, column)))
+
+
+def _token_message(tok: Token, expected: set[str]) -> str:
+    if tok.type == "_EDGE_L_CLOSE" and "_EDGE_R_CLOSE" in expected:
+        return "undirected edges are not supported; write -[:TYPE]-> or <-[:TYPE]-"
+    if tok.type == "_EDGE_R_CLOSE" and "_EDGE_L_CLOSE" in expected:
+        return "an edge has one direction; write <-[:TYPE]- or -[:TYPE]->"
+    if tok.type == "LBRACK" and "STRING" in expected and "LBRACK" not in expected:
+        return "lists hold scalars only (no nested lists)"
+    if (tok.type in ("_RBRACK", "_EDGE_R_CLOSE", "_EDGE_L_CLOSE") and "_COLON" in expected
+            and "_RPAR" not in expected):
+        return "an edge needs a type, e.g. -[:TOUCHES]->"
+    if tok.type == "_AMP" and ("_EDGE_R_CLOSE" in expected or "_EDGE_L_CLOSE" in expected):
+        return "an edge has exactly one type"
+    if tok.type == "NAME" and tok.lower() == "null" and "STRING" in expected:
+        return "null is not a value in this dialect; leave the property out or REMOVE it"
+    if tok.type == "NAME" and "LABEL" in expected and not (expected - {"LABEL"}):
+        return f"kinds, labels and edge types are upper case (got {str(tok)[:30]!r})"
+    return f"unexpected {_describe_token(tok)}; expected {_describe_expected(expected)}"
+
+
+_STRING_BODY = re.compile(r"(?:[^'\\]++|\\[\s\S]|'')*+'")
+_WORD_AT = re.compile(r"\S*+")
+_NAME_AT = re.compile(r"[A-Za-z0-9_]++")
+
+
+def _char_message(text: str, offset: int, expected: set[str]) -> str:
+    rest = text[offset:offset + 8]
+    ch = text[offset] if offset < len(text) else ""
+    if rest.startswith("/*"):
+        return "unterminated /* comment (no closing */)"
+    if ch == "'" and _STRING_BODY.match(text, offset + 1) is None:
+        return "unterminated string (no closing ')"
+    if rest.startswith("]-") and "_EDGE_R_CLOSE" in expected:
+        return "undirected edges are not supported; write -[:TYPE]-> or <-[:TYPE]-"
+    if rest.startswith("]->") and "_EDGE_L_CLOSE" in expected:
+        return "an edge has one direction; write <-[:TYPE]- or -[:TYPE]->"
+    if ch in "&:" and expected & {"_EDGE_R_CLOSE", "_EDGE_L_CLOSE"}:
+        return "an edge has exactly one type"
+    if ch == "]" and "_COLON" in expected and "_RPAR" not in expected:
+        return "an edge needs a type, e.g. -[:TOUCHES]->"
+    if ch == "[" and "STRING" in expected and "LBRACK" not in expected:
+        return "lists hold scalars only (no nested lists)"
+    if rest[:4].lower() == "null" and (expected & _VALUE_TERMS):
+        return "null is not a value in this dialect; leave the property out or REMOVE it"
+    if "LABEL" in expected and ch.isalpha() and not ("A" <= ch <= "Z"):
+        return "kinds, labels and edge types are upper case (e.g. :TSK)"
+    if "LABEL" in expected and "A" <= ch <= "Z":
+        return "kinds, labels and edge types are upper case letters, digits and _"
+    if ("NICK" in expected or "CB_NICK" in expected) and ch == "#":
+        return "a nick is # then lower-case letters, digits, _ or -"
+    if expected & {"CB_UPPER", "CB_WORD"}:
+        word = _WORD_AT.match(text, offset).group()
+        quote = word.find("'")
+        if quote >= 0 and _STRING_BODY.match(text, offset + quote + 1) is None:
+            return "unterminated string (no closing ')"
+        return "query tokens are separated by spaces (a quote or # cannot follow a word)"
+    if rest.startswith(">") and "LPAR" in expected and text[max(0, offset - 2):offset] == "]-":
+        return "an edge has one direction; write <-[:TYPE]- or -[:TYPE]->"
+    word = _NAME_AT.match(text, offset)
+    if word is not None:
+        shown = repr(word.group()[:30])
+    else:
+        shown = f"character {ch!r}" if ch else "end of input"
+    return f"unexpected {shown}; expected {_describe_expected(expected)}"
+
+
+
+class _Builder(Transformer):  # type: ignore[type-arg]
+    """Reduces grammar rules straight into AST objects (called by the LALR parser)."""
+
+    # ---- values
+    def value(self, c: list[Any]) -> Value:
+        v = c[0]
+        return v if isinstance(v, tuple) else _scalar(v)
+
+    def scalar(self, c: list[Any]) -> Value:
+        return _scalar(c[0])
+
+    def list_value(self, c: list[Any]) -> tuple[Any, ...]:
+        return tuple(x for x in c[1:] if x is not None)
+
+    def prop(self, c: list[Any]) -> tuple[Token, Value]:
+        return (c[0], c[1])
+
+    def props(self, c: list[Any]) -> tuple[tuple[str, Value], ...]:
+        return _merge_props(x for x in c[1:] if x is not None)
+
+    # ---- patterns
+    def label_expr(self, c: list[Any]) -> tuple[str, ...]:
+        return tuple(str(t) for t in c)
+
+    def node(self, c: list[Any]) -> NodePattern:
+        lpar, name, labels, nick, props = c
+        return NodePattern(
+            None if name is None else _check_var(name),
+            labels or (),
+            props or (),
+            None if nick is None else str(nick)[1:],
+            _pos(lpar),
+        )
+
+    def edge_right(self, c: list[Any]) -> tuple[Any, ...]:
+        opener, name, etype, props = c
+        var = None if name is None else _check_var(name)
+        return (True, var, str(etype), props or (), _pos(opener), name)
+
+    def edge_left(self, c: list[Any]) -> tuple[Any, ...]:
+        opener, name, etype, props = c
+        var = None if name is None else _check_var(name)
+        return (False, var, str(etype), props or (), _pos(opener), name)
+
+    def path(self, c: list[Any]) -> list[Any]:
+        return c
+
+    def insert(self, c: list[Any]) -> _RawInsert:
+        return _RawInsert(_pos(c[0]), c[1:])
+
+    # ---- SET / REMOVE / DELETE / SETTLE
+    def set_stmt(self, c: list[Any]) -> list[Statement]:
+        return c[1:]
+
+    def set_prop(self, c: list[Any]) -> SetProp:
+        return SetProp(str(c[0]), str(c[1]), c[2], _pos(c[0]))
+
+    def set_label(self, c: list[Any]) -> SetLabel:
+        return SetLabel(str(c[0]), str(c[1]), _pos(c[0]))
+
+    def set_nick(self, c: list[Any]) -> SetNick:
+        return SetNick(str(c[0]), str(c[1])[1:], _pos(c[0]))
+
+    def remove_stmt(self, c: list[Any]) -> list[Statement]:
+        return c[1:]
+
+    def remove_prop(self, c: list[Any]) -> RemoveProp:
+        return RemoveProp(str(c[0]), str(c[1]), _pos(c[0]))
+
+    def remove_label(self, c: list[Any]) -> RemoveLabel:
+        return RemoveLabel(str(c[0]), str(c[1]), _pos(c[0]))
+
+    def remove_nick(self, c: list[Any]) -> RemoveNick:
+        return RemoveNick(str(c[0]), str(c[1])[1:], _pos(c[0]))
+
+    def delete_stmt(self, c: list[Any]) -> list[Statement]:
+        return [Delete(str(t), _pos(t)) for t in c[1:]]
+
+    def settle_stmt(self, c: list[Any]) -> list[Statement]:
+        return [Settle(str(t), _pos(t)) for t in c[1:]]
+
+    # ---- the whole Δ
+    def delta(self, c: list[Any]) -> Delta:
+        out: list[Statement] = []
+        state = _InsertState()
+        for item in c:
+            if isinstance(item, _RawInsert):
+                out.append(state.build(item))
+            else:
+                out.extend(item)
+        return Delta(tuple(out))
+
+    # ---- MATCH form
+    def cond_contains(self, c: list[Any]) -> tuple[Any, ...]:
+        return ("contains", c[0], c[1], _decode_string(c[3]))
+
+    def cond_eq(self, c: list[Any]) -> tuple[Any, ...]:
+        return ("eq", c[0], c[1], c[2])
+
+    def where(self, c: list[Any]) -> list[Any]:
+        return [x for x in c if not isinstance(x, Token)]
+
+    def limit(self, c: list[Any]) -> tuple[Any, ...]:
+        tok = c[1]
+        n = _int(tok)
+        if n < 1:
+            raise _fail_at(tok, f"LIMIT must be at least 1 (got {n})")
+        return ("limit", n)
+
+    def return_clause(self, c: list[Any]) -> tuple[Any, ...]:
+        return ("return", c[1])
+
+    def seed(self, c: list[Any]) -> SeedQuery:
+        node: NodePattern = c[1]
+        conds = c[2] or []
+        var = node.var
+        props: list[tuple[Token | str, Value]] = list(node.props)
+        contains: list[tuple[str, str]] = []
+        limit: int | None = None
+
+        def check(tok: Token) -> None:
+            if str(tok) != var:
+                if var is None:
+                    raise _fail_at(tok, f"variable {tok} is not bound: the MATCH pattern "
+                                        "has no variable")
+                raise _fail_at(tok, f"variable {tok} is not the MATCH variable {var}")
+
+        for kind, var_tok, key_tok, value in conds:
+            check(var_tok)
+            if kind == "contains":
+                contains.append((str(key_tok), value))
+            else:
+                props.append((key_tok, value))
+        for extra in c[3:]:
+            if extra is None:
+                continue
+            if extra[0] == "limit":
+                limit = extra[1]
+            else:
+                check(extra[1])
+        seen: set[str] = set()
+        merged: list[tuple[str, Value]] = []
+        for key, value in props:
+            name = str(key)
+            if name in seen:
+                if isinstance(key, Token):
+                    raise _fail_at(key, f"duplicate property key {name!r}")
+            seen.add(name)
+            merged.append((name, value))
+        labels = node.labels
+        return SeedQuery(
+            kind=labels[0] if labels else None,
+            labels=labels[1:],
+            props=tuple(merged),
+            contains=tuple(contains),
+            nick=node.nick,
+            limit=limit,
+            form="match",
+        )
+
+    # ---- codebook form
+    def codebook(self, c: list[Any]) -> SeedQuery:
+        return _codebook_query(c)
+
+
+
+_parser: Lark | None = None
+_parser_lock = threading.Lock()
+
+
+def _get_parser() -> Lark:
+    global _parser
+    if _parser is None:
+        with _parser_lock:
+            if _parser is None:
+                _parser = Lark.open_from_package(
+                    "memnet.gql",
+                    "memnet.lark",
+                    ("",),
+                    parser="lalr",
+                    lexer="contextual",
+                    start=["delta", "seed", "codebook"],
+                    transformer=_Builder(),
+                    maybe_placeholders=True,
+                    propagate_positions=False,
+                )
+    return _parser
+
+
+def run(text: str, start: str) -> Any:
+    try:
+        return _get_parser().parse(text, start=start)
+    except _Fail as f:
+        offset = f.offset if f.offset is not None else _offset_of(text, f.line, f.column)
+        raise GQLSyntaxError(f.message, line=f.line, column=f.column,
+                             context=_context(text, offset)) from None
+    except UnexpectedInput as e:
+        raise _lark_to_error(e, text) from None
+    except LarkError as e:  # pragma: no cover - any other lark failure
+        line, column = _end_position(text)
+        raise GQLSyntaxError(f"the text does not parse ({type(e).__name__})",
+                             line=line, column=column) from None
+
+
+
+__all__ = ["run"]
