@@ -14,9 +14,11 @@ Example::
     match
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from ._version import __version__
+
+TYPE_CHECKING = False  # (not typing's: `import memnet` stays free of the typing module)
 
 if TYPE_CHECKING:  # what the names below are, for type checkers
     from .absorb import (

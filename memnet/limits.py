@@ -6,11 +6,10 @@ argument parsers without loading the engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     """Defaults and hard ceilings of the Recall knobs (SPEC §3)."""
 
     k: int = 2

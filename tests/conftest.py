@@ -6,11 +6,20 @@ in ``sysml-models/`` (see its docstring; ``pytest --memnet-ver`` prints the matr
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["memnet.ver"]
+
+# the token-piece cache (memnet.tokens) of the test run, and of the processes it
+# starts, is its own: nothing of the user's is read or written
+_CACHE = tempfile.mkdtemp(prefix="memnet-test-cache-")
+os.environ["MEMNET_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)
 
 settings.register_profile("ci", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

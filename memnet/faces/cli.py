@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memnet",
         description="MemNet: bounded working memory for LLM agents (Recall a Shape, Commit a Δ).")
-    p.add_argument("--version", action="version", version=f"memnet {__version__}")
+    p.add_argument("-V", "--version", action="version", version=f"memnet {__version__}")
     p.add_argument("--home", default=None,
                    help="cabinet directory (default: $MEMNET_HOME, else ./.memnet)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -558,8 +558,12 @@ def _add_face_arguments(module: str, parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if args_in in (["--version"], ["-V"]):  # answered before the parser is built
+        print(f"memnet {__version__}")
+        return 0
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2

@@ -14,13 +14,12 @@ MemNetError ``dependency_missing``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
-import shutil
-import subprocess
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 from ..errors import MemNetError
 from ..limits import LIMITS
@@ -42,6 +41,8 @@ DOT_MISSING = "Graphviz (dot) is not installed: apt-get install graphviz / brew 
 
 
 def _hash(kind: str, salt: str) -> int:
+    import hashlib
+
     return int.from_bytes(hashlib.sha256(f"{salt}:{kind}".encode()).digest()[:4], "big")
 
 
@@ -187,6 +188,8 @@ def check_output(path: Path) -> tuple[str, str]:
     if fmt is None:
         raise MemNetError(f"cannot render to {str(path)!r}: the output file must end in "
                           f"{' or '.join(FORMATS)}", code="bad_query")
+    import shutil
+
     exe = shutil.which("dot")
     if exe is None:
         raise MemNetError(DOT_MISSING, code="dependency_missing")
@@ -195,6 +198,9 @@ def check_output(path: Path) -> tuple[str, str]:
 
 def render(dot_text: str, out_path: str | os.PathLike[str]) -> Path:
     """Run Graphviz ``dot`` on ``dot_text`` and write ``out_path`` (.svg or .png)."""
+    import subprocess
+    from pathlib import Path
+
     path = Path(out_path)
     fmt, exe = check_output(path)
     try:
@@ -248,6 +254,8 @@ def recall_shape(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     out = Path(args.output)
     check_output(out)  # refuse before any work
     shape = recall_shape(args)

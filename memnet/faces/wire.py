@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
-import traceback
 from typing import IO, Any, BinaryIO
 
 from ..errors import MemNetError, QueryError
@@ -305,6 +303,8 @@ class Wire:
         except (BrokenPipeError, KeyboardInterrupt):
             raise
         except Exception as e:  # noqa: BLE001 (a bug: report it, keep serving)
+            import traceback
+
             traceback.print_exc(file=sys.stderr)
             self.send("internal", f"{type(e).__name__}: {e}")
 
@@ -399,6 +399,8 @@ def add_arguments(parser: Any) -> None:
 
 def serve(cabinet: Any, stdin_fd: int, out: BinaryIO, *, session: str | None = None) -> int:
     """Serve the wire until EOF or SIGTERM; returns the exit code."""
+    import signal
+
     wire = Wire(cabinet, out)
     if session is not None:
         wire.use(f"USE {session} CREATE")

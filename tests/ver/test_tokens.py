@@ -121,3 +121,54 @@ def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, ety
     line = f"  ({s})-[{e}:{etype}]->({d})" + ("" if last else ",\n")
     cache = LineCache("o200k_base")
     assert cache.edge_count(s, e, etype, d, last) == memnet.count_tokens(line) == _pure_count(line)
+
+
+_PLAIN = st.text(st.sampled_from([chr(c) for c in range(32, 127)] + ["\n", "\t", "\r"] +
+                                 list("aaaeeeoo  ''sstT")), max_size=80)
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(text=_PLAIN)
+def test_counting_by_pieces_is_the_tokenizers_count(text) -> None:  # type: ignore[no-untyped-def]
+    """Plain ASCII text is counted as the sum of its pre-token pieces (cut by
+    MemNet's own pattern); that must be exactly the tokenizer's count."""
+    from memnet.tokens import _encoder
+
+    assert memnet.count_tokens(text) == len(_encoder("o200k_base")(text)) == _pure_count(text)
+
+
+_COUNT = """
+import json, sys
+import memnet.tokens as T
+text = sys.argv[1]
+n = T.count_tokens(text)
+print(json.dumps({"n": n, "loaded": T.loaded()}))
+"""
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_a_fresh_process_counts_seen_pieces_without_the_tokenizer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MEMNET_CACHE_DIR=str(tmp_path))
+    text = "// shape session=demo v=3 q=\"TSK status:open pricing\" mode=match seeds=na1"
+
+    def run(t: str) -> dict:  # type: ignore[type-arg]
+        out = subprocess.run([sys.executable, "-c", _COUNT, t], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        return json.loads(out)  # type: ignore[no-any-return]
+
+    first = run(text)
+    assert first == {"n": memnet.count_tokens(text), "loaded": True}
+    assert (tmp_path / "o200k_base.pieces").exists()
+    # the pieces are known now: no tokenizer, the same count
+    assert run(text) == {"n": first["n"], "loaded": False}
+    # a damaged cache file is ignored, never trusted
+    raw = bytearray((tmp_path / "o200k_base.pieces").read_bytes())
+    raw[-1] ^= 0xFF
+    (tmp_path / "o200k_base.pieces").write_bytes(bytes(raw))
+    assert run(text) == {"n": first["n"], "loaded": True}

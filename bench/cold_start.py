@@ -1,0 +1,127 @@
+"""Cold start: what a fresh process costs for each face, against `python -c pass`.
+
+Every figure is the median wall time of ``--runs`` fresh processes, run
+round-robin so that load on the machine hits all of them alike, and each is
+printed with its ratio to ``python -c pass`` measured in the same run.
+
+* ``memnet --version``
+* ``memnet recall SID Q`` on a small session in an LMDB cabinet
+* ``memnet commit SID`` of one small Δ (read from stdin, then flushed)
+* ``memnet wire`` answering one ``RECALL`` statement
+* MCP initialize: ``memnet mcp`` started, the ``initialize`` request answered
+
+A private cabinet and a private per-user cache directory (``MEMNET_CACHE_DIR``)
+are made in a temporary directory. One warm-up run of each command goes first,
+as it would on a user's machine after the first use: it fills the token-piece
+cache (see ``memnet/tokens.py``), so the timed runs show the steady cold start.
+The benchmark prints; it never asserts.
+
+Run::
+
+    python bench/cold_start.py               # 15 runs each
+    python bench/cold_start.py --runs 31
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TARGETS = {"version": 2.0, "recall": 4.0, "commit": 4.0, "wire": 4.0}
+MCP_TARGET_S = 0.5
+
+
+def memnet_cmd() -> list[str]:
+    exe = shutil.which("memnet", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "memnet"]
+
+
+def timed(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, input=stdin, text=True, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return time.perf_counter() - t
+
+
+def mcp_initialize(cmd: list[str], env: dict[str, str]) -> float:
+    """Seconds from starting ``memnet mcp`` to its answer to ``initialize``."""
+    req = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                      "clientInfo": {"name": "cold-start-bench", "version": "1"}}}
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(json.dumps(req) + "\n")
+    p.stdin.flush()
+    line = p.stdout.readline()
+    took = time.perf_counter() - t
+    p.stdin.close()
+    p.wait(timeout=30)
+    if '"result"' not in line:
+        raise RuntimeError(f"no initialize result: {line!r}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    mem = memnet_cmd()
+    tmp = tempfile.mkdtemp(prefix="memnet-cold-")
+    env = dict(os.environ, MEMNET_HOME=os.path.join(tmp, "cabinet"),
+               MEMNET_CACHE_DIR=os.path.join(tmp, "cache"))
+    try:
+        subprocess.run([*mem, "demo"], env=env, check=True, stdout=subprocess.DEVNULL)
+        delta = "INSERT (t:TSK {title: 'cold start probe', status: 'open'})"
+        cases: dict[str, tuple[list[str], str | None]] = {
+            "pass": ([sys.executable, "-c", "pass"], None),
+            "version": ([*mem, "--version"], None),
+            "recall": ([*mem, "recall", "demo", "TSK status:open pricing"], None),
+            "commit": ([*mem, "commit", "demo", "-"], delta),
+            "wire": ([*mem, "wire"], "USE demo; RECALL TSK status:open pricing;"),
+        }
+        for cmd, stdin in cases.values():  # warm-up: page cache, piece cache
+            timed(cmd, env, stdin)
+        mcp_ok = True
+        try:
+            mcp_initialize([*mem, "mcp"], env)
+        except Exception as e:  # noqa: BLE001 - the extra may be missing
+            print(f"# MCP not measured: {e}")
+            mcp_ok = False
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        mcp_times: list[float] = []
+        for _ in range(args.runs):
+            for name, (cmd, stdin) in cases.items():
+                times[name].append(timed(cmd, env, stdin))
+            if mcp_ok:
+                mcp_times.append(mcp_initialize([*mem, "mcp"], env))
+        base = statistics.median(times["pass"])
+        print(f"# {args.runs} runs each, round-robin; python {sys.version.split()[0]}")
+        print(f"{'command':<28} {'median':>9} {'× pass':>8} {'target':>8}")
+        for name, ts in times.items():
+            med = statistics.median(ts)
+            label = " ".join(cases[name][0][1:] if name != "pass" else ["python", "-c", "pass"])
+            target = f"≤ {TARGETS[name]:.0f}×" if name in TARGETS else ""
+            verdict = "" if name not in TARGETS else (
+                " PASS" if med / base <= TARGETS[name] else " MISS")
+            print(f"{name:<10} {med * 1000:>14.1f} ms {med / base:>7.2f}× {target:>8}{verdict}"
+                  f"   ({label[:40]})")
+        if mcp_times:
+            med = statistics.median(mcp_times)
+            verdict = "PASS" if med <= MCP_TARGET_S else "MISS"
+            print(f"{'mcp init':<10} {med * 1000:>14.1f} ms {med / base:>7.2f}×   ≤ 0.5 s "
+                  f"{verdict}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
