@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
@@ -29,7 +28,7 @@ from .gql.parse import parse_delta, parse_query
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .limits import LIMITS, Limits
-from .recall.peak import census, exemplars, peaks
+from .recall.peak import ExemplarState, PeakState, census
 from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
 from .recall.walk import WalkResult, shape_walk
@@ -72,8 +71,10 @@ class Session:
         self.pending: list[CommitRecord] = []
         self._lock = threading.RLock()
         self._lines = LineCache(tokenizer)
-        self._peaks: tuple[int, tuple[int, ...]] | None = None
-        self._exemplars: tuple[int, tuple[int, ...]] | None = None
+        # Peak_L and the outline's exemplars: built on first use, then kept up
+        # to date by every commit (recall/peak.py)
+        self._peaks: PeakState | None = None
+        self._exemplars: ExemplarState | None = None
         # seeds of recent queries at the current version: a broad q costs its
         # matches once per version, then a lookup
         # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
@@ -121,6 +122,10 @@ class Session:
         if record is None:
             return
         self._prime(record)
+        if self._peaks is not None:
+            self._peaks.apply(record.changes)
+        if self._exemplars is not None:
+            self._exemplars.apply(record.changes)
         self.version = record.version
         self._history.append(record)
         if self.base_version is not None:
@@ -204,14 +209,14 @@ class Session:
         return SeedResult("skip", (), 0)
 
     def _cached_peaks(self) -> tuple[int, ...]:
-        if self._peaks is None or self._peaks[0] != self.version:
-            self._peaks = (self.version, peaks(self.store, LIMITS.limit_max))
-        return self._peaks[1]
+        if self._peaks is None:
+            self._peaks = PeakState(self.store)
+        return self._peaks.top(LIMITS.limit_max)
 
     def _cached_exemplars(self, limit: int) -> tuple[int, ...]:
-        if self._exemplars is None or self._exemplars[0] != self.version:
-            self._exemplars = (self.version, exemplars(self.store, LIMITS.limit_max))
-        return self._exemplars[1][:limit]
+        if self._exemplars is None:
+            self._exemplars = ExemplarState(self.store)
+        return self._exemplars.top(limit)
 
     def _cached_seed(self, sq: ast.SeedQuery, qtext: str, limit: int) -> SeedResult:
         if self._seed_cache_version != self.version:

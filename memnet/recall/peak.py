@@ -6,16 +6,23 @@ any neighbour's (over those same edges). The top ``L`` peaks, by rho* then by
 observables, seed the walk. Nodes are never assigned to peaks: there is no
 clustering here, only a cue for where the session is busiest.
 
-Both computations read the whole session once, so the session caches their
-result per version; repeated misses on the same version cost a lookup.
+:func:`peaks` and :func:`exemplars` read the whole session. A session keeps
+:class:`PeakState` and :class:`ExemplarState` instead: built by one such pass
+the first time they are asked, then brought up to date by each commit's
+change record, at a cost that follows the change (the nodes whose rho*
+moved and their neighbours), so the first Peak_L after a small commit is as
+cheap as any other. A property test holds them equal to a full pass.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from array import array
+from collections.abc import Iterable
+from typing import Any
 
-from ..graph.store import Store
+from ..graph.store import OUT, Store
 
 HIERARCHY = "CONTAINS"
 
@@ -76,4 +83,171 @@ def exemplars(store: Store, limit: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-__all__ = ["HIERARCHY", "census", "exemplars", "peaks"]
+def _counts(store: Store, e: int) -> bool:
+    """Whether edge ``e`` counts towards rho* (live, not CONTAINS, not a loop,
+    both ends live)."""
+    if store.erec[e] or store.etype[e] == HIERARCHY:
+        return False
+    a, b = store.esrc[e], store.edst[e]
+    return a != b and not store.nrec[a] and not store.nrec[b]
+
+
+class PeakState:
+    """rho* of every node, which nodes are peaks, and the peaks by rho*."""
+
+    def __init__(self, store: Store) -> None:
+        self.s = store
+        n, m = store.next_node, store.next_edge
+        self.rho = array("I", bytes(4 * n))
+        self.counted = bytearray(m)
+        rho, counted = self.rho, self.counted
+        for e in range(1, m):
+            if _counts(store, e):
+                counted[e] = 1
+                rho[store.esrc[e]] += 1
+                rho[store.edst[e]] += 1
+        self.peak = bytearray(n)
+        self.by_rho: dict[int, set[int]] = {}
+        self.levels: list[int] = []          # the rho values with peaks, ascending
+        for v in range(1, n):
+            if self._is_peak(v):
+                self._mark(v, True)
+
+    # -- one node ----------------------------------------------------------------
+    def _neighbours(self, v: int) -> Iterable[int]:
+        """The other ends of the counted edges at ``v``."""
+        counted, esrc, edst = self.counted, self.s.esrc, self.s.edst
+        for entry in self.s.adj[v]:
+            e = entry >> 1
+            if counted[e]:
+                yield edst[e] if entry & 1 == OUT else esrc[e]
+
+    def _is_peak(self, v: int) -> bool:
+        r = self.rho[v]
+        if not r:
+            return False
+        rho = self.rho
+        return all(rho[u] <= r for u in self._neighbours(v))
+
+    def _mark(self, v: int, on: bool, old_rho: int | None = None) -> None:
+        """Set the peak flag of ``v`` (filed under its rho, or unfiled from
+        ``old_rho`` when its rho has just changed)."""
+        was = self.peak[v]
+        r_old = self.rho[v] if old_rho is None else old_rho
+        if was:
+            bucket = self.by_rho[r_old]
+            bucket.discard(v)
+            if not bucket:
+                del self.by_rho[r_old]
+                self.levels.pop(bisect.bisect_left(self.levels, r_old))
+        self.peak[v] = on
+        if on:
+            r = self.rho[v]
+            bucket = self.by_rho.get(r)
+            if bucket is None:
+                bucket = self.by_rho[r] = set()
+                bisect.insort(self.levels, r)
+            bucket.add(v)
+
+    # -- a commit ----------------------------------------------------------------
+    def apply(self, changes: Iterable[Any]) -> None:
+        """Bring the state up to date with one commit's change records."""
+        s = self.s
+        grow = s.next_node - len(self.rho)
+        if grow > 0:
+            self.rho.frombytes(bytes(4 * grow))
+            self.peak.extend(bytes(grow))
+        if s.next_edge > len(self.counted):
+            self.counted.extend(bytes(s.next_edge - len(self.counted)))
+        moved: dict[int, int] = {}            # node -> rho before this commit
+        rho, counted = self.rho, self.counted
+        for ch in changes:
+            if ch.op[0] != "E":
+                continue
+            e = ch.id
+            now = _counts(s, e)
+            if now == bool(counted[e]):
+                continue
+            counted[e] = now
+            step = 1 if now else -1
+            for v in (s.esrc[e], s.edst[e]):
+                moved.setdefault(v, rho[v])
+                rho[v] += step
+        for v, r_old in moved.items():
+            r = rho[v]
+            peak = r > 0
+            for u in self._neighbours(v):
+                ru = rho[u]
+                if ru > r:
+                    peak = False
+                if u in moved:
+                    continue  # settled in its own turn
+                if self.peak[u]:
+                    if ru < r:
+                        self._mark(u, False)  # v rose above it
+                elif r < r_old and r <= ru < r_old and self._is_peak(u):
+                    self._mark(u, True)       # v was the one above it
+            if peak != bool(self.peak[v]) or (peak and r != r_old):
+                self._mark(v, peak, r_old)
+
+    def top(self, limit: int) -> tuple[int, ...]:
+        """The top ``limit`` peaks by rho*, then observables, then id."""
+        out: list[int] = []
+        key = self.s.key
+        for r in reversed(self.levels):
+            bucket = self.by_rho[r]
+            need = limit - len(out)
+            out += heapq.nsmallest(need, bucket, key=lambda v: (key[v], v))
+            if len(out) >= limit:
+                break
+        return tuple(out)
+
+
+class ExemplarState:
+    """The exemplar of each kind (see :func:`exemplars`), kept per commit."""
+
+    def __init__(self, store: Store) -> None:
+        self.s = store
+        self.best: dict[str, int] = {}
+        for kind in list(store.kind_live):
+            self._recompute(kind)
+
+    def _rank(self, nid: int) -> tuple[bool, str, int]:
+        s = self.s
+        settled = s.kind[nid] == "TSK" and s.node_props(nid).get("settled") is True
+        return (settled, s.key[nid], nid)
+
+    def _recompute(self, kind: str) -> None:
+        cands = [n for n in self.s.index.kind(kind) if not self.s.nrec[n]]
+        if cands:
+            self.best[kind] = min(cands, key=self._rank)
+        else:
+            self.best.pop(kind, None)
+
+    def apply(self, changes: Iterable[Any]) -> None:
+        s = self.s
+        stale: set[str] = set()
+        for ch in changes:
+            if ch.op[0] != "N":
+                continue
+            nid = ch.id
+            kind = s.kind[nid]
+            cur = self.best.get(kind)
+            if cur == nid:
+                stale.add(kind)          # the exemplar itself changed
+            elif not s.nrec[nid] and (cur is None or self._rank(nid) < self._rank(cur)):
+                self.best[kind] = nid
+        for kind in stale:
+            self._recompute(kind)
+
+    def top(self, limit: int) -> tuple[int, ...]:
+        out: list[int] = []
+        for kind, _count in census(self.s):
+            if len(out) >= limit:
+                break
+            if kind != "LAW" and kind in self.best:  # laws ride along on their own
+                out.append(self.best[kind])
+        return tuple(out)
+
+
+__all__ = ["HIERARCHY", "ExemplarState", "PeakState", "census", "exemplars", "peaks"]

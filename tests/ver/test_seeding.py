@@ -356,3 +356,31 @@ def test_warm_session_keeps_typed_values_apart(sc) -> None:  # type: ignore[no-u
                     assert set(sh.receipt.seeds) == set(want), (text, sh.receipt.seeds, want)
                 else:
                     assert sh.receipt.seed_mode in ("peak", "skip"), (text, sh.receipt.seeds)
+
+
+@pytest.mark.req("MN-REQ-06", "MN-REQ-05")
+@VER
+@given(scenarios(n_queries=0))
+def test_peaks_and_exemplars_kept_per_commit_equal_a_full_pass(sc) -> None:  # type: ignore[no-untyped-def]
+    """Peak_L and the outline's exemplars are built once and then updated by
+    each commit's changes; after any sequence of commits they are what a pass
+    over the whole session gives."""
+    from memnet.recall.peak import exemplars, peaks
+
+    spec, _qs = sc
+    s = memnet.Session("inc", delete_on_settle=spec.delete_on_settle)
+    s.recall("zzqqxx")      # builds the peak state on the empty session
+    s.recall("")            # and the exemplars
+    b = build(spec)          # the same graph, built commit by commit, replayed here
+    for rec in b.session.history():
+        s._keep(_replayed(s, rec))
+        assert s._cached_peaks() == peaks(s.store, 50)
+        assert s._cached_exemplars(50) == exemplars(s.store, 50)
+
+
+def _replayed(s: memnet.Session, rec):  # type: ignore[no-untyped-def]
+    """Apply a commit record of another session to ``s`` (same ids)."""
+    from memnet.commit import replay
+
+    replay(s.store, rec.changes)
+    return rec
