@@ -106,11 +106,20 @@ class PeakState:
                 counted[e] = 1
                 rho[store.esrc[e]] += 1
                 rho[store.edst[e]] += 1
+        beaten = bytearray(n)   # one pass over the edges, as peaks() does
+        esrc, edst = store.esrc, store.edst
+        for e in range(1, m):
+            if counted[e]:
+                a, b = esrc[e], edst[e]
+                if rho[a] < rho[b]:
+                    beaten[a] = 1
+                elif rho[b] < rho[a]:
+                    beaten[b] = 1
         self.peak = bytearray(n)
         self.by_rho: dict[int, set[int]] = {}
         self.levels: list[int] = []          # the rho values with peaks, ascending
         for v in range(1, n):
-            if self._is_peak(v):
+            if rho[v] and not beaten[v]:
                 self._mark(v, True)
 
     # -- one node ----------------------------------------------------------------
