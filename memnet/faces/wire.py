@@ -316,6 +316,8 @@ class Wire:
         if word in _NEEDS_SESSION and self.session is None:
             raise WireError(f"no session selected: USE a session first (USE sid; or "
                             f"USE sid CREATE;) before {word}")
+        if word in _NEEDS_SESSION:
+            self.refresh()
         if word == "USE":
             return self.use(text)
         if word == "PING":
@@ -379,6 +381,14 @@ class Wire:
             self.session = self.cab.open(name)
         except MemNetError:
             pass
+
+    def refresh(self) -> None:
+        """Read the current session again when another writer moved it on in
+        the cabinet (a version probe: one catalog read, no hydrate)."""
+        s = self.session
+        if not s.dirty and self.cab.is_stale(s):
+            self.session = None
+            self.session = self.cab.open(s.name)  # session_not_found once dropped
 
     def flush(self) -> None:
         if self.session is not None and self.session.dirty:

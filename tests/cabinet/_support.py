@@ -133,6 +133,9 @@ class _CountingTxn:
     def get(self, table: str, key: bytes) -> bytes | None:
         return self._txn.get(table, key)
 
+    def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
+        return self._txn.get_many(table, keys)
+
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         return self._txn.scan(table, prefix)
 
@@ -144,6 +147,11 @@ class _CountingTxn:
     def delete(self, table: str, key: bytes) -> bool:
         self._deletes[table] += 1
         return self._txn.delete(table, key)
+
+    def delete_prefix(self, table: str, prefix: bytes) -> int:
+        n = self._txn.delete_prefix(table, prefix)
+        self._deletes[table] += n
+        return n
 
 
 class WriteLog:
