@@ -25,14 +25,17 @@ Failures become coded errors and never carry the password:
 ``cabinet_unavailable`` (server down or unreachable, connection lost; with
 ``details["outcome"] == "unknown"`` when the connection broke while ``COMMIT``
 was on its way), ``cabinet_auth``, ``cabinet_timeout``, ``disk_full``,
-``cabinet_io``. A broken connection is replaced at the start of the next
-transaction.
+``cabinet_io``. A connection that broke, or that the server closed while it
+was idle (a restart), is replaced at the start of the next transaction; a
+failure inside a transaction is reported, never retried behind the caller's
+back (the session stays dirty: flush it again).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import select
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -496,7 +499,11 @@ class PgKV(KV):
         _live.add(self)
         with self._lock:
             self._connection()
-            self._ensure_schema()
+            try:
+                self._ensure_schema()
+            except BaseException:
+                self.close()
+                raise
 
     # -- connection ---------------------------------------------------------------
     def _check(self) -> None:
@@ -509,10 +516,18 @@ class PgKV(KV):
             raise CabinetError("the cabinet is closed", code="cabinet_closed")
 
     def _connection(self) -> Any:
-        """The open connection, connecting (again) when there is none or it broke."""
+        """The open connection, connecting (again) when there is none, it broke,
+        or the server closed it while it was idle (a restart, a terminated
+        backend: an idle connection only becomes readable when the server says
+        goodbye)."""
         conn = self._conn
         if conn is not None and not conn.closed and not conn.broken:
-            return conn
+            try:
+                readable = select.select([conn.pgconn.socket], [], [], 0)[0]
+            except Exception:  # noqa: BLE001 - no socket to look at: connect again
+                readable = [True]
+            if not readable:
+                return conn
         self._drop_connection()
         psycopg = _psycopg()
         try:
@@ -533,22 +548,15 @@ class PgKV(KV):
                 pass
 
     def _begin_read(self) -> Any:
-        """A connection inside a new read-only REPEATABLE READ transaction. A
-        connection found dead here (the server restarted since its last use) is
-        replaced once: nothing of this transaction was sent yet."""
+        """A connection inside a new read-only REPEATABLE READ transaction."""
         psycopg = _psycopg()
-        for attempt in (0, 1):
-            conn = self._connection()
-            try:
-                conn.execute(_BEGIN_READ)
-                return conn
-            except psycopg.OperationalError as e:
-                if attempt or not (conn.broken or conn.closed):
-                    raise self._error(e, "begin a transaction on") from None
-                self._drop_connection()
-            except psycopg.Error as e:
-                raise self._error(e, "begin a transaction on") from None
-        raise AssertionError("unreachable")  # pragma: no cover
+        conn = self._connection()
+        try:
+            conn.execute(_BEGIN_READ)
+        except psycopg.Error as e:
+            self._end(conn)
+            raise self._error(e, "begin a transaction on") from None
+        return conn
 
     def _end(self, conn: Any) -> None:
         """Roll back whatever is open; a connection that cannot is dropped."""
@@ -618,7 +626,6 @@ class PgKV(KV):
         from psycopg import errors as pe
 
         with self._lock:
-            fresh = self._conn is None
             for _attempt in range(MAX_ATTEMPTS):
                 conn = self._connection()
                 self._commit_sent = False
@@ -632,14 +639,7 @@ class PgKV(KV):
                     continue
                 except psycopg.Error as e:
                     unknown = self._commit_sent
-                    dead = conn.broken or conn.closed
                     self._end(conn)
-                    if dead and not unknown and not fresh:
-                        # the connection had died before this transaction (a server
-                        # restart): nothing was written, so run fn again, once, on a
-                        # new connection
-                        fresh = True
-                        continue
                     raise self._error(e, "write to", unknown=unknown) from None
                 except BaseException:
                     self._end(conn)

@@ -232,14 +232,17 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def spawn(script: str, *args: object, stdin: bool = False) -> subprocess.Popen[str]:
+def spawn(script: str, *args: object, stdin: bool = False,
+          env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Start ``python -c script args...`` with the repo on PYTHONPATH, pipes on
-    stdout/stderr (and stdin when asked), text mode, line buffered."""
+    stdout/stderr (and stdin when asked), text mode, line buffered; ``env``
+    adds variables (a cabinet URL with its password travels there, not in the
+    arguments every user of the machine can list)."""
     return subprocess.Popen(
         [sys.executable, "-c", script, *map(str, args)],
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-        env=child_env(), cwd=str(REPO_ROOT))
+        env={**child_env(), **(env or {})}, cwd=str(REPO_ROOT))
 
 
 def run(script: str, *args: object, timeout: float = 60) -> subprocess.CompletedProcess[str]:
