@@ -481,6 +481,10 @@ class PgKV(KV):
             raise CabinetUrlError(f"cannot read the PostgreSQL URL: {self._secret.scrub(str(e))}"
                                   ) from None
         self._secret = _Secret(params)
+        for port in str(params.get("port") or "").split(","):
+            if port and not (port.isdigit() and 0 < int(port) < 65536):
+                raise CabinetUrlError(f"the PostgreSQL URL names port {port!r}, not a number "
+                                      "from 1 to 65535")
         for k, v in _DEFAULTS.items():
             params.setdefault(k, v)
         self._conninfo = make_conninfo(**params)

@@ -188,6 +188,47 @@ def test_first_opens_racing_on_an_empty_database_all_succeed(url: str) -> None:
         assert [i.id for i in cab.sessions()] == ["s0", "s1", "s2", "s3"]
 
 
+@pytest.mark.req("MN-REQ-14.1", ATOMIC, ERRORS)
+def test_creates_of_one_id_racing_from_several_machines_leave_one_session(url: str) -> None:
+    Cabinet.open(url).close()
+    cabs = [Cabinet.open(url) for _ in range(4)]
+    outcome: list[str] = []
+    go = threading.Barrier(len(cabs))
+
+    def create(cab: Cabinet, i: int) -> None:
+        go.wait()
+        try:
+            s = cab.create("same")
+            s.commit(f"INSERT (t:TSK {{title: 'by {i}'}})")
+            cab.flush(s)
+            outcome.append(f"made {i}")
+        except SessionExists:
+            outcome.append("exists")
+
+    threads = [threading.Thread(target=create, args=(c, i)) for i, c in enumerate(cabs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    made = [x for x in outcome if x.startswith("made")]
+    assert len(made) == 1 and outcome.count("exists") == 3, outcome
+    who = made[0].split()[1]
+    s = cabs[0].open("same")
+    assert s.version == 1 and f"by {who}" in s.recall("TSK").text
+    for cab in cabs:
+        cab.close()
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("where", ["postgresql://u@h/db?nosuchparam=1",
+                                   "postgresql://u@h:notaport/db",
+                                   "postgresql://u:SeCrEt9@h/db?also=bad"])
+def test_a_postgres_url_libpq_cannot_read_is_bad_cabinet_url(where: str) -> None:
+    with pytest.raises(CabinetUrlError) as info:
+        Cabinet.open(where)
+    assert info.value.code == "bad_cabinet_url" and "SeCrEt9" not in str(info.value)
+
+
 # =========================================================================== failures
 
 

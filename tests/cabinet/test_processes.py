@@ -4,10 +4,10 @@ killed with SIGKILL and the server crashed (``pg_ctl stop -m immediate``)
 during flushes, in loops.
 
 The counts are modest so the suite stays fast (8 writers x 50 commits, 20
-kill rounds, 6 server crashes); ``MEMNET_RACE_COMMITS`` and
-``MEMNET_CRASH_ROUNDS`` raise them: ``bench/cabinet_crash.py`` runs the issue's
-8 x 200 race and long loops and prints the figures these tests also report
-(``pytest -s``, or JSON lines in ``$MEMNET_CRASH_REPORT``).
+kill rounds, 6 server crashes); ``MEMNET_RACE_COMMITS``, ``MEMNET_KILL_ROUNDS``
+and ``MEMNET_CRASH_ROUNDS`` raise them: ``bench/cabinet_crash.py`` runs the
+issue's 8 x 200 race and long loops and prints the figures these tests also
+report (``pytest -s``, or JSON lines in ``$MEMNET_CRASH_REPORT``).
 
 Cabinet locations reach the child processes in ``MEMNET_HOME`` (or on the
 zygote's stdin), never in their arguments: a URL carries a password.
@@ -34,7 +34,8 @@ from ._support import finish, kill, spawn
 from .test_lmdb_processes import _check_content, kill_loop
 
 ATOMIC, HISTORY = "MN-REQ-03", "MN-REQ-13"
-ROUNDS = int(os.environ.get("MEMNET_CRASH_ROUNDS", "0")) or None  # None: each test's own
+KILL_ROUNDS = int(os.environ.get("MEMNET_KILL_ROUNDS", "20"))
+CRASH_ROUNDS = int(os.environ.get("MEMNET_CRASH_ROUNDS", "6"))
 REPORT = os.environ.get("MEMNET_CRASH_REPORT")  # a file the figures are appended to (JSON lines)
 
 
@@ -155,7 +156,7 @@ def test_kill_9_of_flushing_clients_loses_nothing_acknowledged_on_postgres(
     catalog row lock) the server then rolls back; every acknowledged version
     is there, whole, and nothing of the killed flush is."""
     url = pg_server.create_database(f"kill{os.getpid()}")
-    figures = kill_loop(url, ROUNDS or 20, max_delay=0.15)  # a flush takes longer here
+    figures = kill_loop(url, KILL_ROUNDS, max_delay=0.15)  # a flush takes longer here
     report("kill_9_postgres", **figures)
 
 
@@ -260,7 +261,7 @@ def test_server_crashes_during_flushes_lose_nothing_acknowledged(crash_server: P
     itself, even when the connection broke during COMMIT). After every crash
     each acknowledged version is stored, and what a reader sees is a whole
     version: every commit of it complete, none of a later one."""
-    rounds = ROUNDS or 6
+    rounds = CRASH_ROUNDS
     rng = random.Random(20240611)
     url = crash_server.create_database("crash")
     sid = "crash"
