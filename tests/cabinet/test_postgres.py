@@ -478,6 +478,12 @@ def test_the_wire_reads_a_stale_session_again_before_a_recall(url: str) -> None:
     assert reader_cab.is_stale(wire.session)
     assert "from another machine" in wire.execute("RECALL TSK")
     assert not reader_cab.is_stale(wire.session) and wire.session.version == 2
+    # a Commit on a copy another machine moved on keeps its compare-and-swap
+    other = writer_cab.open("notes")
+    other.commit("INSERT (v:TSK {title: 'third'})")
+    writer_cab.flush(other)
+    with pytest.raises(ConflictError):
+        wire.execute("INSERT (w:TSK {title: 'based on version 2'})")
     writer_cab.drop("notes")
     with pytest.raises(SessionNotFound):
         wire.execute("RECALL TSK")
