@@ -7,7 +7,8 @@ port with its Unix socket inside the data directory. The superuser ``memnet``
 logs in over TCP with a SCRAM password; nothing else is reachable.
 :meth:`PgServer.stop` stops it (``mode="immediate"`` is a crash: no shutdown
 checkpoint, the next start replays the WAL), :meth:`PgServer.cleanup` stops it
-and deletes the directory.
+and deletes the directory. Keyword arguments are more server settings
+(``shared_buffers="256MB"``).
 
 The same steps by hand are in ``docs/cabinet-postgres.md``.
 """
@@ -70,13 +71,15 @@ def _server_user() -> str | None:
 class PgServer:
     """One throwaway server; see the module docstring."""
 
-    def __init__(self, *, fsync: bool = False, bindir: str | None = None) -> None:
+    def __init__(self, *, fsync: bool = False, bindir: str | None = None,
+                 **settings: str) -> None:
         self.bindir = bindir or find_bindir()
         if self.bindir is None:
             raise RuntimeError("PostgreSQL server binaries (initdb, pg_ctl) not found: install "
                                "the Debian package postgresql, or set MEMNET_PG_BINDIR")
         self.user = _server_user()
         self.fsync = fsync
+        self.settings = {"max_connections": "60", "shared_buffers": "64MB", **settings}
         self.password = secrets.token_urlsafe(12)
         self.root = Path(tempfile.mkdtemp(prefix="memnet-pg-"))
         self.data = self.root / "data"
@@ -116,7 +119,7 @@ class PgServer:
         opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} "
                 f"-c fsync={'on' if self.fsync else 'off'} "
                 f"-c full_page_writes={'on' if self.fsync else 'off'} "
-                "-c max_connections=60 -c shared_buffers=64MB")
+                + " ".join(f"-c {k}={v}" for k, v in self.settings.items()))
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
                   "-o", opts, "start")
         self.running = True

@@ -253,101 +253,53 @@ class _PgTxn(Txn):
         if self.write:
             self.send_writes()  # the server must see this transaction's own writes
         kind = _table_kind(table)
-        page = _FIRST_PAGE
-        if kind == "element" and b"\x00" in prefix:
+        if kind == "element" and b"\x00" in prefix:  # one session's range
             sid, rest = _split(prefix)
             if sid is None:
                 return
             pre = sid.encode("ascii") + b"\x00"
-            hi = _upper(rest)
-            q = (f"SELECT k, v FROM memnet_{table} WHERE sid = %b AND k {{op}} %b"
-                 + (" AND k < %b" if hi is not None else "") + " ORDER BY k LIMIT %b")
-            after, op = rest, ">="
-            while True:
-                params = (sid, after, hi, page) if hi is not None else (sid, after, page)
-                rows = self._rows(q.format(op=op), params)
-                for k, v in rows:
-                    key = pre + bytes(k)
-                    if self.write:
-                        self.known.add((table, key))
-                    yield key, bytes(v)
-                if len(rows) < page:
-                    return
-                after, op = bytes(rows[-1][0]), ">"
-                page = min(page * 2, _MAX_PAGE)
+            yield from self._pages(table, prefix, ("k",), "sid = %b AND ", (sid,), (rest,),
+                                   lambda r: pre + bytes(r[0]))
+            return
+        if kind == "plain":
+            yield from self._pages(table, prefix, ("k",), "", (), (prefix,),
+                                   lambda r: bytes(r[0]))
+            return
+        try:
+            lo = prefix.decode("ascii")
+        except UnicodeDecodeError:
+            return  # session ids are ASCII: nothing starts with this
+        if kind == "sid":
+            yield from self._pages(table, prefix, ("sid",), "", (), (lo,),
+                                   lambda r: r[0].encode("ascii"))
         else:
-            yield from self._scan_ordered(table, kind, prefix, page)
+            yield from self._pages(table, prefix, ("sid", "k"), "", (), (lo, b""),
+                                   lambda r: r[0].encode("ascii") + b"\x00" + bytes(r[1]))
 
-    def _scan_ordered(self, table: str, kind: str, prefix: bytes,
-                      page: int) -> Iterator[tuple[bytes, bytes]]:
-        """A scan across sessions (or of the meta table): keyset pages in key order."""
-        if kind == "sid" or kind == "element":
-            try:
-                lo = prefix.decode("ascii")
-            except UnicodeDecodeError:
-                return
-            cols = "sid, v" if kind == "sid" else "sid, k, v"
-            order = "sid" if kind == "sid" else "sid, k"
-            last: tuple[Any, ...] | None = None
-            while True:
-                if last is None:
-                    cond, params = "sid >= %b", (lo,)
-                elif kind == "sid":
-                    cond, params = "sid > %b", (last[0],)
-                else:
-                    cond, params = "(sid, k) > (%b, %b)", (last[0], last[1])
-                rows = self._rows(f"SELECT {cols} FROM memnet_{table} WHERE {cond} "
-                                  f"ORDER BY {order} LIMIT %b", (*params, page))
-                for row in rows:
-                    key = row[0].encode("ascii")
-                    if kind == "element":
-                        key += b"\x00" + bytes(row[1])
-                    if not key.startswith(prefix):
-                        return
-                    if self.write:
-                        self.known.add((table, key))
-                    yield key, bytes(row[-1])
-                if len(rows) < page:
+    def _pages(self, table: str, prefix: bytes, cursor: tuple[str, ...], fixed: str,
+               fixed_params: tuple[Any, ...], start: tuple[Any, ...],
+               key_of: Callable[[Any], bytes]) -> Iterator[tuple[bytes, bytes]]:
+        """Rows in key order from ``start`` on, fetched in growing keyset pages
+        (each resumes after the last row of the one before), while their keys
+        start with ``prefix``."""
+        cols = ", ".join(cursor)
+        expr, marks = (cols, "%b") if len(cursor) == 1 else \
+            (f"({cols})", "(" + ", ".join("%b" for _ in cursor) + ")")
+        op, after, page = ">=", start, _FIRST_PAGE
+        while True:
+            rows = self._rows(f"SELECT {cols}, v FROM memnet_{table} WHERE {fixed}{expr} {op} "
+                              f"{marks} ORDER BY {cols} LIMIT %b", (*fixed_params, *after, page))
+            for row in rows:
+                key = key_of(row)
+                if not key.startswith(prefix):
                     return
-                last = (rows[-1][0], bytes(rows[-1][1])) if kind == "element" else (rows[-1][0],)
-                page = min(page * 2, _MAX_PAGE)
-        else:
-            after, op = prefix, ">="
-            while True:
-                rows = self._rows(f"SELECT k, v FROM memnet_{table} WHERE k {op} %b "
-                                  "ORDER BY k LIMIT %b", (after, page))
-                for k, v in rows:
-                    key = bytes(k)
-                    if not key.startswith(prefix):
-                        return
-                    if self.write:
-                        self.known.add((table, key))
-                    yield key, bytes(v)
-                if len(rows) < page:
-                    return
-                after, op = bytes(rows[-1][0]), ">"
-                page = min(page * 2, _MAX_PAGE)
-
-    def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
-        if count <= 0:
-            return
-        if _table_kind(table) != "element" or b"\x00" not in prefix or self.write:
-            yield from super().values(table, prefix, count)
-            return
-        sid, rest = _split(prefix)
-        if sid is None:
-            return
-        after, op, left = rest, ">=", count
-        while left > 0:
-            n = min(left, _MAX_PAGE)
-            rows = self._rows(f"SELECT k, v FROM memnet_{table} WHERE sid = %b AND k {op} %b "
-                              "ORDER BY k LIMIT %b", (sid, after, n))
-            for _k, v in rows:
-                yield v
-            if len(rows) < n:
+                if self.write:
+                    self.known.add((table, key))
+                yield key, row[-1]
+            if len(rows) < page:
                 return
-            left -= n
-            after, op = rows[-1][0], ">"
+            after, op = tuple(rows[-1][:-1]), ">"
+            page = min(page * 2, _MAX_PAGE)
 
     # -- writes ----------------------------------------------------------------
     def put(self, table: str, key: bytes, value: bytes) -> None:

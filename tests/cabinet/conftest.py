@@ -26,89 +26,85 @@ from memnet import Cabinet
 from ..pgserver import PgServer, find_bindir
 
 
-class MemoryPlace:
+class Place:
+    """What every place shares: the cabinets it opened, a restart, cleanup.
+    A subclass opens a cabinet with ``_open(**kw)``."""
+
+    name = "?"
+    persistent = True
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.opened: list[Cabinet] = []
+
+    def _open(self, **kw: Any) -> Cabinet:
+        raise NotImplementedError
+
+    def open(self, **kw: Any) -> Cabinet:
+        cab = self._open(**kw)
+        self.opened.append(cab)
+        return cab
+
+    def reopen(self, cab: Cabinet, **kw: Any) -> Cabinet:
+        cab.close()
+        return self.open(**kw)
+
+    def cleanup(self) -> None:
+        for cab in self.opened:
+            cab.close()
+
+
+class MemoryPlace(Place):
     """An in-memory cabinet; a restart opens a new Cabinet on the same KV."""
 
     name = "memory"
     persistent = False
 
     def __init__(self, tmp_path: Path) -> None:
+        super().__init__(tmp_path)
         self.kv: Any = None
-        self.opened: list[Cabinet] = []
 
-    def open(self, **kw: Any) -> Cabinet:
-        kw.pop("max_size", None)
-        kw.pop("sync", None)
+    def _open(self, **kw: Any) -> Cabinet:
         if self.kv is None:
             cab = Cabinet.open(backend="memory")
             self.kv = cab.kv
-        else:
-            cab = Cabinet(self.kv)
-        self.opened.append(cab)
-        return cab
-
-    def reopen(self, cab: Cabinet, **kw: Any) -> Cabinet:
-        cab.close()
-        return self.open(**kw)
-
-    def cleanup(self) -> None:
-        for cab in self.opened:
-            cab.close()
+            return cab
+        return Cabinet(self.kv)
 
 
-class LmdbPlace:
+class LmdbPlace(Place):
     """An LMDB cabinet in a directory under ``tmp_path``."""
 
     name = "lmdb"
-    persistent = True
 
     def __init__(self, tmp_path: Path) -> None:
+        super().__init__(tmp_path)
         self.path = tmp_path / "cabinet"
-        self.opened: list[Cabinet] = []
 
-    def open(self, **kw: Any) -> Cabinet:
-        cab = Cabinet.open(self.path, backend="lmdb", **kw)
-        self.opened.append(cab)
-        return cab
-
-    def reopen(self, cab: Cabinet, **kw: Any) -> Cabinet:
-        cab.close()
-        return self.open(**kw)
-
-    def cleanup(self) -> None:
-        for cab in self.opened:
-            cab.close()
+    def _open(self, **kw: Any) -> Cabinet:
+        return Cabinet.open(self.path, backend="lmdb", **kw)
 
 
 _schemas = itertools.count(1)
 
 
-class PostgresPlace:
+class PostgresPlace(Place):
     """A PostgreSQL cabinet in a schema of its own on the session's server."""
 
     name = "postgres"
-    persistent = True
 
     def __init__(self, tmp_path: Path, server: PgServer) -> None:
+        super().__init__(tmp_path)
         self.server = server
         self.schema = f"t{next(_schemas)}"
         server.sql(f"CREATE SCHEMA {self.schema}", "contract")
         self.url = server.url("contract", options=f"-csearch_path%3D{self.schema}")
-        self.opened: list[Cabinet] = []
 
-    def open(self, **kw: Any) -> Cabinet:
+    def _open(self, **kw: Any) -> Cabinet:
         kw.pop("max_size", None)
-        cab = Cabinet.open(self.url, **kw)
-        self.opened.append(cab)
-        return cab
-
-    def reopen(self, cab: Cabinet, **kw: Any) -> Cabinet:
-        cab.close()
-        return self.open(**kw)
+        return Cabinet.open(self.url, **kw)
 
     def cleanup(self) -> None:
-        for cab in self.opened:
-            cab.close()
+        super().cleanup()
         self.server.sql(f"DROP SCHEMA {self.schema} CASCADE", "contract")
 
 

@@ -39,7 +39,23 @@ SEED = 20240607
 # (with last: v); every later commit of the round also joins its TSK to the
 # root (PART_OF) and sets root.last = v, so one commit both creates and
 # updates records.
-ZYGOTE = r"""
+# The commit of version v (root: None for the first of a round, which creates
+# it); shared with the server-crash writer of test_processes.py.
+STEP = r"""
+def step(s, root, v, rnd):
+    if root is None:
+        r = s.commit(f"INSERT (t:TSK {{tag: 'c{v}', round: {rnd}, last: {v}}}), "
+                     f"(m:MOD {{path: 'p{v}'}}), (t)-[:TOUCHES]->(m)")
+        root = r.ids["t"]
+    else:
+        r = s.commit(f"INSERT (t:TSK {{tag: 'c{v}', round: {rnd}}}), "
+                     f"(m:MOD {{path: 'p{v}'}}), (t)-[:TOUCHES]->(m), "
+                     f"(t)-[:PART_OF]->({root}) SET {root}.last = {v}")
+    assert r.version == v
+    return root
+"""
+
+ZYGOTE = STEP + r"""
 import json, os, sys, traceback
 import memnet
 memnet.parse_delta("INSERT (w:TSK {x: 1})")  # warm the parser before the clock starts
@@ -58,15 +74,7 @@ def writer(path, sid, rnd, limit):
     done = 0
     while limit == 0 or done < limit:
         v = s.version + 1
-        if root is None:
-            r = s.commit(f"INSERT (t:TSK {{tag: 'c{v}', round: {rnd}, last: {v}}}), "
-                         f"(m:MOD {{path: 'p{v}'}}), (t)-[:TOUCHES]->(m)")
-            root = r.ids["t"]
-        else:
-            r = s.commit(f"INSERT (t:TSK {{tag: 'c{v}', round: {rnd}}}), "
-                         f"(m:MOD {{path: 'p{v}'}}), (t)-[:TOUCHES]->(m), "
-                         f"(t)-[:PART_OF]->({root}) SET {root}.last = {v}")
-        assert r.version == v
+        root = step(s, root, v, rnd)
         assert cab.flush(s) == v
         say(f"ack {me} {v}")
         done += 1

@@ -31,7 +31,7 @@ from memnet import Cabinet
 
 from ..pgserver import PgServer
 from ._support import finish, kill, spawn
-from .test_lmdb_processes import _check_content, kill_loop
+from .test_lmdb_processes import STEP, _check_content, kill_loop
 
 ATOMIC, HISTORY = "MN-REQ-03", "MN-REQ-13"
 KILL_ROUNDS = int(os.environ.get("MEMNET_KILL_ROUNDS", "20"))
@@ -107,7 +107,7 @@ def test_eight_processes_racing_on_one_session_lose_nothing(where: str) -> None:
             p.stdin.write("go\n")
             p.stdin.flush()
         for p in procs:
-            out, err = finish(p, timeout=600)
+            out, err = finish(p, timeout=120 + 6 * COMMITS)
             assert p.returncode == 0, err
             results.append(json.loads(out.strip().splitlines()[-1]))
     finally:
@@ -162,7 +162,7 @@ def test_kill_9_of_flushing_clients_loses_nothing_acknowledged_on_postgres(
 
 # =========================================================================== server crash
 
-WRITER = r"""
+WRITER = STEP + r"""
 import json, os, sys, time
 from collections import Counter
 import memnet
@@ -180,13 +180,7 @@ said(f"ready {s.version}")
 root = None
 while not os.path.exists(stop):
     v = s.version + 1
-    if root is None:
-        r = s.commit(f"INSERT (t:TSK {{tag: 'c{v}', round: 0, last: {v}}}), "
-                     f"(m:MOD {{path: 'p{v}'}}), (t)-[:TOUCHES]->(m)")
-        root = r.ids["t"]
-    else:
-        s.commit(f"INSERT (t:TSK {{tag: 'c{v}', round: 0}}), (m:MOD {{path: 'p{v}'}}), "
-                 f"(t)-[:TOUCHES]->(m), (t)-[:PART_OF]->({root}) SET {root}.last = {v}")
+    root = step(s, root, v, 0)
     while True:  # the same session, flushed again until it lands: never reopened
         try:
             assert cab.flush(s) == v
