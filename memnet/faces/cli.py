@@ -291,7 +291,12 @@ def _snap(args: argparse.Namespace) -> int:
 
 def _cabinet_copy(args: argparse.Namespace) -> int:
     from ..cabinet.copy import copy_sessions
+    from ..cabinet.kv_pg import looks_like_url
 
+    if not looks_like_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
+        # opening it would make an empty cabinet there and copy nothing
+        raise MemNetError(f"no cabinet at {args.src!r} to copy from", code="path_not_found",
+                          path=args.src)
     with Cabinet.open(args.src) as src, Cabinet.open(args.dst) as dst, \
             Progress("copy") as bar:
         infos = copy_sessions(src, dst, args.sids, progress=bar)
@@ -300,6 +305,8 @@ def _cabinet_copy(args: argparse.Namespace) -> int:
     else:
         for i in infos:
             print(f"copied {i.id}: version {i.version}, {i.nodes} nodes, {i.edges} edges")
+        if not infos:
+            print("no sessions to copy")
     return 0
 
 

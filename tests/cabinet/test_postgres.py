@@ -589,6 +589,9 @@ def test_cabinet_copy_moves_sessions_from_lmdb_to_postgres_and_back(
     assert code == 1 and err.startswith("memnet: error: session_exists: ")
     code, _out, err = _run(["cabinet", "copy", lm_dir, url, "gamma"], capsys)
     assert code == 1 and err.startswith("memnet: error: session_not_found: ")
+    code, _out, err = _run(["cabinet", "copy", str(tmp_path / "typo"), url], capsys)
+    assert code == 1 and err.startswith("memnet: error: path_not_found: ")
+    assert not (tmp_path / "typo").exists(), "a mistyped source became a cabinet"
     with Cabinet.open(url) as pg:
         assert dump(pg) == before
 
