@@ -25,7 +25,11 @@ Hierarchy::
         ├── DiskFull                 disk_full       ENOSPC / EFBIG / EDQUOT
         ├── CabinetCorrupt           cabinet_corrupt bad checksum or record
         ├── CabinetFormat            cabinet_format  incompatible format
-        └── CabinetForked            cabinet_forked  used across fork()
+        ├── CabinetForked            cabinet_forked  used across fork()
+        ├── CabinetUrlError          bad_cabinet_url unknown scheme or malformed URL
+        ├── CabinetUnavailable       cabinet_unavailable  server down, unreachable, connection lost
+        ├── CabinetAuthFailed        cabinet_auth    login refused or privilege missing
+        └── CabinetTimeout           cabinet_timeout statement or lock timeout on the server
 
 Example::
 
@@ -63,6 +67,13 @@ CODES: dict[str, str] = {
     "cabinet_forked": "a cabinet opened before fork() was used in the child process",
     "cabinet_closed": "the cabinet was closed",
     "cabinet_io": "the storage engine failed an operation (I/O or engine error)",
+    "bad_cabinet_url": "the cabinet URL has an unknown scheme or cannot be read",
+    "cabinet_unavailable": "the cabinet's database server is down, unreachable or dropped the "
+                           "connection; a flush that failed so can be retried",
+    "cabinet_auth": "the cabinet's database server refused the login, or the role lacks a "
+                    "privilege the cabinet needs",
+    "cabinet_timeout": "the cabinet's database server cancelled a statement (statement or lock "
+                       "timeout); nothing was written",
     "backup_target_exists": "the backup destination already holds a cabinet",
     "not_supported": "this backend does not offer that operation",
     "not_a_delta": "Commit was given something that is not a GQL Δ (a slice joins by Absorb)",
@@ -240,6 +251,35 @@ class CabinetForked(CabinetError):
     code = "cabinet_forked"
 
 
+class CabinetUrlError(CabinetError, ValueError):
+    """A cabinet location that looks like a URL but names no known back end,
+    or a PostgreSQL URL that cannot be read."""
+
+    code = "bad_cabinet_url"
+
+
+class CabinetUnavailable(CabinetError):
+    """The database server of the cabinet is down, unreachable, shutting down or
+    dropped the connection. A flush that fails so leaves the session dirty and
+    can be retried (``details["outcome"] == "unknown"`` when the connection was
+    lost while the commit was on its way: flushing again is still safe)."""
+
+    code = "cabinet_unavailable"
+
+
+class CabinetAuthFailed(CabinetError):
+    """The database server refused the login, or the role lacks a privilege."""
+
+    code = "cabinet_auth"
+
+
+class CabinetTimeout(CabinetError):
+    """The database server cancelled a statement (``statement_timeout`` or
+    ``lock_timeout``); the transaction was rolled back."""
+
+    code = "cabinet_timeout"
+
+
 class TraceFailed(MemNetError):
     """Requirement traceability does not hold: a requirement of the model has no
     test, a test names an id the model lacks, an MN-VER test names no
@@ -261,6 +301,10 @@ __all__ = [
     "CabinetFormat",
     "CabinetForked",
     "CabinetFull",
+    "CabinetAuthFailed",
+    "CabinetTimeout",
+    "CabinetUnavailable",
+    "CabinetUrlError",
     "DiskFull",
     "VersionNotFound",
     "CapExceeded",

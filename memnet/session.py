@@ -68,6 +68,8 @@ class Session:
         # Set by a cabinet: the version it holds, and the commits made since.
         self.base_version: int | None = None
         self.base_token: str | None = None   # which creation of the session it was
+        # marks of flushes that failed after they may have reached the cabinet
+        self.unsure_flushes: dict[str, int] = {}
         self.pending: list[CommitRecord] = []
         self._lock = threading.RLock()
         self._lines = LineCache(tokenizer)

@@ -62,6 +62,7 @@ from ..errors import (
     CabinetCorrupt,
     CabinetError,
     CabinetFormat,
+    CabinetUrlError,
     ConflictError,
     MemNetError,
     SessionExists,
@@ -183,9 +184,8 @@ def _term_diff(txn: Txn, sid: str, s: Session,
     stored record gives the terms it had, the store the terms it has."""
     st = s.store
     diff: dict[bytes, tuple[set[int], set[int]]] = {}
-    for nid in nodes:
-        key = R.element_key(sid, nid)
-        raw = txn.get(R.NODES, key)
+    keys = [R.element_key(sid, nid) for nid in nodes]
+    for nid, key, raw in zip(nodes, keys, txn.get_many(R.NODES, keys), strict=True):
         old = _node_terms(None if raw is None else _node_from(raw, key))
         new = set() if st.nrec[nid] else Index.terms(st.kind[nid], st.labels[nid],
                                                      st.props[nid])
@@ -234,14 +234,19 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
         for nid, present in ops.items():
             by_bucket.setdefault((nid // step, b), {}).setdefault(term, {})[nid] = present
     out: list[tuple[bytes, bytes | None]] = []
+    # every record this merge may read, fetched at once (one round trip on a server)
+    want = [R.bucket_key(sid, rng, b) for rng, b in sorted(by_bucket)]
+    want += [R.big_key(sid, rng, t) for (rng, b), terms in sorted(by_bucket.items())
+             for t in sorted(terms)]
+    stored = dict(zip(want, txn.get_many(R.POSTINGS, want), strict=True))
     for (rng, b), terms in sorted(by_bucket.items()):
         key = R.bucket_key(sid, rng, b)
-        raw = txn.get(R.POSTINGS, key)
+        raw = stored[key]
         m = R.decode_bucket(raw, key) if raw is not None else {}
         before = dict(m)
         for term, ops in sorted(terms.items()):
             bkey = R.big_key(sid, rng, term)
-            braw = txn.get(R.POSTINGS, bkey)
+            braw = stored[bkey]
             if braw is not None:
                 ids = set(le_array(R.decode_ids(braw, bkey)))
             else:
@@ -300,13 +305,23 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: i
 
 def _open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
              sync: bool) -> KV:
+    """The backend behind ``Cabinet.open`` (see its docstring)."""
     if backend == "memory":
         return MemoryKV(R.TABLES)
-    if backend != "lmdb":
-        raise ValueError(f"unknown cabinet backend {backend!r} (lmdb, memory)")
-    from .kv_lmdb import DEFAULT_MAX_SIZE, LmdbKV
+    if backend not in ("lmdb", "postgres"):
+        raise ValueError(f"unknown cabinet backend {backend!r} (lmdb, postgres, memory)")
+    from .kv_pg import SCHEMES, PgKV, looks_like_url
 
     where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME", ".memnet")
+    if backend == "postgres" or (not isinstance(path, os.PathLike) and looks_like_url(where)):
+        scheme = where.split("://", 1)[0].lower() if looks_like_url(where) else "postgresql"
+        if scheme not in SCHEMES:
+            raise CabinetUrlError(
+                f"unknown cabinet URL scheme {scheme!r}: a cabinet is a directory (LMDB) "
+                "or a postgresql://user@host:port/dbname URL")
+        return PgKV(where, R.TABLES, sync=sync)
+    from .kv_lmdb import DEFAULT_MAX_SIZE, LmdbKV
+
     if max_size is None:
         env = os.environ.get("MEMNET_MAX_SIZE")
         max_size = int(env) if env else DEFAULT_MAX_SIZE
@@ -485,7 +500,7 @@ class _ClassOrInstance:
 
 
 class Cabinet:
-    """Named sessions in one store (LMDB by default, or in memory).
+    """Named sessions in one store (LMDB by default, PostgreSQL, or in memory).
 
     Open with :meth:`Cabinet.open`. A cabinet object belongs to the process
     that opened it; sessions it returns are plain :class:`~memnet.Session`
@@ -494,7 +509,11 @@ class Cabinet:
 
     def __init__(self, kv: KV) -> None:
         self._kv: KV | None = kv
-        self._check_format()
+        try:
+            self._check_format()
+        except BaseException:
+            self.close()  # a cabinet that cannot be used must not hold its backend
+            raise
 
     @property
     def kv(self) -> KV:
@@ -509,9 +528,15 @@ class Cabinet:
              max_size: int | None = None, sync: bool = True) -> Cabinet:
         """Open (creating if needed) a cabinet.
 
-        ``path`` defaults to ``$MEMNET_HOME``, else ``./.memnet``. ``backend``
-        is ``"lmdb"`` (a directory) or ``"memory"`` (nothing persisted, for tests).
+        ``path`` defaults to ``$MEMNET_HOME``, else ``./.memnet``. A string of
+        the form ``scheme://...`` is a URL, never a path: ``postgresql://``
+        (or ``postgres://``) opens a PostgreSQL cabinet (the ``postgres``
+        extra), any other scheme is ``bad_cabinet_url``. Otherwise ``backend``
+        is ``"lmdb"`` (a directory), ``"postgres"`` (``path`` is a libpq
+        connection string) or ``"memory"`` (nothing persisted, for tests).
         ``max_size`` caps the LMDB map (default ``$MEMNET_MAX_SIZE`` or 64 GiB).
+        ``sync=False`` trades the durability of the last flushes in a machine
+        crash for speed (LMDB: no fsync; PostgreSQL: ``synchronous_commit=off``).
         """
         return cls(_open_kv(path, backend, max_size, sync))
 
@@ -702,7 +727,22 @@ class Cabinet:
         s.base_version = version
         s.base_token = token
         s.pending = []
+        s.unsure_flushes = {}
         s.store.track_changes()
+
+    def is_stale(self, session: Session) -> bool:
+        """Whether the cabinet now holds another state of ``session`` than the
+        one it was loaded (or last flushed) at: another writer flushed, or the
+        session was dropped (and perhaps created again). One catalog read, no
+        hydrate; a clean stale copy is best opened again."""
+        sid = check_session_id(session.name)
+        if session.base_version is None:
+            raise ConflictError(f"session {sid!r} was not opened from this cabinet",
+                                stored=None, expected=None)
+        with self.kv.read() as txn:
+            cat = self._catalog(txn, sid)
+        return (cat is None or cat.get("token") != session.base_token
+                or cat["version"] != session.base_version)
 
     def drop(self, sid: str) -> None:
         """Delete a session and all of its records, in one transaction."""
@@ -713,8 +753,7 @@ class Cabinet:
             if self._catalog(txn, sid) is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
             for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):
-                for k in [k for k, _ in txn.scan(table, pre)]:
-                    txn.delete(table, k)
+                txn.delete_prefix(table, pre)
             txn.delete(R.CATALOG, R.sid_key(sid))
 
         self.kv.run_write(work)
@@ -841,6 +880,12 @@ class Cabinet:
 
         Compare-and-swap: if the stored version is not the one ``session`` was
         loaded (or last flushed) at, raises ``conflict`` and writes nothing.
+
+        Each attempt leaves a random mark in the catalog row. When an attempt
+        fails in a way that leaves its outcome unknown (a server connection
+        lost during the commit), the session keeps the mark; the next flush
+        that finds it stored knows the attempt landed and goes on from there
+        instead of reporting a conflict with itself.
         """
         s = session
         sid = check_session_id(s.name)
@@ -859,6 +904,8 @@ class Cabinet:
             pending = list(s.pending)
             base = s.base_version
             token = s.base_token
+            unsure = dict(s.unsure_flushes)
+            mark = uuid.uuid4().hex
             st = s.store
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
@@ -876,7 +923,8 @@ class Cabinet:
                         f"session {sid!r} was dropped and created again since this copy was "
                         "loaded; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                if cat["version"] != base:
+                landed = unsure.get(cat.get("flush", "")) == cat["version"]
+                if cat["version"] != base and not landed:
                     raise ConflictError(
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
@@ -894,12 +942,18 @@ class Cabinet:
                     txn.put(R.EDGES, k, v)
                 for k, v in log_recs:
                     txn.put(R.LOG, k, v)
-                txn.put(R.CATALOG, R.sid_key(sid), R.encode(dict(cat, **stats, pdelta=pdelta)))
+                txn.put(R.CATALOG, R.sid_key(sid),
+                        R.encode(dict(cat, **stats, pdelta=pdelta, flush=mark)))
 
-            self.kv.run_write(work)
+            try:
+                self.kv.run_write(work)
+            except BaseException:
+                s.unsure_flushes[mark] = s.version
+                raise
             st.clear_changes(set(nodes), set(edges))
             s.base_version = s.version
             s.pending = []
+            s.unsure_flushes = {}
             return s.version
 
     # -- maintenance ------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A backend offers named tables of ordered byte keys, read transactions, and
 write transactions that are all-or-nothing. The cabinet logic
 (:mod:`memnet.cabinet.base`) is written once against this contract, so the
-same test suite runs on the in-memory backend, LMDB, and later PostgreSQL.
+same test suite runs on the in-memory backend, LMDB and PostgreSQL
+(:mod:`memnet.cabinet.kv_pg`).
 """
 
 from __future__ import annotations
@@ -40,11 +41,23 @@ class Txn(abc.ABC):
                 break
             yield v
 
+    def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
+        """:meth:`get` of each key, in order; a backend behind a network
+        answers them all in one round trip."""
+        return [self.get(table, k) for k in keys]
+
     def put(self, table: str, key: bytes, value: bytes) -> None:
         raise NotImplementedError("read-only transaction")
 
     def delete(self, table: str, key: bytes) -> bool:
         raise NotImplementedError("read-only transaction")
+
+    def delete_prefix(self, table: str, prefix: bytes) -> int:
+        """Delete every key that starts with ``prefix``; returns how many."""
+        keys = [k for k, _v in self.scan(table, prefix)]
+        for k in keys:
+            self.delete(table, k)
+        return len(keys)
 
 
 class KV(abc.ABC):

@@ -1,8 +1,9 @@
 """The ``memnet`` command line (also ``python -m memnet``).
 
-Every command mirrors a library call and works on the embedded LMDB cabinet
-at ``--home`` (default ``$MEMNET_HOME``, else ``./.memnet``), so what one
-command commits the next command recalls.
+Every command mirrors a library call and works on the cabinet at ``--home``
+(default ``$MEMNET_HOME``, else ``./.memnet``): an LMDB directory, or a
+``postgresql://`` URL for a PostgreSQL cabinet, so what one command commits
+the next command recalls.
 
 Exit codes: 0 on success, 1 on a MemNetError (one line on stderr:
 ``memnet: error: <code>: <message>``), 2 on a usage error.
@@ -310,6 +311,27 @@ def _snap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cabinet_copy(args: argparse.Namespace) -> int:
+    from ..cabinet.copy import copy_sessions
+    from ..cabinet.kv_pg import looks_like_url
+
+    if not looks_like_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
+        # opening it would make an empty cabinet there and copy nothing
+        raise MemNetError(f"no cabinet at {args.src!r} to copy from", code="path_not_found",
+                          path=args.src)
+    with Cabinet.open(args.src) as src, Cabinet.open(args.dst) as dst, \
+            Progress("copy") as bar:
+        infos = copy_sessions(src, dst, args.sids, progress=bar)
+    if args.format == "json":
+        print(json.dumps([i.to_dict() for i in infos], indent=2))
+    else:
+        for i in infos:
+            print(f"copied {i.id}: version {i.version}, {i.nodes} nodes, {i.edges} edges")
+        if not infos:
+            print("no sessions to copy")
+    return 0
+
+
 def _ver(args: argparse.Namespace) -> int:
     """Trace requirements to tests: collect TESTS with pytest, check against MODELS."""
     import importlib.util
@@ -343,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="MemNet: bounded working memory for LLM agents (Recall a Shape, Commit a Δ).")
     p.add_argument("-V", "--version", action="version", version=f"memnet {__version__}")
     p.add_argument("--home", default=None,
-                   help="cabinet directory (default: $MEMNET_HOME, else ./.memnet)")
+                   help="cabinet directory, or a postgresql://user@host:port/dbname URL "
+                        "(default: $MEMNET_HOME, else ./.memnet)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser(
@@ -500,6 +523,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="text (a summary and one line per interior, default) or json (with "
                          "the warnings and the files not ingested)")
     sn.set_defaults(func=_snap)
+
+    cab = sub.add_parser("cabinet", help="work on whole cabinets (copy sessions between them)",
+                         description="Commands that take cabinets as arguments: directories "
+                                     "(LMDB) or postgresql:// URLs.")
+    cab_sub = cab.add_subparsers(dest="cabinet_command", metavar="ACTION")
+    cp = cab_sub.add_parser("copy", help="copy sessions from cabinet SRC to cabinet DST",
+                            description="Copy the sessions SID... (default: all) from SRC to "
+                                        "DST with their whole history, each in one transaction, "
+                                        "and check each copy against the source. A session "
+                                        "already in DST is refused (session_exists) before "
+                                        "anything is written.")
+    cp.add_argument("src", metavar="SRC", help="source cabinet: a directory or a URL")
+    cp.add_argument("dst", metavar="DST", help="destination cabinet: a directory or a URL")
+    cp.add_argument("sids", nargs="*", metavar="SID", help="sessions to copy (default: all)")
+    cp.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (a line per session, default) or json")
+    cp.set_defaults(func=_cabinet_copy)
 
     ver = sub.add_parser("ver", help="trace every requirement of the model to the tests naming it",
                          description="Collect the tests under --tests with pytest (nothing runs) "

@@ -24,7 +24,7 @@ import re
 import sys
 from typing import IO, Any, BinaryIO
 
-from ..errors import MemNetError, QueryError
+from ..errors import MemNetError, QueryError, SessionNotFound
 
 MAX_FRAME = 4 * 1024 * 1024  #: cap of a statement and of a response body, in bytes
 READ_SIZE = 64 * 1024        #: bytes asked of stdin per read
@@ -316,6 +316,8 @@ class Wire:
         if word in _NEEDS_SESSION and self.session is None:
             raise WireError(f"no session selected: USE a session first (USE sid; or "
                             f"USE sid CREATE;) before {word}")
+        if word in ("RECALL", "MATCH", "OUTLINE"):
+            self.refresh()  # a read sees the latest; a Commit keeps its compare-and-swap
         if word == "USE":
             return self.use(text)
         if word == "PING":
@@ -379,6 +381,18 @@ class Wire:
             self.session = self.cab.open(name)
         except MemNetError:
             pass
+
+    def refresh(self) -> None:
+        """Read the current session again when another writer moved it on in
+        the cabinet (a version probe: one catalog read, no hydrate)."""
+        s = self.session
+        if s.dirty or not self.cab.is_stale(s):
+            return
+        try:
+            self.session = self.cab.open(s.name)
+        except SessionNotFound:
+            self.session = None  # dropped: the next statement needs a USE
+            raise
 
     def flush(self) -> None:
         if self.session is not None and self.session.dirty:

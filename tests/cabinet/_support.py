@@ -133,6 +133,9 @@ class _CountingTxn:
     def get(self, table: str, key: bytes) -> bytes | None:
         return self._txn.get(table, key)
 
+    def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
+        return self._txn.get_many(table, keys)
+
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         return self._txn.scan(table, prefix)
 
@@ -144,6 +147,11 @@ class _CountingTxn:
     def delete(self, table: str, key: bytes) -> bool:
         self._deletes[table] += 1
         return self._txn.delete(table, key)
+
+    def delete_prefix(self, table: str, prefix: bytes) -> int:
+        n = self._txn.delete_prefix(table, prefix)
+        self._deletes[table] += n
+        return n
 
 
 class WriteLog:
@@ -224,14 +232,17 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def spawn(script: str, *args: object, stdin: bool = False) -> subprocess.Popen[str]:
+def spawn(script: str, *args: object, stdin: bool = False,
+          env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Start ``python -c script args...`` with the repo on PYTHONPATH, pipes on
-    stdout/stderr (and stdin when asked), text mode, line buffered."""
+    stdout/stderr (and stdin when asked), text mode, line buffered; ``env``
+    adds variables (a cabinet URL with its password travels there, not in the
+    arguments every user of the machine can list)."""
     return subprocess.Popen(
         [sys.executable, "-c", script, *map(str, args)],
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-        env=child_env(), cwd=str(REPO_ROOT))
+        env={**child_env(), **(env or {})}, cwd=str(REPO_ROOT))
 
 
 def run(script: str, *args: object, timeout: float = 60) -> subprocess.CompletedProcess[str]:

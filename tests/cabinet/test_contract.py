@@ -416,6 +416,32 @@ def test_stale_writer_gets_conflict_and_the_cabinet_is_unchanged(cabinet: Any) -
     cabinet.verify()
 
 
+@pytest.mark.req("MN-REQ-14.1", HISTORY)
+def test_is_stale_probes_the_stored_version_with_one_catalog_read(cabinet: Any) -> None:
+    a = cabinet.create("probe")
+    a.commit("INSERT (t:TSK {title: 'base'})")
+    cabinet.flush(a)
+    b = cabinet.open("probe")
+    with counting_storage_calls(cabinet) as calls:
+        assert not cabinet.is_stale(b) and not cabinet.is_stale(a)
+    assert dict(calls) == {"read": 2}, "a probe is one read, never a hydrate"
+    a.commit("INSERT (u:TSK {title: 'moved on'})")
+    assert not cabinet.is_stale(b), "an unflushed commit is not in the cabinet"
+    cabinet.flush(a)
+    assert cabinet.is_stale(b) and not cabinet.is_stale(a)
+    assert not cabinet.is_stale(cabinet.open("probe"))
+    cabinet.drop("probe")
+    assert cabinet.is_stale(a)
+    cabinet.create("probe")  # the same id and version 0 again: another creation
+    fresh = cabinet.open("probe")
+    a2 = Session("probe")
+    with pytest.raises(ConflictError):
+        cabinet.is_stale(a2)  # never opened from a cabinet
+    assert not cabinet.is_stale(fresh)
+    b.base_version = 0
+    assert cabinet.is_stale(b), "the token tells another creation of the same id"
+
+
 @pytest.mark.req(ATOMIC)
 def test_unbound_sessions_cannot_be_flushed(cabinet: Any) -> None:
     s = cabinet.create("x")

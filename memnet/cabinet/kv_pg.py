@@ -1,0 +1,692 @@
+"""PostgreSQL backend: the cabinet's tables in one database, for many machines.
+
+The cabinet logic (:mod:`memnet.cabinet.base`) is the same as on LMDB; this
+module meets the small KV contract of :mod:`memnet.cabinet.kv` with one
+connection (psycopg 3, the ``postgres`` extra) and these tables::
+
+    memnet_schema    (id = 1, version, memnet)        the schema version row
+    memnet_meta      (k bytea, v bytea)               the format header
+    memnet_catalog   (sid text, v bytea)              one row per session
+    memnet_nodes     (sid text, k bytea, v bytea)     and edges, log, postings
+
+A cabinet key ``sid 0x00 rest`` is stored as ``(sid, rest)``: the session id
+leads every primary key, so the tables can be distributed by ``sid`` (Citus)
+and one session's transaction touches one shard group. Nothing joins across
+sessions. Values are the same checksummed records as on LMDB, byte for byte.
+
+Transactions are ``REPEATABLE READ``: a read sees one snapshot; a write reads
+the catalog row ``FOR UPDATE`` (so flushes of one session queue on that row
+and the loser sees the new version), buffers its puts and deletes, and sends
+them with ``COMMIT`` in one pipelined round trip. A serialization failure
+reruns the transaction function (the KV contract allows it); a compare-and-swap
+then reports ``conflict``.
+
+Failures become coded errors and never carry the password:
+``cabinet_unavailable`` (server down or unreachable, connection lost; with
+``details["outcome"] == "unknown"`` when the connection broke while ``COMMIT``
+was on its way), ``cabinet_auth``, ``cabinet_timeout``, ``disk_full``,
+``cabinet_io``. A connection that broke, or that the server closed while it
+was idle (a restart), is replaced at the start of the next transaction; a
+failure inside a transaction is reported, never retried behind the caller's
+back (the session stays dirty: flush it again).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from .._version import __version__
+from ..errors import (
+    CabinetAuthFailed,
+    CabinetCorrupt,
+    CabinetError,
+    CabinetForked,
+    CabinetFormat,
+    CabinetTimeout,
+    CabinetUnavailable,
+    CabinetUrlError,
+    DiskFull,
+    MemNetError,
+)
+from .kv import KV, Txn
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+SCHEMES = ("postgresql", "postgres")
+
+#: The statements that create schema version 1 (docs/cabinet-postgres.md shows
+#: them; a test keeps the two equal).
+SCHEMA_SQL = """\
+CREATE TABLE IF NOT EXISTS memnet_schema (
+    id      integer PRIMARY KEY CHECK (id = 1),
+    version integer NOT NULL,
+    memnet  text    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memnet_meta (
+    k bytea PRIMARY KEY,
+    v bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memnet_catalog (
+    sid text COLLATE "C" PRIMARY KEY,
+    v   bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memnet_nodes (
+    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
+) WITH (fillfactor = 90);
+CREATE TABLE IF NOT EXISTS memnet_edges (
+    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
+);
+CREATE TABLE IF NOT EXISTS memnet_log (
+    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
+);
+CREATE TABLE IF NOT EXISTS memnet_postings (
+    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
+);
+"""
+#: Schema migrations: version -> the statements that reach it from the one before.
+MIGRATIONS: dict[int, str] = {1: SCHEMA_SQL}
+_LOCK_ID = 0x6D656D6E6574  # pg_advisory_xact_lock key held while the schema is built
+
+MAX_ATTEMPTS = 32           # reruns after serialization failures or deadlocks
+SPILL_BYTES = 16 << 20      # buffered writes past this are sent before COMMIT
+_FIRST_PAGE, _MAX_PAGE = 1024, 32768
+# libpq settings MemNet adds unless the URL gives its own
+_DEFAULTS = {"connect_timeout": "10", "application_name": "memnet", "keepalives": "1",
+             "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
+
+_live: weakref.WeakSet[PgKV] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # The child shares the parent's sockets: point each one at /dev/null so that
+    # nothing the child does (closing, exiting) can speak on the parent's
+    # connection, and refuse further use (cabinet_forked).
+    for kv in list(_live):
+        kv._forked = True
+        conn = kv._conn
+        kv._conn = None
+        if conn is None:
+            continue
+        try:
+            fd = conn.pgconn.socket
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, fd)
+            os.close(null)
+        except Exception:  # noqa: BLE001 - nothing more can be done in the child
+            pass
+        _orphans.append(conn)  # never finalised in the child
+
+
+_orphans: list[Any] = []
+_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+_BEGIN_WRITE = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ WRITE"
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise MemNetError("a PostgreSQL cabinet needs psycopg 3: pip install 'memnet[postgres]'",
+                          code="dependency_missing") from None
+    return psycopg
+
+
+def looks_like_url(where: str) -> bool:
+    """Whether a cabinet location is a URL (``scheme://...``) rather than a path."""
+    return re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", where) is not None
+
+
+def _table_kind(table: str) -> str:
+    return {"meta": "plain", "catalog": "sid"}.get(table, "element")
+
+
+def _upper(p: bytes) -> bytes | None:
+    """The smallest byte string above every string that starts with ``p``."""
+    p = p.rstrip(b"\xff")
+    return p[:-1] + bytes([p[-1] + 1]) if p else None
+
+
+class _Secret:
+    """Where the password of a connection string may show, and how to hide it."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        pw = params.get("password") or os.environ.get("PGPASSWORD") or ""
+        self.words = [w for w in {pw, _quote(pw)} if len(w) >= 1]
+
+    def scrub(self, text: str) -> str:
+        for w in self.words:
+            text = text.replace(w, "***")
+        return text
+
+
+def _quote(s: str) -> str:
+    from urllib.parse import quote
+
+    return quote(s, safe="")
+
+
+class _PgTxn(Txn):
+    """One transaction on the connection. Writes are buffered (read back by
+    get) and sent when the transaction commits, or earlier before a scan or
+    when they pass SPILL_BYTES."""
+
+    def __init__(self, kv: PgKV, conn: Any, write: bool, begin: str | None = None) -> None:
+        self.kv = kv
+        self.conn = conn
+        self.cur = conn.cursor(binary=True)
+        self.write = write
+        self.begin = begin  # a BEGIN not sent yet: it rides with the first statement
+        self.pending: dict[str, dict[bytes, bytes | None]] = {}
+        self.pending_bytes = 0
+        self.known: set[tuple[str, bytes]] = set()
+
+    # -- reads -----------------------------------------------------------------
+    def _exec(self, query: str, params: tuple[Any, ...]) -> None:
+        if self.begin is None:
+            self.cur.execute(query, params)
+            return
+        begin, self.begin = self.begin, None
+        with self.conn.pipeline():
+            self.cur.execute(begin)
+            self.cur.execute(query, params)
+
+    def _rows(self, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        self._exec(query, params)
+        return self.cur.fetchall()
+
+    def get(self, table: str, key: bytes) -> bytes | None:
+        buf = self.pending.get(table)
+        if buf is not None and key in buf:
+            return buf[key]
+        kind = _table_kind(table)
+        lock = " FOR UPDATE" if self.write and kind == "sid" else ""
+        if kind == "plain":
+            rows = self._rows(f"SELECT v FROM memnet_{table} WHERE k = %b", (key,))
+        elif kind == "sid":
+            sid = _sid_text(key)
+            if sid is None:
+                return None
+            rows = self._rows(f"SELECT v FROM memnet_catalog WHERE sid = %b{lock}", (sid,))
+        else:
+            sid, rest = _split(key)
+            if sid is None:
+                return None
+            rows = self._rows(f"SELECT v FROM memnet_{table} WHERE sid = %b AND k = %b",
+                              (sid, rest))
+        if not rows:
+            return None
+        if self.write:
+            self.known.add((table, key))
+        return bytes(rows[0][0])
+
+    def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
+        if _table_kind(table) != "element" or len(keys) < 2:
+            return [self.get(table, k) for k in keys]
+        buf = self.pending.get(table) or {}
+        found: dict[bytes, bytes] = {}
+        by_sid: dict[str, list[bytes]] = {}
+        for k in keys:
+            if k in buf:
+                continue
+            sid, rest = _split(k)
+            if sid is not None:
+                by_sid.setdefault(sid, []).append(rest)
+        for sid, rests in by_sid.items():
+            pre = sid.encode("ascii") + b"\x00"
+            for k, v in self._rows(f"SELECT k, v FROM memnet_{table} "
+                                   "WHERE sid = %b AND k = ANY(%b::bytea[])", (sid, rests)):
+                found[pre + bytes(k)] = bytes(v)
+        if self.write:
+            self.known.update((table, k) for k in found)
+        return [buf[k] if k in buf else found.get(k) for k in keys]
+
+    def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        if self.write:
+            self.send_writes()  # the server must see this transaction's own writes
+        kind = _table_kind(table)
+        if kind == "element" and b"\x00" in prefix:  # one session's range
+            sid, rest = _split(prefix)
+            if sid is None:
+                return
+            pre = sid.encode("ascii") + b"\x00"
+            yield from self._pages(table, prefix, ("k",), "sid = %b AND ", (sid,), (rest,),
+                                   lambda r: pre + bytes(r[0]))
+            return
+        if kind == "plain":
+            yield from self._pages(table, prefix, ("k",), "", (), (prefix,),
+                                   lambda r: bytes(r[0]))
+            return
+        try:
+            lo = prefix.decode("ascii")
+        except UnicodeDecodeError:
+            return  # session ids are ASCII: nothing starts with this
+        if kind == "sid":
+            yield from self._pages(table, prefix, ("sid",), "", (), (lo,),
+                                   lambda r: r[0].encode("ascii"))
+        else:
+            yield from self._pages(table, prefix, ("sid", "k"), "", (), (lo, b""),
+                                   lambda r: r[0].encode("ascii") + b"\x00" + bytes(r[1]))
+
+    def _pages(self, table: str, prefix: bytes, cursor: tuple[str, ...], fixed: str,
+               fixed_params: tuple[Any, ...], start: tuple[Any, ...],
+               key_of: Callable[[Any], bytes]) -> Iterator[tuple[bytes, bytes]]:
+        """Rows in key order from ``start`` on, fetched in growing keyset pages
+        (each resumes after the last row of the one before), while their keys
+        start with ``prefix``."""
+        cols = ", ".join(cursor)
+        expr, marks = (cols, "%b") if len(cursor) == 1 else \
+            (f"({cols})", "(" + ", ".join("%b" for _ in cursor) + ")")
+        op, after, page = ">=", start, _FIRST_PAGE
+        while True:
+            rows = self._rows(f"SELECT {cols}, v FROM memnet_{table} WHERE {fixed}{expr} {op} "
+                              f"{marks} ORDER BY {cols} LIMIT %b", (*fixed_params, *after, page))
+            for row in rows:
+                key = key_of(row)
+                if not key.startswith(prefix):
+                    return
+                if self.write:
+                    self.known.add((table, key))
+                yield key, row[-1]
+            if len(rows) < page:
+                return
+            after, op = tuple(rows[-1][:-1]), ">"
+            page = min(page * 2, _MAX_PAGE)
+
+    # -- writes ----------------------------------------------------------------
+    def put(self, table: str, key: bytes, value: bytes) -> None:
+        assert self.write
+        self.pending.setdefault(table, {})[bytes(key)] = bytes(value)
+        self.pending_bytes += len(key) + len(value)
+        if self.pending_bytes > SPILL_BYTES:
+            self.send_writes()
+
+    def delete(self, table: str, key: bytes) -> bool:
+        assert self.write
+        buf = self.pending.setdefault(table, {})
+        if key in buf:
+            existed = buf[key] is not None
+        else:
+            existed = (table, key) in self.known or self.get(table, key) is not None
+        buf[bytes(key)] = None
+        return existed
+
+    def delete_prefix(self, table: str, prefix: bytes) -> int:
+        assert self.write
+        if _table_kind(table) != "element" or b"\x00" not in prefix:
+            return super().delete_prefix(table, prefix)
+        self.send_writes()
+        sid, rest = _split(prefix)
+        if sid is None:
+            return 0
+        hi = _upper(rest)
+        self._exec(f"DELETE FROM memnet_{table} WHERE sid = %b AND k >= %b"
+                         + (" AND k < %b" if hi is not None else ""),
+                         (sid, rest, hi) if hi is not None else (sid, rest))
+        self.known = {(t, k) for t, k in self.known if t != table or not k.startswith(prefix)}
+        return int(self.cur.rowcount)
+
+    def statements(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The buffered writes as statements: per table and session one upsert
+        of every put and one delete of every deleted key."""
+        out: list[tuple[str, tuple[Any, ...]]] = []
+        for table, buf in self.pending.items():
+            if not buf:
+                continue
+            kind = _table_kind(table)
+            if kind != "element":
+                col = "k" if kind == "plain" else "sid"
+                for key, value in buf.items():
+                    ident: Any = key if kind == "plain" else _sid_text(key)
+                    if ident is None:
+                        raise CabinetError(f"cannot store key {key!r} in the catalog",
+                                           code="cabinet_io")
+                    if value is None:
+                        out.append((f"DELETE FROM memnet_{table} WHERE {col} = %b", (ident,)))
+                    else:
+                        out.append((f"INSERT INTO memnet_{table} ({col}, v) VALUES (%b, %b) "
+                                    f"ON CONFLICT ({col}) DO UPDATE SET v = EXCLUDED.v",
+                                    (ident, value)))
+                continue
+            groups: dict[str, tuple[list[bytes], list[bytes], list[bytes]]] = {}
+            for key, value in buf.items():
+                sid, rest = _split(key)
+                if sid is None:
+                    raise CabinetError(f"cannot store key {key!r}: it names no session",
+                                       code="cabinet_io")
+                ks, vs, gone = groups.setdefault(sid, ([], [], []))
+                if value is None:
+                    gone.append(rest)
+                else:
+                    ks.append(rest)
+                    vs.append(value)
+            for sid, (ks, vs, gone) in groups.items():
+                if gone:
+                    out.append((f"DELETE FROM memnet_{table} WHERE sid = %b "
+                                "AND k = ANY(%b::bytea[])", (sid, gone)))
+                if ks:
+                    out.append((f"INSERT INTO memnet_{table} (sid, k, v) SELECT %b, u.k, u.v "
+                                "FROM unnest(%b::bytea[], %b::bytea[]) AS u(k, v) "
+                                "ON CONFLICT (sid, k) DO UPDATE SET v = EXCLUDED.v",
+                                (sid, ks, vs)))
+        return out
+
+    def send_writes(self, *, commit: bool = False) -> None:
+        """Send the buffered writes (and ``COMMIT``) in one pipelined round trip."""
+        stmts = self.statements()
+        for table, buf in self.pending.items():
+            for key, value in buf.items():
+                if value is None:
+                    self.known.discard((table, key))
+                else:
+                    self.known.add((table, key))
+        self.pending.clear()
+        self.pending_bytes = 0
+        if not stmts and not commit:
+            return
+        with self.conn.pipeline():
+            if self.begin is not None:
+                self.cur.execute(self.begin)
+                self.begin = None
+            for q, params in stmts:
+                self.cur.execute(q, params)
+            if commit:
+                self.kv._commit_sent = True
+                self.cur.execute("COMMIT")
+
+
+def _split(key: bytes) -> tuple[str | None, bytes]:
+    sid, sep, rest = key.partition(b"\x00")
+    if not sep:
+        return None, b""
+    return _sid_text(sid), rest
+
+
+def _sid_text(key: bytes) -> str | None:
+    try:
+        return key.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+
+
+class PgKV(KV):
+    """The cabinet's tables in a PostgreSQL database (see the module docstring)."""
+
+    name = "postgres"
+
+    def __init__(self, url: str, tables: tuple[str, ...], *, sync: bool = True) -> None:
+        psycopg = _psycopg()
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        self._secret = _Secret({})
+        try:
+            params = conninfo_to_dict(url)
+        except psycopg.Error as e:
+            raise CabinetUrlError(f"cannot read the PostgreSQL URL: {self._secret.scrub(str(e))}"
+                                  ) from None
+        self._secret = _Secret(params)
+        for port in str(params.get("port") or "").split(","):
+            if port and not (port.isdigit() and 0 < int(port) < 65536):
+                raise CabinetUrlError(f"the PostgreSQL URL names port {port!r}, not a number "
+                                      "from 1 to 65535")
+        for k, v in _DEFAULTS.items():
+            params.setdefault(k, v)
+        self._conninfo = make_conninfo(**params)
+        host = params.get("host") or params.get("hostaddr") or "localhost"
+        self.display = (f"postgresql://{params['user'] + '@' if params.get('user') else ''}"
+                        f"{host}{':' + str(params['port']) if params.get('port') else ''}"
+                        f"/{params.get('dbname', '')}")
+        self.tables = tables
+        self.sync = sync
+        self._conn: Any = None
+        self._pid = os.getpid()
+        self._forked = False
+        self._closed = False
+        self._lock = threading.Lock()
+        self._commit_sent = False
+        _live.add(self)
+        with self._lock:
+            self._connection()
+            try:
+                self._ensure_schema()
+            except BaseException:
+                self.close()
+                raise
+
+    # -- connection ---------------------------------------------------------------
+    def _check(self) -> None:
+        if self._forked or os.getpid() != self._pid:
+            self._forked = True
+            raise CabinetForked(
+                "this cabinet was opened before fork(); open it again in the child process "
+                "(a database connection must not cross a fork)")
+        if self._closed:
+            raise CabinetError("the cabinet is closed", code="cabinet_closed")
+
+    def _connection(self) -> Any:
+        """The open connection, connecting (again) when there is none, it broke,
+        or the server closed it while it was idle (a restart, a terminated
+        backend: an idle connection only becomes readable when the server says
+        goodbye)."""
+        conn = self._conn
+        if conn is not None and not conn.closed and not conn.broken:
+            try:
+                readable = select.select([conn.pgconn.socket], [], [], 0)[0]
+            except Exception:  # noqa: BLE001 - no socket to look at: connect again
+                readable = [True]
+            if not readable:
+                return conn
+        self._drop_connection()
+        psycopg = _psycopg()
+        try:
+            conn = psycopg.connect(self._conninfo, autocommit=True)
+            if not self.sync:
+                conn.execute("SET synchronous_commit = off")
+        except psycopg.Error as e:
+            raise self._error(e, "connect to") from None
+        self._conn = conn
+        return conn
+
+    def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - it is being thrown away
+                pass
+
+    def _begin_read(self) -> Any:
+        """A connection inside a new read-only REPEATABLE READ transaction."""
+        psycopg = _psycopg()
+        conn = self._connection()
+        try:
+            conn.execute(_BEGIN_READ)
+        except psycopg.Error as e:
+            self._end(conn)
+            raise self._error(e, "begin a transaction on") from None
+        return conn
+
+    def _end(self, conn: Any) -> None:
+        """Roll back whatever is open; a connection that cannot is dropped."""
+        if conn.closed or conn.broken:
+            self._drop_connection()
+            return
+        try:
+            conn.execute("ROLLBACK")
+        except Exception:  # noqa: BLE001 - the connection is useless now
+            self._drop_connection()
+
+    # -- errors -------------------------------------------------------------------
+    def _error(self, e: BaseException, doing: str, *, unknown: bool = False) -> CabinetError:
+        """The coded error for a psycopg failure (password scrubbed)."""
+        psycopg = _psycopg()
+        state = getattr(e, "sqlstate", None) or ""
+        text = self._secret.scrub(" ".join(str(e).split()))
+        where = f"cannot {doing} the PostgreSQL cabinet at {self.display}: {text}"
+        low = text.lower()
+        if state in ("28P01", "28000", "42501") or "authentication failed" in low or \
+                "no pg_hba.conf entry" in low or ("role" in low and "does not exist" in low) or \
+                "permission denied" in low:
+            return CabinetAuthFailed(where)
+        if state == "53100":
+            return DiskFull(f"{where}; nothing was written")
+        if state in ("57014", "55P03", "25P03"):
+            return CabinetTimeout(f"{where}; nothing was written")
+        if state in ("XX001", "XX002"):
+            return CabinetCorrupt(where)
+        conn = self._conn
+        lost = isinstance(e, psycopg.OperationalError) and (
+            conn is None or conn.broken or conn.closed or not state
+            or state.startswith(("08", "57P", "53")))
+        if lost or state.startswith(("08", "57P")):
+            if unknown:
+                return CabinetUnavailable(
+                    f"{where}. The connection broke while the commit was on its way: it may "
+                    "or may not be stored; flushing the same session again is safe",
+                    outcome="unknown")
+            return CabinetUnavailable(where + ("; nothing was written" if doing == "write to"
+                                               else ""), outcome="not written")
+        return CabinetError(where, code="cabinet_io")
+
+    # -- transactions ---------------------------------------------------------------
+    @contextmanager
+    def read(self) -> Iterator[Txn]:
+        self._check()
+        psycopg = _psycopg()
+        with self._lock:
+            conn = self._begin_read()
+            try:
+                yield _PgTxn(self, conn, write=False)
+            except psycopg.Error as e:
+                self._end(conn)
+                raise self._error(e, "read from") from None
+            except BaseException:
+                self._end(conn)
+                raise
+            try:
+                conn.execute("COMMIT")
+            except psycopg.Error:
+                self._drop_connection()  # a read-only transaction: nothing is lost
+
+    def run_write(self, fn: Callable[[Txn], T]) -> T:
+        self._check()
+        psycopg = _psycopg()
+        from psycopg import errors as pe
+
+        with self._lock:
+            for _attempt in range(MAX_ATTEMPTS):
+                conn = self._connection()
+                self._commit_sent = False
+                txn = _PgTxn(self, conn, write=True, begin=_BEGIN_WRITE)
+                try:
+                    out = fn(txn)
+                    txn.send_writes(commit=True)
+                    return out
+                except (pe.SerializationFailure, pe.DeadlockDetected):
+                    self._end(conn)  # another writer got there first: run fn again
+                    continue
+                except psycopg.Error as e:
+                    unknown = self._commit_sent
+                    self._end(conn)
+                    raise self._error(e, "write to", unknown=unknown) from None
+                except BaseException:
+                    self._end(conn)
+                    raise
+            raise CabinetError(f"the PostgreSQL cabinet at {self.display} kept refusing the "
+                               f"write after {MAX_ATTEMPTS} serialization failures; nothing "
+                               "was written", code="cabinet_io")
+
+    # -- schema ---------------------------------------------------------------------
+    def _ensure_schema(self) -> None:
+        """Create the tables (or bring them to SCHEMA_VERSION) in one transaction
+        under an advisory lock; a newer schema is refused."""
+        psycopg = _psycopg()
+        conn = self._conn
+        try:
+            row = conn.execute("SELECT to_regclass('memnet_schema') IS NOT NULL").fetchone()
+            have = 0
+            if row[0]:
+                got = conn.execute("SELECT version FROM memnet_schema").fetchone()
+                have = int(got[0]) if got else 0
+            if have == SCHEMA_VERSION:
+                return
+            if have > SCHEMA_VERSION:
+                raise CabinetFormat(
+                    f"the PostgreSQL cabinet at {self.display} has schema version {have}; "
+                    f"this MemNet knows version {SCHEMA_VERSION}: upgrade MemNet")
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%b)", (_LOCK_ID,))
+                row = conn.execute("SELECT to_regclass('memnet_schema') IS NOT NULL").fetchone()
+                got = conn.execute("SELECT version FROM memnet_schema").fetchone() \
+                    if row[0] else None
+                have = int(got[0]) if got else 0
+                for v in range(have + 1, SCHEMA_VERSION + 1):
+                    conn.execute(MIGRATIONS[v])
+                conn.execute("INSERT INTO memnet_schema (id, version, memnet) VALUES (1, %b, %b) "
+                             "ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, "
+                             "memnet = EXCLUDED.memnet", (SCHEMA_VERSION, __version__))
+        except psycopg.Error as e:
+            self._drop_connection()
+            raise self._error(e, "prepare") from None
+
+    # -- maintenance -------------------------------------------------------------------
+    def backup(self, dest: str) -> None:
+        """Copy every record into a new LMDB cabinet at ``dest``, from one
+        snapshot (the format header is written when the copy is first opened)."""
+        from .kv_lmdb import LmdbKV
+
+        self._check()
+        if os.path.exists(os.path.join(dest, "data.mdb")):
+            raise CabinetError(f"backup destination {dest} already holds a cabinet",
+                               code="backup_target_exists")
+        target = LmdbKV.acquire(dest, self.tables)
+        try:
+            with self.read() as src:
+                def work(txn: Txn) -> None:
+                    for t in self.tables:
+                        if t != "meta":
+                            for k, v in src.scan(t):
+                                txn.put(t, k, v)
+
+                target.run_write(work)
+        finally:
+            target.close()
+
+    def check_file(self) -> list[str]:
+        """The schema version row must be the one this MemNet writes."""
+        with self.read() as txn:
+            rows = txn._rows("SELECT version FROM memnet_schema", ())  # type: ignore[attr-defined]
+        if [r[0] for r in rows] != [SCHEMA_VERSION]:
+            return [f"memnet_schema holds {rows!r}, not version {SCHEMA_VERSION}"]
+        return []
+
+    def info(self) -> dict[str, Any]:
+        self._check()
+        conn = self._conn
+        server = conn.info.server_version if conn is not None and not conn.closed else None
+        return {"backend": self.name, "path": self.display, "url": self.display,
+                "schema": SCHEMA_VERSION, "server_version": server, "sync": self.sync}
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _live.discard(self)
+        if not self._forked and os.getpid() == self._pid:
+            self._drop_connection()
+        else:
+            self._conn = None
+
+    def __repr__(self) -> str:
+        return f"PgKV({self.display!r})"
+
+
+__all__ = ["MIGRATIONS", "PgKV", "SCHEMA_SQL", "SCHEMA_VERSION", "SCHEMES", "looks_like_url"]
