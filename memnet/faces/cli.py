@@ -312,6 +312,7 @@ def _snap(args: argparse.Namespace) -> int:
 
 
 def _cabinet_copy(args: argparse.Namespace) -> int:
+    from ..cabinet import Cabinet
     from ..cabinet.copy import copy_sessions
     from ..cabinet.kv_pg import looks_like_url
 
@@ -383,8 +384,10 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Create (or check) the cabinet at --home.")
     init.set_defaults(func=_init)
 
-    cabp = sub.add_parser("cabinet", help="maintain the cabinet itself",
-                          description="Operations on the whole cabinet.")
+    cabp = sub.add_parser("cabinet", help="work on whole cabinets (upgrade one, copy sessions "
+                                          "between two)",
+                          description="Commands on whole cabinets: directories (LMDB) or "
+                                      "postgresql:// URLs.")
     cabsub = cabp.add_subparsers(dest="cabinet_command", metavar="ACTION")
     cup = cabsub.add_parser(
         "upgrade", help="rebuild the word index of a cabinet written by an older format",
@@ -524,11 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "the warnings and the files not ingested)")
     sn.set_defaults(func=_snap)
 
-    cab = sub.add_parser("cabinet", help="work on whole cabinets (copy sessions between them)",
-                         description="Commands that take cabinets as arguments: directories "
-                                     "(LMDB) or postgresql:// URLs.")
-    cab_sub = cab.add_subparsers(dest="cabinet_command", metavar="ACTION")
-    cp = cab_sub.add_parser("copy", help="copy sessions from cabinet SRC to cabinet DST",
+    cp = cabsub.add_parser("copy", help="copy sessions from cabinet SRC to cabinet DST",
                             description="Copy the sessions SID... (default: all) from SRC to "
                                         "DST with their whole history, each in one transaction, "
                                         "and check each copy against the source. A session "
