@@ -21,6 +21,8 @@ from ._version import __version__
 TYPE_CHECKING = False  # (not typing's: `import memnet` stays free of the typing module)
 
 if TYPE_CHECKING:  # what the names below are, for type checkers
+    from typing import Any
+
     from .absorb import (
         AbsorbRejected,
         AbsorbResult,
