@@ -46,6 +46,7 @@ from __future__ import annotations
 import bisect
 import gc
 import os
+import re
 import time
 import uuid
 import zlib
@@ -110,6 +111,12 @@ class LogEntry:
         return {"version": self.version, "time": self.time, "created": self.created,
                 "updated": self.updated, "recycled": self.recycled,
                 "changed": list(self.changed)}
+
+
+def _natural(sid: str) -> tuple[Any, ...]:
+    """Sort key of a session id: digit runs as numbers (``ok-2`` < ``ok-10``)."""
+    parts = re.split(r"([0-9]+)", sid)
+    return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
 
 
 def _props_bytes(props: Any) -> bytes | None:
@@ -538,10 +545,12 @@ class Cabinet:
                            c["edges"], c["created"], c["updated"])
 
     def sessions(self) -> list[SessionInfo]:
-        """The catalog: every session with its version and size, by id."""
+        """The catalog: every session with its version and size, by id (the
+        numbers in ids compared as numbers: ``ok-2`` before ``ok-10``)."""
         with self.kv.read() as txn:
-            return [self._info(k.decode("ascii"), R.decode(v, k))
+            rows = [self._info(k.decode("ascii"), R.decode(v, k))
                     for k, v in txn.scan(R.CATALOG)]
+        return sorted(rows, key=lambda i: _natural(i.id))
 
     def session_info(self, sid: str) -> SessionInfo:
         """One row of the catalog (one record read, whatever the catalog's size)."""
@@ -575,8 +584,11 @@ class Cabinet:
         """Persist a session that was built in memory (not opened from here) as a
         new session of this cabinet, in one transaction; returns its version.
 
-        The cabinet's history of it starts here: versions before the current
-        one were never stored, so they cannot be read back with ``at=``.
+        When the session still holds every commit it ever made in memory (its
+        history was not cut by ``history_limit``), they are stored as its log,
+        as if it had been created here and flushed. Otherwise the cabinet's
+        history of it starts here: versions before the current one were never
+        stored, so they cannot be read back with ``at=``.
         """
         s = session
         sid = check_session_id(s.name)
@@ -589,12 +601,15 @@ class Cabinet:
                          for n in range(1, st.next_node)]
             edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
             posting_recs = _posting_records(sid, st.index)
+            history = s.history()
+            whole = [r.version for r in history] == list(range(1, s.version + 1))
+            log_recs = [(R.element_key(sid, r.version), _log_record(r))
+                        for r in history] if whole else []
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
-                   "next_edge": st.next_edge,
-                   "created": now, "updated": now, "log_from": s.version + 1, "token": token,
-                   **_options(s)}
+                   "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
+                   **({} if whole else {"log_from": s.version + 1}), **_options(s)}
 
             def work(txn: Txn) -> None:
                 if self._catalog(txn, sid) is not None:
@@ -605,6 +620,8 @@ class Cabinet:
                     txn.put(R.EDGES, k, v)
                 for k, v in posting_recs:
                     txn.put(R.POSTINGS, k, v)
+                for k, v in log_recs:
+                    txn.put(R.LOG, k, v)
                 txn.put(R.CATALOG, R.sid_key(sid), R.encode(cat))
 
             self.kv.run_write(work)

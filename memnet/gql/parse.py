@@ -445,9 +445,42 @@ def _decode_string(tok: Token) -> str:
         shown = repr(esc)[1:-1]
         raise _fail_at(tok, f"unknown escape \\{shown} in string "
                             "(use \\\\, \\', \\n, \\r, \\t or \\uXXXX)", quote + 1 + at)
+    raw = inner
     if "''" in inner:
         inner = _QUOTE_PAIR_RE.sub(r"\1\2", inner)
-    return inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    out = inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    if not out.isascii() and _SURROGATE.search(out):
+        out = _join_surrogates(tok, raw, out, quote + 1)
+    return out
+
+
+_ESCAPE_RE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|[\s\S])")
+
+
+def _join_surrogates(tok: Token, raw: str, out: str, at: int) -> str:
+    """``out`` with each pair of ``\\u`` escapes of a high and a low surrogate
+    joined into one character (the JSON habit); a lone half is not text, so it
+    is refused at its escape (``raw`` is the string's text between the quotes,
+    ``at`` where it starts in the token)."""
+    try:
+        return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        pass
+    high: int | None = None  # offset of a high half waiting for its low half
+    for m in _ESCAPE_RE.finditer(raw):
+        code = int(m.group(1), 16) if m.group(1) else -1
+        if 0xDC00 <= code <= 0xDFFF and high is not None and m.start() == high + 6:
+            high = None
+            continue
+        if high is not None:
+            break
+        if 0xD800 <= code <= 0xDBFF:
+            high = m.start()
+        elif 0xDC00 <= code <= 0xDFFF:
+            high = m.start()
+            break
+    raise _fail_at(tok, "a \\u escape names half of a surrogate pair, which is not a "
+                        "character (write the character itself)", at + (high or 0))
 
 
 def _int(tok: Token) -> int:

@@ -56,6 +56,7 @@ from ..errors import InputTooLarge, MemNetError, ModelSyntaxError
 from ..gql.ast import Value
 from ..gql.parse import accepted_terminals
 from .model import Artefacts, Element, Warning_
+from .source import text_name
 
 #: Longest model file accepted (characters).
 MAX_CHARS = 4 * 1024 * 1024
@@ -961,7 +962,11 @@ def _model_files(path: str | os.PathLike[str]) -> tuple[str, list[tuple[str, Pat
         for fn in sorted(filenames):
             full = Path(dirpath) / fn
             if fn.endswith(".sysml") and not fn.startswith(".") and not full.is_symlink():
-                found.append((full.relative_to(p).as_posix(), full))
+                rel = full.relative_to(p).as_posix()
+                if not text_name(rel):  # it could never be part of a locator
+                    raise ModelSyntaxError("the path is not UTF-8; rename it", path=os.fsencode(
+                        rel).decode("ascii", "backslashreplace"))
+                found.append((rel, full))
     found.sort()
     return p.resolve().name or p.name, found
 
