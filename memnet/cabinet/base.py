@@ -113,6 +113,58 @@ class LogEntry:
                 "changed": list(self.changed)}
 
 
+HEADER = b"format"  # the key of the cabinet's header in the meta table
+
+
+def _read_header(txn: Txn) -> dict[str, Any] | None:
+    raw = txn.get(R.META, HEADER)
+    if raw is None:
+        return None
+    header = R.decode(raw, HEADER)
+    if type(header) is not dict:
+        raise CabinetCorrupt("the cabinet's header is malformed")
+    return header
+
+
+def _check_count(header: dict[str, Any], found: int) -> None:
+    """The catalog holds the number of sessions the header recorded."""
+    want = header.get("sessions")
+    if want != found:
+        raise CabinetCorrupt(f"the header records {want!r} sessions but the catalog holds "
+                             f"{found}: the catalog was lost or damaged")
+
+
+def _count_sessions(txn: Txn, step: int) -> None:
+    """Record in the header, in the transaction that creates or drops a
+    session, how many sessions the catalog must hold."""
+    header = _read_header(txn)
+    if header is None or type(header.get("sessions")) is not int:
+        raise CabinetCorrupt("the cabinet's header was lost or damaged")
+    header["sessions"] += step
+    txn.put(R.META, HEADER, R.encode(header, HEADER))
+
+
+_CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
+
+
+def _catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
+    """Decode and shape-check one catalog row."""
+    cat = R.decode(raw, key)
+    if type(cat) is not dict or any(type(cat.get(f)) is not int for f in _CAT_INTS) or \
+            any(type(cat.get(f)) not in (int, float) for f in ("created", "updated")):
+        raise CabinetCorrupt(f"catalog record {key!r} is malformed")
+    return dict(cat)
+
+
+def _sid_of(key: bytes) -> str:
+    """The session id a catalog key names (a key that is not one is damage)."""
+    sid = key.decode("ascii", "replace")
+    try:
+        return check_session_id(sid)
+    except MemNetError:
+        raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
+
+
 def _natural(sid: str) -> tuple[Any, ...]:
     """Sort key of a session id: digit runs as numbers (``ok-2`` < ``ok-10``)."""
     parts = re.split(r"([0-9]+)", sid)
@@ -125,12 +177,15 @@ def _props_bytes(props: Any) -> bytes | None:
     return msgpack.packb(props, use_bin_type=True)
 
 
-def _node_record(s: Session, nid: int) -> bytes:
+def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
+    """``(key, record)`` of one node."""
     # props ride as msgpack bytes inside the record: a hydrate keeps them so
     # until they are read, and a node never read is written back unchanged
     st = s.store
-    return R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
-                     st.nick.get(nid), bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes()))
+    key = R.element_key(sid, nid)
+    return key, R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
+                          st.nick.get(nid), bool(st.nrec[nid]), st.key[nid],
+                          st.adj[nid].tobytes()), key)
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -143,9 +198,9 @@ def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
         if lo >= hi:
             continue
         props = {e - lo: p for e in range(lo, hi) if (p := get(e))}
-        out.append((R.element_key(sid, c),
-                    R.encode_edge_chunk(lo, st.etype[lo:hi], st.esrc[lo:hi], st.edst[lo:hi],
-                                        st.erec[lo:hi], props)))
+        key = R.element_key(sid, c)
+        out.append((key, R.encode_edge_chunk(key, lo, st.etype[lo:hi], st.esrc[lo:hi],
+                                             st.edst[lo:hi], st.erec[lo:hi], props)))
     return out
 
 
@@ -162,13 +217,16 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
             rng = ids[i] // step
             j = bisect.bisect_left(ids, (rng + 1) * step, i)
             if j - i > R.POSTING_BIG:
-                big.append((R.big_key(sid, rng, term),
-                            R.encode_ids(le_bytes(array("I", ids[i:j])))))
+                key = R.big_key(sid, rng, term)
+                big.append((key, R.seal(key, le_bytes(array("I", ids[i:j])))))
             else:
                 buckets.setdefault((rng, b), {})[term] = le_bytes(array("I", ids[i:j]))
             i = j
-    return [(R.bucket_key(sid, rng, b), R.encode(m))
-            for (rng, b), m in sorted(buckets.items())] + big
+    out = []
+    for (rng, b), m in sorted(buckets.items()):
+        key = R.bucket_key(sid, rng, b)
+        out.append((key, R.encode(m, key)))
+    return out + big
 
 
 def _kinds(st: Any) -> dict[str, int]:
@@ -200,11 +258,11 @@ def _term_diff(txn: Txn, sid: str, s: Session,
     return diff
 
 
-def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]]) -> bytes:
+def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]], key: bytes) -> bytes:
     return R.encode({"a": {t: le_bytes(array("I", sorted(a)))
                            for t, (a, _r) in sorted(diff.items()) if a},
                      "r": {t: le_bytes(array("I", sorted(r)))
-                           for t, (_a, r) in sorted(diff.items()) if r}})
+                           for t, (_a, r) in sorted(diff.items()) if r}}, key)
 
 
 def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]]:
@@ -218,12 +276,17 @@ def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[byte
     return d["a"], d["r"]
 
 
-def _stored_deltas(txn: Txn, sid: str) -> list[tuple[bytes, dict[bytes, bytes],
-                                                     dict[bytes, bytes]]]:
-    """The pending posting deltas of a session, oldest first: (key, added, removed)."""
+def _stored_deltas(txn: Txn, sid: str, cat: dict[str, Any],
+                   ) -> list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]:
+    """The pending posting deltas of a session, oldest first: (key, added,
+    removed); they hold the number of ids the catalog counts (``pdelta``)."""
     out = []
     for k, v in txn.scan(R.POSTINGS, R.delta_prefix(sid)):
         out.append((k, *_decode_delta(v, k)))
+    if sum(len(v) // 4 for _k, a, r in out for m in (a, r) for v in m.values()) != \
+            cat.get("pdelta", 0):
+        raise CabinetCorrupt(f"session {sid!r}: the pending index deltas disagree with the "
+                             "catalog")
     return out
 
 
@@ -256,34 +319,37 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
             data = le_bytes(array("I", sorted(ids))) if ids else b""
             if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
                 m.pop(term, None)
-                out.append((bkey, R.encode_ids(data) if data else None))
+                out.append((bkey, R.seal(bkey, data) if data else None))
             elif data:
                 m[term] = data
             else:
                 m.pop(term, None)
         if m != before:
-            out.append((key, R.encode(m) if m else None))
+            out.append((key, R.encode(m, key) if m else None))
     return out
 
 
-def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: int,
-                    version: int) -> tuple[list[tuple[bytes, bytes | None]], int]:
-    """The posting records a flush writes, and the pending delta count after.
+def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
+                    version: int) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
+    """The posting records a flush writes, and the catalog's counts after
+    (``pdelta``: ids in pending deltas, ``precs``: posting records).
 
     A flush does not edit the postings in place: it appends one *delta*
     record (the ids each term gained and lost), a single small write. When
     the pending deltas pass ``R.POSTING_PENDING`` ids, this flush folds them
     all (and its own) into the stored postings and deletes them, so the
     work of folding is spread over the flushes that made it."""
+    pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
     diff = _term_diff(txn, sid, s, nodes)
     if not diff:
-        return [], pending
+        return [], {"pdelta": pending, "precs": precs}
     n = sum(len(a) + len(r) for a, r in diff.values())
     if pending + n <= R.POSTING_PENDING:
-        return [(R.delta_key(sid, version), _delta_record(diff))], pending + n
+        key = R.delta_key(sid, version)
+        return [(key, _delta_record(diff, key))], {"pdelta": pending + n, "precs": precs}
     changes: dict[bytes, dict[int, bool]] = {}
     out: list[tuple[bytes, bytes | None]] = []
-    stored = _stored_deltas(txn, sid)
+    stored = _stored_deltas(txn, sid, cat)
     for key, added, removed in stored:
         for term, raw in removed.items():
             ops = changes.setdefault(term, {})
@@ -300,7 +366,9 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: i
             ops[nid] = False
         for nid in a:
             ops[nid] = True
-    return _merge_postings(txn, sid, changes) + out, 0
+    merged = _merge_postings(txn, sid, changes)
+    precs += sum((v is not None) - (txn.get(R.POSTINGS, k) is not None) for k, v in merged)
+    return merged + out, {"pdelta": 0, "precs": precs}
 
 
 def _options(s: Session) -> dict[str, Any]:
@@ -319,9 +387,11 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _log_record(rec: CommitRecord) -> bytes:
-    return R.encode({"t": rec.time, "s": rec.summary,
-                     "c": [(c.op, c.id, c.state) for c in rec.changes]})
+def _log_record(sid: str, rec: CommitRecord) -> tuple[bytes, bytes]:
+    """``(key, record)`` of one commit of the log."""
+    key = R.element_key(sid, rec.version)
+    return key, R.encode({"t": rec.time, "s": rec.summary,
+                          "c": [(c.op, c.id, c.state) for c in rec.changes]}, key)
 
 
 def _is_node(rec: Any) -> bool:
@@ -348,14 +418,16 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
 
 def _decode_nodes(values: Iterator[bytes], sid: str,
                   progress: Callable[[int], None] | None = None) -> list[tuple[Any, ...]]:
-    """:func:`_node_from` over many records with the checksum and unpacking
-    inlined (the hot loop of a hydrate)."""
-    crc32, unpackb, crc_of = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from
+    """:func:`_node_from` over the records of nodes 1, 2, ... with the checksum
+    (which covers each node's key) and unpacking inlined (the hot loop of a
+    hydrate)."""
+    crc32, unpackb, crc_of, pack = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from, R.ID.pack
+    pre = crc32(R.prefix(sid))
     out: list[tuple[Any, ...]] = []
     append = out.append
     for i, raw in enumerate(values, 1):
         payload = memoryview(raw)[4:]
-        if len(raw) < 5 or crc32(payload) != crc_of(raw)[0]:
+        if len(raw) < 5 or crc32(payload, crc32(pack(i), pre)) != crc_of(raw)[0]:
             raise CabinetCorrupt(f"node record {i} of {sid!r} failed its checksum")
         try:
             rec = unpackb(payload, use_list=False)
@@ -403,17 +475,24 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
     return types, src, dst, flags, props
 
 
-def _stored_postings(txn: Txn, sid: str) -> Iterator[dict[bytes, bytes]]:
+def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> list[dict[bytes, bytes]]:
     """The posting maps of a session (buckets, and one-term maps for postings
-    with records of their own), in range order."""
+    with records of their own), in range order; there are as many records as
+    the catalog counts (``precs``), so none can go missing unnoticed."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
+    out = []
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
             break  # the deltas sort last; _apply_deltas reads them
         _rng, _b, term = R.split_bucket_key(k, plen)
-        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+        out.append(R.decode_bucket(v, k, deep=False) if term is None
+                   else {term: R.decode_ids(v, k)})
+    if len(out) != cat.get("precs"):
+        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
+                             f"records, the cabinet holds {len(out)}")
+    return out
 
 
 def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
@@ -434,6 +513,26 @@ def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[C
         return float(d["t"]), dict(d["s"]), changes
     except (KeyError, TypeError, ValueError) as e:
         raise CabinetCorrupt(f"log record {where!r} is malformed: {e}") from None
+
+
+def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
+            ) -> Iterator[tuple[int, float, dict[str, int], list[Change]]]:
+    """``(version, time, summary, changes)`` of the log records of a session,
+    from the first version it keeps up to ``upto`` (default: its version),
+    checked to run without a gap: a record lost to damage is ``cabinet_corrupt``."""
+    want = int(cat.get("log_from", 1))
+    end = cat["version"] if upto is None else upto
+    for k, v in txn.scan(R.LOG, R.prefix(sid)):
+        ver = R.key_id(k)
+        if ver > end:
+            break
+        if ver != want:
+            raise CabinetCorrupt(f"session {sid!r}: the log jumps from version {want - 1} to "
+                                 f"{ver}")
+        yield ver, *_decode_log(v, k)
+        want += 1
+    if want != end + 1:
+        raise CabinetCorrupt(f"session {sid!r}: the log ends at version {want - 1}, not {end}")
 
 
 class _ClassOrInstance:
@@ -494,21 +593,37 @@ class Cabinet:
         return cls(LmdbKV.acquire(where, R.TABLES, max_size=max_size, sync=sync))
 
     def _check_format(self) -> None:
+        """Check the header (any backend): the format, the engine, and that the
+        catalog holds as many sessions as the header recorded, so a catalog
+        that was lost or emptied is ``cabinet_corrupt``, never an empty list.
+        A header is written only into a cabinet that holds nothing at all."""
         engine = self.kv.info().get("lmdb")
         with self.kv.read() as txn:
-            raw = txn.get(R.META, b"format")
-        if raw is None:
-            header = {"format": R.FORMAT_VERSION, "backend": self.kv.name, "engine": engine,
-                      "memnet": __version__, "created": time.time()}
-            self.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header)))
-            return
-        header = R.decode(raw, b"format")
-        if header.get("format") != R.FORMAT_VERSION:
-            raise CabinetFormat(f"cabinet format {header.get('format')!r} is not supported "
-                                f"(this MemNet reads format {R.FORMAT_VERSION})")
-        stored = header.get("engine")
-        if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
-            raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has LMDB {engine}")
+            header = _read_header(txn)
+            if header is None:
+                held = [t for t in R.TABLES if txn.count(t)]
+                if held:
+                    raise CabinetCorrupt(f"the cabinet holds records ({', '.join(held)}) but "
+                                         "no header: the header was lost or damaged")
+            else:
+                if header.get("format") != R.FORMAT_VERSION:
+                    raise CabinetFormat(f"cabinet format {header.get('format')!r} is not "
+                                        f"supported (this MemNet reads format "
+                                        f"{R.FORMAT_VERSION})")
+                stored = header.get("engine")
+                if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
+                    raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has "
+                                        f"LMDB {engine}")
+                _check_count(header, txn.count(R.CATALOG))
+        if header is None:
+            new = {"format": R.FORMAT_VERSION, "backend": self.kv.name, "engine": engine,
+                   "memnet": __version__, "created": time.time(), "sessions": 0}
+
+            def write(t: Txn) -> None:
+                if t.get(R.META, HEADER) is None:  # another process may have been first
+                    t.put(R.META, HEADER, R.encode(new, HEADER))
+
+            self.kv.run_write(write)
 
     def close(self) -> None:
         """Release the backend (other Cabinet objects on the same LMDB directory
@@ -526,13 +641,9 @@ class Cabinet:
     # -- catalog ------------------------------------------------------------------
     @staticmethod
     def _catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
-        raw = txn.get(R.CATALOG, R.sid_key(sid))
-        if raw is None:
-            return None
-        cat = R.decode(raw, sid)
-        if not isinstance(cat, dict) or not isinstance(cat.get("version"), int):
-            raise CabinetCorrupt(f"catalog record of {sid!r} is malformed")
-        return dict(cat)
+        key = R.sid_key(sid)
+        raw = txn.get(R.CATALOG, key)
+        return None if raw is None else _catalog_row(raw, key)
 
     def exists(self, sid: str) -> bool:
         check_session_id(sid)
@@ -548,8 +659,10 @@ class Cabinet:
         """The catalog: every session with its version and size, by id (the
         numbers in ids compared as numbers: ``ok-2`` before ``ok-10``)."""
         with self.kv.read() as txn:
-            rows = [self._info(k.decode("ascii"), R.decode(v, k))
-                    for k, v in txn.scan(R.CATALOG)]
+            header = _read_header(txn)
+            rows = [self._info(_sid_of(k), _catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
+        if header is not None:
+            _check_count(header, len(rows))
         return sorted(rows, key=lambda i: _natural(i.id))
 
     def session_info(self, sid: str) -> SessionInfo:
@@ -569,10 +682,12 @@ class Cabinet:
         def work(txn: Txn) -> None:
             if self._catalog(txn, sid) is not None:
                 raise SessionExists(f"session {sid!r} already exists in this cabinet")
-            txn.put(R.CATALOG, R.sid_key(sid), R.encode(
+            key = R.sid_key(sid)
+            txn.put(R.CATALOG, key, R.encode(
                 {"version": 0, "nodes": 0, "edges": 0, "bytes": 0, "next_node": 1,
                  "next_edge": 1, "created": now, "updated": now, "token": token,
-                 **_options(s)}))
+                 "pdelta": 0, "precs": 0, **_options(s)}, key))
+            _count_sessions(txn, 1)
 
         s = Session(sid, **session_options)
         token = uuid.uuid4().hex
@@ -597,18 +712,17 @@ class Cabinet:
         with s._lock:
             st = s.store
             now = time.time()
-            node_recs = [(R.element_key(sid, n), _node_record(s, n))
-                         for n in range(1, st.next_node)]
+            node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
             edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
             posting_recs = _posting_records(sid, st.index)
             history = s.history()
             whole = [r.version for r in history] == list(range(1, s.version + 1))
-            log_recs = [(R.element_key(sid, r.version), _log_record(r))
-                        for r in history] if whole else []
+            log_recs = [_log_record(sid, r) for r in history] if whole else []
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                    "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
+                   "pdelta": 0, "precs": len(posting_recs),
                    **({} if whole else {"log_from": s.version + 1}), **_options(s)}
 
             def work(txn: Txn) -> None:
@@ -622,7 +736,9 @@ class Cabinet:
                     txn.put(R.POSTINGS, k, v)
                 for k, v in log_recs:
                     txn.put(R.LOG, k, v)
-                txn.put(R.CATALOG, R.sid_key(sid), R.encode(cat))
+                key = R.sid_key(sid)
+                txn.put(R.CATALOG, key, R.encode(cat, key))
+                _count_sessions(txn, 1)
 
             self.kv.run_write(work)
             self._bind(s, s.version, token)
@@ -647,6 +763,7 @@ class Cabinet:
                 for k in [k for k, _ in txn.scan(table, pre)]:
                     txn.delete(table, k)
             txn.delete(R.CATALOG, R.sid_key(sid))
+            _count_sessions(txn, -1)
 
         self.kv.run_write(work)
 
@@ -673,8 +790,8 @@ class Cabinet:
                 if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
                     raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
                                           f"not {at!r}")
-                return self._replay(txn, sid, at, {**_stored_options(cat), **session_options},
-                                    progress)
+                return self._replay(txn, sid, cat, at,
+                                    {**_stored_options(cat), **session_options}, progress)
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
@@ -687,11 +804,11 @@ class Cabinet:
                                     progress and (lambda d: progress(d, total)))
                 edges = _edge_columns(txn, sid, n_nodes, n_edges,
                                       progress and (lambda d: progress(n_nodes + d, total)))
-                postings = _stored_postings(txn, sid)
+                postings = _stored_postings(txn, sid, cat)
                 try:
                     s.store.load(nodes, *edges, postings, kinds=dict(cat.get("kinds") or {}),
                                  live_bytes=int(cat["bytes"]))
-                    _apply_deltas(s.store.index, _stored_deltas(txn, sid))
+                    _apply_deltas(s.store.index, _stored_deltas(txn, sid, cat))
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None
@@ -725,21 +842,14 @@ class Cabinet:
             raise CabinetCorrupt(f"session {sid!r}: node records are missing")
         return out
 
-    def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any],
+    def _replay(self, txn: Txn, sid: str, cat: dict[str, Any], at: int, opts: dict[str, Any],
                 progress: Callable[[int, int], None] | None = None) -> Session:
         s = Session(sid, **opts)
-        pre = R.prefix(sid)
-        for k, v in txn.scan(R.LOG, pre):
-            ver = R.key_id(k)
-            if ver > at:
-                break
-            t, summary, changes = _decode_log(v, k)
+        for ver, _t, _summary, changes in _log_of(txn, sid, cat, at):
             replay(s.store, changes)
             s.version = ver
             if progress is not None:
                 progress(ver, at)
-        if s.version != at:
-            raise VersionNotFound(f"session {sid!r}: the log does not reach version {at}")
         # a past version is for reading: it is not bound, so it cannot be flushed
         return s
 
@@ -750,13 +860,12 @@ class Cabinet:
         check_session_id(sid)
         out = []
         with self.kv.read() as txn:
-            if self._catalog(txn, sid) is None:
+            cat = self._catalog(txn, sid)
+            if cat is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for k, v in txn.scan(R.LOG, R.prefix(sid)):
-                ver = R.key_id(k)
+            for ver, t, summary, changes in _log_of(txn, sid, cat):
                 if ver <= since:
                     continue
-                t, summary, changes = _decode_log(v, k)
                 changed = tuple(node_handle(c.id) if c.op[0] == "N" else edge_handle(c.id)
                                 for c in changes)
                 out.append(LogEntry(ver, t, summary.get("created", 0), summary.get("updated", 0),
@@ -791,9 +900,9 @@ class Cabinet:
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
-            node_recs = [(R.element_key(sid, n), _node_record(s, n)) for n in nodes]
+            node_recs = [_node_record(s, sid, n) for n in nodes]
             edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-            log_recs = [(R.element_key(sid, r.version), _log_record(r)) for r in pending]
+            log_recs = [_log_record(sid, r) for r in pending]
 
             def work(txn: Txn) -> None:
                 cat = self._catalog(txn, sid)
@@ -809,8 +918,7 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                writes, pdelta = _posting_writes(txn, sid, s, term_nodes,
-                                                 int(cat.get("pdelta", 0)), s.version)
+                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
                 for k, pv in writes:
                     if pv is None:
                         txn.delete(R.POSTINGS, k)
@@ -822,7 +930,8 @@ class Cabinet:
                     txn.put(R.EDGES, k, v)
                 for k, v in log_recs:
                     txn.put(R.LOG, k, v)
-                txn.put(R.CATALOG, R.sid_key(sid), R.encode(dict(cat, **stats, pdelta=pdelta)))
+                key = R.sid_key(sid)
+                txn.put(R.CATALOG, key, R.encode(dict(cat, **stats, **counts), key))
 
             self.kv.run_write(work)
             st.clear_changes(set(nodes), set(edges))
@@ -848,16 +957,13 @@ class Cabinet:
                                  + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
                                  problems=problems[:20])
         with self.kv.read() as txn:
+            header = _read_header(txn)
+            if header is None:
+                raise CabinetCorrupt("the cabinet has no header")
+            _check_count(header, txn.count(R.CATALOG))
             for k, v in txn.scan(R.CATALOG):
-                sid = k.decode("ascii", "replace")
-                try:
-                    check_session_id(sid)
-                except MemNetError:
-                    raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
-                cat = R.decode(v, k)
-                if not isinstance(cat, dict) or not {"version", "nodes", "edges", "next_node",
-                                                     "next_edge"} <= cat.keys():
-                    raise CabinetCorrupt(f"catalog record of {sid!r} is malformed")
+                sid = _sid_of(k)
+                cat = _catalog_row(v, k)
                 counts["sessions"] += 1
                 pre = R.prefix(sid)
                 n_nodes = live_nodes = 0
@@ -882,13 +988,8 @@ class Cabinet:
                 n_edges = len(flags)
                 live_edges = n_edges - flags.count(1)
                 stored = Index()
-                stored.load(_stored_postings(txn, sid), n_nodes)
-                deltas = _stored_deltas(txn, sid)
-                _apply_deltas(stored, deltas)
-                if sum(len(v) // 4 for _k, a, r in deltas for m in (a, r)
-                       for v in m.values()) != int(cat.get("pdelta", 0)):
-                    raise CabinetCorrupt(f"{sid}: the pending index deltas disagree with the "
-                                         "catalog")
+                stored.load(_stored_postings(txn, sid, cat), n_nodes)
+                _apply_deltas(stored, _stored_deltas(txn, sid, cat))
                 have = {t: sorted(p) for t, p in stored.postings()}
                 if have != want:
                     bad = sorted(set(have) ^ set(want))[:1] or sorted(
@@ -901,17 +1002,8 @@ class Cabinet:
                         kinds[t[1:].decode()] = len(ids)
                 if kinds != dict(cat.get("kinds") or {}):
                     raise CabinetCorrupt(f"{sid}: catalog kind counts disagree with the records")
-                last = int(cat.get("log_from", 1)) - 1
-                for lk, lv in txn.scan(R.LOG, pre):
-                    ver = R.key_id(lk)
-                    _decode_log(lv, lk)
-                    if ver != last + 1:
-                        raise CabinetCorrupt(f"{sid}: log jumps from version {last} to {ver}")
-                    last = ver
+                for _entry in _log_of(txn, sid, cat):
                     counts["log"] += 1
-                if last != cat["version"]:
-                    raise CabinetCorrupt(f"{sid}: catalog says version {cat['version']}, "
-                                         f"log ends at {last}")
                 if (live_nodes, live_edges) != (cat["nodes"], cat["edges"]):
                     raise CabinetCorrupt(f"{sid}: catalog counts disagree with the records")
                 if (n_nodes + 1, n_edges + 1) != (cat["next_node"], cat["next_edge"]):

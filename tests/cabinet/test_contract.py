@@ -736,14 +736,15 @@ def _get(cabinet: Any, table: str, key: bytes) -> bytes:
     return raw
 
 
-def _record(payload: Any) -> bytes:
-    """A record in the documented format: crc32 (big-endian) then msgpack."""
+def _record(payload: Any, key: bytes) -> bytes:
+    """A record in the documented format: crc32 of the key and the body
+    (big-endian), then the msgpack body."""
     import zlib
 
     import msgpack
 
     body = msgpack.packb(payload, use_bin_type=True)
-    return zlib.crc32(body).to_bytes(4, "big") + body
+    return zlib.crc32(key + body).to_bytes(4, "big") + body
 
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
@@ -752,8 +753,8 @@ def test_a_foreign_format_number_is_cabinet_format(place: Any, cabinet: Any) -> 
 
     raw = _get(cabinet, "meta", b"format")
     header = msgpack.unpackb(raw[4:], raw=False)
-    assert header["format"] == 3
-    _put(cabinet, "meta", b"format", _record(dict(header, format=99)))
+    assert header["format"] == 4
+    _put(cabinet, "meta", b"format", _record(dict(header, format=99), b"format"))
     with pytest.raises(CabinetFormat) as info:
         place.reopen(cabinet)
     assert info.value.code == "cabinet_format"
@@ -816,7 +817,7 @@ def test_a_catalog_that_disagrees_with_the_log_fails_verify(cabinet: Any) -> Non
     _two_sessions(cabinet)
     raw = _get(cabinet, "catalog", b"x")
     cat = msgpack.unpackb(raw[4:], raw=False)
-    _put(cabinet, "catalog", b"x", _record(dict(cat, version=cat["version"] + 1)))
+    _put(cabinet, "catalog", b"x", _record(dict(cat, version=cat["version"] + 1), b"x"))
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
 
@@ -849,7 +850,8 @@ def test_stored_props_that_lie_are_cabinet_corrupt_when_first_read(cabinet: Any,
     """A hydrate leaves property maps undecoded until they are read: a bad map
     fails verify() at once, and the first read of it raises CabinetCorrupt."""
     _two_sessions(cabinet)
-    _put(cabinet, "nodes", node_key("x", 2), _record(["MOD", [], props, None, False, "k", b""]))
+    _put(cabinet, "nodes", node_key("x", 2),
+         _record(["MOD", [], props, None, False, "k", b""], node_key("x", 2)))
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
     try:
@@ -869,7 +871,7 @@ def test_a_checksummed_record_of_the_wrong_shape_is_cabinet_corrupt(cabinet: Any
     crash: it becomes a CabinetCorrupt error naming its key". Both on open and
     on verify, never another exception type and never a silent success."""
     _two_sessions(cabinet)
-    _put(cabinet, "nodes", node_key("x", 2), _record(payload))
+    _put(cabinet, "nodes", node_key("x", 2), _record(payload, node_key("x", 2)))
     failures = []
     for what, call in (("verify()", cabinet.verify), ("open('x')", lambda: cabinet.open("x"))):
         try:
@@ -935,12 +937,12 @@ def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
                     if b"wa2" in msgpack.unpackb(v[4:], raw=False))
     m = msgpack.unpackb(raw[4:], raw=False)
     del m[b"wa2"]
-    _put(cabinet, "postings", key, _record(m) if m else None)
+    _put(cabinet, "postings", key, _record(m, key) if m else None)
     with pytest.raises(CabinetCorrupt) as info:
         cabinet.verify()
     assert "index" in str(info.value)
     # a posting that names a node past the last one is refused when read
-    _put(cabinet, "postings", key, _record({**m, b"wa2": (999).to_bytes(4, "little")}))
+    _put(cabinet, "postings", key, _record({**m, b"wa2": (999).to_bytes(4, "little")}, key))
     s = cabinet.open("x")
     with pytest.raises(CabinetCorrupt):
         s.recall("a2")
@@ -975,10 +977,10 @@ def test_a_flush_appends_one_index_delta_and_a_damaged_delta_is_caught(cabinet: 
     assert cabinet.verify()["sessions"] == 1
     # a delta that lies is caught by verify
     key = R.delta_key("p", s.version)
-    _put(cabinet, "postings", key, _record({"a": {}, "r": delta["r"]}))
+    _put(cabinet, "postings", key, _record({"a": {}, "r": delta["r"]}, key))
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
-    _put(cabinet, "postings", key, _record({"a": 5}))
+    _put(cabinet, "postings", key, _record({"a": 5}, key))
     with pytest.raises(CabinetCorrupt):
         cabinet.open("p")
 
