@@ -10,11 +10,10 @@
 * An environment opened before ``fork()`` is refused in the child
   (:class:`~memnet.errors.CabinetForked`): LMDB handles must not cross a fork.
 * The data file is checked with plain reads before LMDB maps it
-  (:mod:`memnet.cabinet.lmdb_file`), and every key and value LMDB returns is
-  bounded before it is copied, so a damaged or truncated file is
-  :class:`~memnet.errors.CabinetCorrupt`, never a SIGBUS; the lock file's
-  blocks are reserved before LMDB maps it, so a full disk is
-  :class:`~memnet.errors.DiskFull` at open, never a SIGBUS either.
+  (:mod:`memnet.cabinet.lmdb_file`), so a truncated file, a lost table or a
+  page past the end is :class:`~memnet.errors.CabinetCorrupt`, not a SIGBUS or
+  an empty cabinet; the lock file's blocks are reserved before LMDB maps it,
+  so a full disk is :class:`~memnet.errors.DiskFull` at open, not a SIGBUS.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ import lmdb
 
 from ..errors import CabinetCorrupt, CabinetError, CabinetForked, CabinetFull, DiskFull
 from .kv import KV, Txn
-from .lmdb_file import MAX_KEY, ReadGuard, check_data_file, nodemax
+from .lmdb_file import check_data_file
 
 T = TypeVar("T")
 
@@ -75,41 +74,26 @@ def _near_disk_limit(path: str) -> bool:
 
 
 class _LmdbTxn(Txn):
-    """A transaction whose reads are views into LMDB's map, each bounded by the
-    guard before it is copied (a damaged length must not fault the process)."""
-
-    def __init__(self, txn: lmdb.Transaction, dbs: dict[str, Any], guard: ReadGuard) -> None:
+    def __init__(self, txn: lmdb.Transaction, dbs: dict[str, Any]) -> None:
         self.txn = txn
         self.dbs = dbs
-        self.guard = guard
-        self.big = guard.nodemax
 
     def get(self, table: str, key: bytes) -> bytes | None:
         v = self.txn.get(key, db=self.dbs[table])
-        if v is None:
-            return None
-        if len(v) > self.big:
-            self.guard.check(v, key)
-        return bytes(v)
+        return None if v is None else bytes(v)
 
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         cur = self.txn.cursor(db=self.dbs[table])
         if not cur.set_range(prefix):
             return
-        big, check = self.big, self.guard.check
         last = b""
         for k, v in cur:
-            if len(k) > MAX_KEY:
-                raise CabinetCorrupt(f"table {table} holds a key of an impossible length")
-            key = bytes(k)
-            if key <= last:  # a damaged key hides records from the scans that miss it
-                raise CabinetCorrupt(f"table {table} holds keys out of order at {key!r}")
-            if not key.startswith(prefix):
+            if k <= last:  # a damaged key would hide records from the scans that miss it
+                raise CabinetCorrupt(f"table {table} holds keys out of order at {k!r}")
+            if not k.startswith(prefix):
                 break
-            if len(v) > big:
-                check(v, key)
-            last = key
-            yield key, bytes(v)
+            last = k
+            yield k, v
 
     def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
         if count <= 0:
@@ -118,11 +102,8 @@ class _LmdbTxn(Txn):
         if not cur.set_range(prefix):
             return
         n = 0
-        big, check = self.big, self.guard.check
         for v in cur.iternext(keys=False, values=True):
-            if len(v) > big:
-                check(v, prefix)
-            yield bytes(v)
+            yield v
             n += 1
             if n >= count:
                 break
@@ -273,8 +254,6 @@ class LmdbKV(KV):
             if new:
                 _remove_new(path, made)
             raise
-        self.guard = ReadGuard(data, facts.nodemax if facts else
-                               nodemax(int(self.env.stat()["psize"])))
         self.env.reader_check()  # clear slots of readers that died
         self.dbs: dict[str, Any] = {}
 
@@ -307,12 +286,12 @@ class LmdbKV(KV):
     def read(self) -> Iterator[Txn]:
         self.check()
         try:
-            txn = self.env.begin(write=False, buffers=True)
+            txn = self.env.begin(write=False, buffers=False)
         except lmdb.MapResizedError:
             self.env.set_mapsize(0)  # another process grew the map: adopt its size
-            txn = self.env.begin(write=False, buffers=True)
+            txn = self.env.begin(write=False, buffers=False)
         try:
-            yield _LmdbTxn(txn, self.dbs, self.guard)
+            yield _LmdbTxn(txn, self.dbs)
         except lmdb.Error as e:
             raise _damage(e, "") from None
         finally:
@@ -333,12 +312,12 @@ class LmdbKV(KV):
         with self._wlock:
             while True:
                 try:
-                    txn = self.env.begin(write=True, buffers=True)
+                    txn = self.env.begin(write=True)
                 except lmdb.MapResizedError:
                     self.env.set_mapsize(0)
                     continue
                 try:
-                    out = fn(_LmdbTxn(txn, self.dbs, self.guard))
+                    out = fn(_LmdbTxn(txn, self.dbs))
                     txn.commit()
                     return out
                 except lmdb.MapFullError:

@@ -18,11 +18,16 @@ not hold together:
   reached once, is not a free page, and the branch and leaf page counts agree
   with the table's own record; the leaves of the small tables (``meta``,
   ``catalog``) and of the free list are checked whole, with their entry counts;
-* the leaf pages near the end of the file, whose damaged nodes could point past it.
+* the leaf pages near the end of the file (the last 128 KiB and a little), whose
+  damaged node offsets or key lengths could reach past it, and the overflow
+  pages their nodes name.
 
-What this leaves to each read is bounded by :class:`ReadGuard`: a key longer
-than LMDB allows, or a value longer than fits in a page whose bytes would run
-past the end of the file, is refused before a byte of it is copied.
+Everything else is read by LMDB, whose py-lmdb build refuses a node whose
+value runs out of its page. One hole remains, in py-lmdb rather than here: a
+value kept on overflow pages is touched page by page as soon as a cursor
+lands on it, before MemNet sees it, so a damaged length of such a value (a
+leaf page not near the end) can still reach past the file. ``verify()`` reads
+every page with plain reads and finds it.
 
 The layout read here is LMDB 0.9's (py-lmdb's bundled engine) on a 64-bit
 machine: 16-byte page headers and page numbers of 8 bytes in native order.
@@ -33,9 +38,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
-import threading
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import CabinetCorrupt, CabinetFormat
 
@@ -58,12 +61,10 @@ _U64 = struct.Struct(_E + "Q")
 
 @dataclass(frozen=True, slots=True)
 class DataFile:
-    """What the check learnt: the page size, the pages in use, and the
-    longest value a page holds in place (longer ones sit on overflow pages)."""
+    """What the check learnt: the page size, the pages in use, the tables."""
 
     psize: int
     next_pgno: int
-    nodemax: int
     tables: frozenset[str]
 
 
@@ -314,100 +315,7 @@ def _check(f: _File, tables: tuple[str, ...]) -> DataFile:
                         whole=whole, flags_ok=F_BIGDATA)
         if whole and len(seen) != db.entries:
             raise f.fail(f"table {name} does not hold the entries it counts")
-    return DataFile(psize, f.next, nodemax(psize), frozenset(names))
+    return DataFile(psize, f.next, frozenset(names))
 
 
-def nodemax(psize: int) -> int:
-    """The longest node LMDB keeps in a page of ``psize`` bytes: a value that
-    makes a node longer is kept on overflow pages."""
-    return (((psize - HEADER) // 2) & -2) - 2
-
-
-# -- reads ---------------------------------------------------------------------------
-class ReadGuard:
-    """Bounds a key or value LMDB hands back (as a view into its map) before it
-    is copied: a key longer than LMDB allows is damage, and a value longer
-    than ``nodemax`` (which LMDB keeps on overflow pages) must end inside the
-    file. Shorter values cannot reach past the end from any page but the last
-    few, which :func:`check_data_file` read whole. Finding where a view lies
-    needs ``/proc/self/maps``; without it (not Linux) long values are taken
-    as they are."""
-
-    def __init__(self, data: str, nodemax: int) -> None:
-        self.data = os.path.realpath(data)
-        self.nodemax = nodemax
-        self._maps: list[tuple[int, int]] | None = None
-        self._lock = threading.Lock()
-
-    def check(self, view: Any, what: bytes) -> None:
-        """Raise ``cabinet_corrupt`` if ``view`` (a long value) runs past the file."""
-        n = len(view)
-        at = _address(view)
-        size = os.path.getsize(self.data)
-        for fresh in (False, True):
-            maps = self._mapping(fresh)
-            if maps is None:
-                return
-            for lo, hi in maps:
-                if lo <= at < hi:
-                    if at + n <= lo + size:
-                        return
-                    raise CabinetCorrupt(f"the record under {what!r} runs past the end of "
-                                         "the data file (a damaged length)", path=self.data)
-        raise CabinetCorrupt(f"the record under {what!r} lies outside the data file",
-                             path=self.data)
-
-    def _mapping(self, fresh: bool) -> list[tuple[int, int]] | None:
-        with self._lock:
-            if self._maps is None or fresh:
-                self._maps = _maps_of(self.data)
-            return self._maps or None
-
-
-def _maps_of(path: str) -> list[tuple[int, int]]:
-    """The address ranges at which this process maps ``path``."""
-    out = []
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and parts[5].rstrip("\n") == path:
-                    lo, hi = parts[0].split("-")
-                    out.append((int(lo, 16) - int(parts[2], 16), int(hi, 16)))
-    except OSError:
-        return []
-    return out
-
-
-_buffer_api: Any = None
-
-
-def _address(view: Any) -> int:
-    """The address of the bytes a buffer (a memoryview into LMDB's map) shows."""
-    global _buffer_api
-    if _buffer_api is None:
-        import ctypes
-
-        class Buffer(ctypes.Structure):
-            _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p),
-                        ("len", ctypes.c_ssize_t), ("itemsize", ctypes.c_ssize_t),
-                        ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
-                        ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p),
-                        ("strides", ctypes.c_void_p), ("suboffsets", ctypes.c_void_p),
-                        ("internal", ctypes.c_void_p)]
-
-        get = ctypes.pythonapi.PyObject_GetBuffer
-        get.argtypes = [ctypes.py_object, ctypes.POINTER(Buffer), ctypes.c_int]
-        release = ctypes.pythonapi.PyBuffer_Release
-        release.argtypes = [ctypes.POINTER(Buffer)]
-        _buffer_api = (Buffer, get, release, ctypes.byref)
-    Buffer, get, release, byref = _buffer_api
-    b = Buffer()
-    get(view, byref(b), 0)
-    try:
-        return int(b.buf or 0)
-    finally:
-        release(byref(b))
-
-
-__all__ = ["MAX_KEY", "DataFile", "ReadGuard", "check_data_file", "nodemax"]
+__all__ = ["DataFile", "check_data_file"]
