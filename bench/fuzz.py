@@ -34,6 +34,7 @@ import argparse
 import collections
 import json
 import os
+import pickle
 import random
 import sys
 import time
@@ -138,18 +139,9 @@ def draw(rng: random.Random, seeds: list[str]) -> str:
 
 
 # -- the session fingerprint ------------------------------------------------------------
-def fingerprint(s: Session) -> tuple[object, ...]:
-    """Everything a Commit can change, as plain data."""
-    st = s.store
-    nodes = tuple((st.kind[n], tuple(st.labels[n]), json.dumps(st.props[n], sort_keys=True,
-                   default=repr), st.nick.get(n), st.nrec[n], st.key[n], st.adj[n].tobytes())
-                  for n in range(1, st.next_node))
-    edges = tuple((st.etype[e], st.esrc[e], st.edst[e], st.erec[e],
-                   json.dumps(st.eprops.get(e), sort_keys=True, default=repr))
-                  for e in range(1, st.next_edge))
-    index = tuple(sorted((t, tuple(sorted(p))) for t, p in st.index.postings()))
-    return (s.version, len(s.history()), st.live_nodes, st.live_edges, st.live_bytes,
-            dict(st.kind_live), nodes, edges, index)
+def fingerprint(s: Session) -> bytes:
+    """The session as bytes: everything a Commit can change."""
+    return pickle.dumps((s.version, s.store, s.history(), s.pending))
 
 
 def cheap_print(s: Session) -> tuple[object, ...]:

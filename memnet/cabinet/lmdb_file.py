@@ -54,7 +54,7 @@ INVALID = (1 << 64) - 1     # the root of an empty table
 _E = "<" if sys.byteorder == "little" else ">"
 _PAGE = struct.Struct(_E + "QHHHH")        # pgno, pad, flags, lower, upper
 _NODE = struct.Struct(_E + "HHHH")         # lo, hi, flags, ksize
-_DB = struct.Struct(_E + "IHHQQQQQ")       # pad, flags, depth, branch, leaf, overflow, entries, root
+_DB = struct.Struct(_E + "IHHQQQQQ")  # pad, flags, depth, branch/leaf/overflow pages, entries, root
 _META = struct.Struct(_E + "IIQQ")         # magic, version, address, mapsize
 _U64 = struct.Struct(_E + "Q")
 

@@ -32,7 +32,24 @@ ERRORS, DURABLE = "MN-REQ-15", "MN-REQ-14.3"
 OK, CORRUPT = 0, 10
 
 
-def _fill(path: Path, sessions: int = 3, versions: int = 4, rows: int = 20) -> None:
+@pytest.fixture(scope="module")
+def fill(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., None]:
+    """``fill(path, sessions, versions, rows)`` puts a cabinet of that shape at
+    ``path``: built once per shape and copied, so each test damages its own."""
+    built: dict[tuple[int, int, int], Path] = {}
+
+    def fill(path: Path, sessions: int = 3, versions: int = 4, rows: int = 20) -> None:
+        shape = (sessions, versions, rows)
+        if shape not in built:
+            built[shape] = tmp_path_factory.mktemp("built") / "cab"
+            _build(built[shape], *shape)
+        shutil.copytree(built[shape], path)
+        (path / "lock.mdb").unlink()
+
+    return fill
+
+
+def _build(path: Path, sessions: int, versions: int, rows: int) -> None:
     with Cabinet.open(path) as cab:
         for k in range(sessions):
             s = cab.create(f"ok-{k}")
@@ -127,8 +144,8 @@ def _patch(data: Path, off: int, new: bytes) -> None:
 
 @pytest.mark.req(DURABLE, ERRORS)
 def test_a_renamed_catalog_is_cabinet_corrupt_not_an_empty_cabinet(
-        lmdb_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _fill(lmdb_path)
+        fill: Callable[..., None], lmdb_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     f, _tables, root = _layout(data)
     page = root.root * f.psize
@@ -142,8 +159,9 @@ def test_a_renamed_catalog_is_cabinet_corrupt_not_an_empty_cabinet(
 
 @pytest.mark.req(DURABLE, ERRORS)
 @pytest.mark.parametrize("keep", [0.5, 0.9, 8192, 100])
-def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(lmdb_path: Path, keep: float) -> None:
-    _fill(lmdb_path)
+def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(fill: Callable[..., None],
+                                                       lmdb_path: Path, keep: float) -> None:
+    fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     size = data.stat().st_size
     os.truncate(data, int(size * keep) if keep < 1 else int(keep))
@@ -152,8 +170,9 @@ def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(lmdb_path: Path, keep: f
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_a_page_named_past_the_end_is_cabinet_corrupt(lmdb_path: Path) -> None:
-    _fill(lmdb_path)
+def test_a_page_named_past_the_end_is_cabinet_corrupt(fill: Callable[..., None],
+        lmdb_path: Path) -> None:
+    fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     f, tables, _root = _layout(data)
     raw = data.read_bytes()
@@ -173,8 +192,9 @@ def test_a_page_named_past_the_end_is_cabinet_corrupt(lmdb_path: Path) -> None:
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_a_damaged_value_length_is_cabinet_corrupt_not_sigbus(lmdb_path: Path) -> None:
-    _fill(lmdb_path, sessions=2, versions=30, rows=40)  # leaves far from the end of the file
+def test_a_damaged_value_length_is_cabinet_corrupt_not_sigbus(fill: Callable[..., None],
+        lmdb_path: Path) -> None:
+    fill(lmdb_path, sessions=2, versions=30, rows=40)  # leaves far from the end of the file
     data = lmdb_path / "data.mdb"
     psize = _layout(data)[0].psize
     pages = data.stat().st_size // psize
@@ -190,10 +210,11 @@ def test_a_damaged_value_length_is_cabinet_corrupt_not_sigbus(lmdb_path: Path) -
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(lmdb_path: Path) -> None:
+def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(fill: Callable[..., None],
+        lmdb_path: Path) -> None:
     """The one damage reads do not catch before py-lmdb touches the value
     (docs/cabinet.md): verify(), which reads the file itself, reports it."""
-    _fill(lmdb_path, sessions=2, versions=30, rows=40)
+    fill(lmdb_path, sessions=2, versions=30, rows=40)
     data = lmdb_path / "data.mdb"
     f = _layout(data)[0]
     raw = data.read_bytes()
@@ -218,8 +239,9 @@ def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(lmdb_path: P
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_a_damaged_key_cannot_hide_a_record(lmdb_path: Path) -> None:
-    _fill(lmdb_path)
+def test_a_damaged_key_cannot_hide_a_record(fill: Callable[..., None],
+        lmdb_path: Path) -> None:
+    fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     raw = data.read_bytes()
     for table, key in (("log", R.element_key("ok-1", 2)), ("nodes", R.element_key("ok-1", 7)),

@@ -25,8 +25,8 @@ def _tree(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("bad", ["", "a" * 5000, "no/such/dir", "nul\x00byte", b""],
                          ids=["empty", "5000-chars", "missing", "nul", "empty-bytes"])
-def test_a_path_that_names_nothing_is_path_not_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    bad: str | bytes) -> None:
+def test_a_path_that_names_nothing_is_path_not_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str | bytes) -> None:
     monkeypatch.chdir(_tree(tmp_path))  # "" must not mean the working directory
     for call in (check_ingest_path, lambda p: ingest_path(Session("x"), p),
                  lambda p: ingest(Session("x"), p)):
