@@ -1,8 +1,10 @@
 """Crash and damage campaigns against the LMDB cabinet.
 
 Part 1, kill -9: a writer process commits and flushes in a loop and reports
-each flush it has seen acknowledged; after a random delay the parent kills it
-with SIGKILL (most kills land inside a flush, which fsyncs). The parent then
+the start of each flush and each flush acknowledged; a random moment after
+the start of its 1st to 4th flush the parent kills it with SIGKILL (most kills
+land inside the flush, which fsyncs), until ``--kills`` kills have landed
+inside a flush. The parent then
 opens the cabinet and checks that no acknowledged version was lost (the stored
 version is the last acknowledged one or the one in flight), that the session
 holds exactly the versions stored, each whole, and that ``verify()`` is clean.
@@ -88,12 +90,16 @@ def _check_stored(path: str, acked: int) -> tuple[int, str]:
     return v, ""
 
 
-def kills(rounds: int, per_cabinet: int, rng: random.Random, work: str) -> dict[str, float]:
-    out = collections.Counter()
+def kills(target: int, per_cabinet: int, rng: random.Random, work: str) -> dict[str, float]:
+    """Kill writers until ``target`` kills have landed inside a flush (a flush
+    begun and not acknowledged); each kill comes a random moment after the
+    writer announced the start of its 1st to 4th flush."""
+    out: collections.Counter[str] = collections.Counter()
     stored = 0
     path = ""
     t0 = time.monotonic()
-    for rnd in range(rounds):
+    rnd = 0
+    while out["killed in a flush"] < target and rnd < 3 * target:
         if rnd % per_cabinet == 0:
             path = os.path.join(work, f"kill-{rnd // per_cabinet}")
             with Cabinet.open(path) as cab:
@@ -109,16 +115,23 @@ def kills(rounds: int, per_cabinet: int, rng: random.Random, work: str) -> dict[
                 os._exit(1)
         os.close(w)
         with os.fdopen(r, "rb", buffering=0) as pipe:
-            first = pipe.readline()  # the writer hydrated the session: the clock starts
-            time.sleep(rng.uniform(0.0, 0.08))
+            said: list[bytes] = []
+            starts = rng.randint(1, 4)
+            while starts:
+                line = pipe.readline()
+                if not line:
+                    break
+                said.append(line.strip())
+                starts -= line == b"b\n"
+            time.sleep(rng.uniform(0.0, 0.006))  # fsync takes a few ms: most kills land in it
             os.kill(pid, signal.SIGKILL)
             _, status = os.waitpid(pid, 0)
-            said = (first + pipe.read()).split()
+            said += pipe.read().split()
         if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
             out["writer died by itself"] += 1
         acks = [int(x[1:]) for x in said if x.startswith(b"a")]
         out["acknowledged"] += len(acks)
-        out["killed in a flush"] += bool(said) and said[-1] == b"b"
+        out["killed in a flush"] += said[-1:] == [b"b"]
         acked = acks[-1] if acks else stored
         if acks and acks != list(range(stored + 1, acked + 1)):
             out["acknowledgements out of order"] += 1
@@ -130,10 +143,11 @@ def kills(rounds: int, per_cabinet: int, rng: random.Random, work: str) -> dict[
             out["verify clean"] += 1
             out["stored in flight, unacknowledged"] += version > acked
             stored = version
+        rnd += 1
         out["rounds"] += 1
-        if (rnd + 1) % 200 == 0:
-            print(f"  kill rounds: {rnd + 1}/{rounds} ({time.monotonic() - t0:.0f} s)",
-                  flush=True)
+        if rnd % 250 == 0:
+            print(f"  kill rounds: {rnd} ({out['killed in a flush']} in a flush, "
+                  f"{time.monotonic() - t0:.0f} s)", flush=True)
     return dict(out, seconds=time.monotonic() - t0)
 
 
@@ -246,7 +260,8 @@ def damage(flips: int, truncations: int, rng: random.Random, work: str) -> dict[
 def main() -> None:
     memnet.parse_delta("INSERT (w:TSK {x: 1})")  # the parser is built once, before any fork
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kills", type=int, default=2000, help="kill -9 rounds (default 2000)")
+    ap.add_argument("--kills", type=int, default=2000,
+                    help="kill -9 rounds that land inside a flush (default 2000)")
     ap.add_argument("--per-cabinet", type=int, default=200,
                     help="kill rounds on one cabinet before a fresh one (default 200)")
     ap.add_argument("--flips", type=int, default=2000, help="byte-flip rounds (default 2000)")
@@ -260,18 +275,21 @@ def main() -> None:
           f"seed {args.seed}, in {work}", flush=True)
     try:
         if args.kills:
-            print(f"== kill -9: {args.kills} rounds", flush=True)
+            print(f"== kill -9 until {args.kills} kills have landed inside a flush", flush=True)
             k = kills(args.kills, args.per_cabinet, rng, work)
             for name in ("rounds", "killed in a flush", "acknowledged",
                          "stored in flight, unacknowledged", "verify clean", "lost or damaged",
                          "acknowledgements out of order", "writer died by itself"):
                 print(f"   {name:36} {int(k.get(name, 0)):>8}")
             print(f"   {'seconds':36} {k['seconds']:>8.0f}")
-            verdict = "PASS" if not k.get("lost or damaged") and k["rounds"] >= 2000 and \
+            verdict = "PASS" if not k.get("lost or damaged") and \
+                k.get("killed in a flush", 0) >= 2000 and \
                 not k.get("acknowledgements out of order") else "MISS"
-            print(f"{verdict} {int(k['rounds'])} kill -9 rounds, {int(k['acknowledged'])} "
-                  f"acknowledged versions: {int(k.get('lost or damaged', 0))} lost or damaged, "
-                  f"verify clean {int(k.get('verify clean', 0))}", flush=True)
+            print(f"{verdict} {int(k['rounds'])} kill -9 rounds, "
+                  f"{int(k.get('killed in a flush', 0))} of them inside a flush, "
+                  f"{int(k['acknowledged'])} acknowledged versions: "
+                  f"{int(k.get('lost or damaged', 0))} lost or damaged, verify clean "
+                  f"{int(k.get('verify clean', 0))}", flush=True)
         if args.flips or args.truncations:
             print(f"== damage: {args.flips} flips, {args.truncations} truncations", flush=True)
             d = damage(args.flips, args.truncations, rng, work)
