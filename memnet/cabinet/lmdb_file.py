@@ -39,6 +39,7 @@ import os
 import struct
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import CabinetCorrupt, CabinetFormat
 
@@ -124,12 +125,13 @@ class _File:
         self.seen[pgno] = 1
 
     def nodes(self, buf: bytes, n: int, pgno: int, what: str, *, leaf: bool,
-              ) -> list[tuple[int, int, int, bytes, int]]:
+              intkey: bool = False) -> list[tuple[int, int, int, bytes, int]]:
         """``(lo_hi, flags, ksize, key, data offset)`` of each node, every node
-        inside the page and the keys ascending (a branch's first key is unused)."""
+        inside the page and the keys ascending (a branch's first key is unused;
+        ``intkey``: keys are native integers, as in the free list)."""
         upper = _PAGE.unpack_from(buf)[4]
         out = []
-        last = None
+        last: Any = None
         for i in range(n):
             (ptr,) = struct.unpack_from(_E + "H", buf, HEADER + 2 * i)
             if ptr < upper or ptr + NODE > self.psize:
@@ -140,9 +142,10 @@ class _File:
                 raise self.fail(f"page {pgno} of {what} has a key running out of it")
             key = buf[start:start + ksize]
             if leaf or i > 0:
-                if last is not None and key <= last:
+                order = int.from_bytes(key, sys.byteorder) if intkey else key
+                if last is not None and order <= last:
                     raise self.fail(f"page {pgno} of {what} holds keys out of order")
-                last = key
+                last = order
             out.append((lo | hi << 16, flags, ksize, key, start + ksize))
         return out
 
@@ -172,7 +175,7 @@ class _File:
             raise self.fail(f"page {pgno} of {what} has a value running out of it")
         return buf[at:at + size]
 
-    def tree(self, db: _Db, what: str) -> list[int]:
+    def tree(self, db: _Db, what: str, *, intkey: bool = False) -> list[int]:
         """Walk a table's branch pages; returns its leaf pages in order."""
         if db.root == INVALID:
             if db.depth or db.entries or db.branch or db.leaf or db.overflow:
@@ -190,7 +193,8 @@ class _File:
                 if n < 1:
                     raise self.fail(f"branch page {pgno} of {what} is empty")
                 branches += 1
-                for size, flags, _ks, _key, _at in self.nodes(buf, n, pgno, what, leaf=False):
+                for size, flags, _ks, _key, _at in self.nodes(buf, n, pgno, what, leaf=False,
+                                                              intkey=intkey):
                     child = size | flags << 32
                     self.claim(child, what)
                     below.append(child)
@@ -200,7 +204,7 @@ class _File:
         return level
 
     def leaves(self, leaves: list[int], what: str, *, whole: bool, flags_ok: int,
-               ) -> list[tuple[bytes, bytes | None, int]]:
+               intkey: bool = False) -> list[tuple[bytes, bytes | None, int]]:
         """``(key, value, flags)`` of every node of ``leaves`` (values of
         overflow nodes only when ``whole``)."""
         out = []
@@ -208,7 +212,7 @@ class _File:
             buf, n = self.page(pgno, P_LEAF, what)
             if n < 1:
                 raise self.fail(f"leaf page {pgno} of {what} is empty")
-            for node in self.nodes(buf, n, pgno, what, leaf=True):
+            for node in self.nodes(buf, n, pgno, what, leaf=True, intkey=intkey):
                 _size, flags, ksize, key, _at = node
                 if flags & ~flags_ok or not 1 <= ksize <= MAX_KEY:
                     raise self.fail(f"page {pgno} of {what} has a node LMDB would misread")
@@ -276,8 +280,8 @@ def _check(f: _File, tables: tuple[str, ...]) -> DataFile:
     f.seen = bytearray(f.next)
     if free.flags != INTEGERKEY and free.root != INVALID:
         raise f.fail("its free list has the wrong flags")
-    for _key, idl, _fl in f.leaves(f.tree(free, "the free list"), "the free list",
-                                   whole=True, flags_ok=F_BIGDATA):
+    for _key, idl, _fl in f.leaves(f.tree(free, "the free list", intkey=True), "the free list",
+                                   whole=True, flags_ok=F_BIGDATA, intkey=True):
         assert idl is not None
         if len(idl) < 8 or len(idl) & 7 or _U64.unpack_from(idl)[0] != len(idl) // 8 - 1:
             raise f.fail("a record of its free list is malformed")

@@ -255,6 +255,23 @@ def test_a_damaged_key_cannot_hide_a_record(fill: Callable[..., None],
     assert in_child(lambda: _read_all(lmdb_path)) == OK
 
 
+@pytest.mark.req(DURABLE)
+def test_a_long_lived_cabinet_passes_the_checks(lmdb_path: Path) -> None:
+    """The free list is keyed by transaction ids as native integers: with a
+    reader pinning old pages, hundreds of transactions leave keys on both sides
+    of 255 and 256, which sort as integers, not as bytes."""
+    cab = Cabinet.open(lmdb_path, sync=False)
+    s = cab.create("long")
+    with cab.kv.read():  # keeps every page freed from now on in the free list
+        for v in range(300):
+            s.commit(f"INSERT (t:TSK {{n: {v}}})")
+            cab.flush(s)
+    cab.close()
+    f, _tables, _root = _layout(lmdb_path / "data.mdb")
+    assert f.next > 300
+    assert in_child(lambda: _read_all(lmdb_path)) == OK
+
+
 @pytest.mark.req(DURABLE, ERRORS)
 def test_a_new_cabinet_reserves_its_lock_file_and_no_room_is_disk_full(tmp_path: Path) -> None:
     home = tmp_path / "cab"
