@@ -131,3 +131,18 @@ def test_mcp_ingest_bad_paths_and_failed_create_leave_nothing(tmp_path: Path) ->
     finally:
         os.chdir(cwd)
         cab.close()
+
+
+@pytest.mark.req(FACES)
+def test_a_wire_statement_of_unicode_spaces_is_blank_like_one_of_ascii_spaces() -> None:
+    import io
+
+    from memnet.faces.wire import Splitter, Wire
+
+    out = io.BytesIO()
+    wire = Wire(Cabinet.open(backend="memory"), out)
+    split = Splitter()
+    for item in split.feed("\u2028\u00a0 ;  ;PING;".encode()) + split.finish():
+        wire.answer(item)
+    assert out.getvalue() == b"ok 4\npong\n"
+
