@@ -237,9 +237,9 @@ class Targets:
     def absorb(self, text: str) -> None:
         if self.rng.random() < 0.5:
             text = mutate(self.rng, self.rng.choice(self.slices))
-        before = cheap_print(self.lead)
         if self.lead.version > 200:
             self.lead = Session("fz-lead")
+        before = cheap_print(self.lead)
         try:
             import_slice(self.lead, text.encode("utf-8", "surrogatepass"),
                          self.rng.choice(("remint", "keep", "reject", "x")))
