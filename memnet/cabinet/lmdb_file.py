@@ -24,10 +24,10 @@ not hold together:
 
 Everything else is read by LMDB, whose py-lmdb build refuses a node whose
 value runs out of its page. One hole remains, in py-lmdb rather than here: a
-value kept on overflow pages is touched page by page as soon as a cursor
-lands on it, before MemNet sees it, so a damaged length of such a value (a
-leaf page not near the end) can still reach past the file. ``verify()`` reads
-every page with plain reads and finds it.
+node that claims a value on overflow pages is touched page by page as soon as
+a cursor lands on it, before MemNet sees it, so a damaged length, page number
+or node offset in a leaf page not near the end can still reach past the file.
+``verify()`` reads every page with plain reads and finds it.
 
 The layout read here is LMDB 0.9's (py-lmdb's bundled engine) on a 64-bit
 machine: 16-byte page headers and page numbers of 8 bytes in native order.
