@@ -116,7 +116,13 @@ class WorkingMemorySlice(BaseModel):
             data = json.loads(text)
         except ValueError as e:
             raise AbsorbRejected(f"the slice is not JSON: {e}") from None
+        except RecursionError:
+            raise AbsorbRejected(_TOO_DEEP) from None
         return _validate(data)
+
+
+_TOO_DEEP = ("the slice nests lists or objects too deeply to be a slice (a slice nests "
+             "four levels)")
 
 
 def _validate(data: Any) -> WorkingMemorySlice:
@@ -128,6 +134,8 @@ def _validate(data: Any) -> WorkingMemorySlice:
         first = str(e).splitlines()
         raise AbsorbRejected("the slice does not match the slice schema: "
                              + " ".join(first[:3])) from None
+    except RecursionError:
+        raise AbsorbRejected(_TOO_DEEP) from None
 
 
 def _json_value(v: Any) -> Any:

@@ -127,6 +127,10 @@ def _check_value(v: Any, where: ast.Pos) -> None:
                                  line=where.line, column=where.column)
         for x in v:
             _check_value(x, where)
+        # the cap on one value's text holds for a list as for a string
+        if sum(len(x) for x in v if isinstance(x, str)) > MAX_STRING:
+            raise CommitRejected(f"the strings of a list value hold more than {MAX_STRING} "
+                                 "characters", line=where.line, column=where.column)
         return
     if isinstance(v, int) and not isinstance(v, bool) and not INT_MIN <= v <= INT_MAX:
         raise CommitRejected("integers must fit in 64 bits (-2**63 .. 2**63-1)",

@@ -20,6 +20,9 @@ Hierarchy::
     ├── InputTooLarge                input_too_large text over a size/depth cap
     ├── ConflictError                conflict        stale version on flush
     ├── TraceFailed                  trace_failed    a requirement lacks a test (memnet ver)
+    ├── PathNotFound                 path_not_found  no such file or directory
+    ├── OutputExists                 output_exists   refused to overwrite a file
+    ├── IOFailure                    io              the OS refused a file read or write
     └── CabinetError                 cabinet_*       storage refused or failed
         ├── CabinetFull              cabinet_full    map size cap reached
         ├── DiskFull                 disk_full       ENOSPC / EFBIG / EDQUOT
@@ -44,6 +47,7 @@ Example::
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 #: Every code MemNet may report, with a one-line meaning. Codes are stable:
@@ -84,6 +88,10 @@ CODES: dict[str, str] = {
     "version_not_found": "that version of the session is not kept",
     "path_not_found": "a file or directory named in the request does not exist (or is not "
                       "the right type)",
+    "output_exists": "the output file already exists; nothing was written (ask to overwrite "
+                     "it)",
+    "io": "the operating system refused to read or write a file (its reason is in the "
+          "message)",
     "trace_failed": "requirement traceability failed: a requirement has no test, a test names "
                     "an unknown requirement or an MN-VER test names none (memnet ver)",
     "internal": "an unexpected failure inside MemNet",
@@ -288,6 +296,36 @@ class TraceFailed(MemNetError):
     code = "trace_failed"
 
 
+class PathNotFound(MemNetError):
+    """A file or directory named in the request does not exist, or is not of
+    the kind the request needs."""
+
+    code = "path_not_found"
+
+
+class OutputExists(MemNetError):
+    """The output file already exists and was left as it was."""
+
+    code = "output_exists"
+
+
+class IOFailure(MemNetError):
+    """The operating system refused to read or write a file."""
+
+    code = "io"
+
+
+def os_error(e: OSError) -> MemNetError:
+    """The coded error for an ``OSError`` a face meets while reading or writing
+    a file the user named: a name that leads nowhere is ``path_not_found``,
+    anything else ``io``."""
+    what = f"{e.strerror or e}" + (f": {e.filename!r}" if e.filename is not None else "")
+    if isinstance(e, (FileNotFoundError, NotADirectoryError, IsADirectoryError)) or \
+            e.errno == errno.ENAMETOOLONG:
+        return PathNotFound(what, path=str(e.filename)[:200] if e.filename else None)
+    return IOFailure(what)
+
+
 class VersionNotFound(MemNetError, LookupError):
     """The session has no such version."""
 
@@ -313,9 +351,12 @@ __all__ = [
     "EchoRefused",
     "GQLSyntaxError",
     "InputTooLarge",
+    "IOFailure",
     "InvalidSessionId",
     "MemNetError",
     "ModelSyntaxError",
+    "OutputExists",
+    "PathNotFound",
     "QueryError",
     "SessionExists",
     "SessionNotFound",

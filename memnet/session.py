@@ -171,6 +171,9 @@ class Session:
         fanout = _check_range("fanout", fanout, 1, LIMITS.fanout_max)
         if view not in VIEWS:
             raise QueryError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+        if not isinstance(q, (str, ast.SeedQuery)):
+            raise QueryError(f"q must be text (codebook tokens or the MATCH form), got "
+                             f"{type(q).__name__}")
         sq = parse_query(q) if isinstance(q, str) else q
         if sq.limit is not None:
             limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)

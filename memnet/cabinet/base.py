@@ -46,6 +46,7 @@ from __future__ import annotations
 import bisect
 import gc
 import os
+import re
 import time
 import uuid
 import zlib
@@ -114,19 +115,76 @@ class LogEntry:
                 "changed": list(self.changed)}
 
 
+HEADER = b"format"  # the key of the cabinet's header in the meta table
+
+
+def _read_header(txn: Txn) -> dict[str, Any] | None:
+    """The header (one sealed the format-3 way is read too, so that an old
+    cabinet is ``cabinet_format`` with the way to upgrade it)."""
+    raw = txn.get(R.META, HEADER)
+    return None if raw is None else _upgrade_header(raw)
+
+
+def _check_count(header: dict[str, Any], found: int) -> None:
+    """The catalog holds the number of sessions the header recorded."""
+    want = header.get("sessions")
+    if want != found:
+        raise CabinetCorrupt(f"the header records {want!r} sessions but the catalog holds "
+                             f"{found}: the catalog was lost or damaged")
+
+
+def _count_sessions(txn: Txn, step: int) -> None:
+    """Record in the header, in the transaction that creates or drops a
+    session, how many sessions the catalog must hold."""
+    header = _read_header(txn)
+    if header is None or type(header.get("sessions")) is not int:
+        raise CabinetCorrupt("the cabinet's header was lost or damaged")
+    header["sessions"] += step
+    txn.put(R.META, HEADER, R.encode(header, HEADER))
+
+
+_CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
+
+
+def _catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
+    """Decode and shape-check one catalog row."""
+    cat = R.decode(raw, key)
+    if type(cat) is not dict or any(type(cat.get(f)) is not int for f in _CAT_INTS) or \
+            any(type(cat.get(f)) not in (int, float) for f in ("created", "updated")):
+        raise CabinetCorrupt(f"catalog record {key!r} is malformed")
+    return dict(cat)
+
+
+def _sid_of(key: bytes) -> str:
+    """The session id a catalog key names (a key that is not one is damage)."""
+    sid = key.decode("ascii", "replace")
+    try:
+        return check_session_id(sid)
+    except MemNetError:
+        raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
+
+
+def _natural(sid: str) -> tuple[Any, ...]:
+    """Sort key of a session id: digit runs as numbers (``ok-2`` < ``ok-10``)."""
+    parts = re.split(r"([0-9]+)", sid)
+    return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
+
+
 def _props_bytes(props: Any) -> bytes | None:
     if props is None or props.__class__ is bytes:
         return props  # type: ignore[no-any-return]
     return msgpack.packb(props, use_bin_type=True)
 
 
-def _node_record(s: Session, nid: int) -> bytes:
+def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
+    """``(key, record)`` of one node."""
     # props ride as msgpack bytes inside the record: a hydrate keeps them so
     # until they are read, and a node never read is written back unchanged
     st = s.store
-    return R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
-                     st.nick.get(nid), bool(st.nrec[nid]), st.key[nid], st.adj[nid].tobytes(),
-                     st.ltok[nid]))
+    key = R.element_key(sid, nid)
+    return key, R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
+                          st.nick.get(nid), bool(st.nrec[nid]), st.key[nid],
+                          st.adj[nid].tobytes(), st.ltok[nid]), key)
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -139,9 +197,9 @@ def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
         if lo >= hi:
             continue
         props = {e - lo: p for e in range(lo, hi) if (p := get(e))}
-        out.append((R.element_key(sid, c),
-                    R.encode_edge_chunk(lo, st.etype[lo:hi], st.esrc[lo:hi], st.edst[lo:hi],
-                                        st.erec[lo:hi], props)))
+        key = R.element_key(sid, c)
+        out.append((key, R.encode_edge_chunk(key, lo, st.etype[lo:hi], st.esrc[lo:hi],
+                                             st.edst[lo:hi], st.erec[lo:hi], props)))
     return out
 
 
@@ -158,13 +216,16 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
             rng = ids[i] // step
             j = bisect.bisect_left(ids, (rng + 1) * step, i)
             if j - i > R.POSTING_BIG:
-                big.append((R.big_key(sid, rng, term),
-                            R.encode_ids(le_bytes(array("I", ids[i:j])))))
+                key = R.big_key(sid, rng, term)
+                big.append((key, R.seal(key, le_bytes(array("I", ids[i:j])))))
             else:
                 buckets.setdefault((rng, b), {})[term] = le_bytes(array("I", ids[i:j]))
             i = j
-    return [(R.bucket_key(sid, rng, b), R.encode(m))
-            for (rng, b), m in sorted(buckets.items())] + big
+    out = []
+    for (rng, b), m in sorted(buckets.items()):
+        key = R.bucket_key(sid, rng, b)
+        out.append((key, R.encode(m, key)))
+    return out + big
 
 
 def _kinds(st: Any) -> dict[str, int]:
@@ -195,11 +256,11 @@ def _term_diff(txn: Txn, sid: str, s: Session,
     return diff
 
 
-def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]]) -> bytes:
+def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]], key: bytes) -> bytes:
     return R.encode({"a": {t: le_bytes(array("I", sorted(a)))
                            for t, (a, _r) in sorted(diff.items()) if a},
                      "r": {t: le_bytes(array("I", sorted(r)))
-                           for t, (_a, r) in sorted(diff.items()) if r}})
+                           for t, (_a, r) in sorted(diff.items()) if r}}, key)
 
 
 def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]]:
@@ -213,12 +274,17 @@ def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[byte
     return d["a"], d["r"]
 
 
-def _stored_deltas(txn: Txn, sid: str) -> list[tuple[bytes, dict[bytes, bytes],
-                                                     dict[bytes, bytes]]]:
-    """The pending posting deltas of a session, oldest first: (key, added, removed)."""
+def _stored_deltas(txn: Txn, sid: str, cat: dict[str, Any],
+                   ) -> list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]:
+    """The pending posting deltas of a session, oldest first: (key, added,
+    removed); they hold the number of ids the catalog counts (``pdelta``)."""
     out = []
     for k, v in txn.scan(R.POSTINGS, R.delta_prefix(sid)):
         out.append((k, *_decode_delta(v, k)))
+    if sum(len(v) // 4 for _k, a, r in out for m in (a, r) for v in m.values()) != \
+            cat.get("pdelta", 0):
+        raise CabinetCorrupt(f"session {sid!r}: the pending index deltas disagree with the "
+                             "catalog")
     return out
 
 
@@ -256,34 +322,37 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
             data = le_bytes(array("I", sorted(ids))) if ids else b""
             if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
                 m.pop(term, None)
-                out.append((bkey, R.encode_ids(data) if data else None))
+                out.append((bkey, R.seal(bkey, data) if data else None))
             elif data:
                 m[term] = data
             else:
                 m.pop(term, None)
         if m != before:
-            out.append((key, R.encode(m) if m else None))
+            out.append((key, R.encode(m, key) if m else None))
     return out
 
 
-def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: int,
-                    version: int) -> tuple[list[tuple[bytes, bytes | None]], int]:
-    """The posting records a flush writes, and the pending delta count after.
+def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
+                    version: int) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
+    """The posting records a flush writes, and the catalog's counts after
+    (``pdelta``: ids in pending deltas, ``precs``: posting records).
 
     A flush does not edit the postings in place: it appends one *delta*
     record (the ids each term gained and lost), a single small write. When
     the pending deltas pass ``R.POSTING_PENDING`` ids, this flush folds them
     all (and its own) into the stored postings and deletes them, so the
     work of folding is spread over the flushes that made it."""
+    pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
     diff = _term_diff(txn, sid, s, nodes)
     if not diff:
-        return [], pending
+        return [], {"pdelta": pending, "precs": precs}
     n = sum(len(a) + len(r) for a, r in diff.values())
     if pending + n <= R.POSTING_PENDING:
-        return [(R.delta_key(sid, version), _delta_record(diff))], pending + n
+        key = R.delta_key(sid, version)
+        return [(key, _delta_record(diff, key))], {"pdelta": pending + n, "precs": precs}
     changes: dict[bytes, dict[int, bool]] = {}
     out: list[tuple[bytes, bytes | None]] = []
-    stored = _stored_deltas(txn, sid)
+    stored = _stored_deltas(txn, sid, cat)
     for key, added, removed in stored:
         for term, raw in removed.items():
             ops = changes.setdefault(term, {})
@@ -300,7 +369,9 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], pending: i
             ops[nid] = False
         for nid in a:
             ops[nid] = True
-    return _merge_postings(txn, sid, changes) + out, 0
+    merged = _merge_postings(txn, sid, changes)
+    precs += sum((v is not None) - (txn.get(R.POSTINGS, k) is not None) for k, v in merged)
+    return merged + out, {"pdelta": 0, "precs": precs}
 
 
 def _open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
@@ -328,22 +399,57 @@ def _open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | 
     return LmdbKV.acquire(where, R.TABLES, max_size=max_size, sync=sync)
 
 
-def _reindex(txn: Txn, sid: str) -> int:
-    """Rebuild one session's stored index from its node records (an upgrade):
-    every posting and pending delta is replaced. Returns the nodes read."""
+def _v3_payload(raw: bytes, key: bytes) -> bytes:
+    """The payload of a format-3 record (its checksum covered the payload only)."""
+    if len(raw) < 4 or zlib.crc32(raw[4:]) != R.CRC.unpack_from(raw)[0]:
+        raise CabinetCorrupt(f"record {key!r} failed its (format 3) checksum")
+    return raw[4:]
+
+
+def _upgrade_header(raw: bytes) -> dict[str, Any]:
+    """The header of a cabinet to upgrade, sealed either way."""
+    try:
+        header = R.decode(raw, HEADER)
+    except CabinetCorrupt:
+        header = msgpack.unpackb(_v3_payload(raw, HEADER), use_list=False)
+    if type(header) is not dict:
+        raise CabinetCorrupt("the cabinet's header is malformed")
+    return header
+
+
+def _upgrade_session(txn: Txn, sid: str, old: bool) -> int:
+    """Rewrite one session in this format (see :meth:`Cabinet.upgrade`):
+    from format 3, every record sealed again under its key and node records
+    given their token count (0, unknown); then the word index rebuilt from
+    the node records. Returns the nodes read."""
+    pre = R.prefix(sid)
+    ckey = R.sid_key(sid)
+    craw = txn.get(R.CATALOG, ckey)
+    if craw is None:
+        raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
+    if old:
+        cat = msgpack.unpackb(_v3_payload(craw, ckey), use_list=False)
+        for k, v in list(txn.scan(R.NODES, pre)):
+            rec = msgpack.unpackb(_v3_payload(v, k), use_list=False)
+            if type(rec) is tuple and len(rec) == 7:
+                rec = (*rec, 0)
+            txn.put(R.NODES, k, R.encode(rec, k))
+        for table in (R.EDGES, R.LOG):
+            for k, v in list(txn.scan(table, pre)):
+                txn.put(table, k, R.seal(k, _v3_payload(v, k)))
+    else:
+        cat = _catalog_row(craw, ckey)
     index = Index()
     n = 0
-    for k, v in txn.scan(R.NODES, R.prefix(sid)):
+    for k, v in txn.scan(R.NODES, pre):
         n += 1
         for term in _node_terms(_node_from(v, k)):
             index.add_id(term, R.key_id(k))
-    for k in [k for k, _v in txn.scan(R.POSTINGS, R.prefix(sid))]:
-        txn.delete(R.POSTINGS, k)
-    for k, v in _posting_records(sid, index):
+    txn.delete_prefix(R.POSTINGS, pre)
+    recs = _posting_records(sid, index)
+    for k, v in recs:
         txn.put(R.POSTINGS, k, v)
-    cat = Cabinet._catalog(txn, sid)
-    if cat is not None:
-        txn.put(R.CATALOG, R.sid_key(sid), R.encode(dict(cat, pdelta=0)))
+    txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
     return n
 
 
@@ -365,9 +471,11 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _log_record(rec: CommitRecord) -> bytes:
-    return R.encode({"t": rec.time, "s": rec.summary,
-                     "c": [(c.op, c.id, c.state) for c in rec.changes]})
+def _log_record(sid: str, rec: CommitRecord) -> tuple[bytes, bytes]:
+    """``(key, record)`` of one commit of the log."""
+    key = R.element_key(sid, rec.version)
+    return key, R.encode({"t": rec.time, "s": rec.summary,
+                          "c": [(c.op, c.id, c.state) for c in rec.changes]}, key)
 
 
 def _is_node(rec: Any) -> bool:
@@ -395,14 +503,16 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
 
 def _decode_nodes(values: Iterator[bytes], sid: str,
                   progress: Callable[[int], None] | None = None) -> list[tuple[Any, ...]]:
-    """:func:`_node_from` over many records with the checksum and unpacking
-    inlined (the hot loop of a hydrate)."""
-    crc32, unpackb, crc_of = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from
+    """:func:`_node_from` over the records of nodes 1, 2, ... with the checksum
+    (which covers each node's key) and unpacking inlined (the hot loop of a
+    hydrate)."""
+    crc32, unpackb, crc_of, pack = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from, R.ID.pack
+    pre = crc32(R.prefix(sid))
     out: list[tuple[Any, ...]] = []
     append = out.append
     for i, raw in enumerate(values, 1):
         payload = memoryview(raw)[4:]
-        if len(raw) < 5 or crc32(payload) != crc_of(raw)[0]:
+        if len(raw) < 5 or crc32(payload, crc32(pack(i), pre)) != crc_of(raw)[0]:
             raise CabinetCorrupt(f"node record {i} of {sid!r} failed its checksum")
         try:
             rec = unpackb(payload, use_list=False)
@@ -450,17 +560,24 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
     return types, src, dst, flags, props
 
 
-def _stored_postings(txn: Txn, sid: str) -> Iterator[dict[bytes, bytes]]:
+def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> list[dict[bytes, bytes]]:
     """The posting maps of a session (buckets, and one-term maps for postings
-    with records of their own), in range order."""
+    with records of their own), in range order; there are as many records as
+    the catalog counts (``precs``), so none can go missing unnoticed."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
+    out = []
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
             break  # the deltas sort last; _apply_deltas reads them
         _rng, _b, term = R.split_bucket_key(k, plen)
-        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+        out.append(R.decode_bucket(v, k, deep=False) if term is None
+                   else {term: R.decode_ids(v, k)})
+    if len(out) != cat.get("precs"):
+        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
+                             f"records, the cabinet holds {len(out)}")
+    return out
 
 
 def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
@@ -481,6 +598,26 @@ def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[C
         return float(d["t"]), dict(d["s"]), changes
     except (KeyError, TypeError, ValueError) as e:
         raise CabinetCorrupt(f"log record {where!r} is malformed: {e}") from None
+
+
+def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
+            ) -> Iterator[tuple[int, float, dict[str, int], list[Change]]]:
+    """``(version, time, summary, changes)`` of the log records of a session,
+    from the first version it keeps up to ``upto`` (default: its version),
+    checked to run without a gap: a record lost to damage is ``cabinet_corrupt``."""
+    want = int(cat.get("log_from", 1))
+    end = cat["version"] if upto is None else upto
+    for k, v in txn.scan(R.LOG, R.prefix(sid)):
+        ver = R.key_id(k)
+        if ver > end:
+            break
+        if ver != want:
+            raise CabinetCorrupt(f"session {sid!r}: the log jumps from version {want - 1} to "
+                                 f"{ver}")
+        yield ver, *_decode_log(v, k)
+        want += 1
+    if want != end + 1:
+        raise CabinetCorrupt(f"session {sid!r}: the log ends at version {want - 1}, not {end}")
 
 
 class _ClassOrInstance:
@@ -540,76 +677,88 @@ class Cabinet:
         """
         return cls(_open_kv(path, backend, max_size, sync))
 
-    def _header(self) -> dict[str, Any] | None:
-        with self.kv.read() as txn:
-            raw = txn.get(R.META, b"format")
-        return None if raw is None else R.decode(raw, b"format")
-
-    def _write_header(self) -> None:
-        header = {"format": R.FORMAT_VERSION, "backend": self.kv.name,
-                  "engine": self.kv.info().get("lmdb"), "words": stemmer_id(),
-                  "memnet": __version__, "created": time.time()}
-        old = self._header()
-        if old is not None:
-            header["created"] = old.get("created", header["created"])
-        self.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header)))
-
     def _check_format(self) -> None:
+        """Check the header (any backend): the format, the engine, and that the
+        catalog holds as many sessions as the header recorded, so a catalog
+        that was lost or emptied is ``cabinet_corrupt``, never an empty list.
+        A header is written only into a cabinet that holds nothing at all."""
         engine = self.kv.info().get("lmdb")
-        header = self._header()
+        with self.kv.read() as txn:
+            header = _read_header(txn)
+            if header is None:
+                held = [t for t in R.TABLES if txn.count(t)]
+                if held:
+                    raise CabinetCorrupt(f"the cabinet holds records ({', '.join(held)}) but "
+                                         "no header: the header was lost or damaged")
+            else:
+                fmt = header.get("format")
+                if fmt != R.FORMAT_VERSION:
+                    msg = (f"cabinet format {fmt!r} is not supported (this MemNet reads format "
+                           f"{R.FORMAT_VERSION})")
+                    if fmt in R.UPGRADABLE:
+                        msg += "; run `memnet cabinet upgrade` (Cabinet.upgrade) to rewrite it"
+                    raise CabinetFormat(msg)
+                stored = header.get("engine")
+                if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
+                    raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has "
+                                        f"LMDB {engine}")
+                words = header.get("words")
+                if words != stemmer_id():
+                    raise CabinetFormat(
+                        f"the cabinet's word index was built with {words}, this process stems "
+                        f"with {stemmer_id()}: run `memnet cabinet upgrade` (Cabinet.upgrade) to "
+                        "rebuild it")
+                _check_count(header, txn.count(R.CATALOG))
         if header is None:
-            self._write_header()
-            return
-        fmt = header.get("format")
-        if fmt != R.FORMAT_VERSION:
-            msg = (f"cabinet format {fmt!r} is not supported (this MemNet reads format "
-                   f"{R.FORMAT_VERSION})")
-            if fmt in R.UPGRADABLE:
-                msg += ("; run `memnet cabinet upgrade` (Cabinet.upgrade) to rebuild its word "
-                        "index, nothing else changes")
-            raise CabinetFormat(msg)
-        stored = header.get("engine")
-        if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
-            raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has LMDB {engine}")
-        words = header.get("words")
-        if words != stemmer_id():
-            raise CabinetFormat(f"the cabinet's word index was built with {words}, this "
-                                f"process stems with {stemmer_id()}: run `memnet cabinet upgrade`"
-                                " (Cabinet.upgrade) to rebuild it")
+            new = {"format": R.FORMAT_VERSION, "backend": self.kv.name, "engine": engine,
+                   "words": stemmer_id(), "memnet": __version__, "created": time.time(),
+                   "sessions": 0}
+
+            def write(t: Txn) -> None:
+                if t.get(R.META, HEADER) is None:  # another process may have been first
+                    t.put(R.META, HEADER, R.encode(new, HEADER))
+
+            self.kv.run_write(write)
 
     @classmethod
     def upgrade(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
                 max_size: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-        """Rebuild the word index of every session so that a cabinet of an older
-        format (3), or one indexed with another stemmer, reads right; returns
-        ``{"sessions": n, "nodes": m}``. Nodes, edges and logs are untouched.
+        """Bring a cabinet written by an older format (3), or indexed with
+        another stemmer, to this format in place; returns ``{"sessions": n,
+        "nodes": m}``. From format 3 every record is checked against its old
+        checksum and sealed again under its key, node records gain their token
+        count (unknown until first used), and each session's word index is
+        rebuilt; with only another stemmer, the index is rebuilt.
 
-        Each session is rebuilt in one transaction and the header is written
-        last, so an upgrade that stops half way is simply run again. A cabinet
-        that needs no upgrade is left as it is.
+        Each session is rewritten in one transaction and the header last, so an
+        upgrade that stops half way is simply run again. A cabinet that needs
+        nothing is left as it is.
         """
         cab = cls.__new__(cls)
         cab._kv = _open_kv(path, backend, max_size, True)
         try:
-            header = cab._header()
+            with cab.kv.read() as txn:
+                raw = txn.get(R.META, HEADER)
+                header = None if raw is None else _upgrade_header(raw)
+                sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)] if header else []
             if header is None or (header.get("format") == R.FORMAT_VERSION
                                   and header.get("words") == stemmer_id()):
-                if header is None:
-                    cab._write_header()
                 return {"sessions": 0, "nodes": 0}
             fmt = header.get("format")
             if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
                 raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
-            with cab.kv.read() as txn:
-                sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)]
+            old = fmt != R.FORMAT_VERSION
             counts = {"sessions": 0, "nodes": 0}
             for i, sid in enumerate(sids):
-                counts["nodes"] += cab.kv.run_write(lambda t, sid=sid: _reindex(t, sid))
+                counts["nodes"] += cab.kv.run_write(
+                    lambda t, sid=sid: _upgrade_session(t, sid, old))
                 counts["sessions"] += 1
                 if progress is not None:
                     progress(i + 1, len(sids))
-            cab._write_header()
+            header.update(format=R.FORMAT_VERSION, words=stemmer_id(), sessions=len(sids),
+                          memnet=__version__)
+            cab.kv.run_write(lambda t: t.put(R.META, HEADER, R.encode(header, HEADER)))
             return counts
         finally:
             cab.close()
@@ -630,13 +779,9 @@ class Cabinet:
     # -- catalog ------------------------------------------------------------------
     @staticmethod
     def _catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
-        raw = txn.get(R.CATALOG, R.sid_key(sid))
-        if raw is None:
-            return None
-        cat = R.decode(raw, sid)
-        if not isinstance(cat, dict) or not isinstance(cat.get("version"), int):
-            raise CabinetCorrupt(f"catalog record of {sid!r} is malformed")
-        return dict(cat)
+        key = R.sid_key(sid)
+        raw = txn.get(R.CATALOG, key)
+        return None if raw is None else _catalog_row(raw, key)
 
     def exists(self, sid: str) -> bool:
         check_session_id(sid)
@@ -649,10 +794,14 @@ class Cabinet:
                            c["edges"], c["created"], c["updated"])
 
     def sessions(self) -> list[SessionInfo]:
-        """The catalog: every session with its version and size, by id."""
+        """The catalog: every session with its version and size, by id (the
+        numbers in ids compared as numbers: ``ok-2`` before ``ok-10``)."""
         with self.kv.read() as txn:
-            return [self._info(k.decode("ascii"), R.decode(v, k))
-                    for k, v in txn.scan(R.CATALOG)]
+            header = _read_header(txn)
+            rows = [self._info(_sid_of(k), _catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
+        if header is not None:
+            _check_count(header, len(rows))
+        return sorted(rows, key=lambda i: _natural(i.id))
 
     def session_info(self, sid: str) -> SessionInfo:
         """One row of the catalog (one record read, whatever the catalog's size)."""
@@ -671,10 +820,12 @@ class Cabinet:
         def work(txn: Txn) -> None:
             if self._catalog(txn, sid) is not None:
                 raise SessionExists(f"session {sid!r} already exists in this cabinet")
-            txn.put(R.CATALOG, R.sid_key(sid), R.encode(
+            key = R.sid_key(sid)
+            txn.put(R.CATALOG, key, R.encode(
                 {"version": 0, "nodes": 0, "edges": 0, "bytes": 0, "next_node": 1,
                  "next_edge": 1, "created": now, "updated": now, "token": token,
-                 **_options(s)}))
+                 "pdelta": 0, "precs": 0, **_options(s)}, key))
+            _count_sessions(txn, 1)
 
         s = Session(sid, **session_options)
         token = uuid.uuid4().hex
@@ -686,8 +837,11 @@ class Cabinet:
         """Persist a session that was built in memory (not opened from here) as a
         new session of this cabinet, in one transaction; returns its version.
 
-        The cabinet's history of it starts here: versions before the current
-        one were never stored, so they cannot be read back with ``at=``.
+        When the session still holds every commit it ever made in memory (its
+        history was not cut by ``history_limit``), they are stored as its log,
+        as if it had been created here and flushed. Otherwise the cabinet's
+        history of it starts here: versions before the current one were never
+        stored, so they cannot be read back with ``at=``.
         """
         s = session
         sid = check_session_id(s.name)
@@ -696,16 +850,18 @@ class Cabinet:
         with s._lock:
             st = s.store
             now = time.time()
-            node_recs = [(R.element_key(sid, n), _node_record(s, n))
-                         for n in range(1, st.next_node)]
+            node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
             edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
             posting_recs = _posting_records(sid, st.index)
+            history = s.history()
+            whole = [r.version for r in history] == list(range(1, s.version + 1))
+            log_recs = [_log_record(sid, r) for r in history] if whole else []
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
-                   "next_edge": st.next_edge,
-                   "created": now, "updated": now, "log_from": s.version + 1, "token": token,
-                   **_options(s)}
+                   "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
+                   "pdelta": 0, "precs": len(posting_recs),
+                   **({} if whole else {"log_from": s.version + 1}), **_options(s)}
 
             def work(txn: Txn) -> None:
                 if self._catalog(txn, sid) is not None:
@@ -716,7 +872,11 @@ class Cabinet:
                     txn.put(R.EDGES, k, v)
                 for k, v in posting_recs:
                     txn.put(R.POSTINGS, k, v)
-                txn.put(R.CATALOG, R.sid_key(sid), R.encode(cat))
+                for k, v in log_recs:
+                    txn.put(R.LOG, k, v)
+                key = R.sid_key(sid)
+                txn.put(R.CATALOG, key, R.encode(cat, key))
+                _count_sessions(txn, 1)
 
             self.kv.run_write(work)
             self._bind(s, s.version, token)
@@ -755,6 +915,7 @@ class Cabinet:
             for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):
                 txn.delete_prefix(table, pre)
             txn.delete(R.CATALOG, R.sid_key(sid))
+            _count_sessions(txn, -1)
 
         self.kv.run_write(work)
 
@@ -781,8 +942,8 @@ class Cabinet:
                 if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
                     raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
                                           f"not {at!r}")
-                return self._replay(txn, sid, at, {**_stored_options(cat), **session_options},
-                                    progress)
+                return self._replay(txn, sid, cat, at,
+                                    {**_stored_options(cat), **session_options}, progress)
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
@@ -795,11 +956,11 @@ class Cabinet:
                                     progress and (lambda d: progress(d, total)))
                 edges = _edge_columns(txn, sid, n_nodes, n_edges,
                                       progress and (lambda d: progress(n_nodes + d, total)))
-                postings = _stored_postings(txn, sid)
+                postings = _stored_postings(txn, sid, cat)
                 try:
                     s.store.load(nodes, *edges, postings, kinds=dict(cat.get("kinds") or {}),
                                  live_bytes=int(cat["bytes"]))
-                    _apply_deltas(s.store.index, _stored_deltas(txn, sid))
+                    _apply_deltas(s.store.index, _stored_deltas(txn, sid, cat))
                     if s.tokenizer != cat.get("tokenizer"):
                         # the stored line counts are another tokenizer's
                         s.store.ltok = array("H", bytes(2 * len(s.store.ltok)))
@@ -836,21 +997,14 @@ class Cabinet:
             raise CabinetCorrupt(f"session {sid!r}: node records are missing")
         return out
 
-    def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any],
+    def _replay(self, txn: Txn, sid: str, cat: dict[str, Any], at: int, opts: dict[str, Any],
                 progress: Callable[[int, int], None] | None = None) -> Session:
         s = Session(sid, **opts)
-        pre = R.prefix(sid)
-        for k, v in txn.scan(R.LOG, pre):
-            ver = R.key_id(k)
-            if ver > at:
-                break
-            t, summary, changes = _decode_log(v, k)
+        for ver, _t, _summary, changes in _log_of(txn, sid, cat, at):
             replay(s.store, changes)
             s.version = ver
             if progress is not None:
                 progress(ver, at)
-        if s.version != at:
-            raise VersionNotFound(f"session {sid!r}: the log does not reach version {at}")
         # a past version is for reading: it is not bound, so it cannot be flushed
         return s
 
@@ -861,13 +1015,12 @@ class Cabinet:
         check_session_id(sid)
         out = []
         with self.kv.read() as txn:
-            if self._catalog(txn, sid) is None:
+            cat = self._catalog(txn, sid)
+            if cat is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for k, v in txn.scan(R.LOG, R.prefix(sid)):
-                ver = R.key_id(k)
+            for ver, t, summary, changes in _log_of(txn, sid, cat):
                 if ver <= since:
                     continue
-                t, summary, changes = _decode_log(v, k)
                 changed = tuple(node_handle(c.id) if c.op[0] == "N" else edge_handle(c.id)
                                 for c in changes)
                 out.append(LogEntry(ver, t, summary.get("created", 0), summary.get("updated", 0),
@@ -910,9 +1063,9 @@ class Cabinet:
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
-            node_recs = [(R.element_key(sid, n), _node_record(s, n)) for n in nodes]
+            node_recs = [_node_record(s, sid, n) for n in nodes]
             edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-            log_recs = [(R.element_key(sid, r.version), _log_record(r)) for r in pending]
+            log_recs = [_log_record(sid, r) for r in pending]
 
             def work(txn: Txn) -> None:
                 cat = self._catalog(txn, sid)
@@ -929,8 +1082,7 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                writes, pdelta = _posting_writes(txn, sid, s, term_nodes,
-                                                 int(cat.get("pdelta", 0)), s.version)
+                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
                 for k, pv in writes:
                     if pv is None:
                         txn.delete(R.POSTINGS, k)
@@ -942,8 +1094,9 @@ class Cabinet:
                     txn.put(R.EDGES, k, v)
                 for k, v in log_recs:
                     txn.put(R.LOG, k, v)
-                txn.put(R.CATALOG, R.sid_key(sid),
-                        R.encode(dict(cat, **stats, pdelta=pdelta, flush=mark)))
+                key = R.sid_key(sid)
+                txn.put(R.CATALOG, key,
+                        R.encode(dict(cat, **stats, **counts, flush=mark), key))
 
             try:
                 self.kv.run_write(work)
@@ -974,16 +1127,13 @@ class Cabinet:
                                  + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
                                  problems=problems[:20])
         with self.kv.read() as txn:
+            header = _read_header(txn)
+            if header is None:
+                raise CabinetCorrupt("the cabinet has no header")
+            _check_count(header, txn.count(R.CATALOG))
             for k, v in txn.scan(R.CATALOG):
-                sid = k.decode("ascii", "replace")
-                try:
-                    check_session_id(sid)
-                except MemNetError:
-                    raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
-                cat = R.decode(v, k)
-                if not isinstance(cat, dict) or not {"version", "nodes", "edges", "next_node",
-                                                     "next_edge"} <= cat.keys():
-                    raise CabinetCorrupt(f"catalog record of {sid!r} is malformed")
+                sid = _sid_of(k)
+                cat = _catalog_row(v, k)
                 counts["sessions"] += 1
                 pre = R.prefix(sid)
                 n_nodes = live_nodes = 0
@@ -1008,13 +1158,8 @@ class Cabinet:
                 n_edges = len(flags)
                 live_edges = n_edges - flags.count(1)
                 stored = Index()
-                stored.load(_stored_postings(txn, sid), n_nodes)
-                deltas = _stored_deltas(txn, sid)
-                _apply_deltas(stored, deltas)
-                if sum(len(v) // 4 for _k, a, r in deltas for m in (a, r)
-                       for v in m.values()) != int(cat.get("pdelta", 0)):
-                    raise CabinetCorrupt(f"{sid}: the pending index deltas disagree with the "
-                                         "catalog")
+                stored.load(_stored_postings(txn, sid, cat), n_nodes)
+                _apply_deltas(stored, _stored_deltas(txn, sid, cat))
                 have = {t: sorted(p) for t, p in stored.postings()}
                 if have != want:
                     bad = sorted(set(have) ^ set(want))[:1] or sorted(
@@ -1027,17 +1172,8 @@ class Cabinet:
                         kinds[t[1:].decode()] = len(ids)
                 if kinds != dict(cat.get("kinds") or {}):
                     raise CabinetCorrupt(f"{sid}: catalog kind counts disagree with the records")
-                last = int(cat.get("log_from", 1)) - 1
-                for lk, lv in txn.scan(R.LOG, pre):
-                    ver = R.key_id(lk)
-                    _decode_log(lv, lk)
-                    if ver != last + 1:
-                        raise CabinetCorrupt(f"{sid}: log jumps from version {last} to {ver}")
-                    last = ver
+                for _entry in _log_of(txn, sid, cat):
                     counts["log"] += 1
-                if last != cat["version"]:
-                    raise CabinetCorrupt(f"{sid}: catalog says version {cat['version']}, "
-                                         f"log ends at {last}")
                 if (live_nodes, live_edges) != (cat["nodes"], cat["edges"]):
                     raise CabinetCorrupt(f"{sid}: catalog counts disagree with the records")
                 if (n_nodes + 1, n_edges + 1) != (cat["next_node"], cat["next_edge"]):

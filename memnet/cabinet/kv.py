@@ -46,6 +46,12 @@ class Txn(abc.ABC):
         answers them all in one round trip."""
         return [self.get(table, k) for k in keys]
 
+    def count(self, table: str) -> int:
+        """How many records ``table`` holds; backends override it with the
+        count they keep (the cabinet checks the catalog's against its header
+        on every open)."""
+        return sum(1 for _ in self.scan(table))
+
     def put(self, table: str, key: bytes, value: bytes) -> None:
         raise NotImplementedError("read-only transaction")
 
@@ -106,6 +112,9 @@ class _MemTxn(Txn):
             k = keys[i]
             yield k, t[k]
             i += 1
+
+    def count(self, table: str) -> int:
+        return len(self.tables[table])
 
     def put(self, table: str, key: bytes, value: bytes) -> None:
         assert self.write

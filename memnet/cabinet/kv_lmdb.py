@@ -9,6 +9,11 @@
 * Stale reader slots left by killed processes are cleared on open.
 * An environment opened before ``fork()`` is refused in the child
   (:class:`~memnet.errors.CabinetForked`): LMDB handles must not cross a fork.
+* The data file is checked with plain reads before LMDB maps it
+  (:mod:`memnet.cabinet.lmdb_file`), so a truncated file, a lost table or a
+  page past the end is :class:`~memnet.errors.CabinetCorrupt`, not a SIGBUS or
+  an empty cabinet; the lock file's blocks are reserved before LMDB maps it,
+  so a full disk is :class:`~memnet.errors.DiskFull` at open, not a SIGBUS.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ import lmdb
 
 from ..errors import CabinetCorrupt, CabinetError, CabinetForked, CabinetFull, DiskFull
 from .kv import KV, Txn
+from .lmdb_file import check_data_file
 
 T = TypeVar("T")
 
 DEFAULT_MAX_SIZE = 64 * 1024**3     # 64 GiB of address space, not of disk
 INITIAL_SIZE = 64 * 1024**2
+LOCK_BYTES = 32 * 1024  # a new lock file: room for LMDB's table of 256 readers
 _DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 _DISK_TEXTS = tuple(os.strerror(e) for e in _DISK_ERRNOS)
 _open_envs: weakref.WeakSet[LmdbKV] = weakref.WeakSet()
@@ -79,10 +86,14 @@ class _LmdbTxn(Txn):
         cur = self.txn.cursor(db=self.dbs[table])
         if not cur.set_range(prefix):
             return
+        last = b""
         for k, v in cur:
+            if k <= last:  # a damaged key would hide records from the scans that miss it
+                raise CabinetCorrupt(f"table {table} holds keys out of order at {k!r}")
             if not k.startswith(prefix):
                 break
-            yield bytes(k), bytes(v)
+            last = k
+            yield k, v
 
     def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
         if count <= 0:
@@ -97,11 +108,78 @@ class _LmdbTxn(Txn):
             if n >= count:
                 break
 
+    def count(self, table: str) -> int:
+        return int(self.txn.stat(self.dbs[table])["entries"])
+
     def put(self, table: str, key: bytes, value: bytes) -> None:
         self.txn.put(key, value, db=self.dbs[table])
 
     def delete(self, table: str, key: bytes) -> bool:
         return bool(self.txn.delete(key, db=self.dbs[table]))
+
+
+def _damage(e: lmdb.Error, note: str) -> CabinetError:
+    """The error for a failure LMDB reports: a page of the wrong kind, or one
+    it cannot find, is damage; anything else is ``cabinet_io``."""
+    if isinstance(e, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError)):
+        return CabinetCorrupt(f"LMDB reports a damaged data file: {e}{note}")
+    return CabinetError(f"LMDB error: {e}{note}", code="cabinet_io")
+
+
+def _make_dir(path: str) -> bool:
+    """Create the cabinet directory if needed; whether it was created."""
+    if os.path.isdir(path):
+        return False
+    try:
+        os.makedirs(path)
+    except FileExistsError:
+        if os.path.isdir(path):
+            return False
+        raise CabinetError(f"cannot open the cabinet at {path}: it is a file",
+                           code="cabinet_io") from None
+    except OSError as e:
+        if _disk_error(e, None):
+            raise DiskFull(f"cannot create the cabinet at {path}: {e}") from None
+        raise CabinetError(f"cannot create the cabinet at {path}: {e}",
+                           code="cabinet_io") from None
+    return True
+
+
+def _reserve_lock(path: str) -> None:
+    """Make sure the lock file's blocks exist before LMDB maps it: LMDB sizes
+    a new lock file by truncation, which reserves nothing, and its first write
+    through the map on a full disk is a SIGBUS. An existing lock file keeps
+    its size (other processes map it); a new one gets LOCK_BYTES."""
+    lock = os.path.join(path, "lock.mdb")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        if _disk_error(e, None):
+            raise DiskFull(f"cannot create the lock file of the cabinet at {path}: {e}") from None
+        return  # a read-only directory: LMDB reports what it cannot do
+    try:
+        size = os.fstat(fd).st_size
+        os.posix_fallocate(fd, 0, size or LOCK_BYTES)
+    except OSError as e:
+        if _disk_error(e, None):
+            raise DiskFull(f"no room for the lock file of the cabinet at {path}: {e}") from None
+        # a file system without fallocate: LMDB sizes the file itself
+    finally:
+        os.close(fd)
+
+
+def _remove_new(path: str, made_dir: bool) -> None:
+    """Undo a cabinet creation that failed (nothing half-made is left)."""
+    for name in ("data.mdb", "lock.mdb"):
+        try:
+            os.unlink(os.path.join(path, name))
+        except OSError:
+            pass
+    if made_dir:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
 
 
 def _disk_error(e: BaseException, path: str | None = None) -> bool:
@@ -124,7 +202,6 @@ class LmdbKV(KV):
         """The environment for ``path``: shared with an earlier open in this
         process (LMDB forbids two), or new. In a child process after fork() an
         inherited environment is closed and replaced, never used."""
-        os.makedirs(path, exist_ok=True)
         real = os.path.realpath(path)
         with _shared_lock:
             kv = _shared.get(real)
@@ -146,7 +223,6 @@ class LmdbKV(KV):
 
     def __init__(self, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
                  sync: bool = True) -> None:
-        os.makedirs(path, exist_ok=True)
         self._refs = 1
         self.path = path
         self.max_size = int(max_size)
@@ -155,30 +231,44 @@ class LmdbKV(KV):
         self._closed = False
         self._wlock = threading.Lock()
         data = os.path.join(path, "data.mdb")
-        have = os.path.getsize(data) if os.path.exists(data) else 0
-        size = min(max(INITIAL_SIZE, have), max(self.max_size, have))
+        made = _make_dir(path)
+        facts = check_data_file(data, tables)  # before LMDB maps a byte of it
+        new = facts is None
         try:
+            _reserve_lock(path)
+            have = os.path.getsize(data) if os.path.exists(data) else 0
+            size = min(max(INITIAL_SIZE, have), max(self.max_size, have))
             self.env = lmdb.open(path, map_size=size, max_dbs=len(tables) + 2, subdir=True,
                                  sync=sync, metasync=sync, readahead=False, max_readers=256,
                                  lock=True)
         except lmdb.Error as e:
+            if new:
+                _remove_new(path, made)
             if _disk_error(e, path):
                 raise DiskFull(f"cannot open the cabinet at {path}: {e}") from None
             if isinstance(e, (lmdb.CorruptedError, lmdb.InvalidError, lmdb.VersionMismatchError)):
                 raise CabinetCorrupt(f"cannot open the cabinet at {path}: {e}") from None
             raise CabinetError(f"cannot open the cabinet at {path}: {e}",
                                code="cabinet_io") from None
+        except DiskFull:
+            if new:
+                _remove_new(path, made)
+            raise
         self.env.reader_check()  # clear slots of readers that died
         self.dbs: dict[str, Any] = {}
+
+        def open_tables(txn: Txn) -> None:
+            assert isinstance(txn, _LmdbTxn)
+            for t in tables:  # an existing cabinet has them all (checked above)
+                self.dbs[t] = self.env.open_db(t.encode(), txn=txn.txn, create=True)
+
         try:
-            with self.env.begin(write=True) as txn:
-                for t in tables:
-                    self.dbs[t] = self.env.open_db(t.encode(), txn=txn, create=True)
-        except lmdb.MapFullError:
-            self._grow()
-            with self.env.begin(write=True) as txn:
-                for t in tables:
-                    self.dbs[t] = self.env.open_db(t.encode(), txn=txn, create=True)
+            self.run_write(open_tables, check=False)
+        except DiskFull:
+            self.env.close()
+            if new:
+                _remove_new(path, made)
+            raise
         _open_envs.add(self)
 
     # -- guards ---------------------------------------------------------------
@@ -202,6 +292,8 @@ class LmdbKV(KV):
             txn = self.env.begin(write=False, buffers=False)
         try:
             yield _LmdbTxn(txn, self.dbs)
+        except lmdb.Error as e:
+            raise _damage(e, "") from None
         finally:
             txn.abort()
 
@@ -214,8 +306,9 @@ class LmdbKV(KV):
                 map_size=cur, max_size=self.max_size)
         self.env.set_mapsize(min(self.max_size, cur * 2))
 
-    def run_write(self, fn: Callable[[Txn], T]) -> T:
-        self.check()
+    def run_write(self, fn: Callable[[Txn], T], *, check: bool = True) -> T:
+        if check:
+            self.check()
         with self._wlock:
             while True:
                 try:
@@ -235,10 +328,7 @@ class LmdbKV(KV):
                     if _disk_error(e, self.path):
                         raise DiskFull(f"the disk refused the write: {e}; nothing was written",
                                        path=self.path) from None
-                    if isinstance(e, lmdb.CorruptedError):
-                        raise CabinetCorrupt(f"LMDB reports corruption: {e}") from None
-                    raise CabinetError(f"LMDB error: {e}; nothing was written",
-                                       code="cabinet_io") from None
+                    raise _damage(e, "; nothing was written") from None
                 except OSError as e:
                     txn.abort()
                     if _disk_error(e, self.path):

@@ -1,6 +1,9 @@
 """Record encoding for cabinets: keys from validated ids, checksummed msgpack.
 
-Every value is ``crc32(payload) || payload`` where the payload is msgpack.
+Every value is ``crc32(key || payload) || payload`` where the payload is
+msgpack: the checksum covers the key the record is stored under, so a record
+proves both that its bytes are the ones written and that it was written under
+that key (a damaged key, or a record found under another key, fails it).
 Decoding checks the checksum first and then unpacks with explicit size
 limits, so a damaged or hostile record can cost neither memory nor a crash:
 it becomes a :class:`~memnet.errors.CabinetCorrupt` error naming its key.
@@ -27,12 +30,13 @@ from ..errors import CabinetCorrupt
 from ..graph.index import le_array, le_bytes
 from ..ids import check_session_id
 
-# 2: edge chunks, stored postings; 3: props as bytes, index deltas; 4: text terms with
-# identifier parts, stems and impact levels (memnet.graph.words)
+# 2: edge chunks, stored postings; 3: props as bytes, index deltas; 4: checksums
+# cover the key, text terms with identifier parts, stems and impact levels
+# (memnet.graph.words), node records keep their Shape line's token count
 FORMAT_VERSION = 4
-UPGRADABLE = (3,)   # formats Cabinet.upgrade rebuilds in place (only the index changed)
+UPGRADABLE = (3,)   # formats Cabinet.upgrade rewrites in place
 MAX_RECORD = 256 * 1024 * 1024
-_ID = struct.Struct(">Q")
+ID = struct.Struct(">Q")  # the id at the end of an element key
 CRC = struct.Struct(">I")
 
 # the fixed named tables of every cabinet
@@ -53,12 +57,12 @@ def prefix(sid: str) -> bytes:
 def element_key(sid: str, n: int) -> bytes:
     if not 0 <= n < 1 << 63:
         raise ValueError(f"id out of range: {n}")
-    return prefix(sid) + _ID.pack(n)
+    return prefix(sid) + ID.pack(n)
 
 
 def key_id(key: bytes) -> int:
     """The integer id at the end of an element key."""
-    return int(_ID.unpack_from(key, len(key) - 8)[0])
+    return int(ID.unpack_from(key, len(key) - 8)[0])
 
 
 def _default(obj: Any) -> Any:
@@ -67,32 +71,38 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"cannot store {type(obj).__name__}")
 
 
-def encode(obj: Any) -> bytes:
-    payload = msgpack.packb(obj, use_bin_type=True, default=_default)
-    return CRC.pack(zlib.crc32(payload)) + payload
+def seal(key: bytes, payload: bytes) -> bytes:
+    """``payload`` with its checksum, which covers ``key`` too."""
+    return CRC.pack(zlib.crc32(payload, zlib.crc32(key))) + payload
 
 
-def _payload(data: bytes, where: bytes | str) -> memoryview:
+def encode(obj: Any, key: bytes) -> bytes:
+    """The record of ``obj`` stored under ``key``."""
+    return seal(key, msgpack.packb(obj, use_bin_type=True, default=_default))
+
+
+def _payload(data: bytes, key: bytes) -> memoryview:
     if len(data) < 4 or len(data) > MAX_RECORD:
-        raise CabinetCorrupt(f"record {where!r} has an impossible size ({len(data)} bytes)")
+        raise CabinetCorrupt(f"record {key!r} has an impossible size ({len(data)} bytes)")
     payload = memoryview(data)[4:]
-    if zlib.crc32(payload) != CRC.unpack_from(data)[0]:
-        raise CabinetCorrupt(f"record {where!r} failed its checksum")
+    if zlib.crc32(payload, zlib.crc32(key)) != CRC.unpack_from(data)[0]:
+        raise CabinetCorrupt(f"record {key!r} failed its checksum (damaged, or not the "
+                             "record written under that key)")
     return payload
 
 
-def decode(raw: bytes, where: bytes | str = b"?") -> Any:
+def decode(raw: bytes, key: bytes) -> Any:
     """Check and unpack one msgpack record.
 
     msgpack bounds every string, binary, array and map length by the size of
     the buffer it is given, and records are capped at MAX_RECORD, so a record
     that lies about a length fails instead of allocating.
     """
-    payload = _payload(raw, where)
+    payload = _payload(raw, key)
     try:
         return msgpack.unpackb(payload, use_list=False)
     except Exception as e:  # msgpack raises several unrelated types
-        raise CabinetCorrupt(f"record {where!r} does not decode: {e}") from None
+        raise CabinetCorrupt(f"record {key!r} does not decode: {e}") from None
 
 
 # Edges are the most numerous elements, so they are stored by chunk: the
@@ -106,22 +116,22 @@ def decode(raw: bytes, where: bytes | str = b"?") -> Any:
 EDGE_CHUNK = 4096
 
 
-def encode_edge_chunk(first: int, types: list[str], src: array, dst: array, flags: bytes,
-                      props: dict[int, Any]) -> bytes:
+def encode_edge_chunk(key: bytes, first: int, types: list[str], src: array, dst: array,
+                      flags: bytes, props: dict[int, Any]) -> bytes:
     """One chunk record of ``len(types)`` consecutive edges from id ``first``."""
     table: dict[str, int] = {}
     codes = [table.setdefault(t, len(table)) for t in types]
     wide = len(table) > 255
     code_bytes = le_bytes(array("H", codes)) if wide else bytes(codes)
     return encode((first, tuple(table), wide, code_bytes, le_bytes(src), le_bytes(dst), bytes(flags),
-                   tuple(props.items()) if props else None))
+                   tuple(props.items()) if props else None), key)
 
 
-def decode_edge_chunk(raw: bytes, where: bytes | str = b"?",
+def decode_edge_chunk(raw: bytes, key: bytes,
                       ) -> tuple[int, list[str], array, array, bytes, dict[int, Any]]:
     """``(first, types, src, dst, flags, props)`` of one edge chunk record,
     shape-checked (the caller checks the ids against the session)."""
-    rec = decode(raw, where)
+    rec = decode(raw, key)
     try:
         first, table, wide, code_bytes, sb, db, flags, props = rec
         if not (type(first) is int and type(table) is tuple and type(wide) is bool
@@ -144,7 +154,7 @@ def decode_edge_chunk(raw: bytes, where: bytes | str = b"?",
             raise ValueError("bad edge props")
         return first, names, le_array(sb), le_array(db), flags, props
     except (TypeError, ValueError) as e:
-        raise CabinetCorrupt(f"edge chunk record {where!r} is malformed: {e}") from None
+        raise CabinetCorrupt(f"edge chunk record {key!r} is malformed: {e}") from None
 
 
 # The seed index is stored too, so a hydrate reads postings instead of
@@ -186,7 +196,7 @@ def delta_prefix(sid: str) -> bytes:
 
 
 def delta_key(sid: str, version: int) -> bytes:
-    return delta_prefix(sid) + _ID.pack(version)
+    return delta_prefix(sid) + ID.pack(version)
 
 
 def big_key(sid: str, rng: int, term: bytes) -> bytes:
@@ -209,27 +219,23 @@ def split_bucket_key(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
     return int(rng), int(bucket), None
 
 
-def encode_ids(ids: bytes) -> bytes:
-    return CRC.pack(zlib.crc32(ids)) + ids
-
-
-def decode_ids(raw: bytes, where: bytes | str = b"?") -> bytes:
-    payload = bytes(_payload(raw, where))
+def decode_ids(raw: bytes, key: bytes) -> bytes:
+    """The ids of a posting with a record of its own (written with :func:`seal`)."""
+    payload = bytes(_payload(raw, key))
     if not payload or len(payload) & 3:
-        raise CabinetCorrupt(f"posting record {where!r} has an impossible size")
+        raise CabinetCorrupt(f"posting record {key!r} has an impossible size")
     return payload
 
 
-def decode_bucket(raw: bytes, where: bytes | str = b"?", *, deep: bool = True,
-                  ) -> dict[bytes, bytes]:
+def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, bytes]:
     """One bucket map. ``deep=False`` (a hydrate) checks only that it is a
     map: each posting is checked when the index first reads it, and verify()
     checks them all."""
-    m = decode(raw, where)
+    m = decode(raw, key)
     if type(m) is not dict or not m or deep and (
             any(type(k) is not bytes or not k for k in m)
             or any(type(v) is not bytes or not v or len(v) & 3 for v in m.values())):
-        raise CabinetCorrupt(f"posting record {where!r} is malformed")
+        raise CabinetCorrupt(f"posting record {key!r} is malformed")
     return m
 
 
@@ -237,4 +243,4 @@ __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "
            "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
            "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode", "decode_bucket", "decode_edge_chunk",
            "decode_ids", "element_key", "encode", "encode_edge_chunk",
-           "encode_ids", "key_id", "prefix", "sid_key", "split_bucket_key"]
+           "key_id", "prefix", "seal", "sid_key", "split_bucket_key"]

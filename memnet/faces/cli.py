@@ -21,7 +21,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from .._version import __version__
-from ..errors import MemNetError
+from ..errors import MemNetError, OutputExists, os_error
 from ..limits import LIMITS
 from .progress import Progress
 from .render import add_recall_arguments
@@ -221,11 +221,29 @@ def _export(args: argparse.Namespace) -> int:
         member = _hydrate(cab, args.member)
         slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
                                           budget=args.budget)
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(slc.to_json())
+    write_new(args.output, slc.to_json(), force=args.force)
     print(f"exported {len(slc.nodes)} nodes and {len(slc.edges)} edges of {args.member} "
           f"(version {slc.provenance.version}) to {args.output}")
     return 0
+
+
+def write_new(path: str, text: str, *, force: bool = False) -> None:
+    """Write ``text`` to the file ``path`` whole or not at all (a temporary file
+    beside it, renamed over it); an existing file is ``output_exists`` unless
+    ``force``."""
+    import tempfile
+
+    if not force and os.path.lexists(path):
+        raise OutputExists(f"{path} already exists; nothing was written (pass --force to "
+                           "replace it)", path=path)
+    fd, tmp = tempfile.mkstemp(prefix=".memnet-", dir=os.path.dirname(path) or ".")
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def _absorb(args: argparse.Namespace) -> int:
@@ -252,20 +270,21 @@ def _absorb(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from ..ingest import check_ingest_path, ingest_path
+    from ..ingest import check_ingest_path, ingest_new, ingest_path
 
     p = check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
     with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
-        bar.phase("hydrating")
         if args.create and not cab.exists(args.sid):
-            s = cab.create(args.sid)
+            bar.phase("scanning")  # stored only if the whole ingest succeeds
+            _s, results = ingest_new(cab, args.sid, args.path, progress=lambda d, t: bar(d, t))
         else:
+            bar.phase("hydrating")
             s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
-        bar.phase("scanning")
-        results = ingest_path(s, args.path, progress=lambda d, t: bar(d, t))
-        if any(r.changed for r in results):
-            bar.phase("flushing")
-            bar.spin_while(cab.flush, s)
+            bar.phase("scanning")
+            results = ingest_path(s, args.path, progress=lambda d, t: bar(d, t))
+            if any(r.changed for r in results):
+                bar.phase("flushing")
+                bar.spin_while(cab.flush, s)
     model = results[-1] if p.is_dir() and len(results) == 2 else None
     for res in results:
         for w in res.warnings:
@@ -463,7 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--budget", type=int, default=None,
                      help="max rows (default 50 x the number of anchors)")
     exp.add_argument("-o", "--output", default="slice.json",
-                     help="the slice file to write (default slice.json)")
+                     help="the slice file to write (default slice.json); an existing file is "
+                          "refused (output_exists)")
+    exp.add_argument("--force", action="store_true", help="replace an existing output file")
     exp.set_defaults(func=_export)
 
     ab = sub.add_parser("absorb", help="join a slice into a session (Path-B Absorb)",
@@ -615,7 +636,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except OSError as e:
-        print(f"memnet: error: io: {e}", file=sys.stderr)
+        err = os_error(e)
+        print(f"memnet: error: {err.code}: {err.message}", file=sys.stderr)
         return 1
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from .._version import __version__
-from ..errors import CODES, MemNetError, SessionNotFound
+from ..errors import CODES, MemNetError, SessionNotFound, os_error
 from ..ids import check_session_id
 from ..limits import LIMITS
 
@@ -219,20 +219,22 @@ class MemNetTools:
         return text, {"version": res.version, "created": res.created, "ids": res.ids}
 
     def ingest(self, session: str, path: str, create: bool) -> tuple[str, dict[str, Any]]:
-        from ..ingest import check_ingest_path, ingest_path
+        from ..ingest import check_ingest_path, ingest_new, ingest_path
 
-        check_ingest_path(path)  # before a session is created
+        check_ingest_path(path)  # before anything is read or written
         with self._lock:
             if create and self._info(check_session_id(session)) is None:
-                self.cabinet.create(session)
-            s = self._session(session)
-            results = ingest_path(s, path)  # each part one atomic Commit
-            try:
-                if s.dirty:
-                    self.cabinet.flush(s)
-            except BaseException:
-                self._cache.pop(session, None)
-                raise
+                # stored only once the ingest succeeded: a failure leaves no session behind
+                s, results = ingest_new(self.cabinet, session, path)
+            else:
+                s = self._session(session)
+                results = ingest_path(s, path)  # each part one atomic Commit
+                try:
+                    if s.dirty:
+                        self.cabinet.flush(s)
+                except BaseException:
+                    self._cache.pop(session, None)
+                    raise
         parts = [r.to_dict() for r in results]
         for part in parts:
             part["warnings"] = part["warnings"][:50]
@@ -358,17 +360,16 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     def result(call: Callable[[], tuple[str, dict[str, Any]]]) -> Any:
         try:
             text, structured = call()
-        except MemNetError as e:
-            return mtypes.CallToolResult(
-                content=[mtypes.TextContent(type="text", text=error_text(e))],
-                structured_content={"error": _jsonable(e.to_dict())}, is_error=True)
+        except (MemNetError, OSError) as e:
+            err = os_error(e) if isinstance(e, OSError) else e
         except Exception as e:  # noqa: BLE001 - report, keep serving
             err = MemNetError(f"unexpected failure: {type(e).__name__}: {e}", code="internal")
-            return mtypes.CallToolResult(
-                content=[mtypes.TextContent(type="text", text=error_text(err))],
-                structured_content={"error": err.to_dict()}, is_error=True)
-        return mtypes.CallToolResult(content=[mtypes.TextContent(type="text", text=text)],
-                                     structured_content=_jsonable(structured))
+        else:
+            return mtypes.CallToolResult(content=[mtypes.TextContent(type="text", text=text)],
+                                         structured_content=_jsonable(structured))
+        return mtypes.CallToolResult(
+            content=[mtypes.TextContent(type="text", text=error_text(err))],
+            structured_content={"error": _jsonable(err.to_dict())}, is_error=True)
 
     read_only = mtypes.ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                        idempotent_hint=True, open_world_hint=False)

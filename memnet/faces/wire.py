@@ -297,6 +297,8 @@ class Wire:
                 text = value.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise WireError(f"the statement is not valid UTF-8 (byte {e.start})") from None
+            if _blank(text):  # only Unicode spaces (U+2028, U+00A0 ...): blank, as ASCII ones
+                return
             self.send(None, self.execute(text))
         except MemNetError as e:
             self.send(e.code, e.message or e.code)

@@ -6,6 +6,8 @@ the same data (the round trip):
 * ``format_value`` — strings single-quoted with ``\\\\``, ``\\'``, ``\\n``, ``\\r``,
   ``\\t`` escapes and ``\\uXXXX`` for other control characters (below U+0020,
   U+007F) and lone surrogates; every other character is written as itself.
+  (A lone surrogate is not text: its escape is the one thing emitted here that
+  the parser refuses, with ``gql_syntax``; a Commit never stores one.)
   ints in decimal, floats by ``repr`` (always with ``.`` or an exponent), bools
   ``true``/``false``, tuples as ``[a, b]``. NaN and infinities raise ValueError.
 * ``format_props`` — ``{k: v, k2: v2}`` in the order given ('' when empty).

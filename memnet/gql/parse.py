@@ -226,6 +226,8 @@ def _decode_string(tok: Token) -> str:
     if value is not None:
         return value
     bad = _BAD_ESCAPE_RE.match(inner)
+    if bad is None:  # the escapes are known: one names half a surrogate pair
+        _surrogate_error(tok, inner, quote + 1)
     assert bad is not None
     at = bad.end() - 1
     esc = inner[at + 1:at + 2]
@@ -238,14 +240,46 @@ def _decode_string(tok: Token) -> str:
 
 def _decode_text(inner: str) -> str | None:
     """The value of a string literal's inside, or None when it holds an
-    escape the dialect does not know."""
+    escape the dialect does not know or a ``\\u`` escape of half a surrogate
+    pair that no other half completes (a high-low pair is one character, the
+    JSON habit)."""
     if "\\" not in inner:
         return inner.replace("''", "'") if "''" in inner else inner
     if _BAD_ESCAPE_RE.match(inner) is not None:
         return None
     if "''" in inner:
         inner = _QUOTE_PAIR_RE.sub(r"\1\2", inner)
-    return inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    out = inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    if not out.isascii() and _SURROGATE.search(out):
+        try:
+            return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeDecodeError:
+            return None
+    return out
+
+
+_ESCAPE_RE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|[\s\S])")
+
+
+def _surrogate_error(tok: Token, raw: str, at: int) -> None:
+    """Raise the error for the first ``\\u`` escape in ``raw`` (a string's
+    text between its quotes, starting ``at`` in the token) that names half of
+    a surrogate pair with no other half."""
+    high: int | None = None  # offset of a high half waiting for its low half
+    for m in _ESCAPE_RE.finditer(raw):
+        code = int(m.group(1), 16) if m.group(1) else -1
+        if 0xDC00 <= code <= 0xDFFF and high is not None and m.start() == high + 6:
+            high = None
+            continue
+        if high is not None:
+            break
+        if 0xD800 <= code <= 0xDBFF:
+            high = m.start()
+        elif 0xDC00 <= code <= 0xDFFF:
+            high = m.start()
+            break
+    raise _fail_at(tok, "a \\u escape names half of a surrogate pair, which is not a "
+                        "character (write the character itself)", at + (high or 0))
 
 
 def _int(tok: Token) -> int:

@@ -13,10 +13,12 @@ the ``.sysml`` files of a tree; see :mod:`memnet.ingest.sysml`), or both.
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from ..errors import MemNetError
+from ..errors import PathNotFound
 from .model import Artefacts, Element, Link, Warning_
-from .source import HANDLERS, Handler, Unit, ingest, register, scan, tree_root
+from .source import (HANDLERS, Handler, Unit, ingest, path_kind, register, scan, text_name,
+                     tree_root)
 from .sync import LOCATOR, SyncResult, snapshot, sync
 
 
@@ -24,12 +26,12 @@ def check_ingest_path(path: str | os.PathLike[str]) -> Path:
     """``path`` when ingest can read it (a directory, or a ``.sysml`` file),
     else a ``path_not_found`` error; the faces call it before they touch a
     cabinet."""
-    p = Path(path)
-    if p.is_file():
-        if p.suffix == ".sysml":
+    p, kind = path_kind(path)
+    if kind == "file":
+        if p.suffix == ".sysml" and text_name(p.name):
             return p
-        raise MemNetError(f"{os.fspath(path)!r} is neither a directory nor a .sysml file",
-                          code="path_not_found", path=os.fspath(path))
+        raise PathNotFound(f"{os.fspath(path)!r} is neither a directory nor a .sysml file "
+                           "with a UTF-8 name", path=os.fspath(path))
     return tree_root(p)
 
 
@@ -60,6 +62,25 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     return out
 
 
+def ingest_new(cabinet: Any, sid: str, path: str | os.PathLike[str], *,
+               progress: Callable[[int, int], None] | None = None) -> tuple[Any, list[SyncResult]]:
+    """Ingest ``path`` into a new session ``sid`` of ``cabinet`` (what ``memnet
+    ingest --create`` does when the session does not exist yet).
+
+    The session is built in memory and stored with ``cabinet.adopt`` (one
+    transaction, its log included) only once the ingest has succeeded, so a
+    failed ingest leaves no empty session behind. Returns the stored session
+    and the results of :func:`ingest_path`.
+    """
+    from ..session import Session
+
+    check_ingest_path(path)
+    s = Session(sid)
+    results = ingest_path(s, path, progress=progress)
+    cabinet.adopt(s)
+    return s, results
+
+
 __all__ = [
     "HANDLERS",
     "LOCATOR",
@@ -72,6 +93,7 @@ __all__ = [
     "Warning_",
     "check_ingest_path",
     "ingest",
+    "ingest_new",
     "ingest_path",
     "register",
     "scan",

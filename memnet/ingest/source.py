@@ -82,13 +82,14 @@ import ast as pyast
 import hashlib
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import MemNetError
+from ..errors import PathNotFound
 from .model import Artefacts, Element, Warning_
 from .sync import Snapshot, SyncResult, _read, _sync
 
@@ -402,6 +403,10 @@ def _walk(top: Path, handlers: Mapping[str, Handler],
         for e in entries:
             if _skip(e.name) or e.is_symlink():
                 continue
+            if not text_name(e.name):  # a locator is text: such a name cannot be one
+                warn.append(Warning_(f"{root}/{rel}" if rel else root, 0,
+                                     f"skipped {os.fsencode(e.name)!r}: the name is not UTF-8"))
+                continue
             sub = f"{rel}/{e.name}" if rel else e.name
             if e.is_dir(follow_symlinks=False):
                 found = visit(Path(e.path), sub) or found
@@ -418,14 +423,49 @@ def _walk(top: Path, handlers: Mapping[str, Handler],
     return dirs, files
 
 
+def text_name(name: str) -> bool:
+    """Whether a file name as the OS gives it (bytes that are not UTF-8 come
+    as lone surrogates) is UTF-8 text, so it can be part of a locator."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    return repr(path if len(path) <= 200 else path[:200] + "…")
+
+
+def path_kind(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """``(path, kind)`` with kind ``dir``, ``file`` or ``other``; a path that
+    names nothing (empty, missing, unreadable, too long, holding a NUL) is a
+    ``path_not_found`` error, never the working directory or an ``OSError``."""
+    where = os.fsdecode(path)
+    if not where:
+        raise PathNotFound("the path is empty (write . for the working directory)", path=where)
+    p = Path(where)
+    try:
+        mode = p.stat().st_mode
+    except (OSError, ValueError) as e:
+        why = (e.strerror if isinstance(e, OSError) else None) or str(e)
+        raise PathNotFound(f"no such file or directory: {_shown(where)} ({why})",
+                           path=where[:200]) from None
+    return p, "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
 def tree_root(path: str | os.PathLike[str]) -> Path:
-    """``path`` resolved, or a ``path_not_found`` error when it is not a directory."""
-    p = Path(path)
-    if not p.is_dir():
-        raise MemNetError(f"{os.fspath(path)!r} is not a directory" if p.exists()
-                          else f"no such directory: {os.fspath(path)!r}",
-                          code="path_not_found", path=os.fspath(path))
-    return p.resolve()
+    """``path`` resolved, or a ``path_not_found`` error when it is not a
+    directory whose name is UTF-8 text (the name is the root of every locator)."""
+    p, kind = path_kind(path)
+    if kind != "dir":
+        raise PathNotFound(f"{_shown(str(p))} is not a directory", path=str(p)[:200])
+    top = p.resolve()
+    if not text_name(top.name):
+        raise PathNotFound(f"the directory name {os.fsencode(top.name)!r} is not UTF-8, so it "
+                           "cannot be the root of a locator; rename it",
+                           path=os.fsencode(top.name).decode("ascii", "backslashreplace"))
+    return top
 
 
 def _schemes(handlers: Mapping[str, Handler]) -> tuple[str, ...]:
@@ -562,4 +602,4 @@ def ingest(session: Any, path: str | os.PathLike[str], *, progress: Progress | N
 
 __all__ = ["HANDLERS", "MANAGED_TYPES", "SCHEMES", "Handler", "MarkdownHandler",
            "PythonHandler", "Unit", "headings", "ingest", "module_name", "register", "scan",
-           "slugify", "tree_root"]
+           "path_kind", "slugify", "text_name", "tree_root"]

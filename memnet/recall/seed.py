@@ -45,7 +45,6 @@ from ..gql.emit import format_value
 from ..graph.index import SHORT_VALUE, prop_term, value_key
 from ..graph.store import Store
 from ..graph.words import (
-    LEVELS,
     NAME_FLAG,
     NAME_MAX_PARTS,
     name_term,

@@ -762,14 +762,15 @@ def _get(cabinet: Any, table: str, key: bytes) -> bytes:
     return raw
 
 
-def _record(payload: Any) -> bytes:
-    """A record in the documented format: crc32 (big-endian) then msgpack."""
+def _record(payload: Any, key: bytes) -> bytes:
+    """A record in the documented format: crc32 of the key and the body
+    (big-endian), then the msgpack body."""
     import zlib
 
     import msgpack
 
     body = msgpack.packb(payload, use_bin_type=True)
-    return zlib.crc32(body).to_bytes(4, "big") + body
+    return zlib.crc32(key + body).to_bytes(4, "big") + body
 
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
@@ -781,7 +782,7 @@ def test_a_foreign_format_number_is_cabinet_format(place: Any, cabinet: Any) -> 
 
     header = msgpack.unpackb(raw[4:], raw=False)
     assert header["format"] == R.FORMAT_VERSION
-    _put(cabinet, "meta", b"format", _record(dict(header, format=99)))
+    _put(cabinet, "meta", b"format", _record(dict(header, format=99), b"format"))
     with pytest.raises(CabinetFormat) as info:
         place.reopen(cabinet)
     assert info.value.code == "cabinet_format"
@@ -844,7 +845,7 @@ def test_a_catalog_that_disagrees_with_the_log_fails_verify(cabinet: Any) -> Non
     _two_sessions(cabinet)
     raw = _get(cabinet, "catalog", b"x")
     cat = msgpack.unpackb(raw[4:], raw=False)
-    _put(cabinet, "catalog", b"x", _record(dict(cat, version=cat["version"] + 1)))
+    _put(cabinet, "catalog", b"x", _record(dict(cat, version=cat["version"] + 1), b"x"))
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
 
@@ -877,7 +878,8 @@ def test_stored_props_that_lie_are_cabinet_corrupt_when_first_read(cabinet: Any,
     """A hydrate leaves property maps undecoded until they are read: a bad map
     fails verify() at once, and the first read of it raises CabinetCorrupt."""
     _two_sessions(cabinet)
-    _put(cabinet, "nodes", node_key("x", 2), _record(["MOD", [], props, None, False, "k", b""]))
+    _put(cabinet, "nodes", node_key("x", 2),
+         _record(["MOD", [], props, None, False, "k", b"", 0], node_key("x", 2)))
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
     try:
@@ -897,7 +899,7 @@ def test_a_checksummed_record_of_the_wrong_shape_is_cabinet_corrupt(cabinet: Any
     crash: it becomes a CabinetCorrupt error naming its key". Both on open and
     on verify, never another exception type and never a silent success."""
     _two_sessions(cabinet)
-    _put(cabinet, "nodes", node_key("x", 2), _record(payload))
+    _put(cabinet, "nodes", node_key("x", 2), _record(payload, node_key("x", 2)))
     failures = []
     for what, call in (("verify()", cabinet.verify), ("open('x')", lambda: cabinet.open("x"))):
         try:
@@ -966,12 +968,12 @@ def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
     m = msgpack.unpackb(raw[4:], raw=False)
     term = a2(m)
     del m[term]
-    _put(cabinet, "postings", key, _record(m) if m else None)
+    _put(cabinet, "postings", key, _record(m, key) if m else None)
     with pytest.raises(CabinetCorrupt) as info:
         cabinet.verify()
     assert "index" in str(info.value)
     # a posting that names a node past the last one is refused when read
-    _put(cabinet, "postings", key, _record({**m, term: (999).to_bytes(4, "little")}))
+    _put(cabinet, "postings", key, _record({**m, term: (999).to_bytes(4, "little")}, key))
     s = cabinet.open("x")
     with pytest.raises(CabinetCorrupt):
         s.recall("a2")
@@ -1006,10 +1008,10 @@ def test_a_flush_appends_one_index_delta_and_a_damaged_delta_is_caught(cabinet: 
     assert cabinet.verify()["sessions"] == 1
     # a delta that lies is caught by verify
     key = R.delta_key("p", s.version)
-    _put(cabinet, "postings", key, _record({"a": {}, "r": delta["r"]}))
+    _put(cabinet, "postings", key, _record({"a": {}, "r": delta["r"]}, key))
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
-    _put(cabinet, "postings", key, _record({"a": 5}))
+    _put(cabinet, "postings", key, _record({"a": 5}, key))
     with pytest.raises(CabinetCorrupt):
         cabinet.open("p")
 

@@ -466,7 +466,8 @@ def test_a_cabinet_written_by_another_lmdb_major_is_cabinet_format(lmdb_path: Pa
     body = msgpack.packb(header, use_bin_type=True)
     import zlib
 
-    cab.kv.run_write(lambda t: t.put("meta", b"format", zlib.crc32(body).to_bytes(4, "big") + body))
+    cab.kv.run_write(lambda t: t.put("meta", b"format",
+                                     zlib.crc32(b"format" + body).to_bytes(4, "big") + body))
     cab.close()
     with pytest.raises(CabinetFormat) as info:
         Cabinet.open(lmdb_path)

@@ -5,6 +5,7 @@ stemmer) is refused with ``cabinet_format`` and a way out, and
 from __future__ import annotations
 
 import re
+import zlib
 from array import array
 from pathlib import Path
 from typing import Any
@@ -28,21 +29,29 @@ def _header(cab: Cabinet) -> dict[str, Any]:
 
 
 def _put_header(cab: Cabinet, header: dict[str, Any]) -> None:
-    cab.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header)))
+    cab.kv.run_write(lambda t: t.put(R.META, b"format", R.encode(header, b"format")))
+
+
+def _v3(payload: Any) -> bytes:
+    """A format-3 record: the checksum covered the payload only."""
+    body = msgpack.packb(payload, use_bin_type=True)
+    return zlib.crc32(body).to_bytes(4, "big") + body
 
 
 def _format3(path: Path) -> None:
-    """Make the cabinet at ``path`` look written by format 3: its word terms
-    are the old ``w`` + word (runs of word characters, no parts, no stems, no
-    levels) and the header says 3."""
+    """Turn the cabinet at ``path`` into what format 3 wrote: records sealed
+    without their key, node records of seven fields, the old word terms
+    (``w`` + runs of word characters: no parts, no stems, no levels), and a
+    header and catalog without the fields format 4 added."""
     cab = Cabinet.open(path)
     try:
         def work(txn: Any) -> None:
             for k, v in list(txn.scan(R.CATALOG)):
                 sid = k.decode()
+                cat = R.decode(v, k)
                 postings: dict[bytes, list[int]] = {}
-                for nk, nv in txn.scan(R.NODES, R.prefix(sid)):
-                    rec = R.decode(nv, nk)
+                for nk, nv in list(txn.scan(R.NODES, R.prefix(sid))):
+                    rec = R.decode(nv, nk)[:7]
                     props = msgpack.unpackb(rec[2], use_list=False) if rec[2] else {}
                     nid = R.key_id(nk)
                     postings.setdefault(b"k" + rec[0].encode(), []).append(nid)
@@ -51,16 +60,24 @@ def _format3(path: Path) -> None:
                             if isinstance(x, str):
                                 for w in set(re.findall(r"\w+", x.casefold())):
                                     postings.setdefault(b"w" + w.encode(), []).append(nid)
-                for pk in [pk for pk, _ in txn.scan(R.POSTINGS, R.prefix(sid))]:
-                    txn.delete(R.POSTINGS, pk)
+                    txn.put(R.NODES, nk, _v3(rec))
+                for table in (R.EDGES, R.LOG):
+                    for ek, ev in list(txn.scan(table, R.prefix(sid))):
+                        txn.put(table, ek, zlib.crc32(ev[4:]).to_bytes(4, "big") + ev[4:])
+                txn.delete_prefix(R.POSTINGS, R.prefix(sid))
                 buckets: dict[int, dict[bytes, bytes]] = {}
                 for term, ids in postings.items():
                     buckets.setdefault(R.bucket_of(term), {})[term] = array("I", ids).tobytes()
                 for b, m in buckets.items():
-                    txn.put(R.POSTINGS, R.bucket_key(sid, 0, b), R.encode(m))
-                txn.put(R.CATALOG, k, R.encode(dict(R.decode(v, k), pdelta=0)))
+                    txn.put(R.POSTINGS, R.bucket_key(sid, 0, b), _v3(m))
+                for extra in ("precs", "tokenizer", "flush"):
+                    cat.pop(extra, None)
+                txn.put(R.CATALOG, k, _v3(dict(cat, pdelta=0)))
+            header = R.decode(txn.get(R.META, b"format"), b"format")
+            for extra in ("sessions", "words"):
+                header.pop(extra, None)
+            txn.put(R.META, b"format", _v3(dict(header, format=3)))
         cab.kv.run_write(work)
-        _put_header(cab, dict(_header(cab), format=3))
     finally:
         cab.close()
 

@@ -55,6 +55,8 @@ def test_format_value():
         "'a\\\\b\\nc\\rd\\te\\u0000f\\u001fg\\u007fh'"
     assert format_value("é € 😀 \u2028") == "'é € 😀 \u2028'"
     assert format_value("\ud800") == "'\\ud800'"
+    with pytest.raises(GQLSyntaxError, match="surrogate"):  # not text: never parsed back
+        parse_delta("SET n1a.x = " + format_value("\ud800"))
     assert format_value(3) == "3" and format_value(-3) == "-3"
     assert format_value(1.0) == "1.0" and format_value(-2e30) == "-2e+30"
     assert format_value(1e-7) == "1e-07"
@@ -150,7 +152,7 @@ _any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 _scalars = st.one_of(
     _any_text,
     st.sampled_from(["", "'", "''", "\\", "\\'", "\n", "\r\n", "\t", "\x00", "\x7f", "\u2028",
-                     "/* x */", "// y", "true", "null", "😀", "\ud83d"]),
+                     "/* x */", "// y", "true", "null", "😀"]),
     st.integers(),
     st.integers(min_value=-(2**63), max_value=2**63),
     st.floats(allow_nan=False, allow_infinity=False),

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from ...errors import InputTooLarge, MemNetError, ModelSyntaxError
 from ..model import Artefacts, Warning_
+from ..source import text_name
 from .artefacts import SCHEME, to_artefacts
 from .doc import (
     DEF_KINDS,
@@ -113,7 +114,11 @@ def model_files(path: str | os.PathLike[str]) -> tuple[str, list[tuple[str, Path
         for fn in sorted(filenames):
             full = Path(dirpath) / fn
             if fn.endswith(".sysml") and not fn.startswith(".") and not full.is_symlink():
-                found.append((full.relative_to(p).as_posix(), full))
+                rel = full.relative_to(p).as_posix()
+                if not text_name(rel):  # it could never be part of a locator
+                    raise ModelSyntaxError("the path is not UTF-8; rename it", path=os.fsencode(
+                        rel).decode("ascii", "backslashreplace"))
+                found.append((rel, full))
     found.sort()
     return p.resolve().name or p.name, found
 
