@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from ..errors import CabinetCorrupt, SessionExists, SessionNotFound
 from ..ids import check_session_id
 from . import records as R
-from .base import Cabinet, SessionInfo
+from .base import Cabinet, SessionInfo, _count_sessions
 from .kv import Txn
 
 #: the per-element tables of a session, in the order they are copied
@@ -95,7 +95,9 @@ def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
             for table in ELEMENT_TABLES:
                 for k, v in rt.scan(table, pre):
                     wt.put(table, k, v)
-            wt.put(R.CATALOG, R.sid_key(sid), R.encode(cat))
+            key = R.sid_key(sid)
+            wt.put(R.CATALOG, key, R.encode(cat, key))
+            _count_sessions(wt, 1)
 
         dst.kv.run_write(work)
     try:

@@ -639,8 +639,8 @@ class PgKV(KV):
 
     # -- maintenance -------------------------------------------------------------------
     def backup(self, dest: str) -> None:
-        """Copy every record into a new LMDB cabinet at ``dest``, from one
-        snapshot (the format header is written when the copy is first opened)."""
+        """Copy every record, the format header included, into a new LMDB
+        cabinet at ``dest``, from one snapshot."""
         from .kv_lmdb import LmdbKV
 
         self._check()
@@ -652,9 +652,8 @@ class PgKV(KV):
             with self.read() as src:
                 def work(txn: Txn) -> None:
                     for t in self.tables:
-                        if t != "meta":
-                            for k, v in src.scan(t):
-                                txn.put(t, k, v)
+                        for k, v in src.scan(t):
+                            txn.put(t, k, v)
 
                 target.run_write(work)
         finally:
