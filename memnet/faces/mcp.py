@@ -12,6 +12,8 @@ tools that mirror the Python API:
 ``memnet_absorb``            ``export_working_memory_slice`` + ``import_slice``
 ``memnet_ingest``            ``memnet.ingest.ingest_path`` then ``Cabinet.flush``
 ``memnet_snap``              ``memnet.snap.snap`` (Model Snap)
+``memnet_host_search``       ``memnet.host.search`` (needs ``memnet[host]``)
+``memnet_host_snap``         ``memnet.host.snap`` then ``Cabinet.flush``
 ===========================  ======================================================
 
 A :class:`~memnet.errors.MemNetError` becomes a tool error result (``isError``)
@@ -25,6 +27,7 @@ See ``docs/mcp.md``.
 
 import argparse
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -124,6 +127,7 @@ class MemNetTools:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()  # sync tools run on worker threads
+        self._indexes: dict[str, tuple[Any, Any]] = {}  # host index dir -> (stamp, HostIndex)
 
     # the catalog row of sid, or None
     def _info(self, sid: str) -> Any:
@@ -247,6 +251,55 @@ class MemNetTools:
                 f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior")
         return text, res.to_dict()
 
+    # -- Host Snap (memnet.host): the index is opened once, again when it is rebuilt
+    def _host_index(self, index: str | None) -> Any:
+        from ..host import default_index_dir, open_index
+        from ..host.index import META
+
+        where = index or default_index_dir(self.cabinet.info().get("path"))
+        try:
+            st = os.stat(os.path.join(where, META))
+            stamp: Any = (st.st_ino, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        hit = self._indexes.get(os.fspath(where))
+        if hit is None or hit[0] != stamp:
+            hit = self._indexes[os.fspath(where)] = (stamp, open_index(where))
+        return hit[1]
+
+    def host_search(self, q: str, top: int, index: str | None) -> tuple[str, dict[str, Any]]:
+        from ..host.index import check_top, query_words
+
+        query_words(q)
+        check_top(top)
+        with self._lock:
+            hits = self._host_index(index).search(q, top)
+        text = "\n".join(f"{h.locator}  {h.title}  ({h.score:.2f})" for h in hits) or \
+            f"no hits for {q!r}"
+        return text, {"hits": [h.to_dict() for h in hits]}
+
+    def host_snap(self, session: str, q: str, top: int, index: str | None
+                  ) -> tuple[str, dict[str, Any]]:
+        from ..host import snap
+        from ..host.index import check_top, query_words
+
+        query_words(q)
+        check_top(top)
+        with self._lock:
+            hook = self._host_index(index)
+            s = self._session(session)
+            res = snap(s, q, hook=hook, top=top)  # one atomic Commit
+            try:
+                if res.changed:
+                    self.cabinet.flush(s)
+            except BaseException:
+                self._cache.pop(session, None)
+                raise
+        lines = [f"snapped {q!r} into {session}: {res.summary()}; recall it with "
+                 f"'QRY {' '.join(q.split()[:3])}'"]
+        lines += [f"{hd}  {h.locator}" for h, hd in zip(res.hits, res.handles)]
+        return "\n".join(lines), res.to_dict()
+
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
         with self._lock:
             s = self.cabinet.create(session)
@@ -328,6 +381,21 @@ ABSORB_DOC = (
     "'member/handle'), 'keep' (handles kept; any collision refuses all), 'reject' (refuse if "
     "any node is already in lead). This is a join between sessions, not goldfish writeback: "
     "use memnet_commit for your own changes.")
+
+HOST_SEARCH_DOC = (
+    "Host Snap search: the best `top` hits for q in the BM25 host index of a library on the "
+    "server (built with `memnet host index PATH`): Python modules and top-level "
+    "classes/functions (name, signature, docstring), markdown sections, SysML elements and "
+    "text files. Each hit is {locator, title, score, kind, path, line}; nothing is written. "
+    "Use memnet_host_snap to put hits into a session.")
+HOST_SNAP_DOC = (
+    "Host Snap: search q in the host index and commit the hits into a session in one "
+    "Commit: a QRY node {title: q} linked by HIT {rank} edges to one node per hit, keyed by "
+    "its locator (a node the session already has for that locator, e.g. from memnet_ingest, "
+    "is reused; a new one holds only the locator and a short title). The same hits again "
+    "change nothing. Then memnet_recall 'QRY <words of q>' shows them. Returns {version, "
+    "changed, query, hits: [{locator, title, handle, created, ...}]}.")
+
 
 # -- the server ----------------------------------------------------------------------------
 def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
@@ -439,6 +507,24 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     ) -> mtypes.CallToolResult:
         return result(lambda: tools.snap(model, prefix, budget))
 
+    Index = Annotated[str, Field(description="host index directory on the server (default: "
+                                             "host-index in the MemNet home)")]
+    Top = Annotated[int, Field(description="most hits (1-100)")]
+
+    def memnet_host_search(
+        q: Annotated[str, Field(description="words to search for, e.g. 'parse a config "
+                                            "file'")],
+        top: Top = 10, index: Index = "",
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.host_search(q, top, index or None))
+
+    def memnet_host_snap(
+        session: Sid,
+        q: Annotated[str, Field(description="words to search for")],
+        top: Top = 10, index: Index = "",
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.host_snap(session, q, top, index or None))
+
     def writes(*, destructive: bool, idempotent: bool) -> Any:
         return mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=destructive,
                                       idempotent_hint=idempotent, open_world_hint=False)
@@ -459,6 +545,10 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                     annotations=writes(destructive=True, idempotent=True))
     server.add_tool(memnet_absorb, title="Absorb a slice", description=ABSORB_DOC,
                     annotations=writes(destructive=False, idempotent=False))
+    server.add_tool(memnet_host_search, title="Search the host index",
+                    description=HOST_SEARCH_DOC, annotations=read_only)
+    server.add_tool(memnet_host_snap, title="Host Snap", description=HOST_SNAP_DOC,
+                    annotations=writes(destructive=True, idempotent=True))
     server.memnet_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
     return server
 

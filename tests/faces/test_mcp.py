@@ -27,7 +27,8 @@ from memnet.faces.mcp import build_server
 ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS = {"memnet_recall", "memnet_outline", "memnet_commit", "memnet_sessions",
-         "memnet_create_session", "memnet_absorb", "memnet_ingest", "memnet_snap"}
+         "memnet_create_session", "memnet_absorb", "memnet_ingest", "memnet_snap",
+         "memnet_host_search", "memnet_host_snap"}
 DELTA = ("INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
          "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
          "(l:LAW {text: 'Never change a price without a recorded decision'}), "
