@@ -320,9 +320,10 @@ class _Writer:
         w, self.w = self.w, None
         if commit:
             w.commit()
-            w.wait_merging_threads()
         else:
             w.rollback()
+            w.garbage_collect_files()  # the segments written since the last commit
+        w.wait_merging_threads()
 
 
 def _check_dir(where: Path) -> bool:
@@ -400,6 +401,7 @@ def _build(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> I
         parsed, removed, files, warnings, new = _refresh(top, top, {}, writer, progress)
         writer.close(commit=True)
         docs = _finish(ix, tmp, top, new, write=True)
+        (tmp / LOCK).touch()
         try:
             os.rename(tmp, where)  # onto an absent or empty directory only
         except OSError:
