@@ -211,6 +211,23 @@ class HostIndex:
         self.path = path
         self.meta = meta
         self._ix = index
+        self._stamp = self._header_stamp()
+
+    def _header_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path / META)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
+    def _searcher(self) -> Any:
+        """A searcher of the latest commit: a refresh rewrites the header after
+        its commit, so the index is reloaded only when the header changed."""
+        stamp = self._header_stamp()
+        if stamp != self._stamp:
+            self._ix.reload()
+            self._stamp = stamp
+        return self._ix.searcher()
 
     @property
     def root(self) -> Path:
@@ -242,8 +259,7 @@ class HostIndex:
         words = query_words(q)
         check_top(top)
         with _reading(self.path):
-            self._ix.reload()
-            searcher = self._ix.searcher()
+            searcher = self._searcher()
             query = self._ix.parse_query(" ".join(words), list(BOOSTS), field_boosts=BOOSTS)
             found = []
             for score, address in searcher.search(query, top).hits:
@@ -256,8 +272,7 @@ class HostIndex:
 
     def __len__(self) -> int:
         with _reading(self.path):
-            self._ix.reload()
-            return int(self._ix.searcher().num_docs)
+            return int(self._searcher().num_docs)
 
     def __repr__(self) -> str:
         return f"HostIndex({os.fspath(self.path)!r}, root={self.meta['root']!r})"

@@ -68,7 +68,7 @@ TRICKY = {
         except ImportError:
             def fallback(): ...
         ''',
-    "a body string with lines at column 0 (falls back)": '''\
+    "a body string with lines at column 0": '''\
         def make():
             return """
         def not_a_symbol():
@@ -118,9 +118,10 @@ def test_the_outline_agrees_with_a_full_parse(name):
     assert agrees(text.encode("utf-8")), name
 
 
-def test_a_cut_that_is_not_safe_is_refused_and_a_coding_cookie_is_honoured():
-    assert skeleton(textwrap.dedent(TRICKY["a body string with lines at column 0 "
-                                           "(falls back)"])) is None
+def test_a_body_with_strings_at_column_0_is_stepped_over_and_a_cookie_is_honoured():
+    text, lines = skeleton(textwrap.dedent(TRICKY["a body string with lines at column 0"]))
+    assert "not_a_symbol" not in text and "def after():" in text
+    assert lines[text.splitlines().index("def after():")] == 6
     latin = '# -*- coding: latin-1 -*-\ndef caf\u00e9():\n    "Cr\u00e8me."\n'.encode("latin-1")
     o = outline(latin)
     assert [(s.name, s.doc) for s in o.symbols] == [("caf\u00e9", "Cr\u00e8me.")]
