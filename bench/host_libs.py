@@ -6,7 +6,7 @@
 
 The documents are the ones the host index makes (``memnet.host.units``) from the
 first ``--files`` files of the tree; every library indexes them with the same
-fields (title, name, body, path, weighted 2/3/1/0.5 where the library can weight
+fields (title, name, body, path, weighted 1/1/1/0.3 where the library can weight
 fields) and answers the same queries: the first line of the docstring of a random
 sample of functions (known-item search, the function must come in the top 5).
 Libraries that are not installed are reported as such: ``tantivy`` (the extra
@@ -33,7 +33,7 @@ from host import default_tree, known_items, materialise, pct  # noqa: E402
 from memnet.host.units import READERS  # noqa: E402
 
 WORD = re.compile(r"[^\W_]+")
-BOOSTS = {"title": 2.0, "name": 3.0, "body": 1.0, "path": 0.5}
+BOOSTS = {"title": 1.0, "name": 1.0, "body": 1.0, "path": 0.3}
 
 
 def words(q: str) -> list[str]:
@@ -75,7 +75,7 @@ def with_fts5(docs, scratch):
     def search(q, n):
         m = " OR ".join(f'"{w}"' for w in words(q))
         return [r[0] for r in c.execute(
-            "SELECT locator FROM f WHERE f MATCH ? ORDER BY bm25(f, 2.0, 3.0, 1.0, 0.5) "
+            "SELECT locator FROM f WHERE f MATCH ? ORDER BY bm25(f, 1.0, 1.0, 1.0, 0.3) "
             "LIMIT ?", (m, n))]
     return search
 
@@ -83,7 +83,7 @@ def with_fts5(docs, scratch):
 def with_bm25s(docs, scratch):
     import bm25s
 
-    corpus = [f"{d.title} {d.name} {d.name} {d.body} {d.path}" for d in docs]
+    corpus = [f"{d.title} {d.name} {d.body} {d.path}" for d in docs]
     r = bm25s.BM25()
     r.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
     locs = [d.locator for d in docs]

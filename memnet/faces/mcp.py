@@ -155,6 +155,15 @@ class MemNetTools:
             self._cache.popitem(last=False)
         return s
 
+    def _flush(self, sid: str, s: Session) -> None:
+        """Store what ``s`` committed; a copy the cabinet refused is never served again."""
+        try:
+            if s.dirty:
+                self.cabinet.flush(s)
+        except BaseException:
+            self._cache.pop(sid, None)
+            raise
+
     def recall(self, session: str, q: str, *, k: int, max_rows: int, limit: int, fanout: int,
                view: str, laws: bool) -> tuple[str, dict[str, Any]]:
         with self._lock:
@@ -228,12 +237,7 @@ class MemNetTools:
                 self.cabinet.create(session)
             s = self._session(session)
             results = ingest_path(s, path)  # each part one atomic Commit
-            try:
-                if s.dirty:
-                    self.cabinet.flush(s)
-            except BaseException:
-                self._cache.pop(session, None)
-                raise
+            self._flush(session, s)
         parts = [r.to_dict() for r in results]
         for part in parts:
             part["warnings"] = part["warnings"][:50]
@@ -289,12 +293,7 @@ class MemNetTools:
             hook = self._host_index(index)
             s = self._session(session)
             res = snap(s, q, hook=hook, top=top)  # one atomic Commit
-            try:
-                if res.changed:
-                    self.cabinet.flush(s)
-            except BaseException:
-                self._cache.pop(session, None)
-                raise
+            self._flush(session, s)
         lines = [f"snapped {q!r} into {session}: {res.summary()}; recall it with "
                  f"'QRY {' '.join(q.split()[:3])}'"]
         lines += [f"{hd}  {h.locator}" for h, hd in zip(res.hits, res.handles)]

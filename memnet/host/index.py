@@ -31,8 +31,8 @@ Searching (:meth:`HostIndex.search`)
 ------------------------------------
 The words of ``q`` (runs of letters and digits, lower-cased, at most
 :data:`MAX_WORDS`) are OR-ed over four fields with BM25: a unit's ``name``
-(symbol name, heading, dotted module name; boost 3), ``title`` (2), ``body``
-(docstring, signature, section text; 1) and ``path`` (0.5). Hits come best
+(symbol name, heading, dotted module name), ``title``, ``body`` (docstring,
+signature, section text) and, at 0.3 of their weight, ``path``. Hits come best
 first; equal scores are ordered by locator, so the same index and ``q`` give
 the same list.
 """
@@ -65,11 +65,11 @@ MANIFEST = "memnet-host-files.json"  # rel path -> [size, mtime_ns, sha256 prefi
 LOCK = ".memnet-host.lock"
 INDEX_DIR_NAME = "host-index"
 #: Fields searched and their BM25 boosts.
-BOOSTS = {"name": 3.0, "title": 2.0, "body": 1.0, "path": 0.5}
+BOOSTS = {"name": 1.0, "title": 1.0, "body": 1.0, "path": 0.3}
 MAX_WORDS = 64
 MAX_QUERY = 4096
 MAX_TOP = 100
-#: Files larger than this are listed in the manifest but not indexed.
+#: Files larger than this are listed in the manifest (and hashed) but not indexed.
 MAX_FILE = 16 * 1024 * 1024
 WRITER_HEAP = 64_000_000
 _WORD = re.compile(r"[^\W_]+")
@@ -456,6 +456,9 @@ def _version() -> str:
 def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
              progress: Progress | None
              ) -> tuple[int, int, int, list[Warning_], dict[str, Any]]:
+    """Bring the documents of the files below ``top`` up to date through
+    ``writer``: (files parsed, files removed, files seen, warnings, the new
+    manifest)."""
     name = root.name
     scope = top.relative_to(root).as_posix() if top != root else ""
     prefix = f"{scope}/" if scope else ""
@@ -464,43 +467,33 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
                          w.message) for w in warnings]
     new = {k: v for k, v in manifest.items() if not (k == scope or k.startswith(prefix))}
     total = len(found)
-    if progress is not None:
-        progress(0, total)
     parsed = 0
     sysml_changed = False
-    for done, (sub, scheme) in enumerate(found, 1):
+    for done, (sub, scheme) in enumerate(found):
+        if progress is not None:
+            progress(done, total)
         rel = prefix + sub
-        file = root / rel
-        old = manifest.get(rel)
         try:
-            st = file.stat()
-            stamp = [st.st_size, st.st_mtime_ns]
-            if isinstance(old, list) and len(old) == 3 and old[:2] == stamp:
-                new[rel] = old
-                continue
-            data = file.read_bytes() if st.st_size <= MAX_FILE else b""
+            new[rel], data = _changed(root / rel, manifest.get(rel))
         except OSError as e:
             warnings.append(Warning_(f"{name}/{rel}", 0, f"not read: {e.strerror or e}"))
             continue
-        finally:
-            if progress is not None:
-                progress(done, total)
-        digest = hashlib.sha256(data).hexdigest()[:16] if st.st_size <= MAX_FILE else "big"
-        new[rel] = [*stamp, digest]
-        if isinstance(old, list) and len(old) == 3 and old[2] == digest:
+        if data is None:
             continue
         if scheme == "sysml":
             sysml_changed = True
             continue
-        if st.st_size > MAX_FILE:
-            warnings.append(Warning_(f"{name}/{rel}", 0, f"not indexed: larger than "
-                                                          f"{MAX_FILE} bytes"))
+        if len(data) > MAX_FILE:
+            warnings.append(Warning_(f"{name}/{rel}", 0,
+                                     f"not indexed: larger than {MAX_FILE} bytes"))
             docs: list[Doc] = []
         else:
             docs, warn = READERS[scheme](name, rel, data)
             warnings += warn
         writer.replace(("unit", f"{scheme}:{name}/{rel}"), docs, scheme)
         parsed += 1
+    if progress is not None:
+        progress(total, total)
     removed = [rel for rel in manifest if rel not in new]
     for rel in removed:
         scheme = SCHEMES.get(os.path.splitext(rel)[1], "")
@@ -511,6 +504,19 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
     if sysml_changed:
         parsed += _reindex_model(root, new, writer, warnings)
     return parsed, len(removed), total, warnings, new
+
+
+def _changed(file: Path, old: Any) -> tuple[list[Any], bytes | None]:
+    """The manifest entry of ``file`` (size, modification time, hash) and its
+    bytes, or None for the bytes when they are those ``old`` describes."""
+    st = file.stat()
+    stamp = [st.st_size, st.st_mtime_ns]
+    known = isinstance(old, list) and len(old) == 3
+    if known and old[:2] == stamp:
+        return old, None  # not even read
+    data = file.read_bytes()
+    entry = [*stamp, hashlib.sha256(data).hexdigest()[:16]]
+    return entry, (None if known and old[2] == entry[2] else data)
 
 
 def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,

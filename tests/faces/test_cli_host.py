@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memnet.faces.cli import main
+from tests.faces.test_progress import on_terminal
 from tests.host.conftest import needs_tantivy, write_tree
 
 needs_tantivy()
@@ -99,28 +96,8 @@ def test_errors_have_codes_and_write_nothing(tmp_path, capsys):
 def test_indexing_shows_a_bar_on_a_terminal(tmp_path):
     lib = write_tree(tmp_path / "lib")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MEMNET_PROGRESS_DELAY="0")
-    master, slave = pty.openpty()
-    try:
-        p = subprocess.Popen([sys.executable, "-m", "memnet", "host", "index", str(lib),
-                              "--index", str(tmp_path / "ix")], stdout=subprocess.PIPE,
-                             stderr=slave, env=env)
-        os.close(slave)
-        slave = -1
-        chunks: list[bytes] = []
-        while select.select([master], [], [], 60)[0]:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: every writer closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        out, _ = p.communicate(timeout=60)
-    finally:
-        os.close(master)
-        if slave >= 0:
-            os.close(slave)
-    assert p.returncode == 0
-    err = b"".join(chunks).decode()
+    code, out, err = on_terminal(["host", "index", str(lib), "--index", str(tmp_path / "ix")],
+                                 env)
+    assert code == 0
     assert f"host index {lib} reading: [" in err and "100.0% 6/6" in err, err
     assert out.startswith(b"indexed ")
