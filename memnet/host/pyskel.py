@@ -215,11 +215,13 @@ def _utf8(data: bytes) -> str | None:
         return None
 
 
-def outline(data: bytes) -> Outline:
-    """The docstring and top-level symbols of the module whose bytes are ``data``."""
+def outline(data: bytes, *, skim: bool = True) -> Outline:
+    """The docstring and top-level symbols of the module whose bytes are ``data``
+    (with ``skim=False``, from a parse of the whole module: the reference the
+    skeleton is held to)."""
     tree: ast.Module | None = None
     line_map: list[int] | None = None
-    text = _utf8(data)  # None: another encoding, which the full parse reads
+    text = _utf8(data) if skim else None  # None: another encoding, for the full parse
     if text is not None and "\0" not in text:
         sk = skeleton(text.removeprefix("\ufeff"))
         try:
