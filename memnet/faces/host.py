@@ -130,7 +130,7 @@ def _snap(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_dict(), ensure_ascii=False))
     else:
         print(f"snapped {q!r} into {args.sid}: {res.summary()}")
-        for h, handle, new in zip(res.hits, res.handles, res.created):
+        for h, handle, new in zip(res.hits, res.handles, res.created, strict=True):
             print(f"  {handle}{' (new)' if new else ''}  {h.locator}")
     return 0
 

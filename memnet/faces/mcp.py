@@ -296,7 +296,7 @@ class MemNetTools:
             self._flush(session, s)
         lines = [f"snapped {q!r} into {session}: {res.summary()}; recall it with "
                  f"'QRY {' '.join(q.split()[:3])}'"]
-        lines += [f"{hd}  {h.locator}" for h, hd in zip(res.hits, res.handles)]
+        lines += [f"{hd}  {h.locator}" for h, hd in zip(res.hits, res.handles, strict=True)]
         return "\n".join(lines), res.to_dict()
 
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:

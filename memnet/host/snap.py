@@ -55,8 +55,8 @@ class SnapResult:
     def to_dict(self) -> dict[str, Any]:
         return {"version": self.version, "changed": self.changed, "q": self.q,
                 "query": self.query, "created": sum(self.created), "unlinked": self.unlinked,
-                "hits": [{**h.to_dict(), "handle": hd, "created": c}
-                         for h, hd, c in zip(self.hits, self.handles, self.created)]}
+                "hits": [{**h.to_dict(), "handle": hd, "created": c} for h, hd, c
+                         in zip(self.hits, self.handles, self.created, strict=True)]}
 
     def summary(self) -> str:
         head = f"version {self.version}" + ("" if self.changed else " (unchanged)")

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from memnet.errors import MemNetError
-from memnet.host import HostIndex, index_tree, open_index, search
+from memnet.host import HostIndex, index_tree, open_index, search, units
 from memnet.host import index as hindex
-from memnet.host import units
 
 from .conftest import needs_tantivy
 
@@ -126,7 +125,8 @@ def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path):
 def test_a_subtree_refreshes_only_itself(tree, tmp_path):
     where = tmp_path / "ix"
     index_tree(tree, where)
-    (tree / "shop" / "cart.py").write_text('"""Carts."""\ndef empty():\n    """Drop every item."""\n')
+    (tree / "shop" / "cart.py").write_text(
+        '"""Carts."""\ndef empty():\n    """Drop every item."""\n')
     (tree / "docs" / "notes.txt").write_text("Changed but outside the subtree.\n")
     res = index_tree(tree / "shop", where)
     assert (res.files, res.parsed, res.root) == (3, 1, os.fspath(tree.resolve()))

@@ -41,7 +41,7 @@ def test_a_snap_commits_the_hits_once(ix):
     assert all(res.created)
     (q,) = live(s, "QRY")
     assert dict(s.store.props[q]) == {"title": Q}
-    for rank, (h, handle) in enumerate(zip(res.hits, res.handles), 1):
+    for rank, (h, handle) in enumerate(zip(res.hits, res.handles, strict=True), 1):
         (nid,) = by_locator(s, h.locator)
         assert s.store.kind[nid] == h.kind
         assert dict(s.store.props[nid]) == {"locator": h.locator, "title": h.title}
