@@ -281,9 +281,13 @@ class HostIndex:
 # -- building ---------------------------------------------------------------------------
 @contextlib.contextmanager
 def _locked(where: Path) -> Iterator[None]:
-    """Hold the index directory's lock file, or raise ``index_busy``."""
-    import fcntl
-
+    """Hold the index directory's lock file, or raise ``index_busy``. (Where
+    ``fcntl`` is missing, only tantivy's own writer lock keeps writers apart.)"""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        yield
+        return
     fd = os.open(where / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
