@@ -127,7 +127,7 @@ class MemNetTools:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()  # sync tools run on worker threads
-        self._indexes: dict[str, tuple[Any, Any]] = {}  # host index dir -> (stamp, HostIndex)
+        self._indexes: dict[str, Any] = {}  # host index directory -> HostIndex
 
     # the catalog row of sid, or None
     def _info(self, sid: str) -> Any:
@@ -255,21 +255,14 @@ class MemNetTools:
                 f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior")
         return text, res.to_dict()
 
-    # -- Host Snap (memnet.host): the index is opened once, again when it is rebuilt
+    # -- Host Snap (memnet.host): an index is opened once (it follows its refreshes)
     def _host_index(self, index: str | None) -> Any:
         from ..host import default_index_dir, open_index
-        from ..host.index import META
 
-        where = index or default_index_dir(self.cabinet.info().get("path"))
-        try:
-            st = os.stat(os.path.join(where, META))
-            stamp: Any = (st.st_ino, st.st_mtime_ns)
-        except OSError:
-            stamp = None
-        hit = self._indexes.get(os.fspath(where))
-        if hit is None or hit[0] != stamp:
-            hit = self._indexes[os.fspath(where)] = (stamp, open_index(where))
-        return hit[1]
+        where = os.fspath(index or default_index_dir(self.cabinet.info().get("path")))
+        if where not in self._indexes:
+            self._indexes[where] = open_index(where)
+        return self._indexes[where]
 
     def host_search(self, q: str, top: int, index: str | None) -> tuple[str, dict[str, Any]]:
         from ..host.index import check_top, query_words

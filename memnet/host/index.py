@@ -111,6 +111,12 @@ def check_top(top: object) -> int:
     return top
 
 
+def _not_found(where: Path) -> MemNetError:
+    return MemNetError(f"no host index at {os.fspath(where)!r}: build one with "
+                       f"memnet host index PATH --index {os.fspath(where)}",
+                       code="index_not_found", index=os.fspath(where))
+
+
 def _corrupt(where: Path, why: object) -> MemNetError:
     return MemNetError(f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
                        "delete the directory and index again", code="index_corrupt",
@@ -221,10 +227,14 @@ class HostIndex:
         return st.st_ino, st.st_mtime_ns
 
     def _searcher(self) -> Any:
-        """A searcher of the latest commit: a refresh rewrites the header after
-        its commit, so the index is reloaded only when the header changed."""
+        """A searcher of the latest commit: a refresh (or a rebuild) rewrites the
+        header after its commit, so the index is reloaded only when the header
+        changed."""
         stamp = self._header_stamp()
         if stamp != self._stamp:
+            if stamp is None:
+                raise _not_found(self.path)
+            self.meta = _header(self.path)
             self._ix.reload()
             self._stamp = stamp
         return self._ix.searcher()
@@ -243,9 +253,7 @@ class HostIndex:
     def open(cls, path: str | os.PathLike[str]) -> HostIndex:
         where = Path(path)
         if not (where / META).is_file():
-            raise MemNetError(f"no host index at {os.fspath(path)!r}: build one with "
-                              f"memnet host index PATH --index {os.fspath(path)}",
-                              code="index_not_found", index=os.fspath(path))
+            raise _not_found(where)
         meta = _header(where)
         tantivy = _tantivy()
         with _reading(where):

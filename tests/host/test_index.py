@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,20 @@ def test_a_subtree_refreshes_only_itself(tree, tmp_path):
     assert locators(ix, "drop every item")[0] == "py:lib/shop/cart.py::empty"
     assert locators(ix, "warehouse Leeds")[0] == "txt:lib/docs/notes.txt"  # not refreshed
     assert index_tree(tree, where).parsed == 1  # the rest, later
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_an_open_index_follows_a_rebuild_and_a_removal(tree, tmp_path):
+    where = tmp_path / "ix"
+    index_tree(tree / "shop", where)
+    ix = open_index(where)
+    assert locators(ix, "shopping cart")[0].startswith("py:shop/")
+    shutil.rmtree(where)
+    index_tree(tree / "docs", where)
+    assert locators(ix, "warehouse Leeds") == ["txt:docs/notes.txt"]
+    assert locators(ix, "shopping cart") == [] and ix.name == "docs"
+    shutil.rmtree(where)
+    assert code_of(lambda: ix.search("warehouse")) == "index_not_found"
 
 
 @pytest.mark.req("MN-REQ-22", "MN-REQ-15")
