@@ -187,11 +187,12 @@ def main() -> int:
             scpu.append(c)
         nodes = sum(1 for _ in s.store.live_node_ids())
         rwall = [timed(snap, s, q, hook=ix, top=10)[0] for q in queries[:200]]
-        head, tail = scpu[:100], scpu[-100:]  # CPU: the load moves wall times too much
+        # CPU: the load moves wall times too much
+        growth = statistics.median(scpu[-100:]) / statistics.median(scpu[:100])
         print(f"snap     top 10 into one session, {len(queries)} queries (it grows to "
               f"{nodes:,} nodes, version {s.version}): p50 {ms(pct(swall, .5))}, p90 "
               f"{ms(pct(swall, .9))}, p99 {ms(pct(swall, .99))}; CPU p50 {ms(pct(scpu, .5))}; "
-              f"CPU p50 last 100 / first 100 x{statistics.median(tail) / statistics.median(head):.2f}"
+              f"CPU p50 last 100 / first 100 x{growth:.2f}"
               f"; snap / search p50 x{pct(swall, .5) / pct(wall, .5):.1f}")
         print(f"snap again (same hits, no commit): p50 {ms(pct(rwall, .5))}")
 

@@ -40,6 +40,13 @@ def locators(ix: HostIndex, q: str, top: int = 10) -> list[str]:
     return [h.locator for h in ix.search(q, top)]
 
 
+@pytest.fixture
+def where(tree, tmp_path) -> Path:
+    """The directory of an index of the tree, built."""
+    index_tree(tree, tmp_path / "ix")
+    return tmp_path / "ix"
+
+
 @pytest.mark.req("MN-REQ-22")
 def test_build_and_search(tree, tmp_path):
     res = index_tree(tree, tmp_path / "ix")
@@ -72,9 +79,7 @@ def test_build_and_search(tree, tmp_path):
 
 
 @pytest.mark.req("MN-REQ-22")
-def test_an_unchanged_tree_does_no_work(tree, tmp_path, monkeypatch):
-    where = tmp_path / "ix"
-    index_tree(tree, where)
+def test_an_unchanged_tree_does_no_work(tree, tmp_path, where, monkeypatch):
     before = listing(where)
     read = []
     real = Path.read_bytes
@@ -93,9 +98,7 @@ def test_an_unchanged_tree_does_no_work(tree, tmp_path, monkeypatch):
 
 
 @pytest.mark.req("MN-REQ-22")
-def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path):
-    where = tmp_path / "ix"
-    index_tree(tree, where)
+def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path, where):
     (tree / "shop" / "pricing.py").write_text(
         '"""Prices."""\ndef discount(amount):\n    """Take ten percent off a basket."""\n')
     (tree / "docs" / "notes.txt").unlink()
@@ -123,9 +126,7 @@ def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path):
 
 
 @pytest.mark.req("MN-REQ-22")
-def test_a_subtree_refreshes_only_itself(tree, tmp_path):
-    where = tmp_path / "ix"
-    index_tree(tree, where)
+def test_a_subtree_refreshes_only_itself(tree, tmp_path, where):
     (tree / "shop" / "cart.py").write_text(
         '"""Carts."""\ndef empty():\n    """Drop every item."""\n')
     (tree / "docs" / "notes.txt").write_text("Changed but outside the subtree.\n")
@@ -183,9 +184,7 @@ def test_bad_input_gets_a_code_and_writes_nothing(tree, tmp_path):
 
 @pytest.mark.req("MN-REQ-22", "MN-REQ-14.3")
 @pytest.mark.parametrize("damage", ["header", "manifest", "tantivy meta", "segment"])
-def test_a_corrupt_index_is_reported_and_left_alone(tree, tmp_path, damage):
-    where = tmp_path / "ix"
-    index_tree(tree, where)
+def test_a_corrupt_index_is_reported_and_left_alone(tree, tmp_path, where, damage):
     if damage == "header":
         (where / hindex.META).write_text("{not json")
     elif damage == "manifest":
@@ -204,9 +203,7 @@ def test_a_corrupt_index_is_reported_and_left_alone(tree, tmp_path, damage):
 
 
 @pytest.mark.req("MN-REQ-22", "MN-REQ-14")
-def test_a_failed_refresh_leaves_the_index_as_it_was(tree, tmp_path, monkeypatch):
-    where = tmp_path / "ix"
-    index_tree(tree, where)
+def test_a_failed_refresh_leaves_the_index_as_it_was(tree, tmp_path, where, monkeypatch):
     before = listing(where)
     (tree / "shop" / "cart.py").write_text('"""Carts."""\ndef empty():\n    """Drop all."""\n')
     (tree / "shop" / "pricing.py").write_text('"""Prices."""\n')
@@ -260,9 +257,7 @@ def test_a_manifest_left_behind_by_a_crash_is_caught_up(tree, tmp_path, monkeypa
 
 
 @pytest.mark.req("MN-REQ-22")
-def test_one_writer_at_a_time(tree, tmp_path):
-    where = tmp_path / "ix"
-    index_tree(tree, where)
+def test_one_writer_at_a_time(tree, tmp_path, where):
     (tree / "docs" / "notes.txt").write_text("changed\n")
     fd = os.open(where / hindex.LOCK, os.O_RDWR)
     try:
