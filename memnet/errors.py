@@ -94,6 +94,13 @@ CODES: dict[str, str] = {
           "message)",
     "trace_failed": "requirement traceability failed: a requirement has no test, a test names "
                     "an unknown requirement or an MN-VER test names none (memnet ver)",
+    # host index (memnet.host)
+    "index_not_found": "no host index in that directory (build one with memnet host index)",
+    "index_corrupt": "the host index cannot be read; delete it and index again",
+    "index_busy": "another process is updating the host index",
+    "path_outside_root": "the path is not inside the root the host index covers",
+    "bad_hit": "a retriever returned a hit that cannot be committed (locator, title, score, "
+               "kind)",
     "internal": "an unexpected failure inside MemNet",
 }
 

@@ -19,11 +19,11 @@ LAYERS = {
     # reader sees, i.e. by emitted text); they import nothing else of memnet
     "gql.ast": 0, "gql.emit": 0,
     "graph": 1, "gql": 2, "recall": 3, "commit": 3, "session": 4,
-    "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "snap": 6, "ver": 6,
+    "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "host": 5, "snap": 6, "ver": 6,
     "faces": 7, "__main__": 7, "__init__": 8,
 }
 CORE = {"graph", "gql", "recall", "commit", "session"}
-OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver"}
+OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host"}
 
 
 def _top(module: str) -> str:
@@ -81,3 +81,14 @@ def test_the_check_sees_imports() -> None:
     assert "session" in _imports(PKG / "cabinet" / "base.py")
     assert "gql" in _imports(PKG / "recall" / "seed.py") or "graph" in _imports(
         PKG / "recall" / "seed.py")
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_only_the_faces_reach_the_host_hook() -> None:
+    """Host Snap sits outside the engine: the core and recall never import it,
+    and of the rest only the faces do."""
+    users = {p.relative_to(PKG).as_posix() for p in FILES
+             if "host" in _imports(p) and p.relative_to(PKG).parts[0] != "host"}
+    assert users and all(u.startswith("faces/") for u in users), users
+    for p in (PKG / "host").rglob("*.py"):
+        assert not (_imports(p) & (OUTSIDE - {"host", "ingest"})), p

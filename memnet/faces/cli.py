@@ -589,7 +589,13 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Recall Q from SID and render the Shape to an SVG or PNG "
                                       "file with Graphviz (dot).")
     show.set_defaults(func=_lazy("render"))
-    for face, parser in (("wire", wire), ("mcp", mcp), ("render", show)):
+    host = sub.add_parser("host", help="index and search a library, snap hits into a session "
+                                       "(Host Snap)",
+                          description="Host Snap: a BM25 index of a tree outside the engine "
+                                      "(index), its search (search), and hits committed into a "
+                                      "session as locators (snap).")
+    host.set_defaults(func=_lazy("host"))
+    for face, parser in (("wire", wire), ("mcp", mcp), ("render", show), ("host", host)):
         _add_face_arguments(face, parser)
     return p
 

@@ -12,6 +12,8 @@ tools that mirror the Python API:
 ``memnet_absorb``            ``export_working_memory_slice`` + ``import_slice``
 ``memnet_ingest``            ``memnet.ingest.ingest_path`` then ``Cabinet.flush``
 ``memnet_snap``              ``memnet.snap.snap`` (Model Snap)
+``memnet_host_search``       ``memnet.host.search`` (needs ``memnet[host]``)
+``memnet_host_snap``         ``memnet.host.snap`` then ``Cabinet.flush``
 ===========================  ======================================================
 
 A :class:`~memnet.errors.MemNetError` becomes a tool error result (``isError``)
@@ -25,6 +27,7 @@ See ``docs/mcp.md``.
 
 import argparse
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -127,6 +130,7 @@ class MemNetTools:
         self.cache_size = cache_size
         self._cache: "OrderedDict[str, tuple[Session, float]]" = OrderedDict()
         self._lock = threading.Lock()  # sync tools run on worker threads
+        self._indexes: dict[str, Any] = {}  # host index directory -> HostIndex
 
     # the catalog row of sid, or None
     def _info(self, sid: str) -> Any:
@@ -153,6 +157,15 @@ class MemNetTools:
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         return s
+
+    def _flush(self, sid: str, s: Session) -> None:
+        """Store what ``s`` committed; a copy the cabinet refused is never served again."""
+        try:
+            if s.dirty:
+                self.cabinet.flush(s)
+        except BaseException:
+            self._cache.pop(sid, None)
+            raise
 
     def recall(self, session: str, q: str, *, k: int, max_rows: int, limit: int, fanout: int,
                view: str, laws: bool) -> tuple[str, dict[str, Any]]:
@@ -229,12 +242,7 @@ class MemNetTools:
             else:
                 s = self._session(session)
                 results = ingest_path(s, path)  # each part one atomic Commit
-                try:
-                    if s.dirty:
-                        self.cabinet.flush(s)
-                except BaseException:
-                    self._cache.pop(session, None)
-                    raise
+                self._flush(session, s)
         parts = [r.to_dict() for r in results]
         for part in parts:
             part["warnings"] = part["warnings"][:50]
@@ -258,6 +266,43 @@ class MemNetTools:
         out = res.to_dict()
         out["warnings"] = out["warnings"][:50]
         return text, out
+
+    # -- Host Snap (memnet.host): an index is opened once (it follows its refreshes)
+    def _host_index(self, index: str | None) -> Any:
+        from ..host import default_index_dir, open_index
+
+        where = os.fspath(index or default_index_dir(self.cabinet.info().get("path")))
+        if where not in self._indexes:
+            self._indexes[where] = open_index(where)
+        return self._indexes[where]
+
+    def host_search(self, q: str, top: int, index: str | None) -> tuple[str, dict[str, Any]]:
+        from ..host.index import check_top, query_words
+
+        query_words(q)
+        check_top(top)
+        with self._lock:
+            hits = self._host_index(index).search(q, top)
+        text = "\n".join(f"{h.locator}  {h.title}  ({h.score:.2f})" for h in hits) or \
+            f"no hits for {q!r}"
+        return text, {"hits": [h.to_dict() for h in hits]}
+
+    def host_snap(self, session: str, q: str, top: int, index: str | None
+                  ) -> tuple[str, dict[str, Any]]:
+        from ..host import snap
+        from ..host.index import check_top, query_words
+
+        query_words(q)
+        check_top(top)
+        with self._lock:
+            hook = self._host_index(index)
+            s = self._session(session)
+            res = snap(s, q, hook=hook, top=top)  # one atomic Commit
+            self._flush(session, s)
+        lines = [f"snapped {q!r} into {session}: {res.summary()}; recall it with "
+                 f"'QRY {' '.join(q.split()[:3])}'"]
+        lines += [f"{hd}  {h.locator}" for h, hd in zip(res.hits, res.handles, strict=True)]
+        return "\n".join(lines), res.to_dict()
 
     def create_session(self, session: str) -> tuple[str, dict[str, Any]]:
         with self._lock:
@@ -341,6 +386,21 @@ ABSORB_DOC = (
     "'member/handle'), 'keep' (handles kept; any collision refuses all), 'reject' (refuse if "
     "any node is already in lead). This is a join between sessions, not goldfish writeback: "
     "use memnet_commit for your own changes.")
+
+HOST_SEARCH_DOC = (
+    "Host Snap search: the best `top` hits for q in the BM25 host index of a library on the "
+    "server (built with `memnet host index PATH`): Python modules and top-level "
+    "classes/functions (name, signature, docstring), markdown sections, SysML elements and "
+    "text files. Each hit is {locator, title, score, kind, path, line}; nothing is written. "
+    "Use memnet_host_snap to put hits into a session.")
+HOST_SNAP_DOC = (
+    "Host Snap: search q in the host index and commit the hits into a session in one "
+    "Commit: a QRY node {title: q} linked by HIT {rank} edges to one node per hit, keyed by "
+    "its locator (a node the session already has for that locator, e.g. from memnet_ingest, "
+    "is reused; a new one holds only the locator and a short title). The same hits again "
+    "change nothing. Then memnet_recall 'QRY <words of q>' shows them. Returns {version, "
+    "changed, query, hits: [{locator, title, handle, created, ...}]}.")
+
 
 # -- the server ----------------------------------------------------------------------------
 def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
@@ -454,6 +514,24 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     ) -> mtypes.CallToolResult:
         return result(lambda: tools.snap(model, prefix, budget, strict))
 
+    Index = Annotated[str, Field(description="host index directory on the server (default: "
+                                             "host-index in the MemNet home)")]
+    Top = Annotated[int, Field(description="most hits (1-100)")]
+
+    def memnet_host_search(
+        q: Annotated[str, Field(description="words to search for, e.g. 'parse a config "
+                                            "file'")],
+        top: Top = 10, index: Index = "",
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.host_search(q, top, index or None))
+
+    def memnet_host_snap(
+        session: Sid,
+        q: Annotated[str, Field(description="words to search for")],
+        top: Top = 10, index: Index = "",
+    ) -> mtypes.CallToolResult:
+        return result(lambda: tools.host_snap(session, q, top, index or None))
+
     def writes(*, destructive: bool, idempotent: bool) -> Any:
         return mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=destructive,
                                       idempotent_hint=idempotent, open_world_hint=False)
@@ -474,6 +552,10 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                     annotations=writes(destructive=True, idempotent=True))
     server.add_tool(memnet_absorb, title="Absorb a slice", description=ABSORB_DOC,
                     annotations=writes(destructive=False, idempotent=False))
+    server.add_tool(memnet_host_search, title="Search the host index",
+                    description=HOST_SEARCH_DOC, annotations=read_only)
+    server.add_tool(memnet_host_snap, title="Host Snap", description=HOST_SNAP_DOC,
+                    annotations=writes(destructive=True, idempotent=True))
     server.memnet_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
     return server
 

@@ -87,7 +87,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..errors import PathNotFound
 from .model import Artefacts, Element, Warning_
@@ -100,6 +100,7 @@ SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
 MAX_IMPORTS = 4096  # the engine's cap on list items
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 
 
 # -- what a handler sees ----------------------------------------------------------
@@ -168,6 +169,21 @@ def _repeat_error(element: Element, unit: Unit, art: Artefacts) -> None:
 
 
 # -- Python -------------------------------------------------------------------------
+Symbol = pyast.ClassDef | pyast.FunctionDef | pyast.AsyncFunctionDef
+
+
+def top_symbols(tree: pyast.Module) -> dict[str, tuple[Symbol, int]]:
+    """The SYMs of a module: each top-level ``class``, ``def`` or ``async def``
+    name with its first definition and how many times it is defined at the top,
+    in order of first definition."""
+    seen: dict[str, tuple[Symbol, int]] = {}
+    for node in tree.body:
+        if isinstance(node, (pyast.ClassDef, pyast.FunctionDef, pyast.AsyncFunctionDef)):
+            first, defs = seen.get(node.name, (node, 0))
+            seen[node.name] = (first, defs + 1)
+    return seen
+
+
 def module_name(root: str, rel: str) -> str:
     """The dotted name of the module at ``rel`` (below the root): the root is
     the top package, ``__init__.py`` names its package."""
@@ -210,20 +226,14 @@ class PythonHandler:
         if imports:
             props["imports"] = imports
         art.add(Element(unit.locator, self.kind, props, unit=unit.locator))
-        seen: dict[str, dict[str, Any]] = {}
-        for node in tree.body:
-            if not isinstance(node, (pyast.ClassDef, pyast.FunctionDef, pyast.AsyncFunctionDef)):
-                continue
-            if node.name in seen:
-                seen[node.name]["defs"] = int(seen[node.name].get("defs", 1)) + 1
-                continue
-            sp: dict[str, Any] = {"name": node.name, "line": node.lineno,
+        for name, (node, defs) in top_symbols(tree).items():
+            sp: dict[str, Any] = {"name": name, "line": node.lineno,
                                   "sym": "class" if isinstance(node, pyast.ClassDef) else "def"}
             sdoc = _first_line(pyast.get_docstring(node))
             if sdoc:
                 sp["doc"] = sdoc
-            seen[node.name] = sp
-        for name, sp in seen.items():
+            if defs > 1:
+                sp["defs"] = defs
             loc = f"{unit.locator}::{name}"
             art.add(Element(loc, "SYM", sp, unit=unit.locator))
             art.link("CONTAINS", unit.locator, loc)
@@ -321,6 +331,22 @@ def headings(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def sections(text: str) -> list[tuple[int, int, str, str]]:
+    """``(line, level, title, slug)`` of every heading (see :func:`headings`);
+    a slug repeated in the file gets ``-2``, ``-3`` ... (the SEC locators)."""
+    used: set[str] = set()
+    out: list[tuple[int, int, str, str]] = []
+    for line, level, title in headings(text):
+        slug = base = slugify(title)
+        n = 1
+        while slug in used:
+            n += 1
+            slug = f"{base}-{n}"
+        used.add(slug)
+        out.append((line, level, title, slug))
+    return out
+
+
 class MarkdownHandler:
     """``.md`` files: a DOC each and a SEC per heading, nested by level."""
 
@@ -337,19 +363,12 @@ class MarkdownHandler:
             _error_props(props, unit, line, f"not read: not UTF-8 ({e.reason})", art)
             art.add(Element(unit.locator, self.kind, props, unit=unit.locator))
             return
-        heads = headings(text)
+        heads = sections(text)
         if heads and heads[0][2]:
             props["title"] = heads[0][2]
         art.add(Element(unit.locator, self.kind, props, unit=unit.locator))
-        used: set[str] = set()
         stack: list[tuple[int, str]] = []   # (level, locator) of open sections
-        for line, level, title in heads:
-            slug = base_slug = slugify(title)
-            n = 1
-            while slug in used:
-                n += 1
-                slug = f"{base_slug}-{n}"
-            used.add(slug)
+        for line, level, title, slug in heads:
             loc = f"{unit.locator}#{slug}"
             art.add(Element(loc, "SEC", {"title": title, "level": level, "line": line},
                             unit=unit.locator))
@@ -382,12 +401,12 @@ def _skip(name: str) -> bool:
     return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
 
 
-def _walk(top: Path, handlers: Mapping[str, Handler],
-          warn: list[Warning_], root: str) -> tuple[list[str], list[tuple[str, Handler]]]:
+def _walk(top: Path, handlers: Mapping[str, T],
+          warn: list[Warning_], root: str) -> tuple[list[str], list[tuple[str, T]]]:
     """Directories (relative, ``''`` for the root) that hold a handled file, and
     the handled files, both in sorted depth-first order."""
     dirs: list[str] = []
-    files: list[tuple[str, Handler]] = []
+    files: list[tuple[str, T]] = []
 
     def visit(path: Path, rel: str) -> bool:
         try:
@@ -452,6 +471,15 @@ def path_kind(path: str | os.PathLike[str]) -> tuple[Path, str]:
         raise PathNotFound(f"no such file or directory: {_shown(where)} ({why})",
                            path=where[:200]) from None
     return p, "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def walk(top: Path, kinds: Mapping[str, T]) -> tuple[list[tuple[str, T]], list[Warning_]]:
+    """The files below ``top`` whose suffix is a key of ``kinds`` (relative
+    posix paths with their ``kinds`` value, sorted depth-first), walked with
+    the rules of ingest (see the module doc), and the directories that could
+    not be read."""
+    warn: list[Warning_] = []
+    return _walk(top, kinds, warn, top.name)[1], warn
 
 
 def tree_root(path: str | os.PathLike[str]) -> Path:
@@ -602,4 +630,5 @@ def ingest(session: Any, path: str | os.PathLike[str], *, progress: Progress | N
 
 __all__ = ["HANDLERS", "MANAGED_TYPES", "SCHEMES", "Handler", "MarkdownHandler",
            "PythonHandler", "Unit", "headings", "ingest", "module_name", "register", "scan",
-           "path_kind", "slugify", "text_name", "tree_root"]
+           "path_kind", "sections", "slugify", "text_name", "top_symbols", "tree_root",
+           "walk"]

@@ -27,7 +27,8 @@ from memnet.faces.mcp import build_server
 ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS = {"memnet_recall", "memnet_outline", "memnet_commit", "memnet_sessions",
-         "memnet_create_session", "memnet_absorb", "memnet_ingest", "memnet_snap"}
+         "memnet_create_session", "memnet_absorb", "memnet_ingest", "memnet_snap",
+         "memnet_host_search", "memnet_host_snap"}
 DELTA = ("INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
          "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
          "(l:LAW {text: 'Never change a price without a recorded decision'}), "
@@ -344,3 +345,61 @@ def test_snap_tool_lists_files_it_left_out_and_strict_writes_nothing(tmp_path):
             assert "1 warning(s), 1 file(s) not ingested" in text_of(sn)
 
     anyio.run(main)
+
+
+@pytest.mark.req("MN-REQ-19", "MN-REQ-22")
+def test_host_search_and_snap_tools(tmp_path):
+    from memnet.host import index_tree
+    from tests.host.conftest import needs_tantivy, write_tree
+
+    needs_tantivy()
+    lib = write_tree(tmp_path / "lib")
+    index_tree(lib, tmp_path / "cab" / "host-index")  # the default place for this home
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            a = tools["memnet_host_search"].annotations
+            assert (a.read_only_hint, a.idempotent_hint) == (True, True)
+            a = tools["memnet_host_snap"].annotations
+            assert (a.read_only_hint, a.idempotent_hint) == (False, True)
+            assert tools["memnet_host_snap"].input_schema["required"] == ["session", "q"]
+            res = await call(client, "memnet_host_search", q="round a price", top=2)
+            assert not res.is_error, text_of(res)
+            hits = res.structured_content["hits"]
+            assert len(hits) == 2 and hits[0]["locator"] == "py:lib/shop/pricing.py::round_price"
+            assert "py:lib/shop/pricing.py::round_price" in text_of(res)
+            await call(client, "memnet_create_session", session="work")
+            res = await call(client, "memnet_host_snap", session="work", q="round a price",
+                             top=3)
+            assert not res.is_error, text_of(res)
+            out = res.structured_content
+            assert (out["version"], out["changed"], out["created"]) == (1, True, 3)
+            assert "QRY round a price" in text_of(res)
+            again = await call(client, "memnet_host_snap", session="work", q="round a price",
+                               top=3)
+            assert again.structured_content["changed"] is False
+            rec = await call(client, "memnet_recall", session="work", q="QRY round price")
+            assert "py:lib/shop/pricing.py::round_price" in text_of(rec)
+            # a refresh of the index is seen by the next call
+            (lib / "docs" / "notes.txt").write_text("Inventory counts every Friday.\n")
+            index_tree(lib, tmp_path / "cab" / "host-index")
+            res = await call(client, "memnet_host_search", q="inventory Friday", top=1)
+            assert res.structured_content["hits"][0]["locator"] == "txt:lib/docs/notes.txt"
+            # errors come back as tool results with their codes
+            for args, code in (({"q": ""}, "bad_query"), ({"q": "x", "top": 0}, "bad_query"),
+                               ({"q": "x", "index": str(tmp_path / "none")},
+                                "index_not_found")):
+                res = await call(client, "memnet_host_search", **args)
+                assert res.is_error and text_of(res).startswith(f"{code}:"), text_of(res)
+            res = await call(client, "memnet_host_snap", session="ghost", q="price")
+            assert res.is_error and text_of(res).startswith("session_not_found:")
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
+    with Cabinet.open(tmp_path / "cab") as again:
+        assert again.open("work").version == 1

@@ -115,12 +115,13 @@ def cli_env(home: Path) -> dict[str, str]:
 ARGS = ("recall", "big", "TSK", "--rows", "5")
 
 
-@pytest.mark.req("MN-REQ-15")
-def test_cli_shows_a_bar_on_a_terminal(big_home):
+def on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, bytes, str]:
+    """Run ``python -m memnet ARGS`` with stderr on a pseudo-terminal: the exit
+    code, stdout and what the terminal showed."""
     master, slave = pty.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "memnet", *ARGS], stdout=subprocess.PIPE,
-                             stderr=slave, env=cli_env(big_home))
+        p = subprocess.Popen([sys.executable, "-m", "memnet", *args], stdout=subprocess.PIPE,
+                             stderr=slave, env=env)
         os.close(slave)
         slave = -1
         chunks: list[bytes] = []
@@ -140,8 +141,13 @@ def test_cli_shows_a_bar_on_a_terminal(big_home):
         os.close(master)
         if slave >= 0:
             os.close(slave)
-    assert p.returncode == 0
-    err = b"".join(chunks).decode()
+    return p.returncode, out, b"".join(chunks).decode()
+
+
+@pytest.mark.req("MN-REQ-15")
+def test_cli_shows_a_bar_on_a_terminal(big_home):
+    code, out, err = on_terminal(list(ARGS), cli_env(big_home))
+    assert code == 0
     assert "\r" in err and "hydrate big: [" in err and "100.0%" in err, err
     total = BIG_NODES + BIG_NODES // 2   # records read: nodes and edges
     assert f"{total:,}/{total:,}" in err, err

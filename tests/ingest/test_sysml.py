@@ -34,7 +34,7 @@ MODEL_IDS = {
     "MN-REQ-06", "MN-REQ-06.1", "MN-REQ-07", "MN-REQ-08", "MN-REQ-09", "MN-REQ-10", "MN-REQ-11",
     "MN-REQ-12", "MN-REQ-13", "MN-REQ-13.1", "MN-REQ-14", "MN-REQ-14.1", "MN-REQ-14.2",
     "MN-REQ-14.3", "MN-REQ-15", "MN-REQ-16", "MN-REQ-17", "MN-REQ-18", "MN-REQ-19",
-    "MN-REQ-20", "MN-REQ-21",
+    "MN-REQ-20", "MN-REQ-21", "MN-REQ-22",
 }
 
 # every test here checks that the SysML subset loads, and that the rest warns, never crashes
