@@ -37,6 +37,7 @@ from .errors import (
     CapExceeded,
     CommitRejected,
     ConflictError,
+    DeltaMismatch,
     EchoRefused,
     GQLSyntaxError,
     InputTooLarge,
@@ -49,6 +50,7 @@ from .errors import (
     TraceFailed,
 )
 from .gql.parse import parse, parse_delta, parse_query
+from .recall.delta import apply_delta
 from .recall.shape import Receipt, Shape
 from .session import LIMITS, Session
 from .tokens import count_tokens
@@ -79,6 +81,7 @@ __all__ = [
     "CommitRejected",
     "CommitResult",
     "ConflictError",
+    "DeltaMismatch",
     "EchoRefused",
     "GQLSyntaxError",
     "InputTooLarge",
@@ -93,6 +96,7 @@ __all__ = [
     "TraceFailed",
     "Shape",
     "__version__",
+    "apply_delta",
     "count_tokens",
     "parse",
     "parse_delta",

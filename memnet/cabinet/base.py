@@ -44,6 +44,7 @@ Example::
 from __future__ import annotations
 
 import bisect
+import functools
 import gc
 import os
 import time
@@ -459,6 +460,15 @@ def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
                 index.add_id(term, nid)
 
 
+def _log_changes(txn: Txn, sid: str, upto: int) -> Iterator[tuple[int, list[Change]]]:
+    """``(version, changes)`` of the log records 1..upto of ``sid``, in order."""
+    for k, v in txn.scan(R.LOG, R.prefix(sid)):
+        ver = R.key_id(k)
+        if ver > upto:
+            break
+        yield ver, _decode_log(v, k)[2]
+
+
 def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[Change]]:
     d = R.decode(raw, where)
     try:
@@ -697,12 +707,12 @@ class Cabinet:
             self._bind(s, s.version, token)
             return s.version
 
-    @staticmethod
-    def _bind(s: Session, version: int, token: str | None) -> None:
+    def _bind(self, s: Session, version: int, token: str | None) -> None:
         s.base_version = version
         s.base_token = token
         s.pending = []
         s.store.track_changes()
+        s.log_reader = functools.partial(self._read_log, s.name)
 
     def drop(self, sid: str) -> None:
         """Delete a session and all of its records, in one transaction."""
@@ -800,12 +810,7 @@ class Cabinet:
     def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any],
                 progress: Callable[[int, int], None] | None = None) -> Session:
         s = Session(sid, **opts)
-        pre = R.prefix(sid)
-        for k, v in txn.scan(R.LOG, pre):
-            ver = R.key_id(k)
-            if ver > at:
-                break
-            t, summary, changes = _decode_log(v, k)
+        for ver, changes in _log_changes(txn, sid, at):
             replay(s.store, changes)
             s.version = ver
             if progress is not None:
@@ -813,7 +818,21 @@ class Cabinet:
         if s.version != at:
             raise VersionNotFound(f"session {sid!r}: the log does not reach version {at}")
         # a past version is for reading: it is not bound, so it cannot be flushed
+        s.log_reader = functools.partial(self._read_log, sid)
         return s
+
+    def _read_log(self, sid: str, upto: int) -> Iterator[tuple[int, list[Change]]]:
+        """The stored commits 1..upto of ``sid`` as ``(version, changes)``,
+        oldest first: a session's ``log_reader``, for delta recall."""
+        with self.kv.read() as txn:
+            cat = self._catalog(txn, sid)
+            if cat is None:
+                raise SessionNotFound(f"no session {sid!r} in this cabinet")
+            first = int(cat.get("log_from", 1)) - 1
+            if first > 0 and upto > 0:
+                raise VersionNotFound(f"session {sid!r} was adopted at version {first}: its log "
+                                      "starts after it")
+            yield from _log_changes(txn, sid, upto)
 
     open = _ClassOrInstance(open_cabinet, hydrate)
 

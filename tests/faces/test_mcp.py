@@ -63,7 +63,7 @@ def test_tools_in_process(tmp_path, mode):
             assert a.read_only_hint is False and a.idempotent_hint is False
             props = tools["memnet_recall"].input_schema["properties"]
             assert list(props) == ["session", "q", "k", "max_rows", "limit", "fanout",
-                                   "view", "laws"]
+                                   "view", "laws", "since"]
             assert props["k"]["default"] == 2 and props["laws"]["default"] is True
             assert tools["memnet_recall"].input_schema["required"] == ["session"]
             assert "TSK status:open pricing" in tools["memnet_recall"].description
