@@ -18,18 +18,18 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .commit import Caps, Change, CommitRecord, CommitResult, import_elements, plan_and_apply
+from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
 from .errors import CommitRejected, EchoRefused, QueryError
 from .gql import ast
 from .gql.emit import format_query
 from .gql.parse import parse_delta, parse_query
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
-from .recall.delta import Memo, check_etag, memo_key, recall_since
+from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
 from .recall.peak import census, exemplars, peaks
 from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
@@ -97,10 +97,10 @@ class Session:
         # and true for the same value)
         self._seed_cache: dict[tuple[str, str, int | None, int], SeedResult] = {}
         self._seed_cache_version = 0
-        # the Shapes served lately, for Recall with since=; and, set by a
-        # cabinet, a reader of its log: (version, changes) up to a version
+        # the Shapes served lately, and (set by the cabinet the session was
+        # opened from) its past versions: for Recall with since=
         self._memo = Memo()
-        self.log_reader: Callable[[int], Iterator[tuple[int, Sequence[Change]]]] | None = None
+        self.archive: Archive | None = None
 
     def __repr__(self) -> str:
         s = self.store

@@ -44,7 +44,6 @@ Example::
 from __future__ import annotations
 
 import bisect
-import functools
 import gc
 import os
 import time
@@ -460,15 +459,6 @@ def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
                 index.add_id(term, nid)
 
 
-def _log_changes(txn: Txn, sid: str, upto: int) -> Iterator[tuple[int, list[Change]]]:
-    """``(version, changes)`` of the log records 1..upto of ``sid``, in order."""
-    for k, v in txn.scan(R.LOG, R.prefix(sid)):
-        ver = R.key_id(k)
-        if ver > upto:
-            break
-        yield ver, _decode_log(v, k)[2]
-
-
 def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[Change]]:
     d = R.decode(raw, where)
     try:
@@ -476,6 +466,36 @@ def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[C
         return float(d["t"]), dict(d["s"]), changes
     except (KeyError, TypeError, ValueError) as e:
         raise CabinetCorrupt(f"log record {where!r} is malformed: {e}") from None
+
+
+class _Archive:
+    """What a cabinet lends a session it opened, to rebuild its past versions
+    for delta recall (``memnet/recall/delta.py``): a fresh copy at the stored
+    version, and the changes of any stored commit as the log keeps them."""
+
+    def __init__(self, cabinet: Cabinet, sid: str, token: str | None, tokenizer: str) -> None:
+        self.cabinet = cabinet
+        self.sid = sid
+        self.token = token
+        self.tokenizer = tokenizer
+
+    def copy(self) -> Session:
+        s = self.cabinet.hydrate(self.sid, tokenizer=self.tokenizer)
+        if s.base_token != self.token:
+            raise VersionNotFound(f"session {self.sid!r} was dropped and created again")
+        return s
+
+    def changes(self, version: int) -> list[tuple[str, int, tuple[Any, ...]]]:
+        key = R.element_key(self.sid, version)
+        with self.cabinet.kv.read() as txn:
+            raw = txn.get(R.LOG, key)
+        if raw is None:
+            raise VersionNotFound(f"session {self.sid!r} keeps no log record of version "
+                                  f"{version}")
+        try:
+            return [(str(op), int(i), tuple(st)) for op, i, st in R.decode(raw, key)["c"]]
+        except (KeyError, TypeError, ValueError) as e:
+            raise CabinetCorrupt(f"log record {key!r} is malformed: {e}") from None
 
 
 class _ClassOrInstance:
@@ -712,7 +732,7 @@ class Cabinet:
         s.base_token = token
         s.pending = []
         s.store.track_changes()
-        s.log_reader = functools.partial(self._read_log, s.name)
+        s.archive = _Archive(self, s.name, token, s.tokenizer)
 
     def drop(self, sid: str) -> None:
         """Delete a session and all of its records, in one transaction."""
@@ -753,7 +773,7 @@ class Cabinet:
                     raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
                                           f"not {at!r}")
                 return self._replay(txn, sid, at, {**_stored_options(cat), **session_options},
-                                    progress)
+                                    progress, cat.get("token"))
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
@@ -808,9 +828,15 @@ class Cabinet:
         return out
 
     def _replay(self, txn: Txn, sid: str, at: int, opts: dict[str, Any],
-                progress: Callable[[int, int], None] | None = None) -> Session:
+                progress: Callable[[int, int], None] | None = None,
+                token: str | None = None) -> Session:
         s = Session(sid, **opts)
-        for ver, changes in _log_changes(txn, sid, at):
+        pre = R.prefix(sid)
+        for k, v in txn.scan(R.LOG, pre):
+            ver = R.key_id(k)
+            if ver > at:
+                break
+            t, summary, changes = _decode_log(v, k)
             replay(s.store, changes)
             s.version = ver
             if progress is not None:
@@ -818,21 +844,8 @@ class Cabinet:
         if s.version != at:
             raise VersionNotFound(f"session {sid!r}: the log does not reach version {at}")
         # a past version is for reading: it is not bound, so it cannot be flushed
-        s.log_reader = functools.partial(self._read_log, sid)
+        s.archive = _Archive(self, sid, token, s.tokenizer)
         return s
-
-    def _read_log(self, sid: str, upto: int) -> Iterator[tuple[int, list[Change]]]:
-        """The stored commits 1..upto of ``sid`` as ``(version, changes)``,
-        oldest first: a session's ``log_reader``, for delta recall."""
-        with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
-            if cat is None:
-                raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            first = int(cat.get("log_from", 1)) - 1
-            if first > 0 and upto > 0:
-                raise VersionNotFound(f"session {sid!r} was adopted at version {first}: its log "
-                                      "starts after it")
-            yield from _log_changes(txn, sid, upto)
 
     open = _ClassOrInstance(open_cabinet, hydrate)
 

@@ -23,25 +23,27 @@ answer is the whole Shape and its receipt says why (``since=… why=…``).
 
 Which Shapes ETAG may name (docs/decisions.md, D45): the Shapes this q gave,
 with the same knobs, at the current version or one of the :data:`WINDOW`
-versions before it. The session looks in the Shapes it served lately
-(:class:`Memo`, no cost) and otherwise rebuilds those versions from its
-history (the cabinet's log, or a complete in-memory history), replaying at
-most :data:`REPLAY_MAX` recorded changes and recalling q at each version of
-the window, newest found wins nothing: every version with that etag had the
-very same text, so the delta is the same whichever one is found.
+versions before it. The session looks first among the Shapes it served lately
+(:class:`Memo`, no cost); otherwise, when it was opened from a cabinet, it
+takes a fresh copy of the stored version and walks it back one commit at a
+time (:func:`memnet.commit.rewind`, the states before each commit read from
+the log), recalling q at each version, newest first, until the etag turns up.
+Walking back reads at most :data:`REWIND_READ` recorded changes and undoes at
+most :data:`REWIND_UNDO`. Any version holding that etag had the very same
+text, so the delta does not depend on which one is found, nor on whether the
+memory or the log found it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, Protocol
 
-from ..commit import Change, replay
-from ..errors import DeltaMismatch, MemNetError, QueryError, VersionNotFound
+from ..commit import StoredChange, rewind
+from ..errors import DeltaMismatch, MemNetError, QueryError
 from ..gql import ast
 from ..gql.emit import format_edge, format_value, node_text
 from ..gql.parse import parse_delta
@@ -49,8 +51,9 @@ from .shape import ALARM_ADVICE, ALARM_TOKENS, LineCache, Receipt, Shape, answer
 
 #: Versions before the current one whose Shapes an etag may name.
 WINDOW = 16
-#: Recorded changes a rebuild of past versions may replay before it gives up.
-REPLAY_MAX = 100_000
+#: Recorded changes a rebuild of past versions may read, and undo, before it gives up.
+REWIND_READ = 100_000
+REWIND_UNDO = 2_000
 #: Shapes a session remembers (by recall key and etag).
 MEMO_SIZE = 128
 KNOBS = ("k", "max_rows", "limit", "fanout", "view", "laws")
@@ -120,61 +123,44 @@ def recall_since(session: Any, sq: ast.SeedQuery, knobs: tuple[Any, ...], since:
 
 
 # -- finding the old Shape -------------------------------------------------------------
-def _records(session: Any, upto: int) -> Iterator[tuple[int, Sequence[Change]]]:
-    """``(version, changes)`` of the commits 1..upto, oldest first: the
-    cabinet's log for what it stores, then the commits not flushed yet; or a
-    memory-only session's history when it reaches back to version 1."""
-    reader = session.log_reader
-    if reader is not None:
-        stored = session.version if session.base_version is None else session.base_version
-        yield from reader(min(upto, stored))
-        yield from ((r.version, r.changes) for r in session.pending if r.version <= upto)
-        return
-    hist = session._history
-    if upto and (not hist or hist[0].version != 1):
-        first = hist[0].version if hist else session.version + 1
-        raise VersionNotFound(f"this session keeps versions {first - 1}-{session.version} in "
-                              "memory only (open it from a cabinet to reach further back)")
-    yield from ((r.version, r.changes) for r in hist if r.version <= upto)
+class Archive(Protocol):
+    """Where a session's past versions come from: the cabinet it was opened
+    from (``Session.archive``; a session made in memory has none)."""
+
+    def copy(self) -> Any:
+        """A fresh copy of the session at its stored version."""
+
+    def changes(self, version: int) -> Sequence[StoredChange]:
+        """The changes of one stored commit, as the log keeps them."""
 
 
 def _search(session: Any, sq: ast.SeedQuery, kw: dict[str, Any], key: tuple[Any, ...],
             since: str, lo: int) -> Graph | str:
-    """Rebuild versions ``lo``..V-1 and recall q at each; the graph of the
-    Shape with etag ``since``, or why there is none."""
+    """Recall q at versions V-1 down to ``lo`` on a copy of the session walked
+    back one commit at a time; the graph of the Shape with etag ``since``, or
+    why there is none."""
     hi = session.version - 1
     span = f"versions {lo}-{hi}" if lo < hi else f"version {hi}"
     if hi < lo:
         return "no earlier version to compare with"
-    past = type(session)(session.name, tokenizer=session.tokenizer, history_limit=0)
-    past._lines.tokens = session._lines.tokens  # counts are keyed by text: share them
-
-    def found() -> Graph | None:
-        sh = past._recall(sq, **kw)
-        if sh.receipt.etag != since:
-            return None
-        session._memo.put(key, past.version, sh)
-        return sh.nodes, sh.edges
-
-    replayed = 0
+    if session.archive is None:
+        return (f"not one of the Shapes this session served lately, and a session that is "
+                f"not in a cabinet cannot rebuild {span}")
     try:
-        with contextlib.closing(_records(session, hi)) as records:
-            if lo == 0 and (hit := found()) is not None:
-                return hit
-            for ver, changes in records:
-                if ver != past.version + 1:
-                    return f"the history skips from version {past.version} to {ver}"
-                replayed += len(changes)
-                if replayed > REPLAY_MAX:
-                    return (f"rebuilding {span} would replay more than {REPLAY_MAX} "
-                            "recorded changes")
-                replay(past.store, changes)
-                past.version = ver
-                if ver >= lo and (hit := found()) is not None:
-                    return hit
+        past = session.archive.copy()
+        stored = past.version
+        for v in rewind(past.store, stored, session.archive.changes, lo,
+                        max_read=REWIND_READ, max_undo=REWIND_UNDO):
+            past.version = v
+            if v <= hi:
+                sh = past._recall(sq, **kw)
+                if sh.receipt.etag == since:
+                    session._memo.put(key, v, sh)
+                    return sh.nodes, sh.edges
     except MemNetError as e:
         return f"{span} cannot be rebuilt: {e.message}"
-    return f"no Shape of this q and knobs had that etag at {span}"
+    unstored = f" (versions after {stored} are not flushed yet)" if stored < hi else ""
+    return f"no Shape of this q and knobs had that etag at {span}{unstored}"
 
 
 # -- the difference -----------------------------------------------------------------------
@@ -379,5 +365,5 @@ def _pattern_fields(p: ast.NodePattern | ast.EdgePattern) -> dict[str, Any]:
     return {f.name: getattr(p, f.name) for f in fields(p) if f.name != "pos"}
 
 
-__all__ = ["MEMO_SIZE", "Memo", "REPLAY_MAX", "WINDOW", "apply_delta", "check_etag",
+__all__ = ["Archive", "MEMO_SIZE", "Memo", "REWIND_READ", "REWIND_UNDO", "WINDOW", "apply_delta", "check_etag",
            "diff_text", "memo_key", "recall_since"]
