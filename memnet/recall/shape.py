@@ -152,7 +152,9 @@ class Shape:
 
     ``text`` is what a harness pastes into a prompt; ``receipt`` describes it;
     ``nodes`` and ``edges`` are the emitted graph as syntax-tree patterns
-    (handles as variables), equal to ``parse(text)``.
+    (handles as variables), equal to ``parse(text)``. A delta answer
+    (``receipt.answer`` ``delta`` or ``unchanged``) has none: its text is read
+    with ``memnet.parse`` or ``memnet.apply_delta``.
     """
 
     text: str

@@ -160,6 +160,45 @@ def test_tools_in_process(tmp_path, mode):
         assert again.open("lead").version == 1   # the absorbed slice
 
 
+@pytest.mark.req("MN-REQ-00.1", "MN-REQ-19")
+def test_recall_since_answers_what_changed(tmp_path):
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+
+    async def main() -> None:
+        async with Client(server, mode="auto") as client:
+            await call(client, "memnet_create_session", session="work")
+            await call(client, "memnet_commit", session="work", delta=DELTA)
+            first = await call(client, "memnet_recall", session="work", q="TSK pricing")
+            etag = first.structured_content["etag"]
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
+                             since=etag)
+            assert text_of(res).startswith("// unchanged session=work v=1 ")
+            assert res.structured_content["answer"] == "unchanged"
+            await call(client, "memnet_commit", session="work", delta="SET na1.status = 'review'")
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
+                             since=etag)
+            assert text_of(res).splitlines()[1:] == ["SET na1.status = 'review'"]
+            rec = res.structured_content
+            assert rec["answer"] == "delta" and rec["since"] == etag and rec["changed"] == 1
+            assert "read_first" not in rec  # the structured receipt is as short as the line
+            # another writer moves the session on: the server reopens it and walks the log
+            with Cabinet.open(tmp_path / "cab") as other:
+                s = other.open("work")
+                s.commit("SET na1.prio = 1")
+                other.flush(s)
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
+                             since=etag)
+            assert text_of(res).splitlines()[1:] == ["SET na1.prio = 1, na1.status = 'review'"]
+            res = await call(client, "memnet_recall", session="work", q="TSK", since="x")
+            assert res.is_error and text_of(res).startswith("bad_query: since must be")
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
+
+
 @pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
 def test_other_writers_are_seen_and_conflicts_reported(tmp_path):
     cab = Cabinet.open(tmp_path / "cab")
