@@ -179,9 +179,10 @@ def main() -> None:
     wh = reads.get("shape", [])
     print(f"tokens  whole Shape     {len(wh)} reads" + "".join(
         f"\n        why: {w} ({c})" for w, c in whys.most_common()))
-    every = [t for ts in reads.values() for t in ts]
-    print(f"tokens  all re-reads    {sum(every)} in all against {sum(full_tokens[len(meta['match']):])} "
-          f"for full re-reads ({sum(every) / sum(full_tokens[len(meta['match']):]):.1%})")
+    every = sum(t for ts in reads.values() for t in ts)
+    again = sum(full_tokens[len(meta["match"]):])  # the full Shapes at the re-reads
+    print(f"tokens  all re-reads    {every} in all against {again} for full re-reads "
+          f"({every / again:.1%})")
     for k in KINDS:
         if by_kind[k]:
             print(f"        after a '{k}' commit: answer p50 {statistics.median(by_kind[k]):.1%} "

@@ -639,6 +639,8 @@ def replay(store: Store, changes: tuple[Change, ...] | list[Change]) -> None:
                 store.recycle_edge(ch.id)
         else:
             raise ValueError(f"unknown change op {ch.op!r}")
+
+
 StoredChange = tuple[str, int, tuple[Any, ...]]  # (op, id, state after) as a log stores it
 
 

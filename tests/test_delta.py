@@ -39,7 +39,8 @@ def test_the_three_answers_and_their_receipts() -> None:
     first = s.recall(Q)
     # a plain Recall is exactly what it was: no delta fields anywhere
     assert "since=" not in first.text and first.receipt.answer == "shape"
-    assert not {"since", "answer", "why", "added", "changed", "gone"} & first.receipt.to_dict().keys()
+    added = {"since", "answer", "why", "added", "changed", "gone"}
+    assert not added & first.receipt.to_dict().keys()
 
     same = s.recall(Q, since=first.receipt.etag)
     assert same.text == (f"// unchanged session=demo v=1 rows=12/50 tokens={same.receipt.tokens} "

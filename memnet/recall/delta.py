@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any, Protocol
 
 from ..commit import StoredChange, rewind
@@ -214,7 +214,8 @@ def diff_text(old: Graph, new: Graph, cache: LineCache) -> tuple[str, int, tuple
         if f is None:
             items.append(format_edge(e.var, e.type, e.src, e.dst, e.props))
         elif f is not e:
-            changed += _change_lines(lines, *_changes(e.var, f.props, e.props))  # type: ignore[arg-type]
+            sets, removes = _changes(e.var, f.props, e.props)  # type: ignore[arg-type]
+            changed += _change_lines(lines, sets, removes)
     gone = [*old_nodes, *old_edges]
     if gone:
         lines.append("DELETE " + ", ".join(gone))  # type: ignore[arg-type]
@@ -253,11 +254,13 @@ def _answer(new: Shape, answer: str, since: str, body: str, body_tokens: int,
     else:  # pragma: no cover
         raise MemNetError("receipt token count did not settle", code="internal")
     text = head + body
+    alarm = tok > ALARM_TOKENS
+    advice = tuple(a for a in r.advice if a != ALARM_ADVICE) + ((ALARM_ADVICE,) if alarm else ())
     # dataclasses.replace() costs three times this
     receipt = Receipt(**{**{name: getattr(r, name) for name in _FIELDS}, "since": since,
                          "answer": answer, "added": counts[0], "changed": counts[1],
                          "gone": counts[2], "tokens": tok, "bytes": len(text.encode()),
-                         "alarm": tok > ALARM_TOKENS})
+                         "alarm": alarm, "advice": advice})
     return Shape(text, receipt, seed_handles=new.seed_handles)
 
 
@@ -341,8 +344,7 @@ def apply_delta(old: str | ast.Insert | Shape, delta: str | ast.Delta | Shape) -
                 props[st.key] = st.value
             else:
                 props.pop(st.key, None)
-            d[st.var] = d[st.var].__class__(**{**_pattern_fields(d[st.var]),
-                                               "props": tuple(sorted(props.items()))})
+            d[st.var] = replace(d[st.var], props=tuple(sorted(props.items())))
         elif isinstance(st, (ast.SetLabel, ast.RemoveLabel, ast.SetNick, ast.RemoveNick)):
             p = target(st.var, "changes", True)[st.var]
             labels, nick = p.labels, p.nick
@@ -361,9 +363,5 @@ def apply_delta(old: str | ast.Insert | Shape, delta: str | ast.Delta | Shape) -
     return ast.Insert(tuple(nodes.values()), tuple(edges.values()))
 
 
-def _pattern_fields(p: ast.NodePattern | ast.EdgePattern) -> dict[str, Any]:
-    return {f.name: getattr(p, f.name) for f in fields(p) if f.name != "pos"}
-
-
-__all__ = ["Archive", "MEMO_SIZE", "Memo", "REWIND_READ", "REWIND_UNDO", "WINDOW", "apply_delta", "check_etag",
-           "diff_text", "memo_key", "recall_since"]
+__all__ = ["Archive", "MEMO_SIZE", "Memo", "REWIND_READ", "REWIND_UNDO", "WINDOW",
+           "apply_delta", "check_etag", "diff_text", "memo_key", "recall_since"]

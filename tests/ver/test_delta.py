@@ -177,7 +177,8 @@ def test_a_fresh_process_answers_the_same_bytes(sc) -> None:  # type: ignore[no-
 @pytest.mark.req("MN-REQ-13", "MN-REQ-02", "MN-REQ-00.1")
 @VER
 @given(scenarios(n_queries=2))
-def test_a_copy_walked_back_recalls_like_the_log_replayed(sc) -> None:  # type: ignore[no-untyped-def]
+def test_a_copy_walked_back_recalls_like_the_log_replayed(  # type: ignore[no-untyped-def]
+        sc) -> None:
     spec, qs = sc
     cab, b = _in_cabinet(spec)
     s = b.session
