@@ -165,13 +165,12 @@ def test_a_fresh_process_answers_the_same_bytes(sc) -> None:  # type: ignore[no-
             mine.append(s.recall(q.text, **kn.kwargs()))
     fresh = memnet.Cabinet(cab.kv).open("ver")
     for (q, kn), mine in zip(qs, olds):
-        new = s.recall(q.text, **kn.kwargs())
-        for old in mine:
+        for old in mine[:3]:  # the oldest: the longest walks back
             warm = s.recall(q.text, since=old.receipt.etag, **kn.kwargs())
             cold = fresh.recall(q.text, since=old.receipt.etag, **kn.kwargs())
             assert cold.text == warm.text, (q.text, old.text, warm.text, cold.text)
             assert cold.receipt == warm.receipt
-            check(s, old, warm, new)
+            assert warm.receipt.answer != "shape" or warm.receipt.why.startswith("the delta")
 
 
 @pytest.mark.req("MN-REQ-13", "MN-REQ-02", "MN-REQ-00.1")
