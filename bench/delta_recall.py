@@ -14,7 +14,7 @@ It prints
   * tokens: the full Shape (median), delta reads (median, and the ratio to the
     full Shape), unchanged reads (max), whole-Shape answers and why;
   * latency: delta recall against a full recall at the same version, the two
-    interleaved ``--repeat`` times after every commit (wall and CPU p50);
+    interleaved ``--repeat`` times after every commit, in turns (wall and CPU p50);
   * a fresh process: every 10th round the cabinet is opened afresh, the session
     hydrated and read with ``since`` (the old Shape rebuilt from the log), timed
     against a full recall in a fresh hydrate, and checked to give the same bytes
@@ -79,9 +79,12 @@ def small_commit(s: memnet.Session, shape: memnet.Shape, rng: random.Random,
 
 
 def timed(fns: dict[str, Any], repeat: int, out: dict[str, list[tuple[int, int]]]) -> None:
-    """Call each function ``repeat`` times, interleaved; keep (wall, cpu) ns."""
-    for _ in range(repeat):
-        for name, fn in fns.items():
+    """Call each function ``repeat`` times, interleaved, the order turned round
+    every time (the second of two calls runs on warmer caches); keep (wall,
+    cpu) ns."""
+    items = list(fns.items())
+    for i in range(repeat):
+        for name, fn in items if i % 2 else items[::-1]:
             w0, c0 = time.perf_counter_ns(), time.thread_time_ns()
             fn()
             out[name].append((time.perf_counter_ns() - w0, time.thread_time_ns() - c0))
