@@ -433,17 +433,21 @@ def _commit_split(s: memnet.Session, first: int, nodes: list[tuple[str, dict[str
 
 def build(n_nodes: int, seed: int = 0, *, via: str = "commit",
           history_limit: int | None = DEFAULT_HISTORY,
-          batch: int = BATCH, progress: Any = None) -> tuple[memnet.Session, dict[str, Any]]:
+          batch: int = BATCH, progress: Any = None,
+          session: memnet.Session | None = None) -> tuple[memnet.Session, dict[str, Any]]:
     """A deterministic synthetic session of ``n_nodes`` nodes and its sample queries.
 
     ``via='commit'`` builds through ``Session.commit`` in batches of ``batch``
     nodes (a batch over the Δ token cap is split in two commits); ``via='store'`` writes the same batches through ``Session.store``.
     ``history_limit`` is passed to the Session (commit records kept in memory).
-    ``progress(done, total)`` is called after each batch when given.
+    ``progress(done, total)`` is called after each batch when given. ``session``
+    is an empty session to build in (one a cabinet created, say; give it
+    ``BIG_CAPS``) instead of a new one.
     """
     if via not in ("commit", "store"):
         raise ValueError("via must be 'commit' or 'store'")
-    s = memnet.Session(f"synth-{n_nodes}-{seed}", caps=BIG_CAPS, history_limit=history_limit)
+    s = session or memnet.Session(f"synth-{n_nodes}-{seed}", caps=BIG_CAPS,
+                                  history_limit=history_limit)
     g = Synth(n_nodes, seed)
     t0 = time.perf_counter()
     gen_s = 0.0

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers
         CapExceeded,
         CommitRejected,
         ConflictError,
+        DeltaMismatch,
         DiskFull,
         EchoRefused,
         GQLSyntaxError,
@@ -72,6 +73,9 @@ if TYPE_CHECKING:  # what the names below are, for type checkers
         parse,
         parse_delta,
         parse_query,
+    )
+    from .recall.delta import (
+        apply_delta,
     )
     from .recall.shape import (
         Receipt,
@@ -114,6 +118,7 @@ _LAZY = {
     "CapExceeded": "errors",
     "CommitRejected": "errors",
     "ConflictError": "errors",
+    "DeltaMismatch": "errors",
     "DiskFull": "errors",
     "EchoRefused": "errors",
     "GQLSyntaxError": "errors",
@@ -129,6 +134,7 @@ _LAZY = {
     "parse": "gql.parse",
     "parse_delta": "gql.parse",
     "parse_query": "gql.parse",
+    "apply_delta": "recall.delta",
     "Receipt": "recall.shape",
     "Shape": "recall.shape",
     "LIMITS": "session",
@@ -181,6 +187,7 @@ __all__ = [
     "CommitRejected",
     "CommitResult",
     "ConflictError",
+    "DeltaMismatch",
     "EchoRefused",
     "GQLSyntaxError",
     "InputTooLarge",
@@ -195,6 +202,7 @@ __all__ = [
     "TraceFailed",
     "Shape",
     "__version__",
+    "apply_delta",
     "count_tokens",
     "parse",
     "parse_delta",

@@ -11,6 +11,7 @@ Hierarchy::
     ├── GQLSyntaxError               gql_syntax      bad text, with line/column
     ├── ModelSyntaxError             model_syntax    bad SysML model text, with line/column
     ├── QueryError                   bad_query       a q or option out of range
+    ├── DeltaMismatch                delta_mismatch  a delta applied to another Shape
     ├── CommitRejected               commit_rejected Δ refused whole
     │   ├── EchoRefused              echo_refused    Δ re-inserts recalled rows
     │   └── CapExceeded              cap_exceeded    Δ would pass the rate cap R
@@ -56,6 +57,7 @@ CODES: dict[str, str] = {
     "gql_syntax": "the GQL text does not parse",
     "model_syntax": "a model file (SysML v2 text) does not parse or is inconsistent",
     "bad_query": "a Recall query or option is out of range",
+    "delta_mismatch": "a delta answer was applied to a Shape it was not taken against",
     "commit_rejected": "the Commit was refused whole; the session is unchanged",
     "echo_refused": "the Commit re-inserts rows that already exist (echo of a Shape)",
     "cap_exceeded": "the Commit would pass the session's rate cap",
@@ -170,6 +172,13 @@ class QueryError(MemNetError, ValueError):
     """A Recall query or option is out of range."""
 
     code = "bad_query"
+
+
+class DeltaMismatch(MemNetError, ValueError):
+    """A delta answer names rows the Shape it is applied to does not hold
+    (``memnet.apply_delta``), or the text is not a delta answer."""
+
+    code = "delta_mismatch"
 
 
 class CommitRejected(MemNetError):
@@ -355,6 +364,7 @@ __all__ = [
     "CapExceeded",
     "CommitRejected",
     "ConflictError",
+    "DeltaMismatch",
     "EchoRefused",
     "GQLSyntaxError",
     "InputTooLarge",

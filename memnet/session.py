@@ -16,18 +16,20 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
-from .errors import CommitRejected, QueryError
+from .errors import CommitRejected, EchoRefused, QueryError
 from .gql import ast
 from .gql.emit import format_query
 from .gql.parse import parse_delta, parse_query
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .limits import LIMITS, Limits
+from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
 from .recall.peak import ExemplarState, PeakState, census
 from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
@@ -37,6 +39,7 @@ from .tokens import loaded as tokens_loaded
 
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
+_DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) session=")
 
 
 def _check_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -83,6 +86,10 @@ class Session:
         # and true for the same value)
         self._seed_cache: dict[tuple[str, str, int | None, int], SeedResult] = {}
         self._seed_cache_version = 0
+        # the Shapes served lately, and (set by the cabinet the session was
+        # opened from) its past versions: for Recall with since=
+        self._memo = Memo()
+        self.archive: Archive | None = None
 
     def __repr__(self) -> str:
         s = self.store
@@ -103,6 +110,10 @@ class Session:
             raise CommitRejected(
                 "Commit takes a GQL Δ; a working-memory slice is joined with "
                 "memnet.import_slice (Absorb), not committed", code="not_a_delta")
+        if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
+            # its DELETE lists rows that left a Shape, not rows to recycle
+            raise EchoRefused("this is a delta Recall answer, not a Commit: nothing was "
+                              "applied; write your own SET or INSERT with its handles")
         d = parse_delta(delta) if isinstance(delta, str) else delta
         with self._lock:
             result, record = plan_and_apply(self.store, d, version=self.version, caps=self.caps,
@@ -157,13 +168,20 @@ class Session:
     # -- Recall ---------------------------------------------------------------
     def recall(self, q: str | ast.SeedQuery = "", *, k: int = LIMITS.k,
                max_rows: int = LIMITS.max_rows, limit: int = LIMITS.limit,
-               fanout: int = LIMITS.fanout, view: str = "interior", laws: bool = True) -> Shape:
+               fanout: int = LIMITS.fanout, view: str = "interior", laws: bool = True,
+               since: str | None = None) -> Shape:
         """Seed at most ``limit`` nodes from ``q``, walk ``k`` hops, return a Shape
         of at most ``max_rows`` rows.
 
         ``q`` is codebook tokens (``TSK status:open pricing``), the seed query
         form (``MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3``), or
         empty for the session outline.
+
+        ``since`` is the etag of a Shape this q gave with the same knobs, at
+        this version or one of the 16 before it: the answer is then only what
+        changed (``receipt.answer`` is ``delta``, or ``unchanged`` with no
+        body), or the whole Shape with ``receipt.why`` when the etag cannot be
+        resolved (``memnet/recall/delta.py``).
         """
         k = _check_range("k", k, 0, LIMITS.k_max)
         max_rows = _check_range("max_rows", max_rows, 1, LIMITS.max_rows_max)
@@ -174,12 +192,19 @@ class Session:
         if not isinstance(q, (str, ast.SeedQuery)):
             raise QueryError(f"q must be text (codebook tokens or the MATCH form), got "
                              f"{type(q).__name__}")
+        if since is not None:
+            check_etag(since)
         sq = parse_query(q) if isinstance(q, str) else q
         if sq.limit is not None:
             limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)
+        knobs = (k, max_rows, limit, fanout, view, laws)
         with self._lock:
-            return self._recall(sq, k=k, max_rows=max_rows, limit=limit, fanout=fanout,
-                                view=view, laws=laws)
+            if since is not None:
+                return recall_since(self, sq, knobs, since)
+            shape = self._recall(sq, k=k, max_rows=max_rows, limit=limit, fanout=fanout,
+                                 view=view, laws=laws)
+            self._memo.put(memo_key(shape, sq, knobs), self.version, shape)
+            return shape
 
     def outline(self, *, max_rows: int = LIMITS.max_rows, limit: int = LIMITS.limit,
                 view: str = "shell", laws: bool = True) -> Shape:

@@ -44,7 +44,7 @@ def test_two_verbs_and_their_results():
 
 
 @pytest.mark.parametrize("module", ["memnet", "memnet.session", "memnet.errors", "memnet.tokens",
-                                    "memnet.cabinet.base"])
+                                    "memnet.cabinet.base", "memnet.recall.delta"])
 @pytest.mark.req("MN-REQ-15")
 def test_docstring_examples_run(module, tmp_path, monkeypatch):
     import importlib

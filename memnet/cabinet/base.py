@@ -620,6 +620,36 @@ def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
         raise CabinetCorrupt(f"session {sid!r}: the log ends at version {want - 1}, not {end}")
 
 
+class _Archive:
+    """What a cabinet lends a session it opened, to rebuild its past versions
+    for delta recall (``memnet/recall/delta.py``): a fresh copy at the stored
+    version, and the changes of any stored commit as the log keeps them."""
+
+    def __init__(self, cabinet: Cabinet, sid: str, token: str | None, tokenizer: str) -> None:
+        self.cabinet = cabinet
+        self.sid = sid
+        self.token = token
+        self.tokenizer = tokenizer
+
+    def copy(self) -> Session:
+        s = self.cabinet.hydrate(self.sid, tokenizer=self.tokenizer)
+        if s.base_token != self.token:
+            raise VersionNotFound(f"session {self.sid!r} was dropped and created again")
+        return s
+
+    def changes(self, version: int) -> list[tuple[str, int, tuple[Any, ...]]]:
+        key = R.element_key(self.sid, version)
+        with self.cabinet.kv.read() as txn:
+            raw = txn.get(R.LOG, key)
+        if raw is None:
+            raise VersionNotFound(f"session {self.sid!r} keeps no log record of version "
+                                  f"{version}")
+        try:
+            return [(str(op), int(i), tuple(st)) for op, i, st in R.decode(raw, key)["c"]]
+        except (KeyError, TypeError, ValueError) as e:
+            raise CabinetCorrupt(f"log record {key!r} is malformed: {e}") from None
+
+
 class _ClassOrInstance:
     """``Cabinet.open(path)`` opens a cabinet; ``cabinet.open(sid)`` hydrates a
     session. Both names are in the brief, so one attribute serves both: called on
@@ -882,13 +912,13 @@ class Cabinet:
             self._bind(s, s.version, token)
             return s.version
 
-    @staticmethod
-    def _bind(s: Session, version: int, token: str | None) -> None:
+    def _bind(self, s: Session, version: int, token: str | None) -> None:
         s.base_version = version
         s.base_token = token
         s.pending = []
         s.unsure_flushes = {}
         s.store.track_changes()
+        s.archive = _Archive(self, s.name, token, s.tokenizer)
 
     def is_stale(self, session: Session) -> bool:
         """Whether the cabinet now holds another state of ``session`` than the
@@ -943,7 +973,8 @@ class Cabinet:
                     raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
                                           f"not {at!r}")
                 return self._replay(txn, sid, cat, at,
-                                    {**_stored_options(cat), **session_options}, progress)
+                                    {**_stored_options(cat), **session_options}, progress,
+                                    cat.get("token"))
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
@@ -998,7 +1029,8 @@ class Cabinet:
         return out
 
     def _replay(self, txn: Txn, sid: str, cat: dict[str, Any], at: int, opts: dict[str, Any],
-                progress: Callable[[int, int], None] | None = None) -> Session:
+                progress: Callable[[int, int], None] | None = None,
+                token: str | None = None) -> Session:
         s = Session(sid, **opts)
         for ver, _t, _summary, changes in _log_of(txn, sid, cat, at):
             replay(s.store, changes)
@@ -1006,6 +1038,7 @@ class Cabinet:
             if progress is not None:
                 progress(ver, at)
         # a past version is for reading: it is not bound, so it cannot be flushed
+        s.archive = _Archive(self, sid, token, s.tokenizer)
         return s
 
     open = _ClassOrInstance(open_cabinet, hydrate)

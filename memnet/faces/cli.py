@@ -21,7 +21,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from .._version import __version__
-from ..errors import MemNetError, OutputExists, os_error
+from ..errors import MemNetError, OutputExists, QueryError, os_error
 from ..limits import LIMITS
 from .progress import Progress
 from .render import add_recall_arguments
@@ -191,10 +191,14 @@ def _commit(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
+    if args.since is not None and args.format in ("dot", "mermaid"):
+        raise QueryError("--since answers what changed as text (gql or json); a picture "
+                         "shows a whole Shape: leave --since out")
     with _cabinet(args) as cab:
         s = _hydrate(cab, args.sid, args.at)
         shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
-                         fanout=args.fanout, view=args.view, laws=not args.no_laws)
+                         fanout=args.fanout, view=args.view, laws=not args.no_laws,
+                         since=args.since)
     _print_shape(shape, args.format)
     return 0
 
@@ -452,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--format", choices=("gql", "json", "dot", "mermaid"), default="gql",
                      help="gql (the Shape text), json (text and receipt), dot (Graphviz) "
                           "or mermaid (a graph LR)")
+    rec.add_argument("--since", metavar="ETAG", default=None,
+                     help="the etag of a Shape this q gave lately: print only what changed "
+                          "since (a delta, or an unchanged line)")
     rec.set_defaults(func=_recall)
 
     out = sub.add_parser("outline", help="print the session outline",

@@ -168,10 +168,11 @@ class MemNetTools:
             raise
 
     def recall(self, session: str, q: str, *, k: int, max_rows: int, limit: int, fanout: int,
-               view: str, laws: bool) -> tuple[str, dict[str, Any]]:
+               view: str, laws: bool, since: str | None = None) -> tuple[str, dict[str, Any]]:
         with self._lock:
             shape = self._session(session).recall(q, k=k, max_rows=max_rows, limit=limit,
-                                                  fanout=fanout, view=view, laws=laws)
+                                                  fanout=fanout, view=view, laws=laws,
+                                                  since=since)
         return shape.text, shape.receipt.to_dict()
 
     def outline(self, session: str, *, view: str) -> tuple[str, dict[str, Any]]:
@@ -340,7 +341,10 @@ RECALL_DOC = (
     "etag, seed_mode (match|nick|peak|outline|skip), seeds, periphery (handles just outside "
     "the Shape: recall them to see more), holds_answer, read_first and advice. Use the "
     "handles in the text to SET properties or connect new rows with memnet_commit. Never "
-    "re-INSERT recalled rows.")
+    "re-INSERT recalled rows. To re-read a Shape you hold, pass its etag as `since`: the "
+    "answer is then only what changed (a `// delta` line, then INSERT for rows added, SET/"
+    "REMOVE for changed ones, DELETE listing rows that left the Shape) or a `// unchanged` "
+    "line; an etag it cannot resolve gives the whole Shape, its receipt saying why.")
 OUTLINE_DOC = (
     "The outline of a MemNet session: the census of kinds (e.g. TSK, LAW, MOD, DEC) with "
     "counts, a few exemplars per kind and the laws. Call it first on an unfamiliar session "
@@ -453,9 +457,12 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
         view: Annotated[str, Field(description="interior (all properties) or shell (key "
                                                "properties only)")] = "interior",
         laws: Annotated[bool, Field(description="include the LAW rules that apply")] = True,
+        since: Annotated[str | None, Field(description="the etag of a Shape of this q (same "
+                                                       "options) you hold: answer only what "
+                                                       "changed since")] = None,
     ) -> mtypes.CallToolResult:
         return result(lambda: tools.recall(session, q, k=k, max_rows=max_rows, limit=limit,
-                                           fanout=fanout, view=view, laws=laws))
+                                           fanout=fanout, view=view, laws=laws, since=since))
 
     def memnet_outline(
         session: Sid,

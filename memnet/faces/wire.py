@@ -257,6 +257,8 @@ def _options(text: str, allowed: set[str]) -> tuple[str, dict[str, Any]]:
             if val not in ("true", "false"):
                 raise QueryError(f"option laws takes true or false, got {raw!r}")
             kw["laws"] = val == "true"
+        elif key == "since":
+            kw["since"] = raw
     return text[: m.start()].strip(), kw
 
 
@@ -332,7 +334,7 @@ class Wire:
             return json.dumps([i.to_dict() for i in self.cab.sessions()], ensure_ascii=False)
         if word == "RECALL":
             q, kw = _options(text[m.end():],  # type: ignore[union-attr]
-                             {"k", "hops", "rows", "limit", "fanout", "view", "laws"})
+                             {"k", "hops", "rows", "limit", "fanout", "view", "laws", "since"})
             return str(self.session.recall(q, **kw).text)
         if word == "MATCH":
             return str(self.session.recall(text).text)

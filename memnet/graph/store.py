@@ -407,6 +407,43 @@ class Store:
             if self.dirty_nodes is not None:
                 self.dirty_nodes.add(nid)
 
+    # -- undoing a recycle (rewinding a copy to a past version) --------------
+    def restore_node(self, nid: int) -> None:
+        """Make a recycled node live again, back in the index and the counts
+        (the inverse of :meth:`recycle_node`; its edges are restored apart)."""
+        if not self.nrec[nid]:
+            return
+        self.nrec[nid] = 0
+        if self.dirty_nodes is not None:
+            self.dirty_nodes.add(nid)
+            self.dirty_terms.add(nid)  # type: ignore[union-attr]
+        kind = self.kind[nid]
+        self.live_nodes += 1
+        self.kind_live[kind] += 1
+        self.live_bytes += text_bytes(self.key[nid]) + 8
+        nick = self.nick.get(nid)
+        if nick is not None:
+            self.nick_owner[nick] = nid
+        self.index.add_node(nid, kind, self.labels[nid], self.props[nid])
+
+    def restore_edge(self, eid: int) -> None:
+        """Put a recycled edge back in both adjacency lists (the inverse of
+        :meth:`recycle_edge`)."""
+        if not self.erec[eid]:
+            return
+        self.erec[eid] = 0
+        if self.dirty_edges is not None:
+            self.dirty_edges.add(eid)
+        self.live_edges += 1
+        self.live_bytes += self.edge_bytes(eid)
+        for nid, entry in ((self.esrc[eid], eid << 1 | OUT), (self.edst[eid], eid << 1 | IN)):
+            self._insort(nid, entry)
+            left = self.hidden.get(nid, 0) - 1
+            if left > 0:
+                self.hidden[nid] = left
+            else:
+                self.hidden.pop(nid, None)
+
     # -- bulk load (hydrate) ------------------------------------------------
     def load(self, nodes: list[tuple[Any, ...]], etypes: list[str], esrc: array, edst: array,
              erec: bytes, eprops: dict[int, dict[str, Value]],

@@ -44,6 +44,11 @@ class Receipt:
     """What a Recall did and what its Shape costs.
 
     Every field is also printed, in this order, on the Shape's first line.
+    A Recall given ``since`` (``memnet/recall/delta.py``) fills the last
+    fields: ``answer`` is ``delta`` or ``unchanged`` when the text is the
+    difference from the Shape with etag ``since`` (``added``, ``changed`` and
+    ``gone`` rows), and stays ``shape`` with ``why`` set when it could not be.
+    A delta answer prints a short line of its own (:meth:`line`).
     """
 
     session: str
@@ -71,17 +76,31 @@ class Receipt:
     read_first: str
     advice: tuple[str, ...] = ()
     census: tuple[tuple[str, int], ...] = ()
+    since: str | None = None
+    answer: str = "shape"
+    why: str = ""
+    added: int = 0
+    changed: int = 0
+    gone: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        if self.answer != "shape":
+            return {k: getattr(self, k) for k in _DELTA_KEYS[self.answer]}
         d = asdict(self)
         d["seeds"] = list(self.seeds)
         d["periphery"] = list(self.periphery)
         d["advice"] = list(self.advice)
         d["census"] = {k: c for k, c in self.census}
+        for k in _SINCE_KEYS if self.since is None else _SINCE_KEYS[3:]:
+            del d[k]
         return d
 
     def line(self) -> str:
         """The receipt as one ``//`` comment line."""
+        if self.answer != "shape":
+            return answer_line(self.answer, self.session, self.version, self.rows,
+                               self.max_rows, self.tokens, self.etag, self.since,
+                               (self.added, self.changed, self.gone))
         parts = [
             f"// shape session={self.session} v={self.version} q={json.dumps(self.q)}",
             f"mode={self.seed_mode} seeds={','.join(self.seeds) or '-'} matched={self.matched}",
@@ -94,6 +113,8 @@ class Receipt:
         parts.append(f"tokens={self.tokens} tokenizer={self.tokenizer} bytes={self.bytes}")
         parts.append(f"alarm={str(self.alarm).lower()} "
                      f"holds_answer={str(self.holds_answer).lower()} etag={self.etag}")
+        if self.since is not None:  # asked for a delta, answered whole: say why
+            parts.append(f"since={self.since} why={json.dumps(self.why, ensure_ascii=False)}")
         if self.census:
             parts.append("census=" + ",".join(f"{k}:{c}" for k, c in self.census))
         parts.append(f"read_first={json.dumps(self.read_first, ensure_ascii=False)}")
@@ -102,13 +123,38 @@ class Receipt:
         return " ".join(parts)
 
 
+def answer_line(answer: str, session: str, version: int, rows: int, max_rows: int, tokens: int,
+                etag: str, since: str | None = None, counts: tuple[int, int, int] = (0, 0, 0)
+                ) -> str:
+    """The short receipt line of a delta answer (``answer`` is ``delta`` or
+    ``unchanged``): what the caller needs to follow the Shape it holds."""
+    head = f"// {answer} session={session} v={version} rows={rows}/{max_rows}"
+    if answer == "unchanged":
+        return f"{head} tokens={tokens} etag={etag}"
+    return (f"{head} added={counts[0]} changed={counts[1]} gone={counts[2]} tokens={tokens} "
+            f"since={since} etag={etag}")
+
+
+# the fields a Recall with ``since`` fills, and what the receipt of a delta
+# answer holds (its line prints the same facts)
+_SINCE_KEYS = ("since", "answer", "why", "added", "changed", "gone")
+_DELTA_KEYS = {
+    "unchanged": ("answer", "session", "version", "rows", "max_rows", "tokens", "tokenizer",
+                  "bytes", "etag"),
+    "delta": ("answer", "session", "version", "rows", "max_rows", "tokens", "tokenizer",
+              "bytes", "etag", "since", "added", "changed", "gone"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """The bounded neighbourhood a Recall returns.
 
     ``text`` is what a harness pastes into a prompt; ``receipt`` describes it;
     ``nodes`` and ``edges`` are the emitted graph as syntax-tree patterns
-    (handles as variables), equal to ``parse(text)``.
+    (handles as variables), equal to ``parse(text)``. A delta answer
+    (``receipt.answer`` ``delta`` or ``unchanged``) has none: its text is read
+    with ``memnet.parse`` or ``memnet.apply_delta``.
     """
 
     text: str
@@ -311,14 +357,16 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
 
 
 def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
-           cache: LineCache) -> tuple[str, Receipt]:
+           cache: LineCache, etag: str | None = None) -> tuple[str, Receipt]:
     """Add the receipt line to ``body`` with an exact total token count.
 
     The receipt prints the token count and byte size of the whole text, itself
     included, so the line is rebuilt until the numbers it prints are the
-    numbers it has (two rounds in practice).
+    numbers it has (two rounds in practice). ``etag`` defaults to the hash of
+    ``body`` (a delta answer passes the etag of the Shape it leads to).
     """
-    etag = hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
+    if etag is None:
+        etag = hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
     base_advice = tuple(receipt_fields.pop("advice", ()))
     body_bytes = len(body.encode())
     tok, nbytes = body_tokens, body_bytes
@@ -340,4 +388,4 @@ ALARM_ADVICE = "over 8k tokens: narrow q or recall with view=shell"
 
 
 __all__ = ["ALARM_TOKENS", "LineCache", "Receipt", "SHELL_KEYS", "Shape", "VIEWS",
-           "build_body", "finish", "prime_lines", "view_props"]
+           "answer_line", "build_body", "finish", "prime_lines", "view_props"]

@@ -64,7 +64,7 @@ def test_tools_in_process(tmp_path, mode):
             assert a.read_only_hint is False and a.idempotent_hint is False
             props = tools["memnet_recall"].input_schema["properties"]
             assert list(props) == ["session", "q", "k", "max_rows", "limit", "fanout",
-                                   "view", "laws"]
+                                   "view", "laws", "since"]
             assert props["k"]["default"] == 2 and props["laws"]["default"] is True
             assert tools["memnet_recall"].input_schema["required"] == ["session"]
             assert "TSK status:open pricing" in tools["memnet_recall"].description
@@ -159,6 +159,45 @@ def test_tools_in_process(tmp_path, mode):
     with Cabinet.open(tmp_path / "cab") as again:
         assert again.open("work").version == 2   # the first commit and the far DOC
         assert again.open("lead").version == 1   # the absorbed slice
+
+
+@pytest.mark.req("MN-REQ-00.1", "MN-REQ-19")
+def test_recall_since_answers_what_changed(tmp_path):
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+
+    async def main() -> None:
+        async with Client(server, mode="auto") as client:
+            await call(client, "memnet_create_session", session="work")
+            await call(client, "memnet_commit", session="work", delta=DELTA)
+            first = await call(client, "memnet_recall", session="work", q="TSK pricing")
+            etag = first.structured_content["etag"]
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
+                             since=etag)
+            assert text_of(res).startswith("// unchanged session=work v=1 ")
+            assert res.structured_content["answer"] == "unchanged"
+            await call(client, "memnet_commit", session="work", delta="SET na1.status = 'review'")
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
+                             since=etag)
+            assert text_of(res).splitlines()[1:] == ["SET na1.status = 'review'"]
+            rec = res.structured_content
+            assert rec["answer"] == "delta" and rec["since"] == etag and rec["changed"] == 1
+            assert "read_first" not in rec  # the structured receipt is as short as the line
+            # another writer moves the session on: the server reopens it and walks the log
+            with Cabinet.open(tmp_path / "cab") as other:
+                s = other.open("work")
+                s.commit("SET na1.prio = 1")
+                other.flush(s)
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
+                             since=etag)
+            assert text_of(res).splitlines()[1:] == ["SET na1.prio = 1, na1.status = 'review'"]
+            res = await call(client, "memnet_recall", session="work", q="TSK", since="x")
+            assert res.is_error and text_of(res).startswith("bad_query: since must be")
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
 
 
 @pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")

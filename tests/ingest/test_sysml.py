@@ -30,7 +30,7 @@ FIX = Path(__file__).resolve().parent / "fixtures"
 MODELS = ROOT / "sysml-models"
 
 MODEL_IDS = {
-    "MN-REQ-00", "MN-REQ-01", "MN-REQ-02", "MN-REQ-03", "MN-REQ-04", "MN-REQ-05",
+    "MN-REQ-00", "MN-REQ-00.1", "MN-REQ-01", "MN-REQ-02", "MN-REQ-03", "MN-REQ-04", "MN-REQ-05",
     "MN-REQ-06", "MN-REQ-06.1", "MN-REQ-07", "MN-REQ-08", "MN-REQ-09", "MN-REQ-10", "MN-REQ-11",
     "MN-REQ-12", "MN-REQ-13", "MN-REQ-13.1", "MN-REQ-14", "MN-REQ-14.1", "MN-REQ-14.2",
     "MN-REQ-14.3", "MN-REQ-15", "MN-REQ-16", "MN-REQ-17", "MN-REQ-18", "MN-REQ-19",

@@ -514,16 +514,26 @@ def _commit(b: Built, text: str, changed: bool) -> Any:
     return r
 
 
+def commit_batch(b: Built, batch: tuple[Op, ...]) -> Any:
+    """Commit one batch of operations of a spec (None when none of them applies)."""
+    before = b.model.snapshot()
+    lines = [t for t in (_op_text(op, b.model, b.spec.style) for op in batch) if t is not None]
+    if not lines:
+        return None
+    return _commit(b, "\n".join(lines), b.model.snapshot() != before)
+
+
 def build(spec: GraphSpec, *, name: str = "ver", caps: memnet.Caps | None = None,
           node_order: list[int] | None = None, edge_order: list[int] | None = None,
-          tmp: Iterable[int] = ()) -> Built:
+          tmp: Iterable[int] = (), session: memnet.Session | None = None) -> Built:
     """Build a session from ``spec`` through Commit only.
 
     ``node_order``/``edge_order`` change the insertion order (the observable
     graph stays the same); nodes in ``tmp`` are inserted with an extra property
-    that a later commit removes again.
+    that a later commit removes again. ``session`` is an empty session to
+    build in (one made by a cabinet, say) instead of a new one.
     """
-    s = memnet.Session(name, caps=caps, delete_on_settle=spec.delete_on_settle)
+    s = session or memnet.Session(name, caps=caps, delete_on_settle=spec.delete_on_settle)
     model = Model(delete_on_settle=spec.delete_on_settle)
     model.nodes = [MNode(n.kind, set(n.labels) - {n.kind}, dict(n.props), n.nick)
                    for n in spec.nodes]
@@ -567,11 +577,7 @@ def build(spec: GraphSpec, *, name: str = "ver", caps: memnet.Caps | None = None
         text = "\n".join(f"REMOVE {model.nodes[i].handle}.tmpmark" for i in sorted(tmp))
         _commit(b, text, True)
     for batch in spec.batches:
-        before = model.snapshot()
-        lines = [t for t in (_op_text(op, model, spec.style) for op in batch) if t is not None]
-        if not lines:
-            continue
-        _commit(b, "\n".join(lines), model.snapshot() != before)
+        commit_batch(b, batch)
     return b
 
 
