@@ -80,6 +80,7 @@ class Session:
         # to date by every commit (recall/peak.py)
         self._peaks: PeakState | None = None
         self._exemplars: ExemplarState | None = None
+        self._states_at = 0  # the version the two states above describe
         # seeds of recent queries at the current version: a broad q costs its
         # matches once per version, then a lookup
         # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
@@ -135,10 +136,12 @@ class Session:
         if record is None:
             return
         self._prime(record)
-        if self._peaks is not None:
-            self._peaks.apply(record.changes)
-        if self._exemplars is not None:
-            self._exemplars.apply(record.changes)
+        if self._states_at == record.version - 1:
+            if self._peaks is not None:
+                self._peaks.apply(record.changes)
+            if self._exemplars is not None:
+                self._exemplars.apply(record.changes)
+            self._states_at = record.version
         self.version = record.version
         self._history.append(record)
         if self.base_version is not None:
@@ -238,12 +241,22 @@ class Session:
             return SeedResult("peak", top, 0)
         return SeedResult("skip", (), 0)
 
+    def _states(self) -> None:
+        """Forget the peak and exemplar states when they describe another
+        version (a store changed outside commits, e.g. a copy walked back for
+        delta recall): they are built again on use."""
+        if self._states_at != self.version:
+            self._peaks = self._exemplars = None
+            self._states_at = self.version
+
     def _cached_peaks(self) -> tuple[int, ...]:
+        self._states()
         if self._peaks is None:
             self._peaks = PeakState(self.store)
         return self._peaks.top(LIMITS.limit_max)
 
     def _cached_exemplars(self, limit: int) -> tuple[int, ...]:
+        self._states()
         if self._exemplars is None:
             self._exemplars = ExemplarState(self.store)
         return self._exemplars.top(limit)

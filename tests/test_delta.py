@@ -226,7 +226,8 @@ def test_walking_back_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_what_a_cabinet_cannot_rebuild(tmp_path: Path) -> None:
     cab = memnet.Cabinet.open(tmp_path / "cab")
-    m = demo("adopted")
+    m = memnet.Session("adopted", history_limit=0)  # its history cut: no log to adopt
+    m.commit(DEMO_DELTA)
     first = m.recall(Q)
     cab.adopt(m)
     m.commit("SET na5.prio = 2")

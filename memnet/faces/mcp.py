@@ -158,7 +158,7 @@ class MemNetTools:
             self._cache.popitem(last=False)
         return s
 
-    def _flush(self, sid: str, s: Session) -> None:
+    def _flush(self, sid: str, s: "Session") -> None:
         """Store what ``s`` committed; a copy the cabinet refused is never served again."""
         try:
             if s.dirty:

@@ -262,6 +262,17 @@ class Index:
     def label(self, label: str) -> array:
         return self._posting(label_term(label)) or array("I")
 
+    def word_ids(self, word: str) -> array:
+        """The ascending ids of the nodes holding ``word`` exactly (at any
+        impact level)."""
+        from .words import word_terms
+
+        have = self.postings_by_term
+        parts = [self._posting(t) for _lv, t in word_terms(word) if t in have]
+        if len(parts) == 1:
+            return array("I", parts[0])  # type: ignore[arg-type]
+        return array("I", sorted(set().union(*parts))) if parts else array("I")
+
     def posting(self, term: bytes) -> array | None:
         """The posting of a term (ascending ids), or None when no node has it."""
         return self._posting(term)

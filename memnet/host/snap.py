@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import MemNetError
 from ..gql import ast
-from ..graph.index import words_of_text
+from ..graph.words import words_of
 from ..graph.store import OUT, edge_handle, node_handle
 from ..ingest.sync import LOCATOR
 from .hook import Hit, RagHostHook, check_hit, short
@@ -69,7 +69,7 @@ def _find(store: Any, key: str, value: str, kind: str | None = None) -> int | No
     idx = store.index
     posting = idx.prop(key, value)  # short values have a posting of their own
     if posting is None:
-        lists = [idx.word(w) for w in set(words_of_text(value))]
+        lists = [idx.word_ids(w) for w in set(words_of(value))]
         if kind is not None:
             lists.append(idx.kind(kind))
         posting = min(lists, key=len) if lists else None
