@@ -116,6 +116,9 @@ def build(memnet: Any, synsets: list[dict[str, Any]], ptr_edges: list[tuple[int,
     """Load WordNet into a new session through Commit; returns (session, meta)."""
     s = memnet.Session("wordnet", caps=memnet.Caps(rows=10_000_000, bytes=1 << 34),
                        history_limit=4)
+    # an agent reads its session before it writes: a session that recalls
+    # counts the Shape lines of the nodes each commit writes
+    s.recall("")
     t0 = time.perf_counter()
     words = sorted({w.lower() for syn in synsets for w in syn["lemmas"]})
     syn_h: list[str] = []

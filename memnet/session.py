@@ -81,6 +81,7 @@ class Session:
         self._peaks: PeakState | None = None
         self._exemplars: ExemplarState | None = None
         self._states_at = 0  # the version the two states above describe
+        self._recalled = False
         # seeds of recent queries at the current version: a broad q costs its
         # matches once per version, then a lookup
         # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
@@ -125,9 +126,10 @@ class Session:
     def _prime(self, record: CommitRecord | None) -> None:
         """Count the interior Shape lines of the nodes a commit wrote, so the
         first Recall that reaches them does not pay for it."""
-        # only where the tokenizer is loaded already: a process that commits
-        # and exits (the CLI) should not load it for nothing
-        if record is not None and tokens_loaded(self.tokenizer):
+        # only in a session that recalls in this process (or where the
+        # tokenizer is loaded): a process that commits and exits (the CLI)
+        # should not count for nothing
+        if record is not None and (self._recalled or tokens_loaded(self.tokenizer)):
             prime_lines(self.store, (c.id for c in record.changes if c.op[0] == "N"),
                         self._lines)
 
@@ -276,6 +278,7 @@ class Session:
     def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int, fanout: int,
                 view: str, laws: bool) -> Shape:
         s = self.store
+        self._recalled = True
         qtext = format_query(sq)
         seed = self._cached_seed(sq, qtext, limit)
         if seed.mode == "skip":

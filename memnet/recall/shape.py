@@ -195,6 +195,8 @@ class LineCache:
         self.edges: dict[tuple[int, str], list[Any]] = {}
         self.tokens: dict[str, int] = {}
         self.pieces = tokenizer == "o200k_base"
+        self.fixed: dict[tuple[str, bool], int] = {}   # an edge line but its handles
+        self.handles: dict[str, int] = {}
 
     def count(self, line: str) -> int:
         n = self.tokens.get(line)
@@ -206,11 +208,20 @@ class LineCache:
 
     def edge_count(self, src: str, eid: str, etype: str, dst: str, last: bool) -> int:
         """Tokens of the body line of a property-less edge."""
-        c = self.count
-        n = c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n")
-        for h in (src, eid, dst):
-            for piece in _HANDLE_RUNS.findall(h):
-                n += c(piece)
+        fixed = self.fixed.get((etype, last))
+        if fixed is None:
+            c = self.count
+            fixed = self.fixed[(etype, last)] = (
+                c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
+        return fixed + self.handle_count(src) + self.handle_count(eid) + self.handle_count(dst)
+
+    def handle_count(self, handle: str) -> int:
+        """Tokens of a handle's letter and digit runs (each a piece of its own)."""
+        n = self.handles.get(handle)
+        if n is None:
+            if len(self.handles) >= self.MAX:
+                self.handles.clear()
+            n = self.handles[handle] = sum(map(self.count, _HANDLE_RUNS.findall(handle)))
         return n
 
 
