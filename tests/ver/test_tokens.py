@@ -162,13 +162,30 @@ def test_a_fresh_process_counts_seen_pieces_without_the_tokenizer(tmp_path) -> N
                              capture_output=True, text=True).stdout
         return json.loads(out)  # type: ignore[no-any-return]
 
+    # pieces are merged over the ranks, which the first process caches: the
+    # encoder itself is never built for plain text
     first = run(text)
-    assert first == {"n": memnet.count_tokens(text), "loaded": True}
+    assert first == {"n": memnet.count_tokens(text), "loaded": False}
     assert (tmp_path / "o200k_base.pieces").exists()
-    # the pieces are known now: no tokenizer, the same count
-    assert run(text) == {"n": first["n"], "loaded": False}
-    # a damaged cache file is ignored, never trusted
-    raw = bytearray((tmp_path / "o200k_base.pieces").read_bytes())
-    raw[-1] ^= 0xFF
-    (tmp_path / "o200k_base.pieces").write_bytes(bytes(raw))
-    assert run(text) == {"n": first["n"], "loaded": True}
+    assert (tmp_path / "o200k_base.ranks").exists()
+    assert run(text) == first
+    # a damaged cache file is ignored, never trusted: the count stays exact
+    for name in ("o200k_base.pieces", "o200k_base.ranks"):
+        raw = bytearray((tmp_path / name).read_bytes())
+        raw[-1] ^= 0xFF
+        (tmp_path / name).write_bytes(bytes(raw))
+        assert run(text + " zqxjv") == {"n": memnet.count_tokens(text + " zqxjv"),
+                                         "loaded": False}
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(piece=st.text(min_size=1, max_size=24))
+def test_a_piece_merged_over_the_ranks_is_the_tokenizers_count(piece) -> None:  # type: ignore[no-untyped-def]
+    """MemNet merges an uncounted piece itself over the vocabulary's ranks; the
+    number of parts must be what the tokenizer encodes the piece into."""
+    from memnet.tokens import _encoder, _piece_count
+
+    enc = _encoder("o200k_base")
+    single = enc.__self__._encode_single_piece  # type: ignore[attr-defined]
+    assert _piece_count("o200k_base", piece) == len(single(piece.encode()))
