@@ -42,7 +42,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._version import __version__
-from .errors import MemNetError
+from .errors import AbsorbRejected, MemNetError
 from .gql import ast
 from .graph.store import edge_handle, node_handle, parse_handle
 from .ids import check_session_id
@@ -56,12 +56,6 @@ MAX_SLICE_BYTES = 4 * 1024 * 1024
 POLICIES = ("keep", "reject", "remint")
 
 Scalar = Union[bool, int, float, str]   # bool first: pydantic keeps true as bool
-
-
-class AbsorbRejected(MemNetError):
-    """The ImportGuard (or export) refused; nothing was written."""
-
-    code = "absorb_rejected"
 
 
 class SliceNode(BaseModel):

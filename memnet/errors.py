@@ -7,24 +7,39 @@ person can read the message.
 
 Hierarchy::
 
-    MemNetError                      (code varies, see CODES)
+    MemNetError                      internal        (the root; an unexpected failure)
+    ├── InvalidArgument              invalid_argument a Python argument of the wrong type or range
     ├── GQLSyntaxError               gql_syntax      bad text, with line/column
     ├── ModelSyntaxError             model_syntax    bad SysML model text, with line/column
     ├── QueryError                   bad_query       a q or option out of range
     ├── DeltaMismatch                delta_mismatch  a delta applied to another Shape
     ├── CommitRejected               commit_rejected Δ refused whole
+    │   ├── NotADelta                not_a_delta     Commit given a slice, not a Δ
     │   ├── EchoRefused              echo_refused    Δ re-inserts recalled rows
     │   └── CapExceeded              cap_exceeded    Δ would pass the rate cap R
+    ├── AbsorbRejected               absorb_rejected the ImportGuard refused a slice
     ├── SessionNotFound              session_not_found
     ├── SessionExists                session_exists
     ├── InvalidSessionId             invalid_session_id
+    ├── VersionNotFound              version_not_found that version is not kept
     ├── InputTooLarge                input_too_large text over a size/depth cap
     ├── ConflictError                conflict        stale version on flush
     ├── TraceFailed                  trace_failed    a requirement lacks a test (memnet ver)
     ├── PathNotFound                 path_not_found  no such file or directory
     ├── OutputExists                 output_exists   refused to overwrite a file
     ├── IOFailure                    io              the OS refused a file read or write
+    ├── DependencyMissing            dependency_missing an extra or a program is not installed
+    ├── WireError                    bad_frame       a frame the wire cannot take
+    │   └── FrameTooLarge            frame_too_large a frame over 4 MiB
+    ├── HostError                    (host index, memnet.host)
+    │   ├── IndexNotFound            index_not_found
+    │   ├── IndexCorrupt             index_corrupt
+    │   ├── IndexBusy                index_busy
+    │   ├── PathOutsideRoot          path_outside_root
+    │   └── BadHit                   bad_hit         a retriever's hit cannot be committed
     └── CabinetError                 cabinet_*       storage refused or failed
+        ├── CabinetClosed            cabinet_closed  used after close()
+        ├── CabinetIOError           cabinet_io      the storage engine failed an operation
         ├── CabinetFull              cabinet_full    map size cap reached
         ├── DiskFull                 disk_full       ENOSPC / EFBIG / EDQUOT
         ├── CabinetCorrupt           cabinet_corrupt bad checksum or record
@@ -33,7 +48,9 @@ Hierarchy::
         ├── CabinetUrlError          bad_cabinet_url unknown scheme or malformed URL
         ├── CabinetUnavailable       cabinet_unavailable  server down, unreachable, connection lost
         ├── CabinetAuthFailed        cabinet_auth    login refused or privilege missing
-        └── CabinetTimeout           cabinet_timeout statement or lock timeout on the server
+        ├── CabinetTimeout           cabinet_timeout statement or lock timeout on the server
+        ├── BackupTargetExists       backup_target_exists the backup destination holds a cabinet
+        └── NotSupported             not_supported   the backend does not offer that operation
 
 Example::
 
@@ -103,6 +120,7 @@ CODES: dict[str, str] = {
     "path_outside_root": "the path is not inside the root the host index covers",
     "bad_hit": "a retriever returned a hit that cannot be committed (locator, title, score, "
                "kind)",
+    "invalid_argument": "a Python argument has the wrong type or is out of range",
     "internal": "an unexpected failure inside MemNet",
 }
 
@@ -331,6 +349,104 @@ class IOFailure(MemNetError):
     code = "io"
 
 
+class InvalidArgument(MemNetError, ValueError):
+    """A Python argument has the wrong type or is out of range (also a
+    ``ValueError``, so callers that caught that keep working)."""
+
+    code = "invalid_argument"
+
+
+class NotADelta(CommitRejected):
+    """Commit was given something that is not GQL text (a slice joins by Absorb)."""
+
+    code = "not_a_delta"
+
+
+class AbsorbRejected(MemNetError):
+    """The ImportGuard (or export) refused; nothing was written."""
+
+    code = "absorb_rejected"
+
+
+class DependencyMissing(MemNetError):
+    """An optional dependency (a package extra or a program) is not installed;
+    the message says how to install it."""
+
+    code = "dependency_missing"
+
+
+class WireError(MemNetError):
+    """A statement the wire cannot take (``bad_frame`` unless told)."""
+
+    code = "bad_frame"
+
+
+class FrameTooLarge(WireError):
+    """A wire frame passes the 4 MiB cap; it was not read."""
+
+    code = "frame_too_large"
+
+
+class HostError(MemNetError):
+    """The host index (``memnet.host``) refused or failed (see the subclasses)."""
+
+    code = "index_corrupt"
+
+
+class IndexNotFound(HostError):
+    """No host index in that directory."""
+
+    code = "index_not_found"
+
+
+class IndexCorrupt(HostError):
+    """The host index cannot be read."""
+
+    code = "index_corrupt"
+
+
+class IndexBusy(HostError):
+    """Another process is updating the host index."""
+
+    code = "index_busy"
+
+
+class PathOutsideRoot(HostError):
+    """The path is not inside the root the host index covers."""
+
+    code = "path_outside_root"
+
+
+class BadHit(HostError):
+    """A retriever returned a hit that cannot be committed."""
+
+    code = "bad_hit"
+
+
+class CabinetClosed(CabinetError):
+    """The cabinet was used after ``close()``."""
+
+    code = "cabinet_closed"
+
+
+class CabinetIOError(CabinetError):
+    """The storage engine failed an operation (I/O or engine error)."""
+
+    code = "cabinet_io"
+
+
+class BackupTargetExists(CabinetError):
+    """The backup destination already holds a cabinet; nothing was written."""
+
+    code = "backup_target_exists"
+
+
+class NotSupported(CabinetError):
+    """This backend does not offer that operation."""
+
+    code = "not_supported"
+
+
 def os_error(e: OSError) -> MemNetError:
     """The coded error for an ``OSError`` a face meets while reading or writing
     a file the user named: a name that leads nowhere is ``path_not_found``,
@@ -349,33 +465,50 @@ class VersionNotFound(MemNetError, LookupError):
 
 
 __all__ = [
+    "AbsorbRejected",
+    "BackupTargetExists",
+    "BadHit",
     "CODES",
+    "CabinetAuthFailed",
+    "CabinetClosed",
     "CabinetCorrupt",
     "CabinetError",
-    "CabinetFormat",
     "CabinetForked",
+    "CabinetFormat",
     "CabinetFull",
-    "CabinetAuthFailed",
+    "CabinetIOError",
     "CabinetTimeout",
     "CabinetUnavailable",
     "CabinetUrlError",
-    "DiskFull",
-    "VersionNotFound",
     "CapExceeded",
     "CommitRejected",
     "ConflictError",
     "DeltaMismatch",
+    "DependencyMissing",
+    "DiskFull",
     "EchoRefused",
+    "FrameTooLarge",
     "GQLSyntaxError",
-    "InputTooLarge",
+    "HostError",
     "IOFailure",
+    "IndexBusy",
+    "IndexCorrupt",
+    "IndexNotFound",
+    "InputTooLarge",
+    "InvalidArgument",
     "InvalidSessionId",
     "MemNetError",
     "ModelSyntaxError",
+    "NotADelta",
+    "NotSupported",
     "OutputExists",
     "PathNotFound",
+    "PathOutsideRoot",
     "QueryError",
     "SessionExists",
     "SessionNotFound",
     "TraceFailed",
+    "VersionNotFound",
+    "WireError",
+    "os_error",
 ]

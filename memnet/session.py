@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
-from .errors import CommitRejected, EchoRefused, QueryError
+from .errors import EchoRefused, NotADelta, QueryError
 from .gql import ast
 from .gql.emit import format_query
 from .gql.parse import parse_delta, parse_query
@@ -109,9 +109,9 @@ class Session:
         if not isinstance(delta, (str, ast.Delta)) or (
                 isinstance(delta, str) and delta.lstrip().startswith("{")):
             # Absorb is a join with its own guard, never goldfish writeback
-            raise CommitRejected(
+            raise NotADelta(
                 "Commit takes a GQL Δ; a working-memory slice is joined with "
-                "memnet.import_slice (Absorb), not committed", code="not_a_delta")
+                "memnet.import_slice (Absorb), not committed")
         if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
             # its DELETE lists rows that left a Shape, not rows to recycle
             raise EchoRefused("this is a delta Recall answer, not a Commit: nothing was "

@@ -21,7 +21,14 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from .._version import __version__
-from ..errors import MemNetError, OutputExists, QueryError, os_error
+from ..errors import (
+    DependencyMissing,
+    MemNetError,
+    OutputExists,
+    PathNotFound,
+    QueryError,
+    os_error,
+)
 from ..limits import LIMITS
 from .progress import Progress
 from .render import add_recall_arguments
@@ -314,8 +321,7 @@ def _snap(args: argparse.Namespace) -> int:
 
     p = Path(args.model)
     if not (p.is_dir() or p.is_file()):
-        raise MemNetError(f"no such model file or directory: {args.model!r}",
-                          code="path_not_found", path=args.model)
+        raise PathNotFound(f"no such model file or directory: {args.model!r}", path=args.model)
     with _cabinet(args) as cab, Progress(f"snap {args.prefix}") as bar:
         bar.phase("writing sessions")
         res = snap(cab, args.model, args.prefix, budget=args.budget, strict=args.strict,
@@ -341,7 +347,7 @@ def _cabinet_copy(args: argparse.Namespace) -> int:
 
     if not looks_like_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
         # opening it would make an empty cabinet there and copy nothing
-        raise MemNetError(f"no cabinet at {args.src!r} to copy from", code="path_not_found",
+        raise PathNotFound(f"no cabinet at {args.src!r} to copy from",
                           path=args.src)
     with Cabinet.open(args.src) as src, Cabinet.open(args.dst) as dst, \
             Progress("copy") as bar:
@@ -363,9 +369,8 @@ def _ver(args: argparse.Namespace) -> int:
     from ..errors import TraceFailed
 
     if importlib.util.find_spec("pytest") is None:
-        raise MemNetError("memnet ver collects the tests with pytest, which is not installed: "
-                          "pip install 'memnet[dev]' (or pip install pytest)",
-                          code="dependency_missing")
+        raise DependencyMissing("memnet ver collects the tests with pytest, which is not installed: "
+                          "pip install 'memnet[dev]' (or pip install pytest)")
     from .. import ver
 
     trace = ver.collect(args.models, args.tests)

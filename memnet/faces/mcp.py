@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from .._version import __version__
-from ..errors import CODES, MemNetError, SessionNotFound, os_error
+from ..errors import CODES, DependencyMissing, MemNetError, SessionNotFound, os_error
 from ..ids import check_session_id
 from ..limits import LIMITS
 
@@ -84,7 +84,7 @@ def _sdk() -> Any:
         import mcp.types as mtypes
         from mcp.server.mcpserver import MCPServer
     except ImportError:
-        raise MemNetError(MISSING_EXTRA, code="dependency_missing") from None
+        raise DependencyMissing(MISSING_EXTRA) from None
     return MCPServer, mtypes
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-from ..errors import MemNetError
+from ..errors import DependencyMissing, MemNetError, QueryError
 from ..limits import LIMITS
 
 #: fill colours (light, readable with black text), picked by a stable hash of the kind
@@ -186,13 +186,13 @@ def check_output(path: Path) -> tuple[str, str]:
     (``bad_query`` for an unknown suffix, ``dependency_missing`` without dot)."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise MemNetError(f"cannot render to {str(path)!r}: the output file must end in "
-                          f"{' or '.join(FORMATS)}", code="bad_query")
+        raise QueryError(f"cannot render to {str(path)!r}: the output file must end in "
+                          f"{' or '.join(FORMATS)}")
     import shutil
 
     exe = shutil.which("dot")
     if exe is None:
-        raise MemNetError(DOT_MISSING, code="dependency_missing")
+        raise DependencyMissing(DOT_MISSING)
     return fmt, exe
 
 
@@ -207,7 +207,7 @@ def render(dot_text: str, out_path: str | os.PathLike[str]) -> Path:
         done = subprocess.run([exe, f"-T{fmt}", "-o", os.fspath(path)], input=dot_text.encode(),
                               capture_output=True, timeout=300, check=False)
     except FileNotFoundError:
-        raise MemNetError(DOT_MISSING, code="dependency_missing") from None
+        raise DependencyMissing(DOT_MISSING) from None
     if done.returncode != 0:
         msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise MemNetError(f"Graphviz (dot) failed with exit {done.returncode}: "

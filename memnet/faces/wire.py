@@ -24,7 +24,7 @@ import re
 import sys
 from typing import IO, Any, BinaryIO
 
-from ..errors import MemNetError, QueryError, SessionNotFound
+from ..errors import MemNetError, QueryError, SessionNotFound, WireError
 
 MAX_FRAME = 4 * 1024 * 1024  #: cap of a statement and of a response body, in bytes
 READ_SIZE = 64 * 1024        #: bytes asked of stdin per read
@@ -227,12 +227,6 @@ _INT_OPTS = {"k": "k", "hops": "k", "rows": "max_rows", "limit": "limit", "fanou
 def _blank(text: str) -> bool:
     """Whether ``text`` is only whitespace and comments."""
     return _LEAD.fullmatch(text) is not None
-
-
-class WireError(MemNetError):
-    """A statement the wire cannot take (``bad_frame`` unless told)."""
-
-    code = "bad_frame"
 
 
 def _options(text: str, allowed: set[str]) -> tuple[str, dict[str, Any]]:

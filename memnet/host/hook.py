@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import MemNetError
+from ..errors import BadHit
 
 #: Longest locator a hit may carry (characters).
 LOCATOR_MAX = 1024
@@ -68,8 +68,7 @@ def check_hit(hit: object) -> Hit:
     """``hit`` when it is a well-formed :class:`Hit`, else a ``bad_hit`` error
     (a snap checks every hit of a retriever before it writes anything)."""
     if not isinstance(hit, Hit):
-        raise MemNetError(f"a retriever returned {type(hit).__name__}, not a Hit",
-                          code="bad_hit")
+        raise BadHit(f"a retriever returned {type(hit).__name__}, not a Hit")
     problem = None
     if not isinstance(hit.locator, str) or not hit.locator.strip() \
             or len(hit.locator) > LOCATOR_MAX or hit.locator != hit.locator.strip():
@@ -82,7 +81,7 @@ def check_hit(hit: object) -> Hit:
     elif not isinstance(hit.kind, str) or _KIND.fullmatch(hit.kind) is None:
         problem = "kind must be an upper-case code ([A-Z][A-Z0-9_]*)"
     if problem is not None:
-        raise MemNetError(f"bad hit {hit.locator!r}: {problem}", code="bad_hit",
+        raise BadHit(f"bad hit {hit.locator!r}: {problem}",
                           locator=str(hit.locator)[:LOCATOR_MAX])
     return hit
 

@@ -51,7 +51,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemNetError, QueryError
+from ..errors import (
+    DependencyMissing,
+    IndexBusy,
+    IndexCorrupt,
+    IndexNotFound,
+    MemNetError,
+    PathNotFound,
+    PathOutsideRoot,
+    QueryError,
+)
 from ..ingest.model import Warning_
 from ..ingest.source import tree_root, walk
 from .hook import Hit
@@ -81,7 +90,7 @@ def _tantivy() -> Any:
     try:
         import tantivy
     except ImportError:
-        raise MemNetError(MISSING_EXTRA, code="dependency_missing") from None
+        raise DependencyMissing(MISSING_EXTRA) from None
     return tantivy
 
 
@@ -112,14 +121,13 @@ def check_top(top: object) -> int:
 
 
 def _not_found(where: Path) -> MemNetError:
-    return MemNetError(f"no host index at {os.fspath(where)!r}: build one with "
-                       f"memnet host index PATH --index {os.fspath(where)}",
-                       code="index_not_found", index=os.fspath(where))
+    return IndexNotFound(f"no host index at {os.fspath(where)!r}: build one with "
+                       f"memnet host index PATH --index {os.fspath(where)}", index=os.fspath(where))
 
 
 def _corrupt(where: Path, why: object) -> MemNetError:
-    return MemNetError(f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
-                       "delete the directory and index again", code="index_corrupt",
+    return IndexCorrupt(f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
+                       "delete the directory and index again",
                        index=os.fspath(where))
 
 
@@ -301,9 +309,8 @@ def _locked(where: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise MemNetError(f"another process is updating the host index at "
-                              f"{os.fspath(where)!r}; try again when it is done",
-                              code="index_busy", index=os.fspath(where)) from None
+            raise IndexBusy(f"another process is updating the host index at "
+                              f"{os.fspath(where)!r}; try again when it is done", index=os.fspath(where)) from None
         yield
     finally:
         os.close(fd)
@@ -328,8 +335,8 @@ class _Writer:
                 self.w = self.ix.writer(heap_size=WRITER_HEAP, num_threads=1)
             except ValueError as e:
                 if "LockBusy" in str(e):
-                    raise MemNetError(f"the host index at {os.fspath(self.where)!r} is held by "
-                                      "another writer", code="index_busy",
+                    raise IndexBusy(f"the host index at {os.fspath(self.where)!r} is held by "
+                                      "another writer",
                                       index=os.fspath(self.where)) from None
                 raise
         return self.w
@@ -360,8 +367,7 @@ def _check_dir(where: Path) -> bool:
         return True
     if where.exists():
         if not where.is_dir():
-            raise MemNetError(f"{os.fspath(where)!r} is a file, not an index directory",
-                              code="path_not_found", index=os.fspath(where))
+            raise PathNotFound(f"{os.fspath(where)!r} is a file, not an index directory", index=os.fspath(where))
         if any(where.iterdir()):
             raise _corrupt(where, f"it holds other files and no {META}; give an empty or "
                                   "new directory")
@@ -392,9 +398,9 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
         return _build(top, where, _tantivy(), progress)
     root = Path(_header(where)["root"])
     if top != root and root not in top.parents:
-        raise MemNetError(f"{os.fspath(path)!r} is outside the root {os.fspath(root)!r} of "
+        raise PathOutsideRoot(f"{os.fspath(path)!r} is outside the root {os.fspath(root)!r} of "
                           f"the host index at {os.fspath(where)!r}; index it into another "
-                          "directory", code="path_outside_root", path=os.fspath(path),
+                          "directory", path=os.fspath(path),
                           root=os.fspath(root))
     tantivy = _tantivy()
     with _locked(where):
@@ -432,8 +438,8 @@ def _build(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> I
         try:
             os.rename(tmp, where)  # onto an absent or empty directory only
         except OSError:
-            raise MemNetError(f"another process built a host index at {os.fspath(where)!r} "
-                              "meanwhile", code="index_busy", index=os.fspath(where)) from None
+            raise IndexBusy(f"another process built a host index at {os.fspath(where)!r} "
+                              "meanwhile", index=os.fspath(where)) from None
     except BaseException:
         if writer is not None:
             writer.close(commit=False)

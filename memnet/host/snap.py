@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MemNetError
+from ..errors import BadHit
 from ..gql import ast
 from ..graph.words import words_of
 from ..graph.store import OUT, edge_handle, node_handle
@@ -100,8 +100,7 @@ def snap(session: Any, q: str, *, hook: RagHostHook | None = None,
     retriever: Any = hook if hook is not None else open_index(index)
     found = retriever.search(q, top)
     if not isinstance(found, (list, tuple)):
-        raise MemNetError(f"a retriever returned {type(found).__name__}, not a list of hits",
-                          code="bad_hit")
+        raise BadHit(f"a retriever returned {type(found).__name__}, not a list of hits")
     hits: list[Hit] = []
     seen: set[str] = set()
     for h in found[:top]:
