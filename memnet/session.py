@@ -37,7 +37,6 @@ from .recall.walk import WalkResult, shape_walk
 from .tokens import DEFAULT_TOKENIZER
 from .tokens import loaded as tokens_loaded
 
-
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
 _DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) session=")
 
@@ -59,7 +58,8 @@ class Session:
     """
 
     def __init__(self, name: str, *, caps: Caps | None = None, delete_on_settle: bool = False,
-                 history_limit: int | None = DEFAULT_HISTORY, tokenizer: str = DEFAULT_TOKENIZER) -> None:
+                 history_limit: int | None = DEFAULT_HISTORY,
+                 tokenizer: str = DEFAULT_TOKENIZER) -> None:
         self.name = check_session_id(name)
         self.caps = caps or Caps()
         self.delete_on_settle = delete_on_settle
@@ -326,7 +326,7 @@ class Session:
                     "so the memory may not hold the answer")
         first = seed.seeds[0]
         props = s.node_props(first)
-        label = next((props[k] for k in ("title", "name", "path") if isinstance(props.get(k), str)),
+        label = next((v for k in ("title", "name", "path") if isinstance(v := props.get(k), str)),
                      "")
         label = f" {label[:60]!r}" if label else ""
         return (f"{len(seed.seeds)} seed(s) from {seed.matched} match(es); start at "

@@ -23,7 +23,8 @@ Example::
     >>> from memnet import strata
     >>> cab = memnet.Cabinet.open(tempfile.mkdtemp())
     >>> s = cab.create("notes", caps=memnet.Caps(rows=2, bytes=10**6))
-    >>> s, r = strata.commit_or_advance(cab, s, "INSERT (a:TSK {title: 'one'}), (b:TSK {title: 'two'})")
+    >>> s, r = strata.commit_or_advance(
+    ...     cab, s, "INSERT (a:TSK {title: 'one'}), (b:TSK {title: 'two'})")
     >>> s.name
     'notes'
     >>> s, r = strata.commit_or_advance(cab, s, "INSERT (c:TSK {title: 'three'})")
@@ -36,7 +37,8 @@ Example::
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .cabinet import Cabinet
 from .commit import CommitResult
@@ -47,6 +49,8 @@ from .gql.parse import parse_delta
 from .graph.store import parse_handle
 from .ids import check_session_id
 from .session import Session
+
+T = TypeVar("T")
 
 CATALOG_KIND = "SES"
 LINK_TYPE = "NEXT"
@@ -119,7 +123,7 @@ def _find(catalog: Session, sid: str) -> str | None:
     return None
 
 
-def _with_catalog(cabinet: Cabinet, prefix: str, work: Any) -> Any:
+def _with_catalog(cabinet: Cabinet, prefix: str, work: Callable[[Session], T]) -> T:
     """Run ``work(catalog)`` (which commits) and flush; on a flush conflict
     (another writer flushed the catalog first) hydrate again and redo."""
     for attempt in range(_RETRIES):

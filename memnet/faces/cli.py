@@ -16,9 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import (
@@ -165,7 +163,8 @@ def _read_text(file: str | None, bar: Progress) -> str:
     """The Δ text from FILE (read in chunks, counting bytes) or stdin."""
     bar.phase("reading")
     if file in (None, "-"):
-        return bar.spin_while(sys.stdin.read)
+        text: str = bar.spin_while(sys.stdin.read)
+        return text
     total = os.path.getsize(file)
     parts: list[str] = []
     done = 0
@@ -369,8 +368,8 @@ def _ver(args: argparse.Namespace) -> int:
     from ..errors import TraceFailed
 
     if importlib.util.find_spec("pytest") is None:
-        raise DependencyMissing("memnet ver collects the tests with pytest, which is not installed: "
-                          "pip install 'memnet[dev]' (or pip install pytest)")
+        raise DependencyMissing("memnet ver collects the tests with pytest, which is not "
+                                "installed: pip install 'memnet[dev]' (or pip install pytest)")
     from .. import ver
 
     trace = ver.collect(args.models, args.tests)

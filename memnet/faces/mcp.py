@@ -128,7 +128,7 @@ class MemNetTools:
     def __init__(self, cabinet: "Cabinet", *, cache_size: int = CACHE_SIZE) -> None:
         self.cabinet = cabinet
         self.cache_size = cache_size
-        self._cache: "OrderedDict[str, tuple[Session, float]]" = OrderedDict()
+        self._cache: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()  # sync tools run on worker threads
         self._indexes: dict[str, Any] = {}  # host index directory -> HostIndex
 
@@ -324,7 +324,8 @@ def error_text(e: MemNetError) -> str:
 
 
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(d, default=str, ensure_ascii=False))
+    out: dict[str, Any] = json.loads(json.dumps(d, default=str, ensure_ascii=False))
+    return out
 
 
 # -- descriptions ------------------------------------------------------------------------
@@ -409,7 +410,9 @@ HOST_SNAP_DOC = (
 # -- the server ----------------------------------------------------------------------------
 def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     """An ``MCPServer`` whose tools work on ``cabinet`` (kept open by the caller)."""
-    MCPServer, mtypes = _sdk()
+    _sdk()  # a clear dependency_missing when the extra is not installed
+    import mcp.types as mtypes
+    from mcp.server.mcpserver import MCPServer
     from pydantic import Field
 
     tools = MemNetTools(cabinet)
@@ -421,7 +424,7 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
             "from the Shape. Sessions persist in the cabinet between runs."),
         log_level="WARNING")
 
-    def result(call: Callable[[], tuple[str, dict[str, Any]]]) -> Any:
+    def result(call: Callable[[], tuple[str, dict[str, Any]]]) -> mtypes.CallToolResult:
         try:
             text, structured = call()
         except (MemNetError, OSError) as e:

@@ -109,7 +109,8 @@ class Progress:
             self.tick()
         if "error" in box:
             raise box["error"]
-        return box["value"]
+        value: T = box["value"]
+        return value
 
     # -- drawing ------------------------------------------------------------------
     def line(self, final: bool = False) -> str:

@@ -99,7 +99,7 @@ def memo_key(shape: Shape, sq: ast.SeedQuery, knobs: tuple[Any, ...]) -> tuple[A
 
 def recall_since(session: Any, sq: ast.SeedQuery, knobs: tuple[Any, ...], since: str) -> Shape:
     """The answer to ``session.recall(sq, since=since)`` (the session's lock held)."""
-    kw = dict(zip(KNOBS, knobs))
+    kw = dict(zip(KNOBS, knobs, strict=False))
     new = session._recall(sq, **kw)
     key = memo_key(new, sq, knobs)
     session._memo.put(key, session.version, new)
@@ -197,7 +197,7 @@ def diff_text(old: Graph, new: Graph, cache: LineCache) -> tuple[str, int, tuple
     lines: list[str] = []
     changed = 0
     for p in new[0]:
-        q = old_nodes.pop(p.var, None)  # type: ignore[arg-type]
+        q = old_nodes.pop(p.var, None)
         if q is None:
             items.append(node_text(p.var, p.labels, p.props, p.nick))
         elif q is not p:
@@ -210,7 +210,7 @@ def diff_text(old: Graph, new: Graph, cache: LineCache) -> tuple[str, int, tuple
                 removes.append(f"{p.var} #{q.nick}")
             changed += _change_lines(lines, sets, removes)
     for e in new[1]:
-        f = old_edges.pop(e.var, None)  # type: ignore[arg-type]
+        f = old_edges.pop(e.var, None)
         if f is None:
             items.append(format_edge(e.var, e.type, e.src, e.dst, e.props))
         elif f is not e:
@@ -314,10 +314,11 @@ def apply_delta(old: str | ast.Insert | Shape, delta: str | ast.Delta | Shape) -
         (('status', 'done'), ('title', 'a'))
     """
     olds = _parsed(old)
-    if any(not isinstance(st, ast.Insert) for st in olds) or len(olds) > 1:
+    first = olds[0] if olds else None
+    if len(olds) > 1 or not (first is None or isinstance(first, ast.Insert)):
         raise DeltaMismatch("the old Shape must be one INSERT graph literal (a Shape's text)")
-    nodes = {p.var: p for p in olds[0].nodes} if olds else {}
-    edges = {e.var: e for e in olds[0].edges} if olds else {}
+    nodes = {p.var: p for p in first.nodes} if first is not None else {}
+    edges = {e.var: e for e in first.edges} if first is not None else {}
 
     def target(var: str, what: str, node_only: bool = False) -> Any:
         if var in nodes:
@@ -331,7 +332,7 @@ def apply_delta(old: str | ast.Insert | Shape, delta: str | ast.Delta | Shape) -
         if isinstance(st, ast.Insert):
             for p in st.nodes:
                 if not p.bare:
-                    nodes[p.var] = p  # type: ignore[index]
+                    nodes[p.var] = p
                 elif p.var not in nodes:
                     target(p.var, "joins an edge to", True)  # type: ignore[arg-type]
             edges.update((e.var, e) for e in st.edges)

@@ -152,11 +152,11 @@ class PeakState:
         self.peak[v] = on
         if on:
             r = self.rho[v]
-            bucket = self.by_rho.get(r)
-            if bucket is None:
-                bucket = self.by_rho[r] = set()
+            got = self.by_rho.get(r)
+            if got is None:
+                got = self.by_rho[r] = set()
                 bisect.insort(self.levels, r)
-            bucket.add(v)
+            got.add(v)
 
     # -- a commit ----------------------------------------------------------------
     def apply(self, changes: Iterable[Any]) -> None:

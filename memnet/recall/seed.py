@@ -59,7 +59,7 @@ from ..graph.words import (
 SETTLED_TERM = prop_term("settled", "b", True)
 _EMPTY = array("I")
 
-Tiers = list[tuple[int, array]]   # (level, ascending ids), highest level first
+Tiers = list[tuple[int, "array[int]"]]   # (level, ascending ids), highest level first
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ def _same(a: Value, b: Value) -> bool:
     # bool is an int and 1 == 1.0 in Python; the query language keeps them apart
     if isinstance(a, tuple):
         return (isinstance(b, tuple) and len(a) == len(b)
-                and all(type(x) is type(y) and x == y for x, y in zip(a, b)))
+                and all(type(x) is type(y) and x == y for x, y in zip(a, b, strict=False)))
     return type(a) is type(b) and a == b
 
 
@@ -172,7 +172,7 @@ class _Word:
         return 0
 
 
-def _bisect(p: array, x: int) -> int:
+def _bisect(p: array[int], x: int) -> int:
     lo, hi = 0, len(p)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -238,10 +238,10 @@ class _Filters:
         self.trivial = not (self.kind is not None or self.labels or self.sets or self.slow
                             or self.contains)
 
-    def postings(self, q: SeedQuery) -> list[array | set[int] | frozenset[int]]:
+    def postings(self, q: SeedQuery) -> list[array[int] | set[int] | frozenset[int]]:
         """Every id collection a filter offers (the smallest one drives)."""
         idx = self.s.index
-        out: list[array | set[int] | frozenset[int]] = []
+        out: list[array[int] | set[int] | frozenset[int]] = []
         if q.kind is not None:
             out.append(idx.posting(("k" + q.kind).encode()) or _EMPTY)
         for lab in q.labels:
@@ -435,7 +435,7 @@ def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
             levels = map(w.level, cand)                       # bisect the big postings
         scores = list(map(add, scores, map(idf.__mul__, levels)))
     name_set = set(names)
-    first = list(zip(map(name_set.__contains__, cand), scores))
+    first = list(zip(map(name_set.__contains__, cand), scores, strict=True))
     # the candidates that can be seeds by (name tier, score), then the full order
     cut = heapq.nlargest(limit, first)[-1]
     near = list(compress(range(len(cand)), map(cut.__le__, first)))

@@ -25,10 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..errors import MemNetError
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
 from ..graph.store import Store, edge_handle, node_handle
-from ..errors import MemNetError
 from ..tokens import count_tokens
 
 VIEWS = ("interior", "shell")
@@ -329,7 +329,8 @@ def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[Edge
 
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
-               cache: LineCache) -> tuple[tuple[NodePattern, ...], tuple[EdgePattern, ...], str, int]:
+               cache: LineCache
+               ) -> tuple[tuple[NodePattern, ...], tuple[EdgePattern, ...], str, int]:
     """The INSERT literal, its patterns and its exact token count."""
     if not nodes:
         return (), (), "", 0
