@@ -1,0 +1,375 @@
+"""What each ``memnet`` command does (the parser and ``main`` are in ``cli.py``).
+
+Each handler takes the parsed arguments and returns the exit code; a
+``MemNetError`` it raises is printed by ``main`` as one coded line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    DependencyMissing,
+    OutputExists,
+    PathNotFound,
+    QueryError,
+)
+from .progress import Progress
+
+if TYPE_CHECKING:
+    from ..cabinet import Cabinet
+    from ..session import Session
+
+DEMO_DELTA = """\
+INSERT
+  (law1:LAW {text: 'Never change a price without a recorded decision'}),
+  (law2:LAW {text: 'Every task touches at least one module'}),
+  (pricing:MOD {path: 'shop/pricing.py', name: 'pricing'}),
+  (cart:MOD {path: 'shop/cart.py', name: 'cart'}),
+  (t1:TSK {title: 'Fix rounding in the pricing page', status: 'open', prio: 1}),
+  (t2:TSK {title: 'Show VAT on the cart summary', status: 'open', prio: 2}),
+  (t3:TSK {title: 'Rename pricing constants', status: 'done', prio: 3}),
+  (d1:DEC {title: 'Round half to even for all prices', why: 'matches the accounting system'}),
+  (t1)-[:TOUCHES]->(pricing),
+  (t2)-[:TOUCHES]->(cart),
+  (t3)-[:TOUCHES]->(pricing),
+  (cart)-[:IMPORTS]->(pricing),
+  (d1)-[:GOVERNS]->(pricing),
+  (t1)-[:FOLLOWS]->(d1)
+"""
+
+
+def _cabinet(args: argparse.Namespace) -> Cabinet:
+    from ..cabinet import Cabinet
+
+    return Cabinet.open(args.home)
+
+
+def _hydrate(cab: Cabinet, sid: str, at: int | None = None) -> Session:
+    """Open ``sid`` from the cabinet, with a progress line on a terminal."""
+    with Progress(f"hydrate {sid}") as bar:
+        return cab.open(sid, at=at, progress=bar)
+
+
+def _print_shape(shape: Any, fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps({"text": shape.text, "receipt": shape.receipt.to_dict()},
+                         ensure_ascii=False, indent=2))
+    elif fmt in ("dot", "mermaid"):
+        from . import render
+
+        print(render.to_dot(shape) if fmt == "dot" else render.to_mermaid(shape), end="")
+    else:
+        print(shape.text)
+
+
+# -- commands --------------------------------------------------------------------
+def _demo(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        if cab.exists(args.session):
+            s = _hydrate(cab, args.session)
+            print(f"# session {args.session!r} is in the cabinet at version {s.version}; "
+                  "recalling what was committed before")
+        else:
+            s = cab.create(args.session)
+            res = s.commit(DEMO_DELTA)
+            cab.flush(s)
+            print(f"# created session {args.session!r} in {cab.info().get('path', 'memory')}")
+            print(f"# committed version {res.version}: {len(res.ids)} handles minted "
+                  f"({', '.join(f'{k}={v}' for k, v in sorted(res.ids.items()))})")
+        shape = s.recall(args.q)
+        print(f"# recall {args.q!r}\n")
+        print(shape.text)
+        print("\n# receipt")
+        print(json.dumps(shape.receipt.to_dict(), indent=2, ensure_ascii=False))
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        info = cab.info()
+        print(f"cabinet ready at {info.get('path')} ({info.get('backend')}, "
+              f"{len(cab.sessions())} sessions)")
+    return 0
+
+
+def _cabinet_upgrade(args: argparse.Namespace) -> int:
+    from ..cabinet import Cabinet
+
+    with Progress("upgrade") as bar:
+        counts = Cabinet.upgrade(args.home, progress=bar)
+    if counts["sessions"]:
+        print(f"rebuilt the word index of {counts['sessions']} session(s), "
+              f"{counts['nodes']} nodes")
+    else:
+        print("the cabinet is up to date; nothing to do")
+    return 0
+
+
+def _session_create(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        cab.create(args.sid)
+        print(f"created session {args.sid}")
+    return 0
+
+
+def _session_list(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        rows = [i.to_dict() for i in cab.sessions()]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{'session':<24} {'version':>8} {'rows':>10} {'bytes':>12}")
+        for r in rows:
+            print(f"{r['id']:<24} {r['version']:>8} {r['rows']:>10} {r['bytes']:>12}")
+    return 0
+
+
+def _session_drop(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        cab.drop(args.sid)
+        print(f"dropped session {args.sid}")
+    return 0
+
+
+def _session_log(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        entries = cab.log(args.sid)
+    if args.format == "json":
+        print(json.dumps([e.to_dict() for e in entries], indent=2))
+    else:
+        for e in entries:
+            changed = ", ".join(e.changed[:8]) + (" …" if len(e.changed) > 8 else "")
+            print(f"v{e.version}  +{e.created} ~{e.updated} -{e.recycled}  {changed}")
+    return 0
+
+
+def _read_text(file: str | None, bar: Progress) -> str:
+    """The Δ text from FILE (read in chunks, counting bytes) or stdin."""
+    bar.phase("reading")
+    if file in (None, "-"):
+        text: str = bar.spin_while(sys.stdin.read)
+        return text
+    total = os.path.getsize(file)
+    parts: list[str] = []
+    done = 0
+    with open(file, encoding="utf-8") as f:
+        while chunk := f.read(1 << 20):
+            parts.append(chunk)
+            done += len(chunk.encode("utf-8"))
+            bar(min(done, total), total)
+    return "".join(parts)
+
+
+def _commit(args: argparse.Namespace) -> int:
+    from ..gql.parse import parse_delta
+
+    with _cabinet(args) as cab, Progress(f"commit {args.sid}") as bar:
+        text = _read_text(args.file, bar)
+        bar.phase("parsing")
+        delta = bar.spin_while(parse_delta, text)
+        bar.phase("hydrating")
+        s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
+        bar.phase("applying")
+        res = bar.spin_while(s.commit, delta)
+        bar.phase("flushing")
+        bar.spin_while(cab.flush, s)
+    out = {"version": res.version, "ids": res.ids, "changed": res.changed}
+    if res.advice:
+        out["advice"] = res.advice
+    print(json.dumps(out, ensure_ascii=False))
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    if args.since is not None and args.format in ("dot", "mermaid"):
+        raise QueryError("--since answers what changed as text (gql or json); a picture "
+                         "shows a whole Shape: leave --since out")
+    with _cabinet(args) as cab:
+        s = _hydrate(cab, args.sid, args.at)
+        shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
+                         fanout=args.fanout, view=args.view, laws=not args.no_laws,
+                         since=args.since)
+    _print_shape(shape, args.format)
+    return 0
+
+
+def _outline(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab:
+        s = _hydrate(cab, args.sid, args.at)
+        shape = s.outline(view=args.view)
+    _print_shape(shape, args.format)
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    with _cabinet(args) as cab, Progress("backup") as bar:
+        bar.spin_while(cab.backup, args.dest)
+    print(f"backed up the cabinet to {args.dest}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..absorb import export_working_memory_slice
+
+    with _cabinet(args) as cab:
+        member = _hydrate(cab, args.member)
+        slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
+                                          budget=args.budget)
+    write_new(args.output, slc.to_json(), force=args.force)
+    print(f"exported {len(slc.nodes)} nodes and {len(slc.edges)} edges of {args.member} "
+          f"(version {slc.provenance.version}) to {args.output}")
+    return 0
+
+
+def write_new(path: str, text: str, *, force: bool = False) -> None:
+    """Write ``text`` to the file ``path`` whole or not at all (a temporary file
+    beside it, renamed over it); an existing file is ``output_exists`` unless
+    ``force``."""
+    import tempfile
+
+    if not force and os.path.lexists(path):
+        raise OutputExists(f"{path} already exists; nothing was written (pass --force to "
+                           "replace it)", path=path)
+    fd, tmp = tempfile.mkstemp(prefix=".memnet-", dir=os.path.dirname(path) or ".")
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _absorb(args: argparse.Namespace) -> int:
+    from ..absorb import AbsorbRejected, export_working_memory_slice, import_slice
+
+    if (args.slice is None) == (args.member is None):
+        raise AbsorbRejected("give either --slice FILE or --from MEMBER with --anchor")
+    if args.member is not None and not args.anchor:
+        raise AbsorbRejected("--from MEMBER needs at least one --anchor HANDLE")
+    with _cabinet(args) as cab:
+        lead = _hydrate(cab, args.lead)
+        if args.slice is not None:
+            with open(args.slice, "rb") as f:
+                slc: Any = f.read()
+        else:
+            member = _hydrate(cab, args.member)
+            slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
+                                              budget=args.budget)
+        res = import_slice(lead, slc, args.id_policy)
+        cab.flush(lead)
+    print(json.dumps({"version": res.version, "created": res.created, "ids": res.ids},
+                     ensure_ascii=False))
+    return 0
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from ..ingest import check_ingest_path, ingest_new, ingest_path
+
+    p = check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
+    with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
+        if args.create and not cab.exists(args.sid):
+            bar.phase("scanning")  # stored only if the whole ingest succeeds
+            _s, results = ingest_new(cab, args.sid, args.path, progress=lambda d, t: bar(d, t))
+        else:
+            bar.phase("hydrating")
+            s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
+            bar.phase("scanning")
+            results = ingest_path(s, args.path, progress=lambda d, t: bar(d, t))
+            if any(r.changed for r in results):
+                bar.phase("flushing")
+                bar.spin_while(cab.flush, s)
+    model = results[-1] if p.is_dir() and len(results) == 2 else None
+    for res in results:
+        for w in res.warnings:
+            print(f"memnet: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        out = results[0].to_dict()
+        if model is not None:
+            out["model"] = model.to_dict()
+            out["version"] = model.version
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        what = "model " if p.is_file() else ""
+        print(f"ingested {what}{args.path} into {args.sid}: {results[0].summary()}")
+        if model is not None:
+            print(f"ingested model {args.path} into {args.sid}: {model.summary()}")
+    return 0
+
+
+def _snap(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..snap import snap
+
+    p = Path(args.model)
+    if not (p.is_dir() or p.is_file()):
+        raise PathNotFound(f"no such model file or directory: {args.model!r}", path=args.model)
+    with _cabinet(args) as cab, Progress(f"snap {args.prefix}") as bar:
+        bar.phase("writing sessions")
+        res = snap(cab, args.model, args.prefix, budget=args.budget, strict=args.strict,
+                   progress=lambda d, t: bar(d, t))
+    for w in res.failed:
+        print(f"memnet: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(res.to_dict(), ensure_ascii=False))
+    else:
+        print(f"snapped {args.model} with prefix {args.prefix}: {res.summary()}")
+        for sid in res.interiors:
+            mark = " (changed)" if res.results[sid].changed else ""
+            print(f"  {sid}: {res.rows[sid]} rows{mark}")
+        for sid in res.dropped:
+            print(f"  {sid}: dropped")
+    return 0
+
+
+def _cabinet_copy(args: argparse.Namespace) -> int:
+    from ..cabinet import Cabinet
+    from ..cabinet.copy import copy_sessions
+    from ..cabinet.kv_pg import looks_like_url
+
+    if not looks_like_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
+        # opening it would make an empty cabinet there and copy nothing
+        raise PathNotFound(f"no cabinet at {args.src!r} to copy from",
+                          path=args.src)
+    with Cabinet.open(args.src) as src, Cabinet.open(args.dst) as dst, \
+            Progress("copy") as bar:
+        infos = copy_sessions(src, dst, args.sids, progress=bar)
+    if args.format == "json":
+        print(json.dumps([i.to_dict() for i in infos], indent=2))
+    else:
+        for i in infos:
+            print(f"copied {i.id}: version {i.version}, {i.nodes} nodes, {i.edges} edges")
+        if not infos:
+            print("no sessions to copy")
+    return 0
+
+
+def _ver(args: argparse.Namespace) -> int:
+    """Trace requirements to tests: collect TESTS with pytest, check against MODELS."""
+    import importlib.util
+
+    from ..errors import TraceFailed
+
+    if importlib.util.find_spec("pytest") is None:
+        raise DependencyMissing("memnet ver collects the tests with pytest, which is not "
+                                "installed: pip install 'memnet[dev]' (or pip install pytest)")
+    from .. import ver
+
+    trace = ver.collect(args.models, args.tests)
+    if args.format == "json":
+        print(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        import shutil
+
+        print(ver.format_matrix(trace, width=min(shutil.get_terminal_size((100, 24)).columns,
+                                                 120)), end="")
+    sys.stdout.flush()
+    if not trace.ok:
+        raise TraceFailed(trace.summary())
+    return 0
