@@ -101,6 +101,15 @@ class Receipt:
             return answer_line(self.answer, self.session, self.version, self.rows,
                                self.max_rows, self.tokens, self.etag, self.since,
                                (self.added, self.changed, self.gone))
+        return " ".join(self.parts())
+
+    def parts(self) -> list[str]:
+        """The fields of a Shape's receipt line, joined by single blanks.
+
+        Each part after the first starts with a lower-case letter and none
+        ends in white space, so the tokenizers' pre-tokenisers cut at every
+        joining blank: the line's tokens are the sum of its parts' tokens
+        (``finish`` recounts only the part whose numbers moved)."""
         parts = [
             f"// shape session={self.session} v={self.version} q={json.dumps(self.q)}",
             f"mode={self.seed_mode} seeds={','.join(self.seeds) or '-'} matched={self.matched}",
@@ -120,7 +129,7 @@ class Receipt:
         parts.append(f"read_first={json.dumps(self.read_first, ensure_ascii=False)}")
         if self.advice:
             parts.append(f"advice={json.dumps(' | '.join(self.advice), ensure_ascii=False)}")
-        return " ".join(parts)
+        return parts
 
 
 def answer_line(answer: str, session: str, version: int, rows: int, max_rows: int, tokens: int,
@@ -387,8 +396,16 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
         advice = base_advice + ((ALARM_ADVICE,) if alarm else ())
         receipt = Receipt(**receipt_fields, etag=etag, tokens=tok, bytes=nbytes, alarm=alarm,
                           advice=advice)
-        head = receipt.line() + ("\n" if body else "")
-        new_tok = cache.count(head) + body_tokens
+        if receipt.answer == "shape":
+            parts = receipt.parts()
+            parts[-1] += "\n" if body else ""  # a closing quote and the line break are one piece
+            count = cache.count
+            head_tok = count(parts[0]) + sum(count(" " + p) for p in parts[1:])
+            head = " ".join(parts)
+        else:
+            head = receipt.line() + ("\n" if body else "")
+            head_tok = cache.count(head)
+        new_tok = head_tok + body_tokens
         new_bytes = len(head.encode()) + body_bytes
         if new_tok == tok and new_bytes == nbytes:
             return head + body, receipt

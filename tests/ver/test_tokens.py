@@ -189,3 +189,24 @@ def test_a_piece_merged_over_the_ranks_is_the_tokenizers_count(piece) -> None:  
     enc = _encoder("o200k_base")
     single = enc.__self__._encode_single_piece  # type: ignore[attr-defined]
     assert _piece_count("o200k_base", piece) == len(single(piece.encode()))
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(q=st.text(max_size=60), first=st.text(max_size=80),
+       advice=st.lists(st.text(max_size=30), max_size=2), body=st.booleans())
+def test_a_receipt_line_counts_as_the_sum_of_its_parts(q, first, advice, body) -> None:  # type: ignore[no-untyped-def]
+    """finish() counts the receipt line part by part; the sum must be the
+    tokenizer's count of the whole line, whatever text q and the advice hold."""
+    from memnet.recall.shape import LineCache, Receipt
+
+    r = Receipt(session="s-1", version=3, q=q, seed_mode="match", seeds=("na1", "nb2c"),
+                matched=2, rows=4, max_rows=50, hops=1, k=2, clamped=0, hidden=0, laws=1,
+                laws_cut=0, periphery=(), view="interior", tokenizer="o200k_base",
+                holds_answer=True, read_first=first, advice=tuple(advice), census=(),
+                etag="0123456789abcdef", tokens=1234, bytes=5678, alarm=False)
+    parts = r.parts()
+    parts[-1] += "\n" if body else ""
+    cache = LineCache("o200k_base")
+    summed = cache.count(parts[0]) + sum(cache.count(" " + p) for p in parts[1:])
+    assert summed == memnet.count_tokens(r.line() + ("\n" if body else ""))
