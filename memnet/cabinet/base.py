@@ -52,6 +52,7 @@ import uuid
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +171,20 @@ def _natural(sid: str) -> tuple[Any, ...]:
     return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
 
 
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Keep the cyclic collector off while a cabinet builds or decodes
+    records in bulk: millions of small containers are made and none is
+    garbage, so each collection would only rescan the whole session again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _props_bytes(props: Any) -> bytes | None:
     if props is None or props.__class__ is bytes:
         return props  # type: ignore[no-any-return]
@@ -204,22 +219,31 @@ def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
 
 
 def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
-    """Every posting of an index as bucket records (for a whole-session write)."""
+    """Every posting of an index as bucket records (for a whole-session write).
+
+    A posting still held as the stored bytes (a hydrated session) is read
+    without being turned into an array in the index: a flush that rewrites
+    every posting must not leave the session bigger in memory."""
     step = R.POSTING_RANGE
     buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
     big: list[tuple[bytes, bytes]] = []
-    for term, p in index.postings():
-        ids = sorted(p)
+    for term, p in list(index.postings_by_term.items()):
+        ids = le_array(p) if p.__class__ is bytes else p
+        if not ids:
+            continue
         b = R.bucket_of(term)
         i = 0
         while i < len(ids):
             rng = ids[i] // step
-            j = bisect.bisect_left(ids, (rng + 1) * step, i)
+            j = len(ids) if ids[-1] // step == rng else \
+                bisect.bisect_left(ids, (rng + 1) * step, i)
+            part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else \
+                le_bytes(ids[i:j])
             if j - i > R.POSTING_BIG:
                 key = R.big_key(sid, rng, term)
-                big.append((key, R.seal(key, le_bytes(array("I", ids[i:j])))))
+                big.append((key, R.seal(key, part)))
             else:
-                buckets.setdefault((rng, b), {})[term] = le_bytes(array("I", ids[i:j]))
+                buckets.setdefault((rng, b), {})[term] = part
             i = j
     out = []
     for (rng, b), m in sorted(buckets.items()):
@@ -330,6 +354,19 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
         if m != before:
             out.append((key, R.encode(m, key) if m else None))
     return out
+
+
+REWRITE_MIN = 256  # fewer changed nodes than this always flush as an index delta
+
+
+def _rewrite_postings(changed: int, nodes: int) -> bool:
+    """Whether a flush that changed the terms of ``changed`` of ``nodes`` nodes
+    writes the whole index again instead of a delta: when the changed nodes
+    are a quarter of the session or more (the first flush of a session built
+    in memory, a bulk load). Computing their terms one by one to diff them
+    against their stored records would cost more than writing every posting
+    from the index the session holds, as adopt does."""
+    return changed >= REWRITE_MIN and changed * 4 >= nodes
 
 
 def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
@@ -880,12 +917,13 @@ class Cabinet:
         with s._lock:
             st = s.store
             now = time.time()
-            node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
-            edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
-            posting_recs = _posting_records(sid, st.index)
             history = s.history()
             whole = [r.version for r in history] == list(range(1, s.version + 1))
-            log_recs = [_log_record(sid, r) for r in history] if whole else []
+            with _no_gc():
+                node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
+                edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
+                posting_recs = _posting_records(sid, st.index)
+                log_recs = [_log_record(sid, r) for r in history] if whole else []
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
@@ -978,11 +1016,7 @@ class Cabinet:
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
-            # millions of small containers are made here and none is garbage:
-            # the cyclic collector would only rescan them, again and again
-            gc_was = gc.isenabled()
-            gc.disable()
-            try:
+            with _no_gc():
                 nodes = self._dense(txn, sid, n_nodes,
                                     progress and (lambda d: progress(d, total)))
                 edges = _edge_columns(txn, sid, n_nodes, n_edges,
@@ -998,9 +1032,6 @@ class Cabinet:
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None
-            finally:
-                if gc_was:
-                    gc.enable()
         st = s.store
         if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
             raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
@@ -1096,9 +1127,15 @@ class Cabinet:
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
-            node_recs = [_node_record(s, sid, n) for n in nodes]
-            edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-            log_recs = [_log_record(sid, r) for r in pending]
+            with _no_gc():
+                node_recs = [_node_record(s, sid, n) for n in nodes]
+                edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
+                log_recs = [_log_record(sid, r) for r in pending]
+                # a change to a large share of the nodes (the first flush of a
+                # session built in memory) rewrites the postings from the index
+                # the session holds, as adopt does, instead of diffing node by node
+                posting_recs = _posting_records(sid, st.index) \
+                    if _rewrite_postings(len(term_nodes), st.next_node - 1) else None
 
             def work(txn: Txn) -> None:
                 cat = self._catalog(txn, sid)
@@ -1115,7 +1152,12 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
+                if posting_recs is not None:
+                    txn.delete_prefix(R.POSTINGS, R.prefix(sid))
+                    writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
+                    counts = {"pdelta": 0, "precs": len(posting_recs)}
+                else:
+                    writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
                 for k, pv in writes:
                     if pv is None:
                         txn.delete(R.POSTINGS, k)

@@ -1050,3 +1050,48 @@ def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, mon
     assert fresh.recall("TSK n:7").receipt.matched == 2
     for q in ("TSK common", "word", "TSK n:1", "", "TSK n:39"):
         assert fresh.recall(q).text.split("\n", 1)[1] == s.recall(q).text.split("\n", 1)[1]
+
+
+@pytest.mark.req("MN-REQ-14", "MN-REQ-14.2")
+def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
+        cabinet: Any, monkeypatch: Any) -> None:
+    """The first flush of a session built by many commits writes every posting
+    from the index in memory (no delta); a small flush after it appends a
+    delta; a large change to a hydrated session (whose postings are still the
+    stored bytes) rewrites them again. Each stored index is the one the node
+    records give (verify), and a fresh hydrate recalls as the writer does."""
+    from memnet.cabinet import base as B
+    from memnet.cabinet import records as R
+
+    monkeypatch.setattr(B, "REWRITE_MIN", 8)
+    monkeypatch.setattr(R, "POSTING_BIG", 16)  # some postings get records of their own
+    s = cabinet.create("bulk")
+    handles = []
+    for c in range(4):  # one session built by several commits before its first flush
+        nodes = ", ".join(f"(t{i}:TSK {{title: 'common word{c} {i}', n: {i % 3}}})"
+                          for i in range(20))
+        r = s.commit(f"INSERT {nodes}, (t0)-[:FOLLOWS]->(t1)")
+        handles += [r.ids[f"t{i}"] for i in range(20)]
+    cabinet.flush(s)
+    delta = R.delta_prefix("bulk")
+    recs = _posting_records(cabinet, "bulk")
+    assert recs and not [k for k in recs if k.startswith(delta)]
+    assert [e.version for e in cabinet.log("bulk")] == [1, 2, 3, 4]
+    s.commit(f"SET {handles[0]}.n = 9")
+    cabinet.flush(s)  # one node: a delta, nothing rewritten
+    after = _posting_records(cabinet, "bulk")
+    assert {k for k in after.keys() | recs.keys() if after.get(k) != recs.get(k)} == \
+        {R.delta_key("bulk", s.version)}
+    assert cabinet.verify()["sessions"] == 1
+    fresh = cabinet.open("bulk")
+    fresh.commit("DELETE " + ", ".join(handles[:30]))
+    fresh.commit(f"SET {handles[40]}.title = 'rare'")
+    cabinet.flush(fresh)  # a third of the nodes: rewritten from the loaded postings
+    recs = _posting_records(cabinet, "bulk")
+    assert not [k for k in recs if k.startswith(delta)]
+    assert cabinet.verify()["sessions"] == 1
+    again = cabinet.open("bulk")
+    for q in ("TSK common", "word3", "TSK n:1", "TSK n:9", "rare", ""):
+        assert again.recall(q).text.split("\n", 1)[1] == fresh.recall(q).text.split("\n", 1)[1]
+    assert again.recall("TSK rare").receipt.matched == 1
+    assert cabinet.open("bulk", at=2).recall("TSK word1", limit=50).receipt.matched == 20
