@@ -199,7 +199,7 @@ def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
     key = R.element_key(sid, nid)
     return key, R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
                           st.nick.get(nid), bool(st.nrec[nid]), st.key[nid],
-                          st.adj[nid].tobytes(), st.ltok[nid]), key)
+                          st.adj.raw(nid), st.ltok[nid]), key)
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -538,15 +538,23 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
     return rec  # type: ignore[no-any-return]
 
 
-def _decode_nodes(values: Iterator[bytes], sid: str,
-                  progress: Callable[[int], None] | None = None) -> list[tuple[Any, ...]]:
-    """:func:`_node_from` over the records of nodes 1, 2, ... with the checksum
+NODE_CHUNK = 65536  # node records decoded at a time by a hydrate
+
+
+def _decode_nodes(values: Iterator[bytes], sid: str, count: int,
+                  progress: Callable[[int], None] | None = None,
+                  ) -> Iterator[list[tuple[Any, ...]]]:
+    """:func:`_node_from` over the records of nodes 1..count, with the checksum
     (which covers each node's key) and unpacking inlined (the hot loop of a
-    hydrate)."""
+    hydrate), in lists of NODE_CHUNK records: the store takes each list in
+    before the next is decoded, so the decoded records of the whole session
+    never exist at once (their memory is reused chunk after chunk instead of
+    being left behind as holes between what the store keeps)."""
     crc32, unpackb, crc_of, pack = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from, R.ID.pack
     pre = crc32(R.prefix(sid))
     out: list[tuple[Any, ...]] = []
     append = out.append
+    i = 0
     for i, raw in enumerate(values, 1):
         payload = memoryview(raw)[4:]
         if len(raw) < 5 or crc32(payload, crc32(pack(i), pre)) != crc_of(raw)[0]:
@@ -558,11 +566,18 @@ def _decode_nodes(values: Iterator[bytes], sid: str,
         if not _is_node(rec):
             raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
         append(rec)
-        if progress is not None and not i % 65536:
-            progress(i)
+        if not i % NODE_CHUNK:
+            yield out
+            out = []
+            append = out.append
+            if progress is not None:
+                progress(i)
+    if i != count:
+        raise CabinetCorrupt(f"session {sid!r}: node records are missing")
+    if out:
+        yield out
     if progress is not None:
-        progress(len(out))
-    return out
+        progress(i)
 
 
 def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
@@ -597,24 +612,24 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
     return types, src, dst, flags, props
 
 
-def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> list[dict[bytes, bytes]]:
+def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[bytes, bytes]]:
     """The posting maps of a session (buckets, and one-term maps for postings
-    with records of their own), in range order; there are as many records as
-    the catalog counts (``precs``), so none can go missing unnoticed."""
+    with records of their own), in range order, one at a time; there are as
+    many records as the catalog counts (``precs``), so none can go missing
+    unnoticed."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
-    out = []
+    n = 0
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
             break  # the deltas sort last; _apply_deltas reads them
         _rng, _b, term = R.split_bucket_key(k, plen)
-        out.append(R.decode_bucket(v, k, deep=False) if term is None
-                   else {term: R.decode_ids(v, k)})
-    if len(out) != cat.get("precs"):
+        n += 1
+        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+    if n != cat.get("precs"):
         raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
-                             f"records, the cabinet holds {len(out)}")
-    return out
+                             f"records, the cabinet holds {n}")
 
 
 def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
@@ -1037,7 +1052,8 @@ class Cabinet:
             raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
                                  "the catalog's counts")
         top = n_edges << 1 | 1
-        if max(map(max, filter(None, st.adj)), default=0) > top:
+        # iterating the list gives the entries as held: the stored bytes here
+        if max(le_array(b"".join(st.adj)), default=0) > top:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
@@ -1045,19 +1061,18 @@ class Cabinet:
 
     @staticmethod
     def _dense(txn: Txn, sid: str, count: int,
-               progress: Callable[[int], None] | None = None) -> list[Any]:
-        """Decode the node records 1..count of ``sid``, checking that the ids
-        are dense (the first and last keys are where they must be)."""
+               progress: Callable[[int], None] | None = None,
+               ) -> Iterator[list[tuple[Any, ...]]]:
+        """Decode the node records 1..count of ``sid`` (in chunks, see
+        :func:`_decode_nodes`), checking that the ids are dense (the first and
+        last keys are where they must be)."""
         if count == 0:
-            return []
+            return iter(())
         if txn.get(R.NODES, R.element_key(sid, 1)) is None or \
                 txn.get(R.NODES, R.element_key(sid, count)) is None or \
                 txn.get(R.NODES, R.element_key(sid, count + 1)) is not None:
             raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
-        out = _decode_nodes(txn.values(R.NODES, R.prefix(sid), count), sid, progress)
-        if len(out) != count:
-            raise CabinetCorrupt(f"session {sid!r}: node records are missing")
-        return out
+        return _decode_nodes(txn.values(R.NODES, R.prefix(sid), count), sid, count, progress)
 
     def _replay(self, txn: Txn, sid: str, cat: dict[str, Any], at: int, opts: dict[str, Any],
                 progress: Callable[[int, int], None] | None = None,
