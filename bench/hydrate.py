@@ -1,18 +1,24 @@
 """Hydrate: time, resident memory per node, and the first Recalls after it.
 
 Each engine is measured in a fresh process that imports MemNet, warms it (a
-Recall on a tiny session, so the tokenizer and the parser are loaded), opens
+Recall on a tiny session and one encoding, so the tokenizer, its remembered
+pieces and the parser are loaded), opens
 the cabinet, and then:
 
-* **hydrate**: ``Cabinet.open(sid)`` of the whole session, timed;
+* **hydrate**: ``Cabinet.open(sid)`` of the whole session, timed (wall, and
+  the process's CPU time, which a busy machine inflates less);
 * **RSS/node**: resident memory (``/proc/self/status``) after the hydrate
   minus before it, divided by the nodes; the whole figure and its two parts,
   anonymous memory (the session's objects) and file pages (the storage file
   mapped into the process);
-* **first 100 Recalls**: 100 different one-keyword queries (``KIND word``,
-  drawn from the session with a fixed seed before the runs), each timed
-  once, right after the hydrate; the largest is the figure, and the pauses of
-  the garbage collector during them are counted (``gc.callbacks``).
+* **first 100 Recalls**: 100 different one-keyword queries (``KIND word``:
+  the kind and the longest word of a node drawn from the session with a
+  fixed seed before the runs), each timed
+  once, right after the hydrate; the largest is the figure (wall time, and
+  the thread's CPU time: on a busy machine a wall time includes the slices
+  the process waited for a core), and the pauses of the garbage collector
+  during them are counted and timed in CPU time (``gc.callbacks``). The same
+  queries asked again (warm) are shown beside them, for scale.
 
 Targets (issue 12, target 5): RSS ≤ 1,200 bytes per node, a hydrate of 1M
 nodes ≤ 4 s, no Recall over 20 ms among the first 100.
@@ -64,17 +70,19 @@ def _memory() -> dict[str, int]:
 
 def _child(cabinet: str, sid: str, queries: list[str]) -> dict[str, Any]:
     import memnet
+    import memnet.tokens
 
     warm = memnet.Session("warm")
     warm.commit("INSERT (t:TSK {title: 'warm the engine'})")
     warm.recall("TSK warm")
+    memnet.tokens.encode("warm")  # the tokenizer itself, not only the remembered pieces
     cab = memnet.Cabinet.open(cabinet)
     del warm
     gc.collect()
     before = _memory()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     s = cab.open(sid)
-    hydrate_s = time.perf_counter() - t
+    hydrate_s, hydrate_cpu_s = time.perf_counter() - t, time.process_time() - c
     after = _memory()
     nodes = s.store.next_node - 1
     pauses: list[float] = []
@@ -82,25 +90,32 @@ def _child(cabinet: str, sid: str, queries: list[str]) -> dict[str, Any]:
 
     def watch(phase: str, _info: dict[str, Any]) -> None:
         if phase == "start":
-            started.append(time.perf_counter())
+            started.append(time.thread_time())
         elif started:
-            pauses.append(time.perf_counter() - started.pop())
+            pauses.append(time.thread_time() - started.pop())
 
     gc.callbacks.append(watch)
-    lat = []
+    lat, cpu = [], []
+    for q in queries:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        s.recall(q)
+        lat.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.thread_time() - c0) * 1e3)
+    gc.callbacks.remove(watch)
+    again = []  # the same queries once more: what they cost warm, for scale
     for q in queries:
         t0 = time.perf_counter()
         s.recall(q)
-        lat.append((time.perf_counter() - t0) * 1e3)
-    gc.callbacks.remove(watch)
+        again.append((time.perf_counter() - t0) * 1e3)
     per = {k: (after[k] - before[k]) / nodes for k in before}
     return {"engine": os.path.dirname(memnet.__file__), "nodes": nodes,
-            "edges": s.store.next_edge - 1, "hydrate_s": hydrate_s,
+            "edges": s.store.next_edge - 1, "hydrate_s": hydrate_s, "hydrate_cpu_s": hydrate_cpu_s,
             "rss_b_node": per["VmRSS"], "anon_b_node": per["RssAnon"],
             "file_b_node": per["RssFile"], "recall_max_ms": max(lat),
             "recall_p50_ms": statistics.median(lat),
-            "recall_over": sum(x > TARGET_RECALL_MS for x in lat),
-            "gc_pauses": len(pauses), "gc_max_ms": max(pauses, default=0.0) * 1e3}
+            "recall_over": sum(x > TARGET_RECALL_MS for x in lat), "recall_cpu_max_ms": max(cpu),
+            "gc_pauses": len(pauses), "gc_max_ms": max(pauses, default=0.0) * 1e3,
+            "warm_max_ms": max(again), "warm_p50_ms": statistics.median(again)}
 
 
 def _pick_queries(cabinet: str, sid: str, n: int, seed: int) -> list[str]:
@@ -121,8 +136,8 @@ def _pick_queries(cabinet: str, sid: str, n: int, seed: int) -> list[str]:
         words = [w for v in (st.props[nid] or {}).values()
                  for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, str)
                  for w in re.findall(r"[a-z][a-z0-9_]{2,}", x.lower())]
-        if words:
-            out[f"{st.kind[nid]} {rng.choice(words)}"] = None
+        if words:  # the longest word of the node: a rarer one, as an agent would ask
+            out[f"{st.kind[nid]} {max(words, key=len)}"] = None
     cab.close()
     return list(out)
 
@@ -158,11 +173,12 @@ def _run(engine: str | None, cabinet: str, sid: str, qfile: str) -> dict[str, An
     return json.loads(p.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-KEYS = (("hydrate_s", "hydrate s", ".2f"), ("rss_b_node", "RSS B/node", ",.0f"),
+KEYS = (("hydrate_s", "hydrate s", ".2f"), ("hydrate_cpu_s", "cpu s", ".2f"), ("rss_b_node", "RSS B/node", ",.0f"),
         ("anon_b_node", "anon B/node", ",.0f"), ("file_b_node", "file B/node", ",.0f"),
-        ("recall_max_ms", "max ms", ".1f"), ("recall_p50_ms", "p50 ms", ".2f"),
+        ("recall_max_ms", "max ms", ".1f"), ("recall_cpu_max_ms", "cpu max ms", ".1f"), ("recall_p50_ms", "p50 ms", ".2f"),
         ("recall_over", "over 20ms", "d"), ("gc_pauses", "gc runs", "d"),
-        ("gc_max_ms", "gc max ms", ".1f"))
+        ("gc_max_ms", "gc max ms", ".1f"), ("warm_max_ms", "warm max ms", ".1f"),
+        ("warm_p50_ms", "warm p50 ms", ".2f"))
 
 
 def main() -> None:
@@ -223,10 +239,11 @@ def main() -> None:
     if first["nodes"] >= 1_000_000:
         ok = m["hydrate_s"] <= TARGET_HYDRATE_1M_S
         print(f"{'PASS' if ok else 'MISS'} hydrate of {first['nodes']:,} nodes <= "
-              f"{TARGET_HYDRATE_1M_S:g} s: {m['hydrate_s']:.2f} s")
+              f"{TARGET_HYDRATE_1M_S:g} s: {m['hydrate_s']:.2f} s (CPU {m['hydrate_cpu_s']:.2f} s)")
     ok = m["recall_max_ms"] <= TARGET_RECALL_MS
     print(f"{'PASS' if ok else 'MISS'} no Recall over {TARGET_RECALL_MS:g} ms among the first "
-          f"{QUERIES} after a hydrate: max {m['recall_max_ms']:.1f} ms")
+          f"{QUERIES} after a hydrate: max {m['recall_max_ms']:.1f} ms wall, "
+          f"{m['recall_cpu_max_ms']:.1f} ms CPU")
 
 
 if __name__ == "__main__":

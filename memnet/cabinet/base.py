@@ -227,7 +227,7 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
     step = R.POSTING_RANGE
     buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
     big: list[tuple[bytes, bytes]] = []
-    for term, p in list(index.postings_by_term.items()):
+    for term, p in index.raw_postings():
         ids = le_array(p) if p.__class__ is bytes else p
         if not ids:
             continue
@@ -539,6 +539,7 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
 
 
 NODE_CHUNK = 65536  # node records decoded at a time by a hydrate
+RELEASE_AFTER = 65536  # a hydrate of this many elements lets the mapped pages go
 
 
 def _decode_nodes(values: Iterator[bytes], sid: str, count: int,
@@ -614,9 +615,9 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
 
 def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[bytes, bytes]]:
     """The posting maps of a session (buckets, and one-term maps for postings
-    with records of their own), in range order, one at a time; there are as
-    many records as the catalog counts (``precs``), so none can go missing
-    unnoticed."""
+    with records of their own), in range order, one at a time (so the index
+    takes each in before the next is decoded); there are as many records as
+    the catalog counts (``precs``), so none can go missing unnoticed."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
@@ -1009,7 +1010,14 @@ class Cabinet:
         """Hydrate a session; ``at=version`` reads a past version back.
 
         ``progress(done, total)`` is called now and then with the records read
-        so far (nodes and edges, or log records for a past version)."""
+        so far (nodes and edges, or log records for a past version).
+
+        A hydrate of 65,536 elements or more ends with :func:`gc.freeze`:
+        every object the process holds then (the session's columns among
+        them) is left out of later garbage collections, which would otherwise
+        walk the million entries of each column again and again. Objects
+        frozen are still freed when no longer referenced, but a reference
+        cycle among them is not collected; :func:`gc.unfreeze` undoes it."""
         check_session_id(sid)
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
@@ -1047,6 +1055,13 @@ class Cabinet:
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None
+        if total >= RELEASE_AFTER:
+            self.kv.release_pages()
+            # the store's columns are lists of a million entries each, made
+            # while the collector was off: left in the young generations,
+            # the next collections would walk every entry (a pause of 0.1 s
+            # to 1 s on an early Recall); frozen, collections skip them
+            gc.freeze()
         st = s.store
         if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
             raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
