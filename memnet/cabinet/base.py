@@ -228,6 +228,8 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
     buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
     big: list[tuple[bytes, bytes]] = []
     for term, p in index.raw_postings():
+        if p.__class__ is bytes and len(p) & 3:
+            raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
         ids = le_array(p) if p.__class__ is bytes else p
         if not ids:
             continue
@@ -1055,13 +1057,6 @@ class Cabinet:
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None
-        if total >= RELEASE_AFTER:
-            self.kv.release_pages()
-            # the store's columns are lists of a million entries each, made
-            # while the collector was off: left in the young generations,
-            # the next collections would walk every entry (a pause of 0.1 s
-            # to 1 s on an early Recall); frozen, collections skip them
-            gc.freeze()
         st = s.store
         if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
             raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
@@ -1072,6 +1067,13 @@ class Cabinet:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
+        if total >= RELEASE_AFTER:
+            self.kv.release_pages()
+            # the store's columns are lists of a million entries each, made
+            # while the collector was off: left in the young generations,
+            # the next collections would walk every entry (a pause of 0.1 s
+            # to 1 s on an early Recall); frozen, collections skip them
+            gc.freeze()
         return s
 
     @staticmethod

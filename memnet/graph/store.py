@@ -89,43 +89,44 @@ def _decode_props(raw: bytes) -> dict[str, Value] | None:
     return props or None
 
 
-class PropsList(list):  # type: ignore[type-arg]
-    """The nodes' property maps, by id. A hydrate leaves each map as the
-    msgpack bytes it was stored as; the first read of an entry decodes it (so
-    opening a large session does not build a million dicts nobody reads).
-    :meth:`raw` gives an entry as stored, without decoding it."""
+class _Stored(list):  # type: ignore[type-arg]
+    """A column whose entries a hydrate leaves as the bytes they were stored
+    as: the first read of an entry decodes it (``_decode``) and keeps the
+    result, so opening a large session does not build a million objects
+    nobody reads. Iterating the list gives the entries as held."""
 
     __slots__ = ()
+    _decode: Any = None
 
     def __getitem__(self, i: Any) -> Any:
         v = list.__getitem__(self, i)
         if v.__class__ is bytes:
-            v = _decode_props(v)
+            v = self._decode(v)
             list.__setitem__(self, i, v)
         return v
+
+
+class PropsList(_Stored):
+    """The nodes' property maps, by id (msgpack bytes until first read).
+    :meth:`raw` gives an entry as stored, without decoding it."""
+
+    __slots__ = ()
+    _decode = staticmethod(_decode_props)
 
     def raw(self, i: int) -> dict[str, Value] | bytes | None:
         return list.__getitem__(self, i)  # type: ignore[no-any-return]
 
 
-class AdjList(list):  # type: ignore[type-arg]
-    """The nodes' adjacency arrays, by id. A hydrate leaves each entry as the
-    stored bytes (little-endian u32, see :func:`~memnet.graph.index.le_array`):
-    bytes cost less memory than an array and, unlike arrays, are not tracked
-    by the cyclic garbage collector, so a million loaded nodes do not make
-    every collection after a hydrate scan a million objects. The first read
-    of an entry turns it into the array the store works on (iterating the
-    list gives the entries as held, bytes or arrays).
-    :meth:`raw` gives the stored bytes of an entry without converting it."""
+class AdjList(_Stored):
+    """The nodes' adjacency arrays, by id (little-endian u32 bytes until first
+    read, see :func:`~memnet.graph.index.le_array`). Bytes cost less memory
+    than an array and, unlike arrays, are not tracked by the cyclic garbage
+    collector, so a million loaded nodes do not make every collection after a
+    hydrate walk a million objects. :meth:`raw` gives an entry's stored bytes
+    without converting it."""
 
     __slots__ = ()
-
-    def __getitem__(self, i: Any) -> Any:
-        v = list.__getitem__(self, i)
-        if v.__class__ is bytes:
-            v = le_array(v)
-            list.__setitem__(self, i, v)
-        return v
+    _decode = staticmethod(le_array)
 
     def raw(self, i: int) -> bytes:
         v = list.__getitem__(self, i)
