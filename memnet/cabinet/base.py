@@ -540,7 +540,7 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
     return rec  # type: ignore[no-any-return]
 
 
-NODE_CHUNK = 65536  # node records decoded at a time by a hydrate
+NODE_CHUNK = 16384  # node records decoded at a time by a hydrate
 RELEASE_AFTER = 65536  # a hydrate of this many elements lets the mapped pages go
 
 

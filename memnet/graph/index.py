@@ -172,8 +172,8 @@ class Index:
         if type(p) is not bytes or not p or len(p) & 3:
             raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
         a = le_array(p)
-        if self.limit and a and max(a) > self.limit:
-            raise CabinetCorrupt(f"a stored index posting names node {max(a)}, past the "
+        if self.limit and a and a[-1] > self.limit:  # ascending: the last id is the largest
+            raise CabinetCorrupt(f"a stored index posting names node {a[-1]}, past the "
                                  f"last node {self.limit}")
         self._put(term, a)
         return a
