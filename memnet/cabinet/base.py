@@ -52,6 +52,7 @@ import uuid
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +171,20 @@ def _natural(sid: str) -> tuple[Any, ...]:
     return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
 
 
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Keep the cyclic collector off while a cabinet builds or decodes
+    records in bulk: millions of small containers are made and none is
+    garbage, so each collection would only rescan the whole session again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _props_bytes(props: Any) -> bytes | None:
     if props is None or props.__class__ is bytes:
         return props  # type: ignore[no-any-return]
@@ -184,7 +199,7 @@ def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
     key = R.element_key(sid, nid)
     return key, R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
                           st.nick.get(nid), bool(st.nrec[nid]), st.key[nid],
-                          st.adj[nid].tobytes(), st.ltok[nid]), key)
+                          st.adj.raw(nid), st.ltok[nid]), key)
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -204,22 +219,33 @@ def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
 
 
 def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
-    """Every posting of an index as bucket records (for a whole-session write)."""
+    """Every posting of an index as bucket records (for a whole-session write).
+
+    A posting still held as the stored bytes (a hydrated session) is read
+    without being turned into an array in the index: a flush that rewrites
+    every posting must not leave the session bigger in memory."""
     step = R.POSTING_RANGE
     buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
     big: list[tuple[bytes, bytes]] = []
-    for term, p in index.postings():
-        ids = sorted(p)
+    for term, p in index.raw_postings():
+        if p.__class__ is bytes and len(p) & 3:
+            raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
+        ids = le_array(p) if p.__class__ is bytes else p
+        if not ids:
+            continue
         b = R.bucket_of(term)
         i = 0
         while i < len(ids):
             rng = ids[i] // step
-            j = bisect.bisect_left(ids, (rng + 1) * step, i)
+            j = len(ids) if ids[-1] // step == rng else \
+                bisect.bisect_left(ids, (rng + 1) * step, i)
+            part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else \
+                le_bytes(ids[i:j])
             if j - i > R.POSTING_BIG:
                 key = R.big_key(sid, rng, term)
-                big.append((key, R.seal(key, le_bytes(array("I", ids[i:j])))))
+                big.append((key, R.seal(key, part)))
             else:
-                buckets.setdefault((rng, b), {})[term] = le_bytes(array("I", ids[i:j]))
+                buckets.setdefault((rng, b), {})[term] = part
             i = j
     out = []
     for (rng, b), m in sorted(buckets.items()):
@@ -330,6 +356,19 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
         if m != before:
             out.append((key, R.encode(m, key) if m else None))
     return out
+
+
+REWRITE_MIN = 256  # fewer changed nodes than this always flush as an index delta
+
+
+def _rewrite_postings(changed: int, nodes: int) -> bool:
+    """Whether a flush that changed the terms of ``changed`` of ``nodes`` nodes
+    writes the whole index again instead of a delta: when the changed nodes
+    are a quarter of the session or more (the first flush of a session built
+    in memory, a bulk load). Computing their terms one by one to diff them
+    against their stored records would cost more than writing every posting
+    from the index the session holds, as adopt does."""
+    return changed >= REWRITE_MIN and changed * 4 >= nodes
 
 
 def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
@@ -501,15 +540,24 @@ def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
     return rec  # type: ignore[no-any-return]
 
 
-def _decode_nodes(values: Iterator[bytes], sid: str,
-                  progress: Callable[[int], None] | None = None) -> list[tuple[Any, ...]]:
-    """:func:`_node_from` over the records of nodes 1, 2, ... with the checksum
+NODE_CHUNK = 16384  # node records decoded at a time by a hydrate
+RELEASE_AFTER = 65536  # a hydrate of this many elements lets the mapped pages go
+
+
+def _decode_nodes(values: Iterator[bytes], sid: str, count: int,
+                  progress: Callable[[int], None] | None = None,
+                  ) -> Iterator[list[tuple[Any, ...]]]:
+    """:func:`_node_from` over the records of nodes 1..count, with the checksum
     (which covers each node's key) and unpacking inlined (the hot loop of a
-    hydrate)."""
+    hydrate), in lists of NODE_CHUNK records: the store takes each list in
+    before the next is decoded, so the decoded records of the whole session
+    never exist at once (their memory is reused chunk after chunk instead of
+    being left behind as holes between what the store keeps)."""
     crc32, unpackb, crc_of, pack = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from, R.ID.pack
     pre = crc32(R.prefix(sid))
     out: list[tuple[Any, ...]] = []
     append = out.append
+    i = 0
     for i, raw in enumerate(values, 1):
         payload = memoryview(raw)[4:]
         if len(raw) < 5 or crc32(payload, crc32(pack(i), pre)) != crc_of(raw)[0]:
@@ -521,11 +569,18 @@ def _decode_nodes(values: Iterator[bytes], sid: str,
         if not _is_node(rec):
             raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
         append(rec)
-        if progress is not None and not i % 65536:
-            progress(i)
+        if not i % NODE_CHUNK:
+            yield out
+            out = []
+            append = out.append
+            if progress is not None:
+                progress(i)
+    if i != count:
+        raise CabinetCorrupt(f"session {sid!r}: node records are missing")
+    if out:
+        yield out
     if progress is not None:
-        progress(len(out))
-    return out
+        progress(i)
 
 
 def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
@@ -560,24 +615,24 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
     return types, src, dst, flags, props
 
 
-def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> list[dict[bytes, bytes]]:
+def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[bytes, bytes]]:
     """The posting maps of a session (buckets, and one-term maps for postings
-    with records of their own), in range order; there are as many records as
+    with records of their own), in range order, one at a time (so the index
+    takes each in before the next is decoded); there are as many records as
     the catalog counts (``precs``), so none can go missing unnoticed."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
-    out = []
+    n = 0
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
             break  # the deltas sort last; _apply_deltas reads them
         _rng, _b, term = R.split_bucket_key(k, plen)
-        out.append(R.decode_bucket(v, k, deep=False) if term is None
-                   else {term: R.decode_ids(v, k)})
-    if len(out) != cat.get("precs"):
+        n += 1
+        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+    if n != cat.get("precs"):
         raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
-                             f"records, the cabinet holds {len(out)}")
-    return out
+                             f"records, the cabinet holds {n}")
 
 
 def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
@@ -880,12 +935,13 @@ class Cabinet:
         with s._lock:
             st = s.store
             now = time.time()
-            node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
-            edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
-            posting_recs = _posting_records(sid, st.index)
             history = s.history()
             whole = [r.version for r in history] == list(range(1, s.version + 1))
-            log_recs = [_log_record(sid, r) for r in history] if whole else []
+            with _no_gc():
+                node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
+                edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
+                posting_recs = _posting_records(sid, st.index)
+                log_recs = [_log_record(sid, r) for r in history] if whole else []
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
@@ -956,7 +1012,14 @@ class Cabinet:
         """Hydrate a session; ``at=version`` reads a past version back.
 
         ``progress(done, total)`` is called now and then with the records read
-        so far (nodes and edges, or log records for a past version)."""
+        so far (nodes and edges, or log records for a past version).
+
+        A hydrate of 65,536 elements or more ends with :func:`gc.freeze`:
+        every object the process holds then (the session's columns among
+        them) is left out of later garbage collections, which would otherwise
+        walk the million entries of each column again and again. Objects
+        frozen are still freed when no longer referenced, but a reference
+        cycle among them is not collected; :func:`gc.unfreeze` undoes it."""
         check_session_id(sid)
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
@@ -978,11 +1041,7 @@ class Cabinet:
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
-            # millions of small containers are made here and none is garbage:
-            # the cyclic collector would only rescan them, again and again
-            gc_was = gc.isenabled()
-            gc.disable()
-            try:
+            with _no_gc():
                 nodes = self._dense(txn, sid, n_nodes,
                                     progress and (lambda d: progress(d, total)))
                 edges = _edge_columns(txn, sid, n_nodes, n_edges,
@@ -998,35 +1057,39 @@ class Cabinet:
                 except (TypeError, ValueError, AttributeError) as e:
                     raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                          ) from None
-            finally:
-                if gc_was:
-                    gc.enable()
         st = s.store
         if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
             raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
                                  "the catalog's counts")
         top = n_edges << 1 | 1
-        if max(map(max, filter(None, st.adj)), default=0) > top:
+        # iterating the list gives the entries as held: the stored bytes here
+        if max(le_array(b"".join(st.adj)), default=0) > top:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
+        if total >= RELEASE_AFTER:
+            self.kv.release_pages()
+            # the store's columns are lists of a million entries each, made
+            # while the collector was off: left in the young generations,
+            # the next collections would walk every entry (a pause of 0.1 s
+            # to 1 s on an early Recall); frozen, collections skip them
+            gc.freeze()
         return s
 
     @staticmethod
     def _dense(txn: Txn, sid: str, count: int,
-               progress: Callable[[int], None] | None = None) -> list[Any]:
-        """Decode the node records 1..count of ``sid``, checking that the ids
-        are dense (the first and last keys are where they must be)."""
+               progress: Callable[[int], None] | None = None,
+               ) -> Iterator[list[tuple[Any, ...]]]:
+        """Decode the node records 1..count of ``sid`` (in chunks, see
+        :func:`_decode_nodes`), checking that the ids are dense (the first and
+        last keys are where they must be)."""
         if count == 0:
-            return []
+            return iter(())
         if txn.get(R.NODES, R.element_key(sid, 1)) is None or \
                 txn.get(R.NODES, R.element_key(sid, count)) is None or \
                 txn.get(R.NODES, R.element_key(sid, count + 1)) is not None:
             raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
-        out = _decode_nodes(txn.values(R.NODES, R.prefix(sid), count), sid, progress)
-        if len(out) != count:
-            raise CabinetCorrupt(f"session {sid!r}: node records are missing")
-        return out
+        return _decode_nodes(txn.values(R.NODES, R.prefix(sid), count), sid, count, progress)
 
     def _replay(self, txn: Txn, sid: str, cat: dict[str, Any], at: int, opts: dict[str, Any],
                 progress: Callable[[int, int], None] | None = None,
@@ -1096,9 +1159,15 @@ class Cabinet:
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
-            node_recs = [_node_record(s, sid, n) for n in nodes]
-            edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-            log_recs = [_log_record(sid, r) for r in pending]
+            with _no_gc():
+                node_recs = [_node_record(s, sid, n) for n in nodes]
+                edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
+                log_recs = [_log_record(sid, r) for r in pending]
+                # a change to a large share of the nodes (the first flush of a
+                # session built in memory) rewrites the postings from the index
+                # the session holds, as adopt does, instead of diffing node by node
+                posting_recs = _posting_records(sid, st.index) \
+                    if _rewrite_postings(len(term_nodes), st.next_node - 1) else None
 
             def work(txn: Txn) -> None:
                 cat = self._catalog(txn, sid)
@@ -1115,7 +1184,12 @@ class Cabinet:
                         f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                         f"copy was loaded at version {base}; open it again and redo the commit",
                         stored=cat["version"], expected=base)
-                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
+                if posting_recs is not None:
+                    txn.delete_prefix(R.POSTINGS, R.prefix(sid))
+                    writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
+                    counts = {"pdelta": 0, "precs": len(posting_recs)}
+                else:
+                    writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
                 for k, pv in writes:
                     if pv is None:
                         txn.delete(R.POSTINGS, k)

@@ -90,6 +90,10 @@ class KV(abc.ABC):
         """Problems the backend finds in its own files (none by default)."""
         return []
 
+    def release_pages(self) -> None:
+        """After a large read (a hydrate), let go of the storage pages this
+        process mapped to read it, if the backend maps any (none by default)."""
+
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -296,6 +297,30 @@ class LmdbKV(KV):
             raise _damage(e, "") from None
         finally:
             txn.abort()
+
+    def release_pages(self) -> None:
+        """Tell the kernel (Linux ``madvise(MADV_DONTNEED)``) that this process
+        no longer needs the pages of ``data.mdb`` it has mapped: LMDB reads
+        through a shared, read-only map of the file (no ``writemap``), so the
+        pages stay in the page cache, shared and reclaimable, and a later read
+        faults them back unchanged; the process's resident memory stops
+        counting a copy of the file next to the session it was hydrated into.
+        Anything that fails leaves the map as it was."""
+        if not sys.platform.startswith("linux"):
+            return
+        data = os.path.realpath(os.path.join(self.path, "data.mdb"))
+        try:
+            import ctypes
+
+            with open("/proc/self/maps") as f:
+                spans = [tuple(int(x, 16) for x in line.split(None, 1)[0].split("-"))
+                         for line in f if line.rstrip("\n").endswith(" " + data)]
+            madvise = ctypes.CDLL(None, use_errno=True).madvise
+            madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+            for lo, hi in spans:
+                madvise(lo, hi - lo, 4)  # MADV_DONTNEED
+        except (OSError, AttributeError, ValueError):
+            pass
 
     def _grow(self) -> None:
         cur = self.env.info()["map_size"]

@@ -69,6 +69,7 @@ def prop_keys(props: Mapping[str, Value] | None) -> set[tuple[str, str, object]]
 
 
 _LITTLE = sys.byteorder == "little"
+IN_ARRAYS = b""  # in a loaded index's term table: the posting is an array kept aside
 
 
 def kind_term(kind: str) -> bytes:
@@ -122,6 +123,12 @@ class Index:
     def __init__(self) -> None:
         self.postings_by_term: dict[bytes, array | bytes] = {}
         self.limit = 0  # loaded postings name no node above this (0: no check)
+        # A loaded index keeps its postings in use as arrays here, and
+        # IN_ARRAYS in their place in postings_by_term: a dict that holds
+        # only bytes is not tracked by the cyclic garbage collector, and one
+        # array in the term table would make every collection walk the whole
+        # table (millions of entries). None: not loaded, arrays in the table.
+        self._arrays: dict[bytes, array] | None = None
         # sets of the postings recently used as filters, kept exact on write
         self._sets: OrderedDict[bytes, set[int]] = OrderedDict()
 
@@ -158,19 +165,30 @@ class Index:
         p = self.postings_by_term.get(term)
         if p is None or type(p) is array:
             return p  # type: ignore[return-value]
+        if p is IN_ARRAYS and self._arrays is not None:
+            a = self._arrays.get(term)
+            if a is not None:
+                return a  # (else an empty stored posting: damage)
         if type(p) is not bytes or not p or len(p) & 3:
             raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
         a = le_array(p)
-        if self.limit and a and max(a) > self.limit:
-            raise CabinetCorrupt(f"a stored index posting names node {max(a)}, past the "
+        if self.limit and a and a[-1] > self.limit:  # ascending: the last id is the largest
+            raise CabinetCorrupt(f"a stored index posting names node {a[-1]}, past the "
                                  f"last node {self.limit}")
-        self.postings_by_term[term] = a
+        self._put(term, a)
         return a
+
+    def _put(self, term: bytes, a: array) -> None:
+        if self._arrays is None:
+            self.postings_by_term[term] = a
+        else:
+            self._arrays[term] = a
+            self.postings_by_term[term] = IN_ARRAYS
 
     def _add(self, term: bytes, nid: int) -> None:
         p = self._posting(term)
         if p is None:
-            self.postings_by_term[term] = p = array("I")
+            self._put(term, p := array("I"))
         if p and nid < p[-1]:
             bisect.insort(p, nid)  # kept ascending (new ids come last anyway)
         else:
@@ -208,12 +226,14 @@ class Index:
         else:
             p = array("I", [x for x in p if x not in nids])
         if p:
-            self.postings_by_term[term] = p
+            self._put(term, p)
             cached = self._sets.get(term)
             if cached is not None:
                 cached.difference_update(nids)
         else:
             del self.postings_by_term[term]  # no empty postings left behind
+            if self._arrays is not None:
+                self._arrays.pop(term, None)
             self._sets.pop(term, None)
 
     def add_id(self, term: bytes, nid: int) -> None:
@@ -243,12 +263,20 @@ class Index:
             if p:
                 yield t, p
 
+    def raw_postings(self) -> list[tuple[bytes, array | bytes]]:
+        """Every (term, posting) pair as held, without turning the stored bytes
+        of a posting (little-endian ids, ascending) into an array."""
+        arrays = self._arrays or {}
+        return [(t, arrays.get(t, p) if p is IN_ARRAYS else p)
+                for t, p in self.postings_by_term.items()]
+
     def load(self, maps: Iterable[dict[bytes, bytes]], limit: int) -> None:
         """Fill an empty index from stored ``{term: id bytes}`` maps, read in
         ascending id-range order (a term found again has its ids appended).
         The postings stay bytes until first used."""
         table = self.postings_by_term
         self.limit = limit
+        self._arrays = {}
         for m in maps:
             dup = m.keys() & table.keys()
             for t in dup:

@@ -22,14 +22,13 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import repeat
 from typing import Any
 
 import msgpack
 
 from ..errors import CabinetCorrupt
 from ..gql.ast import Value
-from .index import Index
+from .index import Index, le_array, le_bytes
 from .order import node_key, props_text
 
 # A handle is a prefix (n: node, e: edge), one letter giving the length of the
@@ -90,23 +89,48 @@ def _decode_props(raw: bytes) -> dict[str, Value] | None:
     return props or None
 
 
-class PropsList(list):  # type: ignore[type-arg]
-    """The nodes' property maps, by id. A hydrate leaves each map as the
-    msgpack bytes it was stored as; the first read of an entry decodes it (so
-    opening a large session does not build a million dicts nobody reads).
-    :meth:`raw` gives an entry as stored, without decoding it."""
+class _Stored(list):  # type: ignore[type-arg]
+    """A column whose entries a hydrate leaves as the bytes they were stored
+    as: the first read of an entry decodes it (``_decode``) and keeps the
+    result, so opening a large session does not build a million objects
+    nobody reads. Iterating the list gives the entries as held."""
 
     __slots__ = ()
+    _decode: Any = None
 
     def __getitem__(self, i: Any) -> Any:
         v = list.__getitem__(self, i)
         if v.__class__ is bytes:
-            v = _decode_props(v)
+            v = self._decode(v)
             list.__setitem__(self, i, v)
         return v
 
+
+class PropsList(_Stored):
+    """The nodes' property maps, by id (msgpack bytes until first read).
+    :meth:`raw` gives an entry as stored, without decoding it."""
+
+    __slots__ = ()
+    _decode = staticmethod(_decode_props)
+
     def raw(self, i: int) -> dict[str, Value] | bytes | None:
         return list.__getitem__(self, i)  # type: ignore[no-any-return]
+
+
+class AdjList(_Stored):
+    """The nodes' adjacency arrays, by id (little-endian u32 bytes until first
+    read, see :func:`~memnet.graph.index.le_array`). Bytes cost less memory
+    than an array and, unlike arrays, are not tracked by the cyclic garbage
+    collector, so a million loaded nodes do not make every collection after a
+    hydrate walk a million objects. :meth:`raw` gives an entry's stored bytes
+    without converting it."""
+
+    __slots__ = ()
+    _decode = staticmethod(le_array)
+
+    def raw(self, i: int) -> bytes:
+        v = list.__getitem__(self, i)
+        return v if v.__class__ is bytes else le_bytes(v)  # type: ignore[no-any-return]
 
 
 class Store:
@@ -118,7 +142,7 @@ class Store:
         self.labels: list[tuple[str, ...]] = [_EMPTY]
         self.props: PropsList = PropsList([None])
         self.key: list[str] = [""]
-        self.adj: list[array] = [array("I")]
+        self.adj: AdjList = AdjList([array("I")])
         self.nrec = bytearray(1)
         # tokens of each node's line in an interior Shape (0: not known yet),
         # filled by the session after a commit and by the first recall
@@ -445,42 +469,44 @@ class Store:
                 self.hidden.pop(nid, None)
 
     # -- bulk load (hydrate) ------------------------------------------------
-    def load(self, nodes: list[tuple[Any, ...]], etypes: list[str], esrc: array, edst: array,
-             erec: bytes, eprops: dict[int, dict[str, Value]],
+    def load(self, nodes: Iterable[list[tuple[Any, ...]]], etypes: list[str], esrc: array,
+             edst: array, erec: bytes, eprops: dict[int, dict[str, Value]],
              postings: Iterable[dict[bytes, bytes]], *, kinds: dict[str, int],
              live_bytes: int) -> None:
         """Fill an empty store from stored records, ids dense from 1.
 
-        ``nodes``: ``(kind, labels, props, nick, recycled, key, adj, ltok)``
-        in id order, where ``adj`` is the stored, already ordered adjacency
-        (bytes of ``array('I')``), ``key`` the stored observable key and
-        ``ltok`` the tokens of its interior line (0: unknown); the edges come
-        as columns for ids 1.. (types, sources, targets, recycled flags, and
-        props by id); ``postings`` are the stored index postings (maps of term
-        to the bytes of its ids, in id-range order, see ``Index.load``);
-        ``kinds`` the live nodes per kind and ``live_bytes`` the stored byte
-        count. Nothing is
-        re-sorted and no index is rebuilt: the work is a few list and array
-        copies per column plus one pass over the nodes.
+        ``nodes``: lists (chunks, taken in one after the other) of
+        ``(kind, labels, props, nick, recycled, key, adj, ltok)`` in id order,
+        where ``adj`` is the stored, already ordered adjacency (little-endian
+        bytes of ``array('I')``, kept so until first read, see
+        :class:`AdjList`), ``key`` the stored observable key and ``ltok`` the
+        tokens of its interior line (0: unknown); the edges come as columns
+        for ids 1.. (types, sources, targets, recycled flags, and props by
+        id); ``postings`` are the stored index postings (maps of term to the
+        bytes of its ids, in id-range order, see ``Index.load``); ``kinds``
+        the live nodes per kind and ``live_bytes`` the stored byte count.
+        Nothing is re-sorted and no index is rebuilt: the work is a few list
+        and array extensions per column and chunk.
         """
         if len(self.kind) != 1 or len(self.etype) != 1:
             raise ValueError("Store.load needs an empty store")
-        if nodes:
-            kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*nodes)
-            intern = self._intern
+        intern = self._intern
+        for chunk in nodes:
+            first = len(self.kind)
+            kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*chunk)
+            del chunk
             self.kind.extend(map(intern, kind_col))
             self.labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
             self.props.extend(x or None for x in props)  # bytes: decoded when read
             self.key.extend(keys)
-            self.adj.extend(map(array, repeat("I"), adjs))  # array("I", b) copies b
+            self.adj.extend(adjs)  # the stored bytes: arrays when first read
             self.nrec.extend(map(bool, recs))
             self.ltok.extend(ltoks)
-            for nid, nick in enumerate(nicks, 1):
+            for nid, nick in enumerate(nicks, first):
                 if nick is not None:
                     self.nick[nid] = nick
-                    if not recs[nid - 1]:
+                    if not recs[nid - first]:
                         self.nick_owner[nick] = nid
-        intern = self._intern
         types = {t: intern(t) for t in set(etypes)}
         self.etype.extend(map(types.__getitem__, etypes))
         self.esrc.extend(esrc)

@@ -1050,3 +1050,118 @@ def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, mon
     assert fresh.recall("TSK n:7").receipt.matched == 2
     for q in ("TSK common", "word", "TSK n:1", "", "TSK n:39"):
         assert fresh.recall(q).text.split("\n", 1)[1] == s.recall(q).text.split("\n", 1)[1]
+
+
+@pytest.mark.req("MN-REQ-14", "MN-REQ-14.2")
+def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
+        cabinet: Any, monkeypatch: Any) -> None:
+    """The first flush of a session built by many commits writes every posting
+    from the index in memory (no delta); a small flush after it appends a
+    delta; a large change to a hydrated session (whose postings are still the
+    stored bytes) rewrites them again. Each stored index is the one the node
+    records give (verify), and a fresh hydrate recalls as the writer does."""
+    from memnet.cabinet import base as B
+    from memnet.cabinet import records as R
+
+    monkeypatch.setattr(B, "REWRITE_MIN", 8)
+    monkeypatch.setattr(R, "POSTING_BIG", 16)  # some postings get records of their own
+    s = cabinet.create("bulk")
+    handles = []
+    for c in range(4):  # one session built by several commits before its first flush
+        nodes = ", ".join(f"(t{i}:TSK {{title: 'common word{c} {i}', n: {i % 3}}})"
+                          for i in range(20))
+        r = s.commit(f"INSERT {nodes}, (t0)-[:FOLLOWS]->(t1)")
+        handles += [r.ids[f"t{i}"] for i in range(20)]
+    cabinet.flush(s)
+    delta = R.delta_prefix("bulk")
+    recs = _posting_records(cabinet, "bulk")
+    assert recs and not [k for k in recs if k.startswith(delta)]
+    assert [e.version for e in cabinet.log("bulk")] == [1, 2, 3, 4]
+    s.commit(f"SET {handles[0]}.n = 9")
+    cabinet.flush(s)  # one node: a delta, nothing rewritten
+    after = _posting_records(cabinet, "bulk")
+    assert {k for k in after.keys() | recs.keys() if after.get(k) != recs.get(k)} == \
+        {R.delta_key("bulk", s.version)}
+    assert cabinet.verify()["sessions"] == 1
+    fresh = cabinet.open("bulk")
+    fresh.commit("DELETE " + ", ".join(handles[:30]))
+    fresh.commit(f"SET {handles[40]}.title = 'rare'")
+    cabinet.flush(fresh)  # a third of the nodes: rewritten from the loaded postings
+    recs = _posting_records(cabinet, "bulk")
+    assert not [k for k in recs if k.startswith(delta)]
+    assert cabinet.verify()["sessions"] == 1
+    again = cabinet.open("bulk")
+    for q in ("TSK common", "word3", "TSK n:1", "TSK n:9", "rare", ""):
+        assert again.recall(q).text.split("\n", 1)[1] == fresh.recall(q).text.split("\n", 1)[1]
+    assert again.recall("TSK rare").receipt.matched == 1
+    assert cabinet.open("bulk", at=2).recall("TSK word1", limit=50).receipt.matched == 20
+
+
+@pytest.mark.req("MN-REQ-14")
+def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
+        cabinet: Any, monkeypatch: Any) -> None:
+    """A hydrate takes the stored postings in one record at a time. With small
+    id ranges and a low bar for a posting of its own, terms are split over
+    many ranges, some in buckets and some in records of their own: every
+    posting read back (by lookup, or all at once) is the writer's, and terms
+    nobody holds are absent."""
+    from memnet.cabinet import records as R
+
+    import msgpack
+
+    monkeypatch.setattr(R, "POSTING_RANGE", 16)
+    monkeypatch.setattr(R, "POSTING_BIG", 3)
+    monkeypatch.setattr(R, "POSTING_PENDING", 0)  # no pending deltas: all in postings
+    s = cabinet.create("spread")
+    words = ["alpha", "beta", "gamma", "delta"]
+    nodes = ", ".join(f"(t{i}:{'TSK' if i % 3 else 'DOC'} {{title: "
+                      f"'{' '.join(words[: 1 + (i * 7) % 4])} item{i % 11}', n: {i % 5}}})"
+                      for i in range(120))
+    s.commit(f"INSERT {nodes}")
+    cabinet.flush(s)
+    want = {t: list(p) for t, p in s.store.index.postings()}
+    where: dict[bytes, set[str]] = {}
+    plen = len(b"spread\x00")
+    for k, v in _posting_records(cabinet, "spread").items():
+        _rng, _b, term = R.split_bucket_key(k, plen)
+        for t in msgpack.unpackb(v[4:]) if term is None else (term,):
+            where.setdefault(t, set()).add("own" if term else "bucket")
+    assert [t for t, w in where.items() if len(w) == 2]  # ranges of both kinds
+    fresh = cabinet.open("spread")
+    idx = fresh.store.index
+    for t in sorted(want)[::3]:  # some by lookup first, waking their buckets
+        assert list(idx.posting(t) or ()) == want[t], t
+    assert idx.posting(b"wnowhere\x00") is None and idx.posting(b"kNOPE") is None
+    assert {t: list(p) for t, p in idx.postings()} == want
+    again = cabinet.open("spread")
+    for q in ("TSK alpha", "DOC delta", "item3", "TSK n:2", ""):
+        assert again.recall(q).text.split("\n", 1)[1] == s.recall(q).text.split("\n", 1)[1]
+    assert cabinet.verify()["sessions"] == 1
+
+
+def test_a_hydrated_index_term_table_stays_out_of_the_collector(cabinet: Any) -> None:
+    """The term table of a hydrated index holds only bytes, so the cyclic
+    garbage collector never walks it (on a large session, one walk of it is
+    a pause of 0.1 s or more on a Recall): the postings a Recall or a Commit
+    turns into arrays are kept beside it, and read back the same."""
+    import gc
+
+    s = cabinet.create("gc")
+    r = s.commit("INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'beta gamma'}), "
+                 "(a)-[:FOLLOWS]->(b)")
+    cabinet.flush(s)
+    fresh = cabinet.open("gc")
+    table = fresh.store.index.postings_by_term
+    assert table and not gc.is_tracked(table)
+    assert fresh.recall("TSK beta").receipt.matched == 2
+    fresh.commit(f"SET {r.ids['a']}.n = 2 INSERT (c:TSK {{title: 'beta delta'}})")
+    fresh.commit(f"SET {r.ids['b']}.title = 'gamma'")
+    assert not gc.is_tracked(table)
+    assert fresh.recall("TSK beta").receipt.matched == 2
+    assert fresh.recall("TSK n:2").receipt.matched == 1
+    assert fresh.recall("TSK n:1").receipt.matched == 0
+    cabinet.flush(fresh)
+    again = cabinet.open("gc")
+    for q in ("TSK beta", "gamma", "TSK n:2", "delta", ""):
+        assert again.recall(q).text.split("\n", 1)[1] == fresh.recall(q).text.split("\n", 1)[1]
+    assert cabinet.verify()["sessions"] == 1
