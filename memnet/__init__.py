@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers
         SessionInfo,
     )
     from .commit import (
+        Bulk,
         Caps,
         CommitRecord,
         CommitResult,
@@ -102,6 +103,7 @@ _LAZY = {
     "Cabinet": "cabinet",
     "LogEntry": "cabinet",
     "SessionInfo": "cabinet",
+    "Bulk": "commit",
     "Caps": "commit",
     "CommitRecord": "commit",
     "CommitResult": "commit",
@@ -181,6 +183,7 @@ __all__ = [
     "LogEntry",
     "SessionInfo",
     "VersionNotFound",
+    "Bulk",
     "CapExceeded",
     "Caps",
     "CommitRecord",

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
+from .commit import Bulk, Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
 from .errors import CommitRejected, EchoRefused, QueryError
 from .gql import ast
 from .gql.emit import format_query
@@ -122,6 +122,18 @@ class Session:
                                             delete_on_settle=self.delete_on_settle)
             self._keep(record)
             return result
+
+    def commit_bulk(self, bulk: Bulk) -> CommitResult:
+        """Apply a :class:`~memnet.commit.Bulk` batch: the bulk path of Commit.
+
+        The same as ``commit(bulk.text())`` (atomic, the same checks and
+        errors, handles, store state and history record, so ``at=`` and delta
+        recall read it like any commit) without writing or parsing text.
+        """
+        if not isinstance(bulk, Bulk):
+            raise CommitRejected(f"commit_bulk takes a memnet.Bulk, got {type(bulk).__name__}",
+                                 code="not_a_delta")
+        return self.commit(bulk.to_delta())
 
     def _prime(self, record: CommitRecord | None) -> None:
         """Count the interior Shape lines of the nodes a commit wrote, so the
