@@ -502,10 +502,11 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
     # rate cap R: live rows and bytes after the Δ
     rows = store.live_nodes + store.live_edges
     nbytes = store.live_bytes
-    for ns in p.new_nodes:
+    keys = [node_key(ns.kind, tuple(sorted(ns.labels)), ns.props) for ns in p.new_nodes]
+    for ns, key in zip(p.new_nodes, keys):
         if not ns.recycled:
             rows += 1
-            nbytes += text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)) + 8
+            nbytes += text_bytes(key) + 8
     for es in p.new_edges:
         if not es.recycled:
             rows += 1
@@ -535,7 +536,7 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
     new_version = version + 1
     changes: list[Change] = []
     first = store.add_nodes([(ns.kind, tuple(ns.labels), ns.props or None, ns.nick)
-                             for ns in p.new_nodes]) if p.new_nodes else store.next_node
+                             for ns in p.new_nodes], keys) if p.new_nodes else store.next_node
     minted_nodes = range(first, first + len(p.new_nodes))
 
     def real(ref: tuple[str, int]) -> int:

@@ -305,10 +305,11 @@ class Store:
         return eid
 
     def add_nodes(self, items: list[tuple[str, tuple[str, ...], dict[str, Value] | None,
-                                          str | None]]) -> int:
+                                          str | None]], known: list[str] | None = None) -> int:
         """Add nodes ``(kind, labels, props, nick)`` as :meth:`add_node` would,
         one after another, with the index postings written once per term.
-        Returns the id of the first."""
+        ``known``, when given, are their observable keys (``node_key``)
+        computed already. Returns the id of the first."""
         first = len(self.kind)
         intern = self._intern
         kinds, labels_col, props_col, keys = self.kind, self.labels, self.props, self.key
@@ -317,7 +318,7 @@ class Store:
         added: list[tuple[int, str, tuple[str, ...], dict[str, Value] | None]] = []
         live_bytes = 0
         nid = first
-        for kind, labels, props, nick in items:
+        for i, (kind, labels, props, nick) in enumerate(items):
             kind = intern(kind)
             labels = tuple(sorted(intern(x) for x in set(labels) if x != kind)) if labels \
                 else _EMPTY
@@ -325,7 +326,7 @@ class Store:
             kinds.append(kind)
             labels_col.append(labels)
             props_col.append(props)
-            k = node_key(kind, labels, props)
+            k = known[i] if known is not None else node_key(kind, labels, props)
             keys.append(k)
             adj.append(array("I"))
             if nick is not None:

@@ -179,3 +179,43 @@ def test_a_bad_name_is_refused_by_both_paths() -> None:
         with pytest.raises(ValueError):
             b.text()
     assert s.version == 0
+
+
+@st.composite
+def _elements(draw: Any) -> tuple[list[Any], list[Any], int]:
+    nodes = [(draw(st.sampled_from(KINDS)),
+              tuple(draw(st.lists(st.sampled_from(EXTRA_LABELS), max_size=2))),
+              dict(draw(prop_maps())) or None, None)
+             for _ in range(draw(st.integers(1, 12)))]
+    ids = st.integers(1, len(nodes))
+    edges = [(draw(st.sampled_from(EDGE_TYPES)), draw(ids), draw(ids),
+              dict(draw(prop_maps(simple=True, keys=("note", "w")))) or None)
+             for _ in range(draw(st.integers(0, 20)))]
+    return nodes, edges, draw(st.integers(1, 4))
+
+
+@pytest.mark.req(REQ)
+@VER
+@given(_elements())
+def test_batched_store_writes_equal_one_by_one_writes(case: Any) -> None:
+    """Store.add_nodes/add_edges (what a commit uses) leave the store exactly
+    as add_node/add_edge one element at a time would, in any split."""
+    from memnet.graph.order import node_key
+    from memnet.graph.store import Store
+
+    nodes, edges, parts = case
+    one, many = memnet.Session("one"), memnet.Session("many")
+    one.store, many.store = Store(), Store()
+    for n in nodes:
+        one.store.add_node(*n)
+    for e in edges:
+        one.store.add_edge(*e)
+    step_n, step_e = -(-len(nodes) // parts), max(1, -(-len(edges) // parts))
+    for i, lo in enumerate(range(0, len(nodes), step_n)):
+        chunk = nodes[lo:lo + step_n]
+        known = [node_key(k, tuple(sorted(set(labels) - {k})), props)
+                 for k, labels, props, _nick in chunk]  # as a commit passes them
+        many.store.add_nodes(chunk, known if i % 2 else None)
+    for lo in range(0, len(edges), step_e):
+        many.store.add_edges(edges[lo:lo + step_e])
+    assert _store_state(one) == _store_state(many)
