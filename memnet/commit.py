@@ -168,10 +168,19 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _NICK = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
+_GOOD: dict[re.Pattern[str], set[str]] = {_LABEL: set(), _KEY: set(), _NICK: set()}
+
+
 def _check_name(pattern: re.Pattern[str], value: object, what: str, pos: ast.Pos) -> None:
     # the parser only yields good names; a Delta built by hand may not
+    good = _GOOD[pattern]
+    if type(value) is str and value in good:
+        return
     if not isinstance(value, str) or pattern.fullmatch(value) is None:
         raise CommitRejected(f"bad {what} {value!r}", line=pos.line, column=pos.column)
+    if len(good) >= 1 << 14:
+        good.clear()
+    good.add(value)
 
 
 class _Plan:
