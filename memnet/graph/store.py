@@ -74,12 +74,15 @@ def edge_handle(eid: int) -> str:
 
 def parse_handle(text: str) -> tuple[str, int] | None:
     """``'naa'`` → ``('n', 10)``; None when ``text`` is not handle-shaped."""
-    if text[1:2] not in _LEN or text[:1] not in ("n", "e"):
-        return None  # most variable names: no pattern match needed
-    m = _HANDLE.match(text)
-    if m is None or _LEN.index(m.group(2)) + 1 != len(m.group(3)):
+    # the pattern _HANDLE, spelt out: this runs for every name a Δ uses
+    n = _LEN.find(text[1:2]) if len(text) > 2 else -1
+    if n < 0 or len(text) != n + 3 or text[0] not in ("n", "e"):
         return None
-    return m.group(1), int(m.group(3), 36)
+    digits = text[2:]
+    if digits[0] == "0" or not digits.isascii() or not digits.isalnum() or (
+            not digits.islower() and not digits.isdigit()):
+        return None
+    return text[0], int(digits, 36)
 
 
 def _decode_props(raw: bytes) -> dict[str, Value] | None:
