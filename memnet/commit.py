@@ -105,7 +105,9 @@ def gc_paused() -> Iterator[None]:
     entries) that form no cycles; the collections their count would trigger
     walk every object the session holds, which made a bulk load spend about
     a quarter of its time in the collector. Collection resumes when the last
-    write under way ends (only when it was enabled before the first began).
+    write under way ends (only when it was enabled before the first began),
+    which first collects the young generations once when they are past the
+    collector's threshold.
     """
     global _GC_HELD
     with _GC_LOCK:
@@ -124,8 +126,13 @@ def gc_paused() -> Iterator[None]:
     finally:
         with _GC_LOCK:
             _GC_HELD -= 1
-            if _GC_HELD == 0:
+            last = _GC_HELD == 0
+            if last:
                 gc.enable()
+        if last and gc.get_count()[0] > gc.get_threshold()[0]:
+            # the young objects this write made are looked at once now, by
+            # the write that made them, not by whatever runs next
+            gc.collect(1)
 
 
 # --------------------------------------------------------------------------
