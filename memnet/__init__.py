@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers
         SessionInfo,
     )
     from .commit import (
+        Bulk,
         Caps,
         CommitRecord,
         CommitResult,
@@ -115,6 +116,7 @@ _LAZY = {
     "AbsorbResult": "absorb",
     "BackupTargetExists": "errors",
     "BadHit": "errors",
+    "Bulk": "commit",
     "CODES": "errors",
     "Cabinet": "cabinet",
     "CabinetAuthFailed": "errors",
@@ -199,6 +201,7 @@ __all__ = [
     "AbsorbResult",
     "BackupTargetExists",
     "BadHit",
+    "Bulk",
     "CODES",
     "Cabinet",
     "CabinetAuthFailed",

@@ -21,7 +21,15 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .commit import Caps, CommitRecord, CommitResult, import_elements, plan_and_apply
+from .commit import (
+    Bulk,
+    Caps,
+    CommitRecord,
+    CommitResult,
+    gc_paused,
+    import_elements,
+    plan_and_apply,
+)
 from .errors import EchoRefused, NotADelta, QueryError
 from .gql import ast
 from .gql.emit import format_query
@@ -116,12 +124,25 @@ class Session:
             # its DELETE lists rows that left a Shape, not rows to recycle
             raise EchoRefused("this is a delta Recall answer, not a Commit: nothing was "
                               "applied; write your own SET or INSERT with its handles")
-        d = parse_delta(delta) if isinstance(delta, str) else delta
-        with self._lock:
-            result, record = plan_and_apply(self.store, d, version=self.version, caps=self.caps,
-                                            delete_on_settle=self.delete_on_settle)
-            self._keep(record)
-            return result
+        with gc_paused():
+            d = parse_delta(delta) if isinstance(delta, str) else delta
+            with self._lock:
+                result, record = plan_and_apply(self.store, d, version=self.version,
+                                                caps=self.caps,
+                                                delete_on_settle=self.delete_on_settle)
+                self._keep(record)
+                return result
+
+    def commit_bulk(self, bulk: Bulk) -> CommitResult:
+        """Apply a :class:`~memnet.commit.Bulk` batch: the bulk path of Commit.
+
+        The same as ``commit(bulk.text())`` (atomic, the same checks and
+        errors, handles, store state and history record, so ``at=`` and delta
+        recall read it like any commit) without writing or parsing text.
+        """
+        if not isinstance(bulk, Bulk):
+            raise NotADelta(f"commit_bulk takes a memnet.Bulk, got {type(bulk).__name__}")
+        return self.commit(bulk.to_delta())
 
     def _prime(self, record: CommitRecord | None) -> None:
         """Count the interior Shape lines of the nodes a commit wrote, so the
@@ -154,7 +175,7 @@ class Session:
     def _import(self, nodes: list[Any], edges: list[Any]) -> tuple[CommitResult, list[int],
                                                                      list[int]]:
         """Add a checked batch of elements as one version (used by Absorb)."""
-        with self._lock:
+        with self._lock, gc_paused():
             result, record, nids, eids = import_elements(self.store, nodes, edges,
                                                          version=self.version, caps=self.caps)
             self._keep(record)

@@ -67,7 +67,9 @@ class _Stop(Exception):
 
 def _scan(text: str) -> tuple[list[str | None], list[str], list[int]]:
     """The tokens of ``text`` as three columns (kind, text, start), ending with
-    an end marker; blanks and comments are left out."""
+    an end marker; blanks and comments are left out. The scan ends at the
+    first character no token starts with (the reader stops there anyway), so
+    junk is never scanned past its first character."""
     kinds: list[str | None] = []
     values: list[str] = []
     starts: list[int] = []
@@ -78,6 +80,8 @@ def _scan(text: str) -> tuple[list[str | None], list[str], list[int]]:
             add_k(k)
             add_v(m.group())
             add_s(m.start())
+            if k == "X":
+                break
     add_k(None)      # the end
     add_v("")
     add_s(len(text))
@@ -300,23 +304,20 @@ class _Reader:
         return Delta(tuple(out))
 
 
-def fast_delta(text: str) -> Delta | None:
-    """The Δ in ``text``, or None when this reader does not accept it (a syntax
-    error, or anything else the full parser must judge)."""
+def read_delta(text: str) -> Delta | int:
+    """The Δ in ``text``, or the offset where this reader stopped when it does
+    not accept the text (a syntax error, or anything else the full parser
+    must judge)."""
     try:
         return _Reader(text).delta()
-    except _Stop:
-        return None
-
-
-def stop_offset(text: str) -> int:
-    """Where this reader stopped on ``text`` (for errors in very large Δs)."""
-    r = _Reader(text)
-    try:
-        r.delta()
     except _Stop as e:
         return e.at
-    return len(text)
 
 
-__all__ = ["fast_delta", "stop_offset"]
+def fast_delta(text: str) -> Delta | None:
+    """The Δ in ``text``, or None when this reader does not accept it."""
+    got = read_delta(text)
+    return None if isinstance(got, int) else got
+
+
+__all__ = ["fast_delta", "read_delta"]

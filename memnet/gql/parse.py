@@ -532,13 +532,13 @@ def parse_delta(text: str) -> Delta:
     names the place itself)."""
     text = _require_text(text)
     _check_size(text, MAX_DELTA_CHARS)
-    result = _fast.fast_delta(text)
-    if result is not None:
+    result = _fast.read_delta(text)
+    if not isinstance(result, int):
         return result
     try:
         _check_tokens(text)
     except InputTooLarge:
-        at = _fast.stop_offset(text)
+        at = result
         line, column = _pos_of(text, at)
         raise GQLSyntaxError(
             f"the Δ does not parse at {_describe_at(text, at)} (in a Δ this large only the "

@@ -202,6 +202,34 @@ class Index:
         for t in self.terms(kind, labels, props):
             self._add(t, nid)
 
+    def add_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
+                                              Mapping[str, Value] | None]]) -> None:
+        """Put new nodes (ascending ids, each past every id already indexed)
+        in their postings: the ids of one term are gathered first and each
+        touched posting is extended once."""
+        by_term: dict[bytes, list[int]] = {}
+        terms = self.terms
+        for nid, kind, labels, props in items:
+            for t in terms(kind, labels, props):
+                got = by_term.get(t)
+                if got is None:
+                    by_term[t] = [nid]
+                else:
+                    got.append(nid)
+        table, sets = self.postings_by_term, self._sets
+        for t, nids in by_term.items():
+            p = self._posting(t) if t in table else None
+            if p is None:
+                table[t] = array("I", nids)
+            elif not p or nids[0] > p[-1]:
+                p.extend(nids)
+            else:  # pragma: no cover - new ids come last
+                for nid in nids:
+                    bisect.insort(p, nid)
+            cached = sets.get(t)
+            if cached is not None:
+                cached.update(nids)
+
     def change_labels(self, nid: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
         for lab in set(old) - set(new):
             self._drop(label_term(lab), {nid})

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C helper
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from itertools import chain
@@ -222,14 +222,26 @@ _PARTS_OF = itemgetter(1)
 _STEMS_OF = itemgetter(2)
 
 
+def _counts(infos: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]],
+            ) -> tuple[int, dict[str, int], dict[str, int]]:
+    wc: dict[str, int] = {}
+    sc: dict[str, int] = {}
+    _count_elements(wc, chain.from_iterable(map(_WORDS_OF, infos)))
+    _count_elements(sc, chain.from_iterable(map(_STEMS_OF, infos)))
+    return sum(map(len, map(_PARTS_OF, infos))), wc, sc
+
+
 @lru_cache(maxsize=1 << 14)
-def _field(text: str) -> tuple[int, Counter[str], Counter[str]]:
+def _field(text: str) -> tuple[int, dict[str, int], dict[str, int]]:
     """``(length, word counts, stem counts)`` of one string: each token counts
     once for each distinct word and each distinct stem it gives."""
-    infos = list(map(_TOKS.__getitem__, _TOKEN.findall(text)))
-    n = sum(map(len, map(_PARTS_OF, infos)))
-    return (n, Counter(chain.from_iterable(map(_WORDS_OF, infos))),
-            Counter(chain.from_iterable(map(_STEMS_OF, infos))))
+    return _counts(list(map(_TOKS.__getitem__, _TOKEN.findall(text))))
+
+
+def _fields(strs: list[str]) -> tuple[int, dict[str, int], dict[str, int]]:
+    """:func:`_field` of the strings of a list, which count as one field."""
+    return _counts(list(map(_TOKS.__getitem__,
+                            chain.from_iterable(map(_TOKEN.findall, strs)))))
 
 
 def _saturate(x: float) -> float:
@@ -323,22 +335,14 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
     """Add the ``w``, ``s`` and ``n`` terms of a property map to ``out``."""
     if not props:
         return
-    fields: list[tuple[bool, int, Counter[str], Counter[str]]] = []
+    fields: list[tuple[bool, int, dict[str, int], dict[str, int]]] = []
     names1: set[str] = set()
     for key, v in props.items():
         strs = _strings(v)
         if not strs:
             continue
         named = key in NAME_KEYS
-        if len(strs) == 1:
-            length, wc, sc = _field(strs[0])
-        else:
-            length, wc, sc = 0, Counter(), Counter()
-            for x in strs:
-                n, fw, fs = _field(x)
-                length += n
-                wc.update(fw)
-                sc.update(fs)
+        length, wc, sc = _field(strs[0]) if len(strs) == 1 else _fields(strs)
         if named:
             for x in strs:
                 for nv in _name_values(key, x):
@@ -382,7 +386,7 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
         out.add(terms[("s", t, _stem_level(x))])
 
 
-def _apart(fields: list[tuple[bool, int, Counter[str], Counter[str]]]) -> bool:
+def _apart(fields: list[tuple[bool, int, dict[str, int], dict[str, int]]]) -> bool:
     """Whether no word and no stem occurs in two of the fields."""
     seen_w: set[str] = set()
     seen_s: set[str] = set()

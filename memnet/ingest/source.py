@@ -193,6 +193,30 @@ def module_name(root: str, rel: str) -> str:
     return ".".join(parts)
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _import_statements(tree: pyast.Module) -> list[pyast.Import | pyast.ImportFrom]:
+    """Every ``import`` statement of a module, at any depth. An import is a
+    statement, so only statement blocks are visited (bodies, ``else`` and
+    ``finally`` blocks, ``except`` handlers, ``match`` cases), never the
+    expressions that make up most of a tree."""
+    out: list[pyast.Import | pyast.ImportFrom] = []
+    stack: list[Any] = list(tree.body)
+    imp, imp_from = pyast.Import, pyast.ImportFrom
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is imp or t is imp_from:
+            out.append(node)
+            continue
+        for name in _BLOCKS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)
+    return out
+
+
 class PythonHandler:
     """``.py`` files: a MOD each, a SYM per top-level class or function, imports."""
 
@@ -245,10 +269,10 @@ class PythonHandler:
         package = me if unit.rel.endswith("__init__.py") or not unit.rel else \
             me.rpartition(".")[0]
         names: set[str] = set()
-        for node in pyast.walk(tree):
+        for node in _import_statements(tree):
             if isinstance(node, pyast.Import):
                 names.update(a.name for a in node.names)
-            elif isinstance(node, pyast.ImportFrom):
+            else:
                 if node.level:
                     parts = package.split(".") if package else []
                     up = node.level - 1

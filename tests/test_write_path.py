@@ -1,0 +1,68 @@
+"""The write path's helpers: the collector pause around a commit and the
+handle reader every name of a Δ goes through."""
+
+from __future__ import annotations
+
+import gc
+import re
+import threading
+
+import pytest
+
+import memnet
+from memnet.commit import gc_paused
+from memnet.graph.store import edge_handle, node_handle, parse_handle
+
+
+def test_a_commit_leaves_the_collector_as_it_found_it() -> None:
+    s = memnet.Session("gc")
+    assert gc.isenabled()
+    s.commit("INSERT (t:TSK {title: 'a'})")
+    assert gc.isenabled()
+    with pytest.raises(memnet.CommitRejected):
+        s.commit("SET nzz.x = 1")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        s.commit("INSERT (u:TSK {title: 'b'})")
+        assert not gc.isenabled()  # turned off by the caller: left off
+    finally:
+        gc.enable()
+
+
+def test_nested_and_concurrent_pauses_end_with_the_last() -> None:
+    entered, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with gc_paused():
+            entered.set()
+            leave.wait(5)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    entered.wait(5)
+    with gc_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()  # the other write still holds it
+    leave.set()
+    t.join()
+    assert gc.isenabled()
+
+
+_HANDLE = re.compile(r"([ne])([a-i])([1-9a-z][0-9a-z]{0,8})\Z")
+
+
+@pytest.mark.parametrize("text", ["na1", "nb1a", "ec2zz", "ei100000000", "na0", "nb01", "naA",
+                                  "nb1_", "na1\n", "n", "", "ne", "xa1", "nA1", "na١",
+                                  "nc1a", "eb-1", "na 1"])
+def test_parse_handle_reads_what_the_handle_pattern_matches(text: str) -> None:
+    m = _HANDLE.match(text)
+    want = None if m is None or "abcdefghi".index(m.group(2)) + 1 != len(m.group(3)) \
+        else (m.group(1), int(m.group(3), 36))
+    assert parse_handle(text) == want
+
+
+def test_handles_read_back() -> None:
+    for i in (1, 35, 36, 1295, 1296, 10**9):
+        assert parse_handle(node_handle(i)) == ("n", i)
+        assert parse_handle(edge_handle(i)) == ("e", i)
