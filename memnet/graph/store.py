@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from itertools import repeat
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from typing import Any
 
 import msgpack
