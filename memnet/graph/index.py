@@ -220,7 +220,7 @@ class Index:
         for t, nids in by_term.items():
             p = self._posting(t) if t in table else None
             if p is None:
-                table[t] = array("I", nids)
+                self._put(t, array("I", nids))  # (beside a loaded table, as _add does)
             elif not p or nids[0] > p[-1]:
                 p.extend(nids)
             else:  # pragma: no cover - new ids come last
