@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -55,7 +55,7 @@ MAX_SLICE_ROWS = 5_000           # nodes + edges in one slice
 MAX_SLICE_BYTES = 4 * 1024 * 1024
 POLICIES = ("keep", "reject", "remint")
 
-Scalar = Union[bool, int, float, str]   # bool first: pydantic keeps true as bool
+Scalar = bool | int | float | str   # bool first: pydantic keeps true as bool
 
 
 class SliceNode(BaseModel):
@@ -63,7 +63,7 @@ class SliceNode(BaseModel):
     handle: str
     kind: str
     labels: list[str] = Field(default_factory=list)
-    props: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    props: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
     nick: str | None = None
     recycled: bool = False
 
@@ -74,7 +74,7 @@ class SliceEdge(BaseModel):
     type: str
     src: str
     dst: str
-    props: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    props: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
     recycled: bool = False
 
 

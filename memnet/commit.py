@@ -30,8 +30,8 @@ from typing import Any
 
 from .errors import CapExceeded, CommitRejected, EchoRefused, VersionNotFound
 from .gql import ast
-from .graph.order import node_key, props_text
 from .graph.store import Store, edge_handle, node_handle, text_bytes
+from .values import node_key, props_text
 
 MAX_STRING = 1 << 20      # one property value
 MAX_LIST = 4096           # items in a list value
@@ -556,7 +556,7 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
     rows = store.live_nodes + store.live_edges
     nbytes = store.live_bytes
     keys = [node_key(ns.kind, tuple(sorted(ns.labels)), ns.props) for ns in p.new_nodes]
-    for ns, key in zip(p.new_nodes, keys):
+    for ns, key in zip(p.new_nodes, keys, strict=False):
         if not ns.recycled:
             rows += 1
             nbytes += text_bytes(key) + 8
@@ -817,8 +817,15 @@ class Bulk:
         """This batch as GQL text, one element or statement a line (an edge
         takes two: its target is on the second). Raises ValueError on a name
         the grammar would refuse (such a batch is refused by Commit too)."""
-        from .gql.emit import _label, _name, _var, format_edge, format_node, format_props, \
-            format_value
+        from .gql.emit import (
+            _label,
+            _name,
+            _var,
+            format_edge,
+            format_node,
+            format_props,
+            format_value,
+        )
 
         out: list[str] = []
         ops = self._ops

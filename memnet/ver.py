@@ -268,9 +268,11 @@ def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
     m, t = Path(models).resolve(), Path(tests).resolve()
     for what, given, p in (("models", models, m), ("tests", tests, t)):
         if not p.exists():
-            raise PathNotFound(f"the {what} directory {os.fspath(given)!r} does not exist", path=os.fspath(p))
+            raise PathNotFound(f"the {what} directory {os.fspath(given)!r} does not exist",
+                               path=os.fspath(p))
     if not t.is_dir():
-        raise PathNotFound(f"the tests path {os.fspath(tests)!r} is not a directory", path=os.fspath(t))
+        raise PathNotFound(f"the tests path {os.fspath(tests)!r} is not a directory",
+                           path=os.fspath(t))
     with tempfile.TemporaryDirectory(prefix="memnet-ver-") as tmp:
         out = Path(tmp) / "trace.json"
         # OPTION=VALUE: pytest picks its rootdir before plugin options are known, and

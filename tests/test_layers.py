@@ -14,10 +14,8 @@ PKG = Path(__file__).resolve().parent.parent / "memnet"
 # layer of each module (by path below memnet/), lower numbers below
 LAYERS = {
     "errors": 0, "ids": 0, "tokens": 0, "_version": 0, "limits": 0,
-    # the value and syntax-tree types and the text form of a value: plain data
-    # and formatting every layer shares (observable order sorts by what a
-    # reader sees, i.e. by emitted text); they import nothing else of memnet
-    "gql.ast": 0, "gql.emit": 0,
+    # what a property holds, its text and its order: every layer shares it
+    "values": 0,
     "graph": 1, "gql": 2, "recall": 3, "commit": 3, "session": 4,
     "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "host": 5, "snap": 6, "ver": 6,
     "faces": 7, "__main__": 7, "__init__": 8,
@@ -27,10 +25,7 @@ OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "hos
 
 
 def _top(module: str) -> str:
-    parts = module.split(".")
-    if parts[:2] in (["gql", "ast"], ["gql", "emit"]):
-        return ".".join(parts[:2])
-    return parts[0]
+    return module.split(".")[0]
 
 
 def _imports(path: Path) -> set[str]:
@@ -72,9 +67,46 @@ def test_layers_depend_downward_only(path: Path) -> None:
                                           f"(layer {LAYERS[dep]})"
 
 
-def test_the_shared_value_modules_stand_alone() -> None:
-    for name in ("ast", "emit"):
-        assert _imports(PKG / "gql" / f"{name}.py") <= {"gql.ast"}, name
+def test_the_value_model_stands_alone() -> None:
+    assert _imports(PKG / "values.py") <= {"errors"}
+
+
+def _third_party(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def _error_names(path: Path) -> set[str]:
+    """Names a file imports from memnet's errors module."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("errors"):
+            out.update(a.name for a in node.names)
+    return out
+
+
+STORAGE = {"msgpack", "lmdb", "psycopg", "psycopg_pool"}
+CORE_FILES = [p for p in FILES if p.relative_to(PKG).parts[0].removesuffix(".py") in
+              {"graph", "recall", "commit", "session"}]
+
+
+@pytest.mark.req("MN-REQ-10")
+@pytest.mark.parametrize("path", CORE_FILES, ids=[str(p.relative_to(PKG)) for p in CORE_FILES])
+def test_the_engine_core_knows_no_codec_and_no_storage_error(path: Path) -> None:
+    """The graph, recall, commit and session read no stored bytes themselves:
+    the cabinet hands the store a decoder and its own error for damage."""
+    assert not (_third_party(path) & STORAGE), path
+    assert not {n for n in _error_names(path) if n.startswith("Cabinet")}, path
+
+
+def test_the_graph_knows_no_language() -> None:
+    for p in (PKG / "graph").rglob("*.py"):
+        assert "gql" not in _imports(p), p
 
 
 def test_the_check_sees_imports() -> None:

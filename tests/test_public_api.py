@@ -29,8 +29,8 @@ def test_every_error_class_is_public_and_lives_in_errors() -> None:
         assert cls.__name__ in errors.__all__, cls.__name__
         assert getattr(memnet, cls.__name__) is cls
     # no module outside errors.py defines an error class of its own
-    import pkgutil
     import importlib
+    import pkgutil
 
     for info in pkgutil.walk_packages(memnet.__path__, "memnet."):
         if info.name == "memnet.__main__":

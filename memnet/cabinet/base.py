@@ -72,10 +72,11 @@ from ..errors import (
     VersionNotFound,
 )
 from ..graph.index import Index, le_array, le_bytes
+from ..graph.store import edge_handle, node_handle
 from ..graph.words import stemmer_id
-from ..graph.store import _decode_props, edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
+from ..values import Value
 from . import records as R
 from .kv import KV, MemoryKV, Txn
 
@@ -191,6 +192,16 @@ def _props_bytes(props: Any) -> bytes | None:
     return msgpack.packb(props, use_bin_type=True)
 
 
+def decode_props(raw: bytes) -> dict[str, Value] | None:
+    """A stored property map (``cabinet_corrupt`` when the bytes are not one)."""
+    try:
+        props = msgpack.unpackb(raw, use_list=False)
+    except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types
+        raise CabinetCorrupt(f"a stored property map does not decode: {e}") from None
+    if type(props) is not dict or any(type(k) is not str for k in props):
+        raise CabinetCorrupt("a stored property map is not a map of names")
+    return props or None
+
 def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
     """``(key, record)`` of one node."""
     # props ride as msgpack bytes inside the record: a hydrate keeps them so
@@ -262,7 +273,7 @@ def _kinds(st: Any) -> dict[str, int]:
 def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
     if rec is None or rec[4]:
         return set()
-    return Index.terms(rec[0], rec[1], _decode_props(rec[2]) if rec[2] else None)
+    return Index.terms(rec[0], rec[1], decode_props(rec[2]) if rec[2] else None)
 
 
 def _term_diff(txn: Txn, sid: str, s: Session,
@@ -585,7 +596,7 @@ def _decode_nodes(values: Iterator[bytes], sid: str, count: int,
 
 def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
                   progress: Callable[[int], None] | None = None,
-                  ) -> tuple[list[str], array, array, bytearray, dict[int, Any]]:
+                  ) -> tuple[list[str], array[int], array[int], bytearray, dict[int, Any]]:
     """The edge columns of ids 1..n_edges from the chunk records, checking that
     every chunk is where it must be and no edge dangles."""
     types: list[str] = []
@@ -1049,7 +1060,8 @@ class Cabinet:
                 postings = _stored_postings(txn, sid, cat)
                 try:
                     s.store.load(nodes, *edges, postings, kinds=dict(cat.get("kinds") or {}),
-                                 live_bytes=int(cat["bytes"]))
+                                 live_bytes=int(cat["bytes"]), decode_props=decode_props,
+                                 damaged=CabinetCorrupt)
                     _apply_deltas(s.store.index, _stored_deltas(txn, sid, cat))
                     if s.tokenizer != cat.get("tokenizer"):
                         # the stored line counts are another tokenizer's
@@ -1231,7 +1243,8 @@ class Cabinet:
         problems = self.kv.check_file()
         if problems:
             raise CabinetCorrupt(f"the storage file is damaged: {problems[0]}"
-                                 + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                                 + (f" (and {len(problems) - 1} more)"
+                                    if len(problems) > 1 else ""),
                                  problems=problems[:20])
         with self.kv.read() as txn:
             header = _read_header(txn)
@@ -1257,7 +1270,7 @@ class Cabinet:
                     n_nodes = i
                     live_nodes += 0 if rec[4] else 1
                     if rec[2]:
-                        _decode_props(rec[2])  # every stored map must decode
+                        decode_props(rec[2])  # every stored map must decode
                     for term in _node_terms(rec):
                         want.setdefault(term, []).append(i)
                 _types, _src, _dst, flags, _props = _edge_columns(txn, sid, n_nodes,
@@ -1265,7 +1278,7 @@ class Cabinet:
                 n_edges = len(flags)
                 live_edges = n_edges - flags.count(1)
                 stored = Index()
-                stored.load(_stored_postings(txn, sid, cat), n_nodes)
+                stored.load(_stored_postings(txn, sid, cat), n_nodes, CabinetCorrupt)
                 _apply_deltas(stored, _stored_deltas(txn, sid, cat))
                 have = {t: sorted(p) for t, p in stored.postings()}
                 if have != want:

@@ -90,7 +90,7 @@ class KV(abc.ABC):
         """Problems the backend finds in its own files (none by default)."""
         return []
 
-    def release_pages(self) -> None:
+    def release_pages(self) -> None:  # noqa: B027 - optional: a no-op where nothing is mapped
         """After a large read (a hydrate), let go of the storage pages this
         process mapped to read it, if the backend maps any (none by default)."""
 

@@ -116,19 +116,20 @@ def decode(raw: bytes, key: bytes) -> Any:
 EDGE_CHUNK = 4096
 
 
-def encode_edge_chunk(key: bytes, first: int, types: list[str], src: array, dst: array,
+def encode_edge_chunk(key: bytes, first: int, types: list[str], src: array[int], dst: array[int],
                       flags: bytes, props: dict[int, Any]) -> bytes:
     """One chunk record of ``len(types)`` consecutive edges from id ``first``."""
     table: dict[str, int] = {}
     codes = [table.setdefault(t, len(table)) for t in types]
     wide = len(table) > 255
     code_bytes = le_bytes(array("H", codes)) if wide else bytes(codes)
-    return encode((first, tuple(table), wide, code_bytes, le_bytes(src), le_bytes(dst), bytes(flags),
+    return encode((first, tuple(table), wide, code_bytes, le_bytes(src), le_bytes(dst),
+                   bytes(flags),
                    tuple(props.items()) if props else None), key)
 
 
 def decode_edge_chunk(raw: bytes, key: bytes,
-                      ) -> tuple[int, list[str], array, array, bytes, dict[int, Any]]:
+                      ) -> tuple[int, list[str], array[int], array[int], bytes, dict[int, Any]]:
     """``(first, types, src, dst, flags, props)`` of one edge chunk record,
     shape-checked (the caller checks the ids against the session)."""
     rec = decode(raw, key)
@@ -239,8 +240,10 @@ def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, b
     return m
 
 
-__all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG", "META",
+__all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "EDGE_CHUNK",
+           "FORMAT_VERSION", "LOG", "META",
            "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
-           "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode", "decode_bucket", "decode_edge_chunk",
+           "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode",
+           "decode_bucket", "decode_edge_chunk",
            "decode_ids", "element_key", "encode", "encode_edge_chunk",
            "key_id", "prefix", "seal", "sid_key", "split_bucket_key"]

@@ -114,7 +114,7 @@ def _snap(args: argparse.Namespace) -> int:
     from ..host import open_index, snap
     from ..host.index import check_top, query_words
     from ..ids import check_session_id
-    from .cli import _hydrate
+    from .commands import _hydrate
 
     q = " ".join(args.q)
     query_words(q)

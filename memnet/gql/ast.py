@@ -11,11 +11,8 @@ order written; duplicate keys are a syntax error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
-Scalar = Union[str, int, float, bool]
-Value = Union[Scalar, tuple[Scalar, ...]]
-Props = tuple[tuple[str, Value], ...]
+from ..values import Props, Scalar, Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +139,8 @@ class Settle:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-Statement = Union[Insert, SetProp, SetLabel, SetNick, RemoveProp, RemoveLabel, RemoveNick,
-                  Delete, Settle]
+Statement = (Insert | SetProp | SetLabel | SetNick | RemoveProp | RemoveLabel | RemoveNick
+             | Delete | Settle)
 
 
 @dataclass(frozen=True, slots=True)

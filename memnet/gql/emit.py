@@ -9,7 +9,8 @@ the same data (the round trip):
   (A lone surrogate is not text: its escape is the one thing emitted here that
   the parser refuses, with ``gql_syntax``; a Commit never stores one.)
   ints in decimal, floats by ``repr`` (always with ``.`` or an exponent), bools
-  ``true``/``false``, tuples as ``[a, b]``. NaN and infinities raise ValueError.
+  ``true``/``false``, tuples as ``[a, b]``. NaN and infinities raise
+  InvalidArgument (a ValueError).
 * ``format_props`` — ``{k: v, k2: v2}`` in the order given ('' when empty).
 * ``format_node`` — ``(n1:TSK&URGENT #pricing {status: 'open'})``.
 * ``format_edge`` — ``(n1)-[e3:TOUCHES {w: 2}]->(n4)``; an unnamed edge is
@@ -18,7 +19,8 @@ the same data (the round trip):
   comma-separated. No elements → '' (an empty Shape emits no INSERT at all).
 
 Names, kinds, labels, types and nicks are checked against the grammar and a bad
-one raises ValueError, so nothing unparseable is ever emitted.
+one raises InvalidArgument (a ValueError), so nothing unparseable is ever
+emitted.
 
 ``format_query`` renders any :class:`~memnet.gql.ast.SeedQuery` in the
 normalised codebook form, always in this order::
@@ -43,18 +45,19 @@ always gives one string. An empty query gives ''.
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
-from memnet.gql.ast import Props, SeedQuery, Value
+from ..errors import InvalidArgument
+from ..values import Props, Value, format_value
+from ..values import quote as _quote
+from ..values import scalar_text as _scalar
+from .ast import SeedQuery
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ANON_RE = re.compile(r"_anon[0-9]+")
 _LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 _NICK_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_NEEDS_ESCAPE = re.compile(r"[\\'\x00-\x1f\x7f\ud800-\udfff]")
-_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 # codebook rendering
 _BARE_WORD_RE = re.compile(r"[^\s'#]+")
@@ -63,64 +66,30 @@ _NUMBER_LIKE_RE = re.compile(
 _PAIR_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~]")
 
 
-def _escape_char(m: re.Match[str]) -> str:
-    ch = m.group()
-    return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
 
 
-def _quote(s: str) -> str:
-    if _NEEDS_ESCAPE.search(s) is None:
-        return f"'{s}'"
-    return "'" + _NEEDS_ESCAPE.sub(_escape_char, s) + "'"
 
 
-def _scalar(v: Any) -> str:
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, str):
-        return _quote(v)
-    if isinstance(v, int):
-        return str(int(v))
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            raise ValueError(f"cannot emit non-finite float {v!r}")
-        text = repr(float(v))
-        if "." not in text and "e" not in text and "E" not in text:
-            text += ".0"
-        return text
-    raise ValueError(f"cannot emit a value of type {type(v).__name__}")
 
 
-def format_value(v: Value) -> str:
-    """One value as GQL text: a scalar or a flat list of scalars."""
-    if isinstance(v, (tuple, list)):
-        parts = []
-        for x in v:
-            if isinstance(x, (tuple, list)):
-                raise ValueError("lists hold scalars only (no nested lists)")
-            parts.append(_scalar(x))
-        return "[" + ", ".join(parts) + "]"
-    return _scalar(v)
 
 
 def _name(s: str, what: str) -> str:
     if not isinstance(s, str) or _NAME_RE.fullmatch(s) is None:
-        raise ValueError(f"{what} {s!r} is not a name ([A-Za-z_][A-Za-z0-9_]*)")
+        raise InvalidArgument(f"{what} {s!r} is not a name ([A-Za-z_][A-Za-z0-9_]*)")
     return s
 
 
 def _var(s: str) -> str:
     _name(s, "variable")
     if _ANON_RE.fullmatch(s):
-        raise ValueError(f"variable {s!r} is reserved for anonymous nodes")
+        raise InvalidArgument(f"variable {s!r} is reserved for anonymous nodes")
     return s
 
 
 def _label(s: str, what: str = "label") -> str:
     if not isinstance(s, str) or _LABEL_RE.fullmatch(s) is None:
-        raise ValueError(f"{what} {s!r} is not upper case ([A-Z][A-Z0-9_]*)")
+        raise InvalidArgument(f"{what} {s!r} is not upper case ([A-Z][A-Z0-9_]*)")
     return s
 
 
@@ -147,7 +116,7 @@ def format_node(var: str | None, labels: Iterable[str], props: Props | Mapping[s
     for x in labels:
         _label(x)
     if nick is not None and (not isinstance(nick, str) or _NICK_RE.fullmatch(nick) is None):
-        raise ValueError(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
+        raise InvalidArgument(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
     for k, _v in _pairs(props):
         _name(k, "property key")
     return node_text(var, labels, tuple(_pairs(props)), nick)

@@ -159,7 +159,7 @@ class _Reader:
         if k == "S":
             value = self._decode(v[1:-1])
             if value is not None:
-                return value  # type: ignore[no-any-return]
+                return value
         elif k == "I":
             try:
                 return int(v)

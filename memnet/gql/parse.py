@@ -40,7 +40,6 @@ from operator import sub
 from typing import Any, Protocol
 
 from memnet.errors import GQLSyntaxError, InputTooLarge
-from memnet.gql.emit import format_value
 from memnet.gql.ast import (
     Delta,
     EdgePattern,
@@ -50,6 +49,7 @@ from memnet.gql.ast import (
     SeedQuery,
     Value,
 )
+from memnet.gql.emit import format_value
 
 #: Longest Δ text accepted (characters).
 MAX_DELTA_CHARS = 4 * 1024 * 1024
@@ -60,7 +60,8 @@ MAX_DEPTH = 16
 #: Lexical tokens of one Δ (lark's LALR costs a few µs a token, so this keeps
 #: the worst case near a second; split bigger batches into several commits).
 MAX_DELTA_TOKENS = 50_000
-_TOKEN_ESTIMATE = re.compile(r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'?|//[^\n]*|/\*.*?(?:\*/|\Z)|\w+|[^\s\w]",
+_TOKEN_ESTIMATE = re.compile(r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'?|//[^\n]*|/\*.*?(?:\*/|\Z)"
+                             r"|\w+|[^\s\w]",
                              re.DOTALL)
 
 _ANON_RE = re.compile(r"_anon[0-9]+")
@@ -168,7 +169,8 @@ def _nesting_depth(text: str) -> int:
     floors = accumulate(sums, min, initial=0)
     next(floors)
     # depth after each bracket = running sum minus the lowest point so far (≤ 0)
-    return max(map(sub, sums, floors))
+    deepest: int = max(map(sub, sums, floors))
+    return deepest
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -206,7 +208,8 @@ def _check_size(text: str, max_chars: int) -> None:
 
 def _first_word_is_match(text: str) -> bool:
     """True when the first word after whitespace and comments is MATCH (any case)."""
-    return _MATCH_RE.match(text, _LEAD_RE.match(text).end()) is not None
+    lead = _LEAD_RE.match(text)
+    return lead is not None and _MATCH_RE.match(text, lead.end()) is not None
 
 
 # --------------------------------------------------------------------------- values

@@ -26,10 +26,10 @@ import bisect
 import sys
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from ..errors import CabinetCorrupt
-from ..gql.ast import Value
+from ..errors import MemNetError
+from ..values import Value
 from .words import text_terms
 
 SHORT_VALUE = 32
@@ -92,7 +92,7 @@ def prop_term(key: str, tag: str, value: object) -> bytes:
     return f"p{key}\x00{tag}{v}".encode()
 
 
-def le_array(raw: bytes, typecode: str = "I") -> array:
+def le_array(raw: bytes, typecode: str = "I") -> array[int]:
     """An array from its stored little-endian bytes (postings, edge columns)."""
     a = array(typecode)
     a.frombytes(raw)
@@ -101,7 +101,7 @@ def le_array(raw: bytes, typecode: str = "I") -> array:
     return a
 
 
-def le_bytes(a: array) -> bytes:
+def le_bytes(a: array[int]) -> bytes:
     """The little-endian bytes an array is stored as."""
     if _LITTLE:
         return a.tobytes()
@@ -110,25 +110,30 @@ def le_bytes(a: array) -> bytes:
     return b.tobytes()
 
 
-def _remove(posting: array, nid: int) -> None:
+def _remove(posting: array[int], nid: int) -> None:
     try:
         posting.remove(nid)
     except ValueError:  # pragma: no cover - postings are kept exact
         pass
 
 
+
+def _internal(message: str) -> Exception:
+    return MemNetError(message, code="internal")
+
 class Index:
     """Postings from observables (terms) to node ids."""
 
     def __init__(self) -> None:
-        self.postings_by_term: dict[bytes, array | bytes] = {}
+        self.postings_by_term: dict[bytes, array[int] | bytes] = {}
         self.limit = 0  # loaded postings name no node above this (0: no check)
+        self._damaged: Callable[[str], Exception] = _internal
         # A loaded index keeps its postings in use as arrays here, and
         # IN_ARRAYS in their place in postings_by_term: a dict that holds
         # only bytes is not tracked by the cyclic garbage collector, and one
         # array in the term table would make every collection walk the whole
         # table (millions of entries). None: not loaded, arrays in the table.
-        self._arrays: dict[bytes, array] | None = None
+        self._arrays: dict[bytes, array[int]] | None = None
         # sets of the postings recently used as filters, kept exact on write
         self._sets: OrderedDict[bytes, set[int]] = OrderedDict()
 
@@ -160,7 +165,7 @@ class Index:
         return out
 
     # -- write ---------------------------------------------------------------
-    def _posting(self, term: bytes) -> array | None:
+    def _posting(self, term: bytes) -> array[int] | None:
         """The posting of a term as an array (turning stored bytes into one)."""
         p = self.postings_by_term.get(term)
         if p is None or type(p) is array:
@@ -170,15 +175,15 @@ class Index:
             if a is not None:
                 return a  # (else an empty stored posting: damage)
         if type(p) is not bytes or not p or len(p) & 3:
-            raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
+            raise self._damaged(f"a stored index posting for {term!r} is malformed")
         a = le_array(p)
         if self.limit and a and a[-1] > self.limit:  # ascending: the last id is the largest
-            raise CabinetCorrupt(f"a stored index posting names node {a[-1]}, past the "
+            raise self._damaged(f"a stored index posting names node {a[-1]}, past the "
                                  f"last node {self.limit}")
         self._put(term, a)
         return a
 
-    def _put(self, term: bytes, a: array) -> None:
+    def _put(self, term: bytes, a: array[int]) -> None:
         if self._arrays is None:
             self.postings_by_term[term] = a
         else:
@@ -284,26 +289,29 @@ class Index:
             self._drop(t, nids)
 
     # -- stored form -------------------------------------------------------------
-    def postings(self) -> Iterator[tuple[bytes, array]]:
+    def postings(self) -> Iterator[tuple[bytes, array[int]]]:
         """Every (term, posting) pair (postings as arrays, in no set order)."""
         for t in list(self.postings_by_term):
             p = self._posting(t)
             if p:
                 yield t, p
 
-    def raw_postings(self) -> list[tuple[bytes, array | bytes]]:
+    def raw_postings(self) -> list[tuple[bytes, array[int] | bytes]]:
         """Every (term, posting) pair as held, without turning the stored bytes
         of a posting (little-endian ids, ascending) into an array."""
         arrays = self._arrays or {}
         return [(t, arrays.get(t, p) if p is IN_ARRAYS else p)
                 for t, p in self.postings_by_term.items()]
 
-    def load(self, maps: Iterable[dict[bytes, bytes]], limit: int) -> None:
+    def load(self, maps: Iterable[dict[bytes, bytes]], limit: int,
+             damaged: Callable[[str], Exception] = _internal) -> None:
         """Fill an empty index from stored ``{term: id bytes}`` maps, read in
         ascending id-range order (a term found again has its ids appended).
-        The postings stay bytes until first used."""
+        The postings stay bytes until first used; one found malformed then is
+        reported by ``damaged(message)`` (the storage's own error)."""
         table = self.postings_by_term
         self.limit = limit
+        self._damaged = damaged
         self._arrays = {}
         for m in maps:
             dup = m.keys() & table.keys()
@@ -312,13 +320,13 @@ class Index:
             table.update(m)
 
     # -- read ----------------------------------------------------------------
-    def kind(self, kind: str) -> array:
+    def kind(self, kind: str) -> array[int]:
         return self._posting(kind_term(kind)) or array("I")
 
-    def label(self, label: str) -> array:
+    def label(self, label: str) -> array[int]:
         return self._posting(label_term(label)) or array("I")
 
-    def word_ids(self, word: str) -> array:
+    def word_ids(self, word: str) -> array[int]:
         """The ascending ids of the nodes holding ``word`` exactly (at any
         impact level)."""
         from .words import word_terms
@@ -327,9 +335,10 @@ class Index:
         parts = [self._posting(t) for _lv, t in word_terms(word) if t in have]
         if len(parts) == 1:
             return array("I", parts[0])  # type: ignore[arg-type]
-        return array("I", sorted(set().union(*parts))) if parts else array("I")
+        return array("I", sorted(set().union(*(p for p in parts if p is not None)))) if parts \
+            else array("I")
 
-    def posting(self, term: bytes) -> array | None:
+    def posting(self, term: bytes) -> array[int] | None:
         """The posting of a term (ascending ids), or None when no node has it."""
         return self._posting(term)
 
@@ -351,7 +360,7 @@ class Index:
                 total -= len(self._sets.popitem(last=False)[1])
         return out
 
-    def prop(self, key: str, v: Value) -> array | None:
+    def prop(self, key: str, v: Value) -> array[int] | None:
         """Posting for ``key = v``, or None when ``v`` is not indexed."""
         vk = value_key(v)
         if vk is None:

@@ -21,16 +21,13 @@ import bisect
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import repeat
 from typing import Any
 
-import msgpack
-
-from ..errors import CabinetCorrupt
-from ..gql.ast import Value
+from ..errors import MemNetError
+from ..values import Value, node_key, props_text
 from .index import Index, le_array, le_bytes
-from .order import node_key, props_text
 
 # A handle is a prefix (n: node, e: edge), one letter giving the length of the
 # base-36 id (a = 1 ... i = 9), then the id: na1, nb1a, ec2zz. The length
@@ -85,14 +82,9 @@ def parse_handle(text: str) -> tuple[str, int] | None:
     return text[0], int(digits, 36)
 
 
-def _decode_props(raw: bytes) -> dict[str, Value] | None:
-    try:
-        props = msgpack.unpackb(raw, use_list=False)
-    except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types
-        raise CabinetCorrupt(f"a stored property map does not decode: {e}") from None
-    if type(props) is not dict or any(type(k) is not str for k in props):
-        raise CabinetCorrupt("a stored property map is not a map of names")
-    return props or None
+def _no_decoder(raw: bytes) -> dict[str, Value] | None:
+    raise MemNetError("a stored property map was read by a store that no storage loaded",
+                      code="internal")
 
 
 class _Stored(list):  # type: ignore[type-arg]
@@ -113,11 +105,11 @@ class _Stored(list):  # type: ignore[type-arg]
 
 
 class PropsList(_Stored):
-    """The nodes' property maps, by id (msgpack bytes until first read).
-    :meth:`raw` gives an entry as stored, without decoding it."""
+    """The nodes' property maps, by id (stored bytes until first read, decoded
+    by the function the storage handed :meth:`Store.load`). :meth:`raw` gives
+    an entry as stored, without decoding it."""
 
-    __slots__ = ()
-    _decode = staticmethod(_decode_props)
+    _decode = staticmethod(_no_decoder)
 
     def raw(self, i: int) -> dict[str, Value] | bytes | None:
         return list.__getitem__(self, i)  # type: ignore[no-any-return]
@@ -136,7 +128,7 @@ class AdjList(_Stored):
 
     def raw(self, i: int) -> bytes:
         v = list.__getitem__(self, i)
-        return v if v.__class__ is bytes else le_bytes(v)  # type: ignore[no-any-return]
+        return v if v.__class__ is bytes else le_bytes(v)
 
 
 class Store:
@@ -567,10 +559,11 @@ class Store:
                 self.hidden.pop(nid, None)
 
     # -- bulk load (hydrate) ------------------------------------------------
-    def load(self, nodes: Iterable[list[tuple[Any, ...]]], etypes: list[str], esrc: array,
-             edst: array, erec: bytes, eprops: dict[int, dict[str, Value]],
+    def load(self, nodes: Iterable[list[tuple[Any, ...]]], etypes: list[str], esrc: array[int],
+             edst: array[int], erec: bytes, eprops: dict[int, dict[str, Value]],
              postings: Iterable[dict[bytes, bytes]], *, kinds: dict[str, int],
-             live_bytes: int) -> None:
+             live_bytes: int, decode_props: Callable[[bytes], dict[str, Value] | None],
+             damaged: Callable[[str], Exception]) -> None:
         """Fill an empty store from stored records, ids dense from 1.
 
         ``nodes``: lists (chunks, taken in one after the other) of
@@ -589,9 +582,10 @@ class Store:
         if len(self.kind) != 1 or len(self.etype) != 1:
             raise ValueError("Store.load needs an empty store")
         intern = self._intern
+        self.props._decode = decode_props
         for chunk in nodes:
             first = len(self.kind)
-            kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*chunk)
+            kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*chunk, strict=False)
             del chunk
             self.kind.extend(map(intern, kind_col))
             self.labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
@@ -617,7 +611,7 @@ class Store:
             for nid in (self.esrc[i], self.edst[i]):
                 hidden[nid] = hidden.get(nid, 0) + 1
             i = self.erec.find(1, i + 1)
-        self.index.load(postings, len(self.kind) - 1)
+        self.index.load(postings, len(self.kind) - 1, damaged)
         self.kind_live.update(kinds)
         self.live_nodes = sum(self.kind_live.values())
         self.live_edges = len(self.erec) - 1 - self.erec.count(1)

@@ -310,7 +310,8 @@ def _locked(where: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise IndexBusy(f"another process is updating the host index at "
-                              f"{os.fspath(where)!r}; try again when it is done", index=os.fspath(where)) from None
+                              f"{os.fspath(where)!r}; try again when it is done",
+                              index=os.fspath(where)) from None
         yield
     finally:
         os.close(fd)
@@ -367,7 +368,8 @@ def _check_dir(where: Path) -> bool:
         return True
     if where.exists():
         if not where.is_dir():
-            raise PathNotFound(f"{os.fspath(where)!r} is a file, not an index directory", index=os.fspath(where))
+            raise PathNotFound(f"{os.fspath(where)!r} is a file, not an index directory",
+                               index=os.fspath(where))
         if any(where.iterdir()):
             raise _corrupt(where, f"it holds other files and no {META}; give an empty or "
                                   "new directory")

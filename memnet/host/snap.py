@@ -27,8 +27,8 @@ from typing import Any
 
 from ..errors import BadHit
 from ..gql import ast
-from ..graph.words import words_of
 from ..graph.store import OUT, edge_handle, node_handle
+from ..graph.words import words_of
 from ..ingest.sync import LOCATOR
 from .hook import Hit, RagHostHook, check_hit, short
 from .index import check_top, open_index, query_words

@@ -17,8 +17,7 @@ from typing import Any
 
 from ..errors import PathNotFound
 from .model import Artefacts, Element, Link, Warning_
-from .source import (HANDLERS, Handler, Unit, ingest, path_kind, register, scan, text_name,
-                     tree_root)
+from .source import HANDLERS, Handler, Unit, ingest, path_kind, register, scan, text_name, tree_root
 from .sync import LOCATOR, SyncResult, snapshot, sync
 
 

@@ -162,7 +162,7 @@ def _same(a: Any, b: Any) -> bool:
     """Equality that tells 1, 1.0 and True apart (as the GQL text does)."""
     if isinstance(a, tuple) or isinstance(b, tuple):
         return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same(x, y) for x, y in zip(a, b)))
+                and all(_same(x, y) for x, y in zip(a, b, strict=False)))
     return type(a) is type(b) and a == b
 
 

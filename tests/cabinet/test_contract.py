@@ -1105,9 +1105,9 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
     many ranges, some in buckets and some in records of their own: every
     posting read back (by lookup, or all at once) is the writer's, and terms
     nobody holds are absent."""
-    from memnet.cabinet import records as R
-
     import msgpack
+
+    from memnet.cabinet import records as R
 
     monkeypatch.setattr(R, "POSTING_RANGE", 16)
     monkeypatch.setattr(R, "POSTING_BIG", 3)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import time
 from collections import Counter
 from collections.abc import Iterator

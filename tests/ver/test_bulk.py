@@ -200,8 +200,8 @@ def _elements(draw: Any) -> tuple[list[Any], list[Any], int]:
 def test_batched_store_writes_equal_one_by_one_writes(case: Any) -> None:
     """Store.add_nodes/add_edges (what a commit uses) leave the store exactly
     as add_node/add_edge one element at a time would, in any split."""
-    from memnet.graph.order import node_key
     from memnet.graph.store import Store
+    from memnet.values import node_key
 
     nodes, edges, parts = case
     one, many = memnet.Session("one"), memnet.Session("many")

@@ -28,9 +28,9 @@ from tests.ver.strategies import (
     live_task,
     name_equal,
     oracle_matches,
-    words_of,
     peak_set,
     scenarios,
+    words_of,
 )
 
 

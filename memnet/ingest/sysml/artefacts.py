@@ -21,6 +21,8 @@ name): ``X`` gets a ``SATISFIES`` link to each, with ``via`` naming the group.
 
 from __future__ import annotations
 
+from ...gql.ast import Value
+from ..model import Artefacts, Element, Warning_
 from .doc import (
     MANAGED_TYPES,
     REQ_KINDS,
@@ -33,8 +35,6 @@ from .doc import (
     SysmlDoc,
     SysmlElement,
 )
-from ...gql.ast import Value
-from ..model import Artefacts, Element, Warning_
 from .resolve import Rec, Scope, split_ref
 
 SCHEME = "sysml"

@@ -23,7 +23,6 @@ else is a syntax error at the furthest point any reading reached.
 
 from __future__ import annotations
 
-
 from ...gql.ast import Value
 from ..model import Warning_
 from . import behaviour, statements
