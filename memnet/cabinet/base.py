@@ -66,6 +66,7 @@ from ..errors import (
     CabinetFormat,
     CabinetUrlError,
     ConflictError,
+    InvalidArgument,
     MemNetError,
     SessionExists,
     SessionNotFound,
@@ -430,7 +431,7 @@ def _open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | 
     if backend == "memory":
         return MemoryKV(R.TABLES)
     if backend not in ("lmdb", "postgres"):
-        raise ValueError(f"unknown cabinet backend {backend!r} (lmdb, postgres, memory)")
+        raise InvalidArgument(f"unknown cabinet backend {backend!r} (lmdb, postgres, memory)")
     from .kv_pg import SCHEMES, PgKV, looks_like_url
 
     where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME", ".memnet")

@@ -271,7 +271,7 @@ def _absorb(args: argparse.Namespace) -> int:
 def _ingest(args: argparse.Namespace) -> int:
     from ..ingest import check_ingest_path, ingest_new, ingest_path
 
-    p = check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
+    check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
     with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
         if args.create and not cab.exists(args.sid):
             bar.phase("scanning")  # stored only if the whole ingest succeeds
@@ -281,22 +281,22 @@ def _ingest(args: argparse.Namespace) -> int:
             s = cab.open(args.sid, progress=lambda d, t: bar(d, t))
             bar.phase("scanning")
             results = ingest_path(s, args.path, progress=lambda d, t: bar(d, t))
-            if any(r.changed for r in results):
+            if results.changed:
                 bar.phase("flushing")
                 bar.spin_while(cab.flush, s)
-    model = results[-1] if p.is_dir() and len(results) == 2 else None
     for res in results:
         for w in res.warnings:
             print(f"memnet: warning: {w}", file=sys.stderr)
+    tree, model = results.tree, results.model
     if args.format == "json":
-        out = results[0].to_dict()
-        if model is not None:
+        out = (tree or model).to_dict()  # type: ignore[union-attr]  # one is always there
+        if tree is not None and model is not None:
             out["model"] = model.to_dict()
             out["version"] = model.version
         print(json.dumps(out, ensure_ascii=False))
     else:
-        what = "model " if p.is_file() else ""
-        print(f"ingested {what}{args.path} into {args.sid}: {results[0].summary()}")
+        if tree is not None:
+            print(f"ingested {args.path} into {args.sid}: {tree.summary()}")
         if model is not None:
             print(f"ingested model {args.path} into {args.sid}: {model.summary()}")
     return 0

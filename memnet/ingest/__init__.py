@@ -10,6 +10,8 @@ second call on an unchanged tree writes nothing. :func:`ingest_path` is what
 the ``.sysml`` files of a tree; see :mod:`memnet.ingest.sysml`), or both.
 """
 
+from __future__ import annotations
+
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -34,8 +36,29 @@ def check_ingest_path(path: str | os.PathLike[str]) -> Path:
     return tree_root(p)
 
 
+class IngestResult(tuple[SyncResult, ...]):
+    """What :func:`ingest_path` did: ``tree`` (the source tree's sync, None for a
+    model file) and ``model`` (the model's sync, None when the directory holds
+    no model and none was removed). Iterating gives the results present, tree
+    first."""
+
+    tree: SyncResult | None
+    model: SyncResult | None
+
+    def __new__(cls, tree: SyncResult | None, model: SyncResult | None) -> IngestResult:
+        self = super().__new__(cls, tuple(r for r in (tree, model) if r is not None))
+        self.tree = tree
+        self.model = model
+        return self
+
+    @property
+    def changed(self) -> bool:
+        """Whether any part committed."""
+        return any(r.changed for r in self)
+
+
 def ingest_path(session: object, path: str | os.PathLike[str], *,
-                progress: Callable[[int, int], None] | None = None) -> list[SyncResult]:
+                progress: Callable[[int, int], None] | None = None) -> IngestResult:
     """Ingest a source tree, a SysML model, or a tree holding both.
 
     A ``.sysml`` file is one model (its root is the file's name). A directory
@@ -44,8 +67,7 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     none left, the model scope is synced empty, so a model ingested from it
     before is recycled like any deleted file): one Commit each, in that order.
     The model is parsed before anything is written, so a syntax error in it
-    leaves the session unchanged. Returns the sync results: the tree's, then
-    the model's when the directory holds one or a sync removed one.
+    leaves the session unchanged. Returns an :class:`IngestResult`.
     """
     from .sysml import parse_files, to_artefacts
 
@@ -53,16 +75,14 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     root, docs, _failed = parse_files(p)
     model = to_artefacts(docs, root)
     if p.is_file():
-        return [sync(session, model)]
-    out = [ingest(session, p, progress=progress)]
+        return IngestResult(None, sync(session, model))
+    tree = ingest(session, p, progress=progress)
     res = sync(session, model)
-    if docs or res.changed:
-        out.append(res)
-    return out
+    return IngestResult(tree, res if docs or res.changed else None)
 
 
 def ingest_new(cabinet: Any, sid: str, path: str | os.PathLike[str], *,
-               progress: Callable[[int, int], None] | None = None) -> tuple[Any, list[SyncResult]]:
+               progress: Callable[[int, int], None] | None = None) -> tuple[Any, IngestResult]:
     """Ingest ``path`` into a new session ``sid`` of ``cabinet`` (what ``memnet
     ingest --create`` does when the session does not exist yet).
 
@@ -86,6 +106,7 @@ __all__ = [
     "Artefacts",
     "Element",
     "Handler",
+    "IngestResult",
     "Link",
     "SyncResult",
     "Unit",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import InvalidArgument
 from ..gql.ast import Value
 
 
@@ -94,7 +95,7 @@ class Artefacts:
 
     def add(self, element: Element) -> Element:
         if element.locator in self.elements:
-            raise ValueError(f"duplicate locator {element.locator!r}")
+            raise InvalidArgument(f"duplicate locator {element.locator!r}")
         self.elements[element.locator] = element
         return element
 

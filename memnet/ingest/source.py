@@ -89,7 +89,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..errors import PathNotFound
+from ..errors import InvalidArgument, PathNotFound
 from .model import Artefacts, Element, Warning_
 from .sync import Snapshot, SyncResult, _read, _sync
 
@@ -416,7 +416,7 @@ def register(handler: Handler) -> None:
     """Read files ending in ``handler.suffix`` with ``handler`` from now on
     (the extension point for, e.g., ``.sysml``). Its scheme joins the scope."""
     if not handler.suffix.startswith(".") or handler.suffix in (".py", ".md"):
-        raise ValueError(f"bad or built-in suffix {handler.suffix!r}")
+        raise InvalidArgument(f"bad or built-in suffix {handler.suffix!r}")
     HANDLERS[handler.suffix] = handler
 
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..gql import ast
 from ..graph.store import OUT, edge_handle, node_handle
 from .model import Artefacts, Element, Link, Warning_
@@ -183,45 +184,45 @@ def _props(props: Mapping[str, Any], where: str) -> dict[str, ast.Value]:
     out: dict[str, ast.Value] = {}
     for k, v in props.items():
         if not isinstance(k, str) or _KEY.fullmatch(k) is None:
-            raise ValueError(f"{where}: bad property key {k!r}")
+            raise InvalidArgument(f"{where}: bad property key {k!r}")
         if k == LOCATOR:
-            raise ValueError(f"{where}: 'locator' is set by the sync, not by the ingester")
+            raise InvalidArgument(f"{where}: 'locator' is set by the sync, not by the ingester")
         out[k] = _value(v, f"{where}.{k}")
     return out
 
 
 def _label(x: Any, what: str, where: str) -> str:
     if not isinstance(x, str) or _LABEL.fullmatch(x) is None:
-        raise ValueError(f"{where}: bad {what} {x!r} (must match [A-Z][A-Z0-9_]*)")
+        raise InvalidArgument(f"{where}: bad {what} {x!r} (must match [A-Z][A-Z0-9_]*)")
     return x
 
 
 def _desired(art: Artefacts) -> tuple[dict[str, tuple[str, tuple[str, ...], dict[str, Any]]],
                                       dict[tuple[str, str, str], dict[str, Any]]]:
-    """Check every element and link; raise ValueError before anything is written."""
+    """Check every element and link; raise InvalidArgument before anything is written."""
     managed = set(art.managed_types)
     for t in managed:
         _label(t, "managed edge type", "artefacts")
     elements: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {}
     for loc, el in art.elements.items():
         if not isinstance(el, Element) or el.locator != loc:
-            raise ValueError(f"element {loc!r} is filed under another locator")
+            raise InvalidArgument(f"element {loc!r} is filed under another locator")
         if not art.in_scope(loc):
-            raise ValueError(f"element {loc!r} is outside the scope {art.schemes}:{art.root}")
+            raise InvalidArgument(f"element {loc!r} is outside the scope {art.schemes}:{art.root}")
         kind = _label(el.kind, "kind", loc)
         labels = tuple(sorted({_label(x, "label", loc) for x in el.labels} - {kind}))
         elements[loc] = (kind, labels, _props(el.props, loc))
     links: dict[tuple[str, str, str], dict[str, Any]] = {}
     for key, lk in art.links.items():
         if not isinstance(lk, Link) or lk.key != key:
-            raise ValueError(f"link {key!r} is filed under another key")
+            raise InvalidArgument(f"link {key!r} is filed under another key")
         where = f"{lk.src} -[{lk.type}]-> {lk.dst}"
         if lk.type not in managed:
-            raise ValueError(f"{where}: edge type {lk.type!r} is not one of the managed types "
+            raise InvalidArgument(f"{where}: edge type {lk.type!r} is not one of the managed types "
                              f"{tuple(art.managed_types)}")
         for end in (lk.src, lk.dst):
             if end not in elements:
-                raise ValueError(f"{where}: {end!r} is not an element of the artefacts")
+                raise InvalidArgument(f"{where}: {end!r} is not an element of the artefacts")
         links[key] = _props(lk.props, where)
     return elements, links
 

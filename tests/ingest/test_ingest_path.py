@@ -37,6 +37,7 @@ def test_one_sysml_file_and_a_mixed_tree(tmp_path: Path) -> None:
     s = Session("m")
     one = ingest_path(s, MODELS / "models" / "requirements.sysml")
     assert len(one) == 1 and one[0].created > 20
+    assert one.tree is None and one.model is one[0] and one.changed
     tree = tmp_path / "proj"
     (tree / "pkg").mkdir(parents=True)
     (tree / "pkg" / "__init__.py").write_text('"""A package."""\n')
@@ -46,8 +47,11 @@ def test_one_sysml_file_and_a_mixed_tree(tmp_path: Path) -> None:
     t = Session("t")
     both = ingest_path(t, tree)
     assert len(both) == 2 and all(r.changed for r in both)
+    assert (both.tree, both.model) == (both[0], both[1])
+    assert both.tree.created >= 2 and both.model.created > both.tree.created
     assert t.store.kind_live["MOD"] == 2 and t.store.kind_live["PARTDEF"] > 5
-    assert not any(r.changed for r in ingest_path(t, tree))
+    again = ingest_path(t, tree)
+    assert not again.changed and again.model is not None
 
 
 def test_a_broken_model_writes_nothing(tmp_path: Path) -> None:
