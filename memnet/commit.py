@@ -142,7 +142,6 @@ class _NodeState:
     props: dict[str, Any]
     nick: str | None
     recycled: bool
-    settled_recycle: bool = False
 
 
 @dataclass(slots=True)

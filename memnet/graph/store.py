@@ -210,9 +210,6 @@ class Store:
     def node_live(self, nid: int) -> bool:
         return 0 < nid < len(self.kind) and not self.nrec[nid]
 
-    def edge_live(self, eid: int) -> bool:
-        return 0 < eid < len(self.etype) and not self.erec[eid]
-
     def resolve(self, handle: str) -> tuple[str, int] | None:
         """A minted handle → ``('n'|'e', id)``; None when never minted."""
         h = parse_handle(handle)
