@@ -52,14 +52,13 @@ import uuid
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 
 from .._version import __version__
-from ..commit import Caps, Change, CommitRecord, replay
+from ..commit import Caps, Change, CommitRecord, gc_paused, replay
 from ..errors import (
     CabinetCorrupt,
     CabinetError,
@@ -171,20 +170,6 @@ def _natural(sid: str) -> tuple[Any, ...]:
     """Sort key of a session id: digit runs as numbers (``ok-2`` < ``ok-10``)."""
     parts = re.split(r"([0-9]+)", sid)
     return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Keep the cyclic collector off while a cabinet builds or decodes
-    records in bulk: millions of small containers are made and none is
-    garbage, so each collection would only rescan the whole session again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _props_bytes(props: Any) -> bytes | None:
@@ -949,7 +934,7 @@ class Cabinet:
             now = time.time()
             history = s.history()
             whole = [r.version for r in history] == list(range(1, s.version + 1))
-            with _no_gc():
+            with gc_paused():
                 node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
                 edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
                 posting_recs = _posting_records(sid, st.index)
@@ -1053,7 +1038,7 @@ class Cabinet:
             s = Session(sid, **{**_stored_options(cat), **session_options})
             n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
             total = n_nodes + n_edges
-            with _no_gc():
+            with gc_paused():
                 nodes = self._dense(txn, sid, n_nodes,
                                     progress and (lambda d: progress(d, total)))
                 edges = _edge_columns(txn, sid, n_nodes, n_edges,
@@ -1172,7 +1157,7 @@ class Cabinet:
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
-            with _no_gc():
+            with gc_paused():
                 node_recs = [_node_record(s, sid, n) for n in nodes]
                 edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
                 log_recs = [_log_record(sid, r) for r in pending]
