@@ -222,16 +222,17 @@ def _char_message(text: str, offset: int, expected: set[str]) -> str:
     if ("NICK" in expected or "CB_NICK" in expected) and ch == "#":
         return "a nick is # then lower-case letters, digits, _ or -"
     if expected & {"CB_UPPER", "CB_WORD"}:
-        word = _WORD_AT.match(text, offset).group()
+        m = _WORD_AT.match(text, offset)   # \S*+ matches everywhere (maybe empty)
+        word = m.group() if m is not None else ""
         quote = word.find("'")
         if quote >= 0 and _STRING_BODY.match(text, offset + quote + 1) is None:
             return "unterminated string (no closing ')"
         return "query tokens are separated by spaces (a quote or # cannot follow a word)"
     if rest.startswith(">") and "LPAR" in expected and text[max(0, offset - 2):offset] == "]-":
         return "an edge has one direction; write <-[:TYPE]- or -[:TYPE]->"
-    word = _NAME_AT.match(text, offset)
-    if word is not None:
-        shown = repr(word.group()[:30])
+    name = _NAME_AT.match(text, offset)
+    if name is not None:
+        shown = repr(name.group()[:30])
     else:
         shown = f"character {ch!r}" if ch else "end of input"
     return f"unexpected {shown}; expected {_describe_expected(expected)}"

@@ -398,7 +398,9 @@ class _Word(str):
     would type it (positions are not kept: any error goes to lark)."""
 
     type: str
-    line = column = start_pos = None
+    line: int | None = None
+    column: int | None = None
+    start_pos: int | None = None
 
 
 _CB_UPPER = re.compile(r"[A-Z][A-Z0-9_]*")

@@ -378,12 +378,12 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
             xw[w] = xw.get(w, 0.0) + c * scale
         for t, c in sc.items():
             xs[t] = xs.get(t, 0.0) + c * scale
-    for w, x in xw.items():
+    for w, weight in xw.items():
         st = stem(w)
-        lv = _exact_level(x, xs.get(st, 0.0) if st is not None else 0.0)
+        lv = _exact_level(weight, xs.get(st, 0.0) if st is not None else 0.0)
         out.add(terms[("w", w, lv + (NAME_FLAG if w in names1 else 0))])
-    for t, x in xs.items():
-        out.add(terms[("s", t, _stem_level(x))])
+    for t, weight in xs.items():
+        out.add(terms[("s", t, _stem_level(weight))])
 
 
 def _apart(fields: list[tuple[bool, int, dict[str, int], dict[str, int]]]) -> bool:

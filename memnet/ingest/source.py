@@ -436,9 +436,9 @@ def _walk(top: Path, handlers: Mapping[str, T],
         try:
             with os.scandir(path) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError as e:
+        except OSError as err:
             warn.append(Warning_(f"{root}/{rel}" if rel else root, 0,
-                                 f"not read: {e.strerror or e}"))
+                                 f"not read: {err.strerror or err}"))
             return False
         mark = len(dirs)
         dirs.append(rel)

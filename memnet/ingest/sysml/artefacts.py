@@ -217,11 +217,12 @@ class _Model(Scope):
             if not ns:
                 self.warn(file, r.line, "satisfy outside any element needs 'by'")
                 return None
-            by: str | None = ns
+            by = ns
         else:
-            by = self._find(ns, r.by, file, r.line, "satisfier")
-            if by is None:
+            found = self._find(ns, r.by, file, r.line, "satisfier")
+            if found is None:
                 return None
+            by = found
         self.art.link("SATISFIES", by, req)
         return by, req
 

@@ -62,11 +62,11 @@ def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         return
     src, src_state = body.prev, body.prev_state
     r.member(body)
-    dst, dst_state = body.prev, body.prev_state
-    if dst is not None and dst != src:  # the member was a step: it follows the one before
+    step, step_state = body.prev, body.prev_state
+    if step is not None and step != src:  # the member was a step: it follows the one before
         body.prev_state = src_state
-        r.succession(body, i0, src, dst)
-        body.prev_state = dst_state
+        r.succession(body, i0, src, step)
+        body.prev_state = step_state
 
 
 def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:

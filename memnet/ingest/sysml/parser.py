@@ -23,6 +23,8 @@ else is a syntax error at the furthest point any reading reached.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ...gql.ast import Value
 from ..model import Warning_
 from . import behaviour, statements
@@ -299,7 +301,8 @@ class Reader(Clauses):
                           f"{what} itself is kept)")
 
     def succession(self, body: Body, i0: int, src: str | None, dst: str,
-                   props: dict[str, Value] | None = None, transition: bool = False) -> None:
+                   props: Mapping[str, Value | None] | None = None,
+                   transition: bool = False) -> None:
         """A ``then`` edge (a TRANSITION after a state) from ``src`` to ``dst``."""
         if src is None:
             self.warn(i0, f"a succession to {dst!r} follows no step; skipped")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from ...gql.ast import Value
 from .clauses import Decl, doc_text, unquote
@@ -503,7 +503,7 @@ def flow(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.skip(i0, f"{word} without a name or ends")
 
 
-def _declares(decl: Decl | None) -> bool:
+def _declares(decl: Decl | None) -> TypeGuard[Decl]:
     """A connection, interface or flow usage that is an element of its own."""
     return decl is not None and bool(decl.name or decl.short_id or decl.redefines)
 
