@@ -43,7 +43,33 @@ from .render import add_recall_arguments
 
 
 # -- parser ----------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+class _Unused:
+    """Stands in for the parser of a command that is not being run: every call
+    is accepted and ignored, so building the parser costs one command's worth."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+class _OneCommand:
+    """The subparsers action, adding only the parser of ``command`` (all of
+    them when ``command`` is None)."""
+
+    def __init__(self, sub: Any, command: str | None) -> None:
+        self.sub, self.command = sub, command
+        self.names: list[str] = []
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        self.names.append(name)
+        if self.command is None or name == self.command:
+            return self.sub.add_parser(name, **kwargs)
+        return _Unused()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``memnet`` parser; given ``command``, only that command's parser is
+    built under the top level (a fresh process runs one command). A word that
+    names no command gets the whole parser, whose error lists them all."""
     p = argparse.ArgumentParser(
         prog="memnet",
         description="MemNet: bounded working memory for LLM agents (Recall a Shape, Commit a Δ).")
@@ -51,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--home", default=None,
                    help="cabinet directory, or a postgresql://user@host:port/dbname URL "
                         "(default: $MEMNET_HOME, else ./.memnet)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = _OneCommand(p.add_subparsers(dest="command", metavar="COMMAND"), command)
 
     demo = sub.add_parser(
         "demo", help="commit a few tasks and laws into a session, recall them, print the Shape",
@@ -263,7 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
                                       "session as locators (snap).")
     host.set_defaults(func=_lazy("host"))
     for face, parser in (("wire", wire), ("mcp", mcp), ("render", show), ("host", host)):
-        _add_face_arguments(face, parser)
+        if not isinstance(parser, _Unused):
+            _add_face_arguments(face, parser)
+    if command is not None and command not in sub.names:
+        return build_parser()
     return p
 
 
@@ -290,12 +319,29 @@ def _add_face_arguments(module: str, parser: argparse.ArgumentParser) -> None:
         add(parser)
 
 
+def _command_of(args: list[str]) -> str | None:
+    """The command word of a command line (None when options come first that
+    are not ``--home``, e.g. ``--help``)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--home":
+            i += 2
+        elif a.startswith("--home="):
+            i += 1
+        elif a.startswith("-"):
+            return None
+        else:
+            return a
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else list(argv)
     if args_in in (["--version"], ["-V"]):  # answered before the parser is built
         print(f"memnet {__version__}")
         return 0
-    parser = build_parser()
+    parser = build_parser(_command_of(args_in))
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
