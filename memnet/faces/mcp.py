@@ -20,9 +20,10 @@ A :class:`~memnet.errors.MemNetError` becomes a tool error result (``isError``)
 whose text starts with the stable code (``session_not_found: ...``) and whose
 structured content is ``{"error": {"code", "message", ...}}``.
 
-The official ``mcp`` SDK (2.x) is an optional extra (``pip install 'memnet[mcp]'``):
-importing this module never imports it; :func:`build_server` and :func:`run` do.
-See ``docs/mcp.md``.
+``memnet mcp`` serves them over stdio through :mod:`memnet.faces.mcp_stdio`,
+which needs no SDK. :func:`build_server` offers the same tools as an SDK
+``MCPServer`` for embedding; the official ``mcp`` SDK (2.x) is the optional extra
+it needs (``pip install 'memnet[mcp]'``), imported by it alone. See ``docs/mcp.md``.
 """
 
 import argparse
@@ -46,7 +47,8 @@ if TYPE_CHECKING:  # the SDK is an optional extra
 
     from ..cabinet import Cabinet
 
-MISSING_EXTRA = "the MCP server needs the extra: pip install 'memnet[mcp]'"
+MISSING_EXTRA = ("an MCP server object for the SDK (build_server) needs the extra: "
+                 "pip install 'memnet[mcp]'")
 SERVER_NAME = "memnet"
 CACHE_SIZE = 16  # hydrated sessions kept between tool calls
 
@@ -72,6 +74,8 @@ HINTS: dict[str, str] = {
                 "its work, then redo the commit",
     "input_too_large": "send a smaller text",
     "version_not_found": "recall the current version instead",
+    "invalid_argument": "check the tool's arguments against its input schema (tools/list): "
+                        "their names, types and which are required",
 }
 
 
@@ -98,15 +102,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``memnet mcp``: serve the cabinet at ``args.home`` over stdio until EOF."""
-    _sdk()  # fail fast, before the cabinet is opened
+    """``memnet mcp``: serve the cabinet at ``args.home`` over stdio until EOF
+    (through :mod:`memnet.faces.mcp_stdio`, which needs no SDK)."""
     from ..cabinet import Cabinet
+    from .mcp_stdio import serve_stdio
 
     cab = Cabinet.open(getattr(args, "home", None))
     try:
-        server = build_server(cab)
         try:
-            server.run("stdio")
+            serve_stdio(cab)
         except KeyboardInterrupt:  # Ctrl-C is how a person stops a stdio server
             pass
     finally:
@@ -328,6 +332,45 @@ def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def outcome(call: Callable[[], tuple[str, dict[str, Any]]]) -> tuple[str, dict[str, Any], bool]:
+    """``(text, structured content, is_error)`` of one tool call: a
+    MemNetError (or an OS error, or any failure, as ``internal``) becomes an
+    error result whose text starts with its code."""
+    try:
+        text, structured = call()
+    except (MemNetError, OSError) as e:
+        err = os_error(e) if isinstance(e, OSError) else e
+    except Exception as e:  # noqa: BLE001 - report, keep serving
+        err = MemNetError(f"unexpected failure: {type(e).__name__}: {e}", code="internal")
+    else:
+        return text, _jsonable(structured), False
+    return error_text(err), {"error": _jsonable(err.to_dict())}, True
+
+
+#: Each tool's call on the tool bodies, from its (checked) arguments by name.
+CALLS: dict[str, Callable[[MemNetTools, dict[str, Any]], tuple[str, dict[str, Any]]]] = {
+    "memnet_recall": lambda t, a: t.recall(
+        a["session"], a["q"], k=a["k"], max_rows=a["max_rows"], limit=a["limit"],
+        fanout=a["fanout"], view=a["view"], laws=a["laws"], since=a["since"]),
+    "memnet_outline": lambda t, a: t.outline(a["session"], view=a["view"]),
+    "memnet_commit": lambda t, a: t.commit(a["session"], a["delta"]),
+    "memnet_sessions": lambda t, a: t.sessions(),
+    "memnet_create_session": lambda t, a: t.create_session(a["session"]),
+    "memnet_absorb": lambda t, a: t.absorb(a["lead"], a["member"], a["anchors"],
+                                           a["id_policy"], a["hops"]),
+    "memnet_ingest": lambda t, a: t.ingest(a["session"], a["path"], a["create"]),
+    "memnet_snap": lambda t, a: t.snap(a["model"], a["prefix"], a["budget"], a["strict"]),
+    "memnet_host_search": lambda t, a: t.host_search(a["q"], a["top"], a["index"] or None),
+    "memnet_host_snap": lambda t, a: t.host_snap(a["session"], a["q"], a["top"],
+                                                 a["index"] or None),
+}
+
+INSTRUCTIONS = (
+    "MemNet is bounded working memory. Read with memnet_recall (or memnet_outline first on an "
+    "unfamiliar session), write with memnet_commit using the handles from the Shape. Sessions "
+    "persist in the cabinet between runs.")
+
+
 # -- descriptions ------------------------------------------------------------------------
 Q_FORMS = ("q is either codebook tokens — a kind, key:value filters and keywords, e.g. "
            "`TSK status:open pricing` — or the seed query form, e.g. "
@@ -417,26 +460,13 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
 
     tools = MemNetTools(cabinet)
     server = MCPServer(
-        name=name, version=__version__, title="MemNet",
-        instructions=(
-            "MemNet is bounded working memory. Read with memnet_recall (or memnet_outline "
-            "first on an unfamiliar session), write with memnet_commit using the handles "
-            "from the Shape. Sessions persist in the cabinet between runs."),
+        name=name, version=__version__, title="MemNet", instructions=INSTRUCTIONS,
         log_level="WARNING")
 
-    def result(call: Callable[[], tuple[str, dict[str, Any]]]) -> mtypes.CallToolResult:
-        try:
-            text, structured = call()
-        except (MemNetError, OSError) as e:
-            err = os_error(e) if isinstance(e, OSError) else e
-        except Exception as e:  # noqa: BLE001 - report, keep serving
-            err = MemNetError(f"unexpected failure: {type(e).__name__}: {e}", code="internal")
-        else:
-            return mtypes.CallToolResult(content=[mtypes.TextContent(type="text", text=text)],
-                                         structured_content=_jsonable(structured))
-        return mtypes.CallToolResult(
-            content=[mtypes.TextContent(type="text", text=error_text(err))],
-            structured_content={"error": _jsonable(err.to_dict())}, is_error=True)
+    def result(tool: str, args: dict[str, Any]) -> mtypes.CallToolResult:
+        text, structured, is_error = outcome(lambda: CALLS[tool](tools, args))
+        return mtypes.CallToolResult(content=[mtypes.TextContent(type="text", text=text)],
+                                     structured_content=structured, is_error=is_error)
 
     read_only = mtypes.ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                        idempotent_hint=True, open_world_hint=False)
@@ -464,15 +494,14 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                                                        "options) you hold: answer only what "
                                                        "changed since")] = None,
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.recall(session, q, k=k, max_rows=max_rows, limit=limit,
-                                           fanout=fanout, view=view, laws=laws, since=since))
+        return result("memnet_recall", locals())
 
     def memnet_outline(
         session: Sid,
         view: Annotated[str, Field(description="shell (key properties, default) or interior "
                                                "(all properties) for the exemplars")] = "shell",
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.outline(session, view=view))
+        return result("memnet_outline", locals())
 
     def memnet_commit(
         session: Sid,
@@ -480,16 +509,16 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                                                 "SET n3.status = 'done' / REMOVE / DELETE / "
                                                 "SETTLE")],
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.commit(session, delta))
+        return result("memnet_commit", locals())
 
     def memnet_sessions() -> mtypes.CallToolResult:
-        return result(tools.sessions)
+        return result("memnet_sessions", {})
 
     def memnet_create_session(
         session: Annotated[str, Field(description="new session id: 1-64 characters from "
                                                   "a-z, 0-9 and '-'")],
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.create_session(session))
+        return result("memnet_create_session", locals())
 
     def memnet_absorb(
         lead: Annotated[str, Field(description="session that takes the slice in")],
@@ -500,7 +529,7 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
         = "remint",
         hops: Annotated[int, Field(description="hops from the anchors (0-6)")] = 2,
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.absorb(lead, member, anchors, id_policy, hops))
+        return result("memnet_absorb", locals())
 
     def memnet_ingest(
         session: Sid,
@@ -509,7 +538,7 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
         create: Annotated[bool, Field(description="create the session first if it does not "
                                                   "exist")] = False,
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.ingest(session, path, create))
+        return result("memnet_ingest", locals())
 
     def memnet_snap(
         model: Annotated[str, Field(description="a .sysml file or a directory of them, on the "
@@ -522,7 +551,7 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                                                   "parse, writing nothing (default: leave "
                                                   "it out and list it)")] = False,
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.snap(model, prefix, budget, strict))
+        return result("memnet_snap", locals())
 
     Index = Annotated[str, Field(description="host index directory on the server (default: "
                                              "host-index in the MemNet home)")]
@@ -533,14 +562,14 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                                             "file'")],
         top: Top = 10, index: Index = "",
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.host_search(q, top, index or None))
+        return result("memnet_host_search", locals())
 
     def memnet_host_snap(
         session: Sid,
         q: Annotated[str, Field(description="words to search for")],
         top: Top = 10, index: Index = "",
     ) -> mtypes.CallToolResult:
-        return result(lambda: tools.host_snap(session, q, top, index or None))
+        return result("memnet_host_snap", locals())
 
     def writes(*, destructive: bool, idempotent: bool) -> Any:
         return mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=destructive,
@@ -570,5 +599,30 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     return server
 
 
-__all__ = ["HINTS", "MISSING_EXTRA", "MemNetTools", "add_arguments", "build_server",
-           "error_text", "run"]
+def sdk_tool_list(cabinet: "Cabinet") -> list[dict[str, Any]]:
+    """The tools as the SDK's server lists them (``tools/list``), as JSON."""
+    import anyio
+    from mcp import Client
+
+    async def listing() -> list[dict[str, Any]]:
+        async with Client(build_server(cabinet)) as client:
+            tools = (await client.list_tools()).tools
+        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+
+    return anyio.run(listing)
+
+
+def write_tool_list(path: str) -> None:
+    """Write :func:`sdk_tool_list` (of an empty in-memory cabinet) to ``path``:
+    ``mcp_tools.json``, which ``memnet mcp`` serves without the SDK."""
+    from ..cabinet import Cabinet
+
+    with Cabinet.open(backend="memory") as cab:
+        tools = sdk_tool_list(cab)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tools, f, indent=1, ensure_ascii=False, sort_keys=True)
+        f.write("\n")
+
+
+__all__ = ["CALLS", "HINTS", "INSTRUCTIONS", "MISSING_EXTRA", "MemNetTools", "add_arguments",
+           "build_server", "error_text", "outcome", "run", "sdk_tool_list", "write_tool_list"]

@@ -6,6 +6,8 @@ as a real ``memnet mcp`` stdio subprocess, and without the SDK installed.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
@@ -22,7 +24,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from memnet import Cabinet
-from memnet.faces.mcp import build_server
+from memnet.faces.mcp import MISSING_EXTRA, MemNetTools, build_server, sdk_tool_list
+from memnet.faces.mcp_stdio import PROTOCOL_VERSIONS, StdioServer, load_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -303,26 +306,103 @@ BLOCK_MCP = textwrap.dedent("""
 """)
 
 
-def run_blocked(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_blocked(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", BLOCK_MCP, *args], text=True,
-                          capture_output=True, env=env, cwd=cwd, timeout=60,
-                          stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run([sys.executable, "-c", BLOCK_MCP, *args], text=True, input=stdin,
+                          capture_output=True, env=env, cwd=cwd, timeout=60, check=False)
+
+
+def _rpc_lines(*messages: dict[str, Any]) -> str:
+    return "".join(json.dumps(m) + "\n" for m in messages)
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}}
 
 
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
-def test_missing_extra_is_dependency_missing(tmp_path):
+def test_server_runs_without_the_sdk(tmp_path):
+    """`memnet mcp` answers with the SDK unimportable; only build_server needs it."""
     home = tmp_path / "cab"
-    p = run_blocked("--home", str(home), "mcp", cwd=tmp_path)
-    assert p.returncode == 1, (p.stdout, p.stderr)
-    assert p.stderr.strip().splitlines() == [
-        ("memnet: error: dependency_missing: the MCP server needs the extra: "
-         "pip install 'memnet[mcp]'")]
-    assert p.stdout == ""
-    assert not home.exists()  # refused before the cabinet was opened
-    # the rest of the CLI (and `memnet mcp --help`) works without the SDK
+    stdin = _rpc_lines(
+        INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "memnet_create_session", "arguments": {"session": "work"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "memnet_commit", "arguments": {"session": "work", "delta": DELTA}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+         "params": {"name": "memnet_recall", "arguments": {"session": "work", "q": "TSK",
+                                                          "k": "1"}}})
+    p = run_blocked("--home", str(home), "mcp", cwd=tmp_path, stdin=stdin)
+    assert p.returncode == 0, p.stderr
+    replies = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4, 5]  # the notification got no answer
+    assert replies[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert replies[0]["result"]["serverInfo"]["name"] == "memnet"
+    assert {t["name"] for t in replies[1]["result"]["tools"]} == TOOLS
+    for r in replies[2:]:
+        assert r["result"]["isError"] is False, r
+    assert "Fix rounding" in replies[4]["result"]["content"][0]["text"]
+    assert replies[4]["result"]["structuredContent"]["rows"] >= 1
+    # the SDK's server object is what needs the extra
+    code = BLOCK_MCP.replace("from memnet.faces.cli import main\nsys.exit(main(sys.argv[1:]))",
+                             "")
+    code += ("from memnet import Cabinet\nfrom memnet.faces.mcp import build_server\n"
+             "from memnet.errors import DependencyMissing\n"
+             "try:\n    build_server(Cabinet.open(backend='memory'))\n"
+             "except DependencyMissing as e:\n    print(e.code, e.message)\n")
+    p = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60, check=False)
+    assert p.stdout.strip() == f"dependency_missing {MISSING_EXTRA}", p.stderr
     p = run_blocked("mcp", "--help", cwd=tmp_path)
     assert p.returncode == 0 and "MCP server" in p.stdout, p.stderr
+
+
+def test_served_tool_list_is_the_sdks():
+    """mcp_tools.json (served without the SDK) is what the SDK's server lists;
+    after changing a tool, write it again with memnet.faces.mcp.write_tool_list."""
+    with Cabinet.open(backend="memory") as cab:
+        assert load_tools() == sdk_tool_list(cab)
+
+
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
+def test_protocol_errors_and_argument_checks(tmp_path):
+    with Cabinet.open(tmp_path / "cab") as cab:
+        out = io.StringIO()
+        msgs = [INIT,
+                {"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}},
+                {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                 "params": {"name": "nope", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                 "params": {"name": "memnet_recall", "arguments": {"session": "s", "k": "x"}}},
+                {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                 "params": {"name": "memnet_recall", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                 "params": {"name": "memnet_recall", "arguments": {"session": "s",
+                                                                  "max_row": 3}}},
+                {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                 "params": {"name": "memnet_outline", "arguments": {"session": "ghost"}}},
+                {"jsonrpc": "2.0", "id": 9, "method": "initialize",
+                 "params": {"protocolVersion": "1999-01-01"}}]
+        lines = [json.dumps(m) for m in msgs] + ["{not json", "[1, 2]", ""]
+        StdioServer(MemNetTools(cab)).serve(iter(lines), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    by_id = {r["id"]: r for r in replies if r["id"] is not None}
+    assert by_id[2]["error"]["code"] == -32601
+    assert by_id[3]["result"] == {}
+    assert by_id[4]["error"]["code"] == -32602
+    for i, words in ((5, "'k' must be integer"), (6, "'session' is required"),
+                     (7, "unknown argument 'max_row'")):
+        res = by_id[i]["result"]
+        assert res["isError"] and res["structuredContent"]["error"]["code"] == "invalid_argument"
+        assert words in res["content"][0]["text"], res
+    assert by_id[8]["result"]["content"][0]["text"].startswith("session_not_found:")
+    assert by_id[9]["result"]["protocolVersion"] == PROTOCOL_VERSIONS[-1]
+    anonymous = [r["error"]["code"] for r in replies if r["id"] is None]
+    assert anonymous == [-32700, -32600]  # bad JSON, a batch (not spoken); blank line skipped
 
 
 @pytest.mark.req("MN-REQ-17", "MN-REQ-18", "MN-REQ-19")

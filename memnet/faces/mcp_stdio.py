@@ -1,0 +1,205 @@
+"""``memnet mcp``: the MCP tools over stdio, without the SDK.
+
+An MCP client on stdio exchanges JSON-RPC 2.0 messages, one per line. The
+handshake revisions of the protocol (2024-11-05 to 2025-11-25) need only a few
+methods from a server that offers tools: ``initialize``, ``ping``,
+``tools/list`` and ``tools/call``, plus two notifications to accept. This
+module answers them itself, so a client's ``initialize`` is answered in the
+time it takes to start Python and read the tool list, where loading the SDK
+(pydantic models, anyio, starlette) took over a second.
+
+The tools are the ones :func:`memnet.faces.mcp.build_server` registers with
+the SDK: their names, descriptions, input schemas and annotations are kept in
+``mcp_tools.json`` beside this module, written from the SDK's own listing
+(:func:`memnet.faces.mcp.write_tool_list`; a test checks the two agree), and
+the calls go to the same :class:`~memnet.faces.mcp.MemNetTools` bodies.
+Arguments are checked against the schema: a wrong type, a missing or unknown
+argument is an ``invalid_argument`` tool error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import IO, TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..errors import InvalidArgument
+from .mcp import CALLS, INSTRUCTIONS, SERVER_NAME, MemNetTools, outcome
+
+if TYPE_CHECKING:
+    from ..cabinet import Cabinet
+
+#: The revisions reachable through ``initialize`` that this server speaks; a
+#: client asking for another one is offered the newest.
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+TOOLS_FILE = os.path.join(os.path.dirname(__file__), "mcp_tools.json")
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+
+
+def load_tools() -> list[dict[str, Any]]:
+    """The tool list as ``tools/list`` returns it."""
+    with open(TOOLS_FILE, encoding="utf-8") as f:
+        tools: list[dict[str, Any]] = json.load(f)
+    return tools
+
+
+def _type_ok(value: Any, schema: dict[str, Any]) -> bool:
+    if "anyOf" in schema:
+        return any(_type_ok(value, s) for s in schema["anyOf"])
+    t = schema.get("type")
+    if t == "string":
+        return type(value) is str
+    if t == "integer":
+        return type(value) is int
+    if t == "boolean":
+        return type(value) is bool
+    if t == "null":
+        return value is None
+    if t == "array":
+        return type(value) is list and all(_type_ok(x, schema.get("items", {})) for x in value)
+    return True
+
+
+def _coerce(value: Any, schema: dict[str, Any]) -> Any:
+    """What a lenient client sends for a number or a flag (``"5"``, ``"true"``)
+    read as the schema's type; anything else unchanged."""
+    if type(value) is str and schema.get("type") == "integer" and value.strip().lstrip(
+            "-").isdigit():
+        return int(value)
+    if type(value) is str and schema.get("type") == "boolean" and value in ("true", "false"):
+        return value == "true"
+    return value
+
+
+def check_arguments(tool: dict[str, Any], arguments: Any) -> dict[str, Any]:
+    """``arguments`` checked against the tool's input schema, defaults filled in."""
+    name = tool["name"]
+    schema = tool["inputSchema"]
+    props: dict[str, Any] = schema.get("properties", {})
+    if arguments is None:
+        arguments = {}
+    if type(arguments) is not dict:
+        raise InvalidArgument(f"{name}: arguments must be an object")
+    unknown = sorted(set(arguments) - set(props))
+    if unknown:
+        raise InvalidArgument(f"{name}: unknown argument {unknown[0]!r} (it takes "
+                              f"{', '.join(props) or 'none'})")
+    out: dict[str, Any] = {}
+    for key, spec in props.items():
+        if key not in arguments:
+            if key in schema.get("required", ()):
+                raise InvalidArgument(f"{name}: argument {key!r} is required")
+            out[key] = spec.get("default")
+            continue
+        value = _coerce(arguments[key], spec)
+        if not _type_ok(value, spec):
+            want = spec.get("type") or " or ".join(s.get("type", "?") for s in spec.get(
+                "anyOf", ()))
+            raise InvalidArgument(f"{name}: argument {key!r} must be {want}, not "
+                                  f"{type(value).__name__} {json.dumps(value)[:40]}")
+        out[key] = value
+    return out
+
+
+class StdioServer:
+    """One client's session: JSON-RPC messages in, answers out."""
+
+    def __init__(self, tools: MemNetTools) -> None:
+        self.tools = tools
+        self.listing = load_tools()
+        self.by_name = {t["name"]: t for t in self.listing}
+
+    # -- methods ---------------------------------------------------------------------
+    def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+        return {"protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": SERVER_NAME, "title": "MemNet", "version": __version__},
+                "instructions": INSTRUCTIONS}
+
+    def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        tool = self.by_name.get(name) if type(name) is str else None
+        if tool is None:
+            raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
+
+        def call() -> tuple[str, dict[str, Any]]:
+            return CALLS[tool["name"]](self.tools, check_arguments(tool, params.get("arguments")))
+
+        text, structured, is_error = outcome(call)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": structured,
+                "isError": is_error}
+
+    def answer(self, msg: Any) -> dict[str, Any] | None:
+        """The reply to one message (None for a notification)."""
+        if type(msg) is not dict or msg.get("jsonrpc") != "2.0" or type(
+                msg.get("method")) is not str:
+            mid = msg.get("id") if type(msg) is dict else None
+            return _error(mid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")
+        method, mid = msg["method"], msg.get("id")
+        if "id" not in msg:  # a notification (initialized, cancelled, ...): no answer
+            return None
+        params = msg.get("params") or {}
+        if type(params) is not dict:
+            return _error(mid, INVALID_PARAMS, "params must be an object")
+        try:
+            if method == "initialize":
+                result = self.initialize(params)
+            elif method == "ping":
+                result = {}
+            elif method == "tools/list":
+                result = {"tools": self.listing}
+            elif method == "tools/call":
+                result = self.call_tool(params)
+            elif method in ("resources/list", "resources/templates/list", "prompts/list"):
+                # not offered (no capability is declared), but some clients ask anyway
+                key = method.split("/")[0] if method != "resources/templates/list" \
+                    else "resourceTemplates"
+                result = {key: []}
+            else:
+                return _error(mid, METHOD_NOT_FOUND, "Method not found", method)
+        except _RpcError as e:
+            return _error(mid, e.code, e.message)
+        return {"jsonrpc": "2.0", "id": mid, "result": result}
+
+    def serve(self, lines: Iterable[str], out: IO[str]) -> None:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                reply: dict[str, Any] | None = _error(None, PARSE_ERROR, "Parse error")
+            else:
+                reply = self.answer(msg)
+            if reply is not None:
+                out.write(json.dumps(reply, ensure_ascii=False) + "\n")
+                out.flush()
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _error(mid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": mid, "error": err}
+
+
+def serve_stdio(cabinet: Cabinet, stdin: IO[str] | None = None,
+                stdout: IO[str] | None = None) -> None:
+    """Serve ``cabinet``'s tools on stdin/stdout until stdin closes."""
+    out = stdout or sys.stdout
+    StdioServer(MemNetTools(cabinet)).serve(stdin or sys.stdin, out)
+
+
+__all__ = ["PROTOCOL_VERSIONS", "StdioServer", "check_arguments", "load_tools", "serve_stdio"]
