@@ -640,6 +640,18 @@ class Store:
         """Kind first, then the extra labels."""
         return (self.kind[nid], *self.labels[nid])
 
+    def node_state(self, nid: int) -> tuple[str, tuple[str, ...], dict[str, Value] | None,
+                                            str | None, bool]:
+        """``(kind, labels, props, nick, recycled)`` of a node, as history records it
+        (``labels`` without the kind; ``props`` shared, never to be mutated)."""
+        return (self.kind[nid], self.labels[nid], self.props[nid], self.nick.get(nid),
+                bool(self.nrec[nid]))
+
+    def edge_state(self, eid: int) -> tuple[str, int, int, dict[str, Value] | None, bool]:
+        """``(type, src, dst, props, recycled)`` of an edge, as history records it."""
+        return (self.etype[eid], self.esrc[eid], self.edst[eid], self.eprops.get(eid),
+                bool(self.erec[eid]))
+
     def has_label(self, nid: int, label: str) -> bool:
         return self.kind[nid] == label or label in self.labels[nid]
 
