@@ -163,7 +163,7 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
     ids: list[int] = []
     for h in anchors:
         ref = st.resolve(h) if isinstance(h, str) else None
-        if ref is None or ref[0] != "n" or st.nrec[ref[1]]:
+        if ref is None or ref[0] != "n" or st.node_recycled(ref[1]):
             raise AbsorbRejected(f"anchor {h!r} is not a live node of session {member.name!r}")
         if ref[1] not in ids:
             ids.append(ref[1])
@@ -173,12 +173,13 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
             raise AbsorbRejected(
                 f"the slice would cover the whole of session {member.name!r} "
                 f"({st.live_nodes} nodes); Absorb takes a bounded slice, never a whole session")
-        nodes = [SliceNode(handle=node_handle(n), kind=st.kind[n], labels=list(st.labels[n]),
+        nodes = [SliceNode(handle=node_handle(n), kind=st.node_kind(n),
+                           labels=list(st.extra_labels(n)),
                            props={k: _json_value(v) for k, v in st.node_props(n).items()},
-                           nick=st.nick.get(n)) for n in walk.nodes]
-        edges = [SliceEdge(handle=edge_handle(e), type=st.etype[e],
-                           src=node_handle(st.esrc[e]), dst=node_handle(st.edst[e]),
-                           props={k: _json_value(v) for k, v in (st.eprops.get(e) or {}).items()})
+                           nick=st.node_nick(n)) for n in walk.nodes]
+        edges = [SliceEdge(handle=edge_handle(e), type=st.edge_type(e),
+                           src=node_handle(st.edge_ends(e)[0]), dst=node_handle(st.edge_ends(e)[1]),
+                           props={k: _json_value(v) for k, v in st.edge_props(e).items()})
                  for e in walk.edges]
         prov = Provenance(session=member.name, version=member.version,
                           anchors=[node_handle(n) for n in ids], hops=hops, budget=budget,

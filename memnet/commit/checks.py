@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import CommitRejected
@@ -17,7 +18,7 @@ INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def differs(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+def differs(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether two property maps print differently. Python's ``==`` would call
     ``1``, ``1.0`` and ``True`` equal; the canonical text does not."""
     if not old:

@@ -34,7 +34,7 @@ def replay(store: Store, changes: tuple[Change, ...] | list[Change]) -> None:
                 store.recycle_edge(eid)
         elif ch.op == "N~":
             kind, labels, props, nick, recycled = ch.state
-            cur_nick = store.nick.get(ch.id)
+            cur_nick = store.node_nick(ch.id)
             store.update_node(ch.id, labels=tuple(labels),
                               props=dict(props) if props else None,
                               nick=nick if nick != cur_nick else ...)
@@ -97,23 +97,23 @@ def rewind(store: Store, version: int, changes_at: Callable[[int], Sequence[Stor
         for (_k, i), (op, _s) in rec.items():
             if op == "E~":
                 _t, _a, _b, props, recycled = before("E", i, w)
-                if store.erec[i] and not recycled:
+                if store.edge_recycled(i) and not recycled:
                     store.restore_edge(i)
-                if differs(store.eprops.get(i), dict(props or {})):
+                if differs(store.edge_props(i), dict(props or {})):
                     store.update_edge(i, dict(props) if props else None)
             elif op == "N~":
                 nodes.append((i, before("N", i, w)))
         for i, (_kind, _labels, _props, _nick, recycled) in nodes:
-            if store.nrec[i] and not recycled:
+            if store.node_recycled(i) and not recycled:
                 store.restore_node(i)
         for i, was in nodes:  # nick releases first, so that a nick can move back
-            if store.nick.get(i) != was[3]:
+            if store.node_nick(i) != was[3]:
                 store.update_node(i, nick=None)
         for i, (_kind, labels, props, nick, _r) in nodes:
             new = dict(props or {})
             store.update_node(i, labels=tuple(labels),
-                              props=new or None if differs(store.props[i], new) else ...,
-                              nick=nick if store.nick.get(i) != nick else ...)
+                              props=new or None if differs(store.node_props(i), new) else ...,
+                              nick=nick if store.node_nick(i) != nick else ...)
         store.recycle_nodes([i for (_k, i), (op, _s) in rec.items() if op == "N+"])
         yield w - 1
 

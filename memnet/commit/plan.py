@@ -67,8 +67,8 @@ class _Plan:
         st = self.node_over.get(i)
         if st is None:
             s = self.s
-            st = _NodeState(s.kind[i], set(s.labels[i]), dict(s.node_props(i)),
-                            s.nick.get(i), bool(s.nrec[i]))
+            kind, labels, props, nick, recycled = s.node_state(i)
+            st = _NodeState(kind, set(labels), dict(props or {}), nick, recycled)
             self.node_over[i] = st
         return st
 
@@ -77,7 +77,7 @@ class _Plan:
         if tag == "new":
             return self.new_nodes[i].recycled
         st = self.node_over.get(i)
-        return st.recycled if st is not None else bool(self.s.nrec[i])
+        return st.recycled if st is not None else self.s.node_recycled(i)
 
     def edge(self, ref: tuple[str, int]) -> _EdgeState:
         tag, i = ref
@@ -86,15 +86,15 @@ class _Plan:
         st = self.edge_over.get(i)
         if st is None:
             s = self.s
-            st = _EdgeState(s.etype[i], ("n", s.esrc[i]), ("n", s.edst[i]),
-                            dict(s.eprops.get(i) or {}), bool(s.erec[i]))
+            etype, src, dst, props, recycled = s.edge_state(i)
+            st = _EdgeState(etype, ("n", src), ("n", dst), dict(props or {}), recycled)
             self.edge_over[i] = st
         return st
 
     def nick_owner(self, nick: str) -> tuple[str, int] | None:
         if nick in self.nicks:
             return self.nicks[nick]
-        nid = self.s.nick_owner.get(nick)
+        nid = self.s.nick_owner(nick)
         return ("n", nid) if nid is not None else None
 
     # -- resolution -----------------------------------------------------------
@@ -357,12 +357,13 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
     # which existing elements really change
     node_changes: list[tuple[int, _NodeState]] = []
     for nid, ns in p.node_over.items():
-        if (set(store.labels[nid]) != ns.labels or differs(store.props[nid], ns.props)
-                or store.nick.get(nid) != ns.nick or bool(store.nrec[nid]) != ns.recycled):
+        _kind, labels, props, nick, recycled = store.node_state(nid)
+        if (set(labels) != ns.labels or differs(props, ns.props) or nick != ns.nick
+                or recycled != ns.recycled):
             node_changes.append((nid, ns))
     edge_changes: list[tuple[int, _EdgeState]] = []
     for eid, es in p.edge_over.items():
-        if differs(store.eprops.get(eid), es.props) or bool(store.erec[eid]) != es.recycled:
+        if differs(store.edge_props(eid), es.props) or store.edge_recycled(eid) != es.recycled:
             edge_changes.append((eid, es))
 
     if not p.new_nodes and not p.new_edges and not node_changes and not edge_changes:
@@ -381,14 +382,14 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
             rows += 1
             nbytes += text_bytes(es.type) + text_bytes(props_text(es.props)) + 8
     for nid, ns in node_changes:
-        if ns.recycled and not store.nrec[nid]:
+        if ns.recycled and not store.node_recycled(nid):
             rows -= 1
             nbytes -= store.node_bytes(nid)
         elif not ns.recycled:
             nbytes += (text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props))
-                       - text_bytes(store.key[nid]))
+                       - text_bytes(store.node_key(nid)))
     for eid, es in edge_changes:
-        if es.recycled and not store.erec[eid]:
+        if es.recycled and not store.edge_recycled(eid):
             rows -= 1
             nbytes -= store.edge_bytes(eid)
     # refuse what passes the cap and grows
@@ -416,20 +417,20 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
     minted_edges = range(first_e, first_e + len(p.new_edges))
     # nick releases first so that a nick can move between nodes in one Δ
     for nid, ns in node_changes:
-        if store.nick.get(nid) != ns.nick:
+        if store.node_nick(nid) != ns.nick:
             store.update_node(nid, nick=None)
     for nid, ns in node_changes:
-        props: Any = ns.props if differs(store.props[nid], ns.props) else ...
-        nick: Any = ns.nick if store.nick.get(nid) != ns.nick else ...
+        props: Any = ns.props if differs(store.node_props(nid), ns.props) else ...
+        nick: Any = ns.nick if store.node_nick(nid) != ns.nick else ...
         store.update_node(nid, labels=tuple(ns.labels), props=props, nick=nick)
     for eid, es in edge_changes:
-        if differs(store.eprops.get(eid), es.props):
+        if differs(store.edge_props(eid), es.props):
             store.update_edge(eid, es.props or None)
     # placeholders born recycled (imports that keep ids) and recycled elements
     store.recycle_edges([minted_edges[i] for i, es in enumerate(p.new_edges) if es.recycled]
                         + [eid for eid, es in edge_changes if es.recycled])
     store.recycle_nodes([minted_nodes[i] for i, ns in enumerate(p.new_nodes) if ns.recycled])
-    gone = [nid for nid, ns in node_changes if ns.recycled and not store.nrec[nid]]
+    gone = [nid for nid, ns in node_changes if ns.recycled and not store.node_recycled(nid)]
     store.recycle_nodes(gone)
     recycled = len(gone)
     recycled += sum(1 for _e, es in edge_changes if es.recycled)
