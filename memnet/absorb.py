@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,7 +50,7 @@ from .recall.seed import match
 from .recall.walk import shape_walk
 from .session import LIMITS, Session
 
-FORMAT = "memnet.slice/1"
+FORMAT: Final = "memnet.slice/1"
 MAX_SLICE_ROWS = 5_000           # nodes + edges in one slice
 MAX_SLICE_BYTES = 4 * 1024 * 1024
 POLICIES = ("keep", "reject", "remint")
@@ -204,12 +204,14 @@ class ImportGuard:
         if id_policy not in POLICIES:
             raise AbsorbRejected(f"id_policy must be one of {', '.join(POLICIES)}, "
                                  f"got {id_policy!r}")
+        checked: WorkingMemorySlice
         if isinstance(slc, (str, bytes)):
-            slc = WorkingMemorySlice.from_json(slc)
+            checked = WorkingMemorySlice.from_json(slc)
         elif isinstance(slc, WorkingMemorySlice):
-            slc = _validate(slc.model_dump(mode="json"))
+            checked = _validate(slc.model_dump(mode="json"))
         else:
-            slc = _validate(slc)
+            checked = _validate(slc)
+        slc = checked
         prov = slc.provenance
         try:
             check_session_id(prov.session)
@@ -242,7 +244,7 @@ class ImportGuard:
             if dup:
                 raise AbsorbRejected(f"id_policy reject: {dup} is already in {lead.name!r}; "
                                      "nothing imported")
-        return slc
+        return checked
 
 
 def _check_element(el: SliceNode | SliceEdge, prefix: str, what: str, seen: set[str]) -> None:

@@ -101,11 +101,11 @@ def ensure_catalog(cabinet: Cabinet, prefix: str) -> Session:
     """The catalog session of ``prefix`` (created, empty, if missing)."""
     cid = catalog_id(prefix)
     if cabinet.exists(cid):
-        return cabinet.open(cid)
+        return cabinet.hydrate(cid)
     try:
         return cabinet.create(cid)
     except SessionExists:  # another writer created it in between
-        return cabinet.open(cid)
+        return cabinet.hydrate(cid)
 
 
 def _find(catalog: Session, sid: str) -> str | None:

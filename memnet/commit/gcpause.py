@@ -26,7 +26,7 @@ def gc_paused() -> Iterator[None]:
     """
     global _GC_HELD
     with _GC_LOCK:
-        first = _GC_HELD == 0
+        first: bool | None = _GC_HELD == 0
         if first and not gc.isenabled():
             first = None  # somebody else turned it off: leave it so
         else:

@@ -357,9 +357,9 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
     # which existing elements really change
     node_changes: list[tuple[int, _NodeState]] = []
     for nid, ns in p.node_over.items():
-        _kind, labels, props, nick, recycled = store.node_state(nid)
-        if (set(labels) != ns.labels or differs(props, ns.props) or nick != ns.nick
-                or recycled != ns.recycled):
+        _kind, had_labels, had_props, had_nick, was_recycled = store.node_state(nid)
+        if (set(had_labels) != ns.labels or differs(had_props, ns.props)
+                or had_nick != ns.nick or was_recycled != ns.recycled):
             node_changes.append((nid, ns))
     edge_changes: list[tuple[int, _EdgeState]] = []
     for eid, es in p.edge_over.items():

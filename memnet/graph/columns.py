@@ -10,7 +10,7 @@ method.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import MemNetError
@@ -23,7 +23,7 @@ def _no_decoder(raw: bytes) -> dict[str, Value] | None:
                       code="internal")
 
 
-class _Stored(list):  # type: ignore[type-arg]
+class _Stored(list[Any]):
     """A column whose entries a hydrate leaves as the bytes they were stored
     as: the first read of an entry decodes it (``_decode``) and keeps the
     result, so opening a large session does not build a million objects
@@ -45,7 +45,7 @@ class PropsList(_Stored):
     by the function the storage handed :meth:`Store.load`). :meth:`raw` gives
     an entry as stored, without decoding it."""
 
-    _decode = staticmethod(_no_decoder)
+    _decode: Callable[[bytes], dict[str, Value] | None] = staticmethod(_no_decoder)
 
     def raw(self, i: int) -> dict[str, Value] | bytes | None:
         return list.__getitem__(self, i)  # type: ignore[no-any-return]
