@@ -92,7 +92,7 @@ class StoredGraph:
 
     # -- bulk load (hydrate) ------------------------------------------------
     def load(self, nodes: Iterable[list[tuple[Any, ...]]], etypes: list[str], esrc: array[int],
-             edst: array[int], erec: bytes, eprops: dict[int, dict[str, Value]],
+             edst: array[int], erec: bytes | bytearray, eprops: dict[int, dict[str, Value]],
              postings: Iterable[dict[bytes, bytes]], *, kinds: dict[str, int],
              live_bytes: int, decode_props: Callable[[bytes], dict[str, Value] | None],
              damaged: Callable[[str], Exception]) -> None:
@@ -164,10 +164,10 @@ class StoredGraph:
 
     def stored_edges(self, lo: int, hi: int) -> tuple[list[str], array[int], array[int],
                                                        bytearray, dict[int, dict[str, Value]]]:
-        """Edges ``lo`` to ``hi - 1`` as columns (types, sources, targets,
-        recycled flags) and their props by offset from ``lo``."""
+        """Edges ``lo`` to ``hi - 1`` as :meth:`load` takes them: columns
+        (types, sources, targets, recycled flags) and the props by edge id."""
         get = self._eprops.get
-        props = {e - lo: p for e in range(lo, hi) if (p := get(e))}
+        props = {e: p for e in range(lo, hi) if (p := get(e))}
         return (self._etype[lo:hi], self._esrc[lo:hi], self._edst[lo:hi], self._erec[lo:hi],
                 props)
 
