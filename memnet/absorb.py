@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,7 +50,7 @@ from .recall.seed import match
 from .recall.walk import shape_walk
 from .session import LIMITS, Session
 
-FORMAT = "memnet.slice/1"
+FORMAT: Final = "memnet.slice/1"
 MAX_SLICE_ROWS = 5_000           # nodes + edges in one slice
 MAX_SLICE_BYTES = 4 * 1024 * 1024
 POLICIES = ("keep", "reject", "remint")
@@ -163,7 +163,7 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
     ids: list[int] = []
     for h in anchors:
         ref = st.resolve(h) if isinstance(h, str) else None
-        if ref is None or ref[0] != "n" or st.nrec[ref[1]]:
+        if ref is None or ref[0] != "n" or st.node_recycled(ref[1]):
             raise AbsorbRejected(f"anchor {h!r} is not a live node of session {member.name!r}")
         if ref[1] not in ids:
             ids.append(ref[1])
@@ -173,12 +173,13 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
             raise AbsorbRejected(
                 f"the slice would cover the whole of session {member.name!r} "
                 f"({st.live_nodes} nodes); Absorb takes a bounded slice, never a whole session")
-        nodes = [SliceNode(handle=node_handle(n), kind=st.kind[n], labels=list(st.labels[n]),
+        nodes = [SliceNode(handle=node_handle(n), kind=st.node_kind(n),
+                           labels=list(st.extra_labels(n)),
                            props={k: _json_value(v) for k, v in st.node_props(n).items()},
-                           nick=st.nick.get(n)) for n in walk.nodes]
-        edges = [SliceEdge(handle=edge_handle(e), type=st.etype[e],
-                           src=node_handle(st.esrc[e]), dst=node_handle(st.edst[e]),
-                           props={k: _json_value(v) for k, v in (st.eprops.get(e) or {}).items()})
+                           nick=st.node_nick(n)) for n in walk.nodes]
+        edges = [SliceEdge(handle=edge_handle(e), type=st.edge_type(e),
+                           src=node_handle(st.edge_ends(e)[0]), dst=node_handle(st.edge_ends(e)[1]),
+                           props={k: _json_value(v) for k, v in st.edge_props(e).items()})
                  for e in walk.edges]
         prov = Provenance(session=member.name, version=member.version,
                           anchors=[node_handle(n) for n in ids], hops=hops, budget=budget,
@@ -203,12 +204,14 @@ class ImportGuard:
         if id_policy not in POLICIES:
             raise AbsorbRejected(f"id_policy must be one of {', '.join(POLICIES)}, "
                                  f"got {id_policy!r}")
+        checked: WorkingMemorySlice
         if isinstance(slc, (str, bytes)):
-            slc = WorkingMemorySlice.from_json(slc)
+            checked = WorkingMemorySlice.from_json(slc)
         elif isinstance(slc, WorkingMemorySlice):
-            slc = _validate(slc.model_dump(mode="json"))
+            checked = _validate(slc.model_dump(mode="json"))
         else:
-            slc = _validate(slc)
+            checked = _validate(slc)
+        slc = checked
         prov = slc.provenance
         try:
             check_session_id(prov.session)
@@ -241,7 +244,7 @@ class ImportGuard:
             if dup:
                 raise AbsorbRejected(f"id_policy reject: {dup} is already in {lead.name!r}; "
                                      "nothing imported")
-        return slc
+        return checked
 
 
 def _check_element(el: SliceNode | SliceEdge, prefix: str, what: str, seen: set[str]) -> None:

@@ -351,7 +351,7 @@ class Session:
                      "")
         label = f" {label[:60]!r}" if label else ""
         return (f"{len(seed.seeds)} seed(s) from {seed.matched} match(es); start at "
-                f"{node_handle(first)} ({s.kind[first]}{label})")
+                f"{node_handle(first)} ({s.node_kind(first)}{label})")
 
     def _advice(self, seed: SeedResult, walk: WalkResult, limit: int) -> tuple[str, ...]:
         out: list[str] = []
@@ -393,14 +393,14 @@ class Session:
         s = self.store
         with self._lock:
             for n in s.live_node_ids():
-                g.add_node(node_handle(n), kind=s.kind[n], labels=s.labels[n],
-                           props=dict(s.node_props(n)), nick=s.nick.get(n))
+                g.add_node(node_handle(n), kind=s.node_kind(n), labels=s.extra_labels(n),
+                           props=dict(s.node_props(n)), nick=s.node_nick(n))
             for e in s.live_edge_ids():
-                a, b = s.esrc[e], s.edst[e]
-                if s.nrec[a] or s.nrec[b]:
+                a, b = s.edge_ends(e)
+                if s.node_recycled(a) or s.node_recycled(b):
                     continue
-                g.add_edge(node_handle(a), node_handle(b), key=edge_handle(e), type=s.etype[e],
-                           props=dict(s.eprops.get(e) or {}))
+                g.add_edge(node_handle(a), node_handle(b), key=edge_handle(e),
+                           type=s.edge_type(e), props=dict(s.edge_props(e)))
         return g
 
 

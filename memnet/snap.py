@@ -350,7 +350,7 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
         old = cabinet.open(plan.catalog_id)
         st = old.store
         for n in st.index.kind(SES_KIND):
-            props = st.props[n] if not st.nrec[n] else None
+            props = st.node_props(n) if not st.node_recycled(n) else None
             loc = str((props or {}).get("locator", ""))
             if props and "sid" in props and loc.startswith("snap:"):
                 before.add(str(props["sid"]))

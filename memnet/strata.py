@@ -101,11 +101,11 @@ def ensure_catalog(cabinet: Cabinet, prefix: str) -> Session:
     """The catalog session of ``prefix`` (created, empty, if missing)."""
     cid = catalog_id(prefix)
     if cabinet.exists(cid):
-        return cabinet.open(cid)
+        return cabinet.hydrate(cid)
     try:
         return cabinet.create(cid)
     except SessionExists:  # another writer created it in between
-        return cabinet.open(cid)
+        return cabinet.hydrate(cid)
 
 
 def _find(catalog: Session, sid: str) -> str | None:
@@ -117,7 +117,7 @@ def _find(catalog: Session, sid: str) -> str | None:
             continue
         nid = ref[1]
         st = catalog.store
-        if (not st.nrec[nid] and st.kind[nid] == CATALOG_KIND
+        if (not st.node_recycled(nid) and st.node_kind(nid) == CATALOG_KIND
                 and st.node_props(nid).get("sid") == sid):
             return h
     return None
@@ -177,7 +177,7 @@ def _linked(cat: Session, a: str, b: str) -> bool:
     st = cat.store
     ra, rb = parse_handle(a), parse_handle(b)
     assert ra is not None and rb is not None
-    return any(st.etype[e] == LINK_TYPE and st.esrc[e] == ra[1] and st.edst[e] == rb[1]
+    return any(st.edge_type(e) == LINK_TYPE and st.edge_ends(e) == (ra[1], rb[1])
                for e in st.live_edge_ids())
 
 

@@ -169,7 +169,7 @@ class Index:
         """The posting of a term as an array (turning stored bytes into one)."""
         p = self.postings_by_term.get(term)
         if p is None or type(p) is array:
-            return p  # type: ignore[return-value]
+            return p
         if p is IN_ARRAYS and self._arrays is not None:
             a = self._arrays.get(term)
             if a is not None:

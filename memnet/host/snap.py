@@ -77,8 +77,8 @@ def _find(store: Any, key: str, value: str, kind: str | None = None) -> int | No
     best = None
     for nid in candidates:
         if (best is None or nid < best) and store.node_live(nid) \
-                and (kind is None or store.kind[nid] == kind):
-            props = store.props[nid]
+                and (kind is None or store.node_kind(nid) == kind):
+            props = store.node_props(nid)
             if props and props.get(key) == value:
                 best = nid
     return best
@@ -135,8 +135,8 @@ def _commit(session: Any, text: str, hits: list[Hit]) -> SnapResult:
     held: dict[str, tuple[str, Any]] = {}  # target handle -> (edge handle, rank)
     if qid is not None:
         for e, d, other in s.live_entries(qid):
-            if d == OUT and s.etype[e] == HIT_EDGE and node_handle(other) not in held:
-                held[node_handle(other)] = (edge_handle(e), (s.eprops.get(e) or {}).get("rank"))
+            if d == OUT and s.edge_type(e) == HIT_EDGE and node_handle(other) not in held:
+                held[node_handle(other)] = (edge_handle(e), s.edge_props(e).get("rank"))
     edges: list[ast.EdgePattern] = []
     edits: list[Any] = []
     for rank, ref in enumerate(refs, 1):

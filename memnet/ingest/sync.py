@@ -107,8 +107,10 @@ def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list
     elements: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}
     loc_of: dict[int, str] = {}
     dup_nodes: list[int] = []
+    cols = s.view()
+    prop_maps, etypes = cols.prop_maps, cols.edge_types
     for nid in s.live_node_ids():
-        props = s.props[nid]
+        props = prop_maps[nid]
         if not props:
             continue
         loc = props.get(LOCATOR)
@@ -118,19 +120,19 @@ def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list
             dup_nodes.append(nid)
             continue
         rest = {k: v for k, v in props.items() if k != LOCATOR}
-        elements[loc] = (node_handle(nid), s.kind[nid], tuple(s.labels[nid]), rest)
+        elements[loc] = (node_handle(nid), cols.kinds[nid], cols.extra_labels[nid], rest)
         loc_of[nid] = loc
     links: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
     first_edge: dict[tuple[str, str, str], int] = {}
     dup_edges: list[int] = []
     for nid, src_loc in loc_of.items():
         for e, d, other in s.live_entries(nid):
-            if d != OUT or s.etype[e] not in managed:
+            if d != OUT or etypes[e] not in managed:
                 continue
             dst_loc = loc_of.get(other)
             if dst_loc is None:
                 continue
-            key = (s.etype[e], src_loc, dst_loc)
+            key = (etypes[e], src_loc, dst_loc)
             seen = first_edge.get(key)
             if seen is None or e < seen:
                 if seen is not None:
@@ -139,7 +141,7 @@ def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list
             else:
                 dup_edges.append(e)
     for key, e in first_edge.items():
-        links[key] = (edge_handle(e), dict(s.eprops.get(e) or {}))
+        links[key] = (edge_handle(e), dict(s.edge_props(e)))
     return (elements, links), sorted(dup_nodes), sorted(dup_edges)
 
 
@@ -263,7 +265,7 @@ def _sync(session: Any, art: Artefacts, read: tuple[Snapshot, list[int], list[in
     warnings = list(art.warnings)
     for nid in dup_nodes:
         warnings.append(Warning_(node_handle(nid), 0, "a second live node with the locator "
-                                 f"{session.store.props[nid].get(LOCATOR)!r}; recycled"))
+                                 f"{session.store.node_props(nid).get(LOCATOR)!r}; recycled"))
 
     fresh: dict[str, str] = {}                 # locator -> INSERT variable
     gone: list[str] = []                       # handles of nodes to recycle

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
-from ..graph.store import OUT, Store
+from ..graph.store import OUT, Store, StoreView
 
 HIERARCHY = "CONTAINS"
 
@@ -31,7 +31,9 @@ def peaks(store: Store, limit: int) -> tuple[int, ...]:
     """The top ``limit`` local maxima of rho*, ranked by rho* then observables."""
     n = store.next_node
     rho = array("I", bytes(4 * n))
-    esrc, edst, erec, nrec, etype = store.esrc, store.edst, store.erec, store.nrec, store.etype
+    cols = store.view()
+    esrc, edst, erec, nrec = cols.sources, cols.targets, cols.edge_recycled, cols.node_recycled
+    etype = cols.edge_types
     live: list[int] = []
     for e in range(1, store.next_edge):
         if erec[e] or etype[e] == HIERARCHY:
@@ -50,14 +52,14 @@ def peaks(store: Store, limit: int) -> tuple[int, ...]:
             beaten[a] = 1
         elif rb < ra:
             beaten[b] = 1
-    key = store.key
+    key = cols.keys
     cands = (v for v in range(1, n) if rho[v] and not beaten[v])
     return tuple(heapq.nsmallest(limit, cands, key=lambda v: (-rho[v], key[v], v)))
 
 
 def census(store: Store) -> list[tuple[str, int]]:
     """Each kind with its live count, largest first, then by name."""
-    return sorted(((k, c) for k, c in store.kind_live.items() if c > 0),
+    return sorted(store.live_kinds().items(),
                   key=lambda kc: (-kc[1], kc[0]))
 
 
@@ -65,7 +67,8 @@ def exemplars(store: Store, limit: int) -> tuple[int, ...]:
     """Up to ``limit`` exemplars: one per kind, largest kinds first; within a kind
     a live task first, then the first in observable order."""
     out: list[int] = []
-    key = store.key
+    cols = store.view()
+    key, nrec = cols.keys, cols.node_recycled
     for kind, _count in census(store):
         if len(out) >= limit:
             break
@@ -73,7 +76,7 @@ def exemplars(store: Store, limit: int) -> tuple[int, ...]:
             continue
         best: tuple[bool, str, int] | None = None
         for nid in store.index.kind(kind):
-            if store.nrec[nid]:
+            if nrec[nid]:
                 continue
             cand = (kind == "TSK" and store.node_props(nid).get("settled") is True, key[nid], nid)
             if best is None or cand < best:
@@ -83,13 +86,14 @@ def exemplars(store: Store, limit: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _counts(store: Store, e: int) -> bool:
+def _counts(cols: StoreView, e: int) -> bool:
     """Whether edge ``e`` counts towards rho* (live, not CONTAINS, not a loop,
     both ends live)."""
-    if store.erec[e] or store.etype[e] == HIERARCHY:
+    if cols.edge_recycled[e] or cols.edge_types[e] == HIERARCHY:
         return False
-    a, b = store.esrc[e], store.edst[e]
-    return a != b and not store.nrec[a] and not store.nrec[b]
+    a, b = cols.sources[e], cols.targets[e]
+    nrec = cols.node_recycled
+    return a != b and not nrec[a] and not nrec[b]
 
 
 class PeakState:
@@ -101,13 +105,14 @@ class PeakState:
         self.rho = array("I", bytes(4 * n))
         self.counted = bytearray(m)
         rho, counted = self.rho, self.counted
+        cols = store.view()
+        esrc, edst = cols.sources, cols.targets
         for e in range(1, m):
-            if _counts(store, e):
+            if _counts(cols, e):
                 counted[e] = 1
-                rho[store.esrc[e]] += 1
-                rho[store.edst[e]] += 1
+                rho[esrc[e]] += 1
+                rho[edst[e]] += 1
         beaten = bytearray(n)   # one pass over the edges, as peaks() does
-        esrc, edst = store.esrc, store.edst
         for e in range(1, m):
             if counted[e]:
                 a, b = esrc[e], edst[e]
@@ -125,8 +130,9 @@ class PeakState:
     # -- one node ----------------------------------------------------------------
     def _neighbours(self, v: int) -> Iterable[int]:
         """The other ends of the counted edges at ``v``."""
-        counted, esrc, edst = self.counted, self.s.esrc, self.s.edst
-        for entry in self.s.adj[v]:
+        counted, cols = self.counted, self.s.view()
+        esrc, edst = cols.sources, cols.targets
+        for entry in cols.adjacency[v]:
             e = entry >> 1
             if counted[e]:
                 yield edst[e] if entry & 1 == OUT else esrc[e]
@@ -170,16 +176,17 @@ class PeakState:
             self.counted.extend(bytes(s.next_edge - len(self.counted)))
         moved: dict[int, int] = {}            # node -> rho before this commit
         rho, counted = self.rho, self.counted
+        cols = s.view()
         for ch in changes:
             if ch.op[0] != "E":
                 continue
             e = ch.id
-            now = _counts(s, e)
+            now = _counts(cols, e)
             if now == bool(counted[e]):
                 continue
             counted[e] = now
             step = 1 if now else -1
-            for v in (s.esrc[e], s.edst[e]):
+            for v in s.edge_ends(e):
                 moved.setdefault(v, rho[v])
                 rho[v] += step
         for v, r_old in moved.items():
@@ -202,7 +209,7 @@ class PeakState:
     def top(self, limit: int) -> tuple[int, ...]:
         """The top ``limit`` peaks by rho*, then observables, then id."""
         out: list[int] = []
-        key = self.s.key
+        key = self.s.view().keys
         for r in reversed(self.levels):
             bucket = self.by_rho[r]
             need = limit - len(out)
@@ -218,16 +225,17 @@ class ExemplarState:
     def __init__(self, store: Store) -> None:
         self.s = store
         self.best: dict[str, int] = {}
-        for kind in list(store.kind_live):
+        for kind in store.live_kinds():
             self._recompute(kind)
 
     def _rank(self, nid: int) -> tuple[bool, str, int]:
         s = self.s
-        settled = s.kind[nid] == "TSK" and s.node_props(nid).get("settled") is True
-        return (settled, s.key[nid], nid)
+        settled = s.node_kind(nid) == "TSK" and s.node_props(nid).get("settled") is True
+        return (settled, s.node_key(nid), nid)
 
     def _recompute(self, kind: str) -> None:
-        cands = [n for n in self.s.index.kind(kind) if not self.s.nrec[n]]
+        nrec = self.s.view().node_recycled
+        cands = [n for n in self.s.index.kind(kind) if not nrec[n]]
         if cands:
             self.best[kind] = min(cands, key=self._rank)
         else:
@@ -240,11 +248,11 @@ class ExemplarState:
             if ch.op[0] != "N":
                 continue
             nid = ch.id
-            kind = s.kind[nid]
+            kind = s.node_kind(nid)
             cur = self.best.get(kind)
             if cur == nid:
                 stale.add(kind)          # the exemplar itself changed
-            elif not s.nrec[nid] and (cur is None or self._rank(nid) < self._rank(cur)):
+            elif not s.node_recycled(nid) and (cur is None or self._rank(nid) < self._rank(cur)):
                 self.best[kind] = nid
         for kind in stale:
             self._recompute(kind)

@@ -256,7 +256,7 @@ class _Filters:
         s = self.s
         out = ids if isinstance(ids, list) else list(ids)
         if self.kind is not None and out:
-            out = list(compress(out, map(self.kind.__eq__, map(s.kind.__getitem__, out))))
+            out = list(compress(out, map(self.kind.__eq__, map(s.view().kinds.__getitem__, out))))
         for lab in self.labels:
             if out:
                 out = list(compress(out, map(s.has_label, out, repeat(lab))))
@@ -362,7 +362,7 @@ def _first(store: Store, ids: list[int], n: int, live: Callable[[list[int]], lis
     if n <= 0 or not ids:
         return []
     ids = sorted(ids)
-    key = store.key.__getitem__
+    key = store.view().keys.__getitem__
     lv = live(ids)
     if not lv:
         return heapq.nsmallest(n, ids, key=key)
@@ -440,7 +440,7 @@ def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
     cut = heapq.nlargest(limit, first)[-1]
     near = list(compress(range(len(cand)), map(cut.__le__, first)))
     live = set(_tsk_live(store, filt)([cand[i] for i in near]))
-    key = store.key
+    key = store.view().keys
 
     def rank(i: int) -> tuple[bool, float, int, bool, str, int]:
         nid = cand[i]
@@ -478,8 +478,8 @@ def matches(store: Store, q: SeedQuery, nid: int) -> bool:
 
 
 def by_nick(store: Store, nick: str) -> int | None:
-    nid = store.nick_owner.get(nick)
-    if nid is None or store.nrec[nid]:
+    nid = store.nick_owner(nick)
+    if nid is None or store.node_recycled(nid):
         return None
     return nid
 

@@ -268,13 +268,14 @@ def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any
     """``[key, nick, pattern, text, tokens of the line]`` of a node, cached
     while the node's key string and nick are the same objects; the token
     count (of ``"  text,\n"``) is filled in when first needed."""
-    key = store.key[nid]
-    nick = store.nick.get(nid)
+    cols = store.view()
+    key = cols.keys[nid]
+    nick = cols.nicks.get(nid)
     hit = cache.nodes.get((nid, view))
     if hit is not None and hit[0] is key and hit[1] == nick:
         return hit
     pat = NodePattern(node_handle(nid), store.node_labels(nid),
-                      view_props(store.props[nid], view), nick)
+                      view_props(cols.prop_maps[nid], view), nick)
     entry = [key, nick, pat, node_text(pat.var, pat.labels, pat.props, pat.nick), -1]
     if len(cache.nodes) >= LineCache.MAX:
         cache.nodes.clear()
@@ -284,13 +285,14 @@ def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any
 
 def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
     """``[props, pattern, text, tokens as a middle line, tokens as the last]``."""
-    raw = store.eprops.get(eid)
+    cols = store.view()
+    raw = cols.edge_props.get(eid)
     hit = cache.edges.get((eid, view))
     if hit is not None and hit[0] is raw:
         return hit
     props = view_props(raw, view) if view == "interior" else ()
-    pat = EdgePattern(edge_handle(eid), store.etype[eid], node_handle(store.esrc[eid]),
-                      node_handle(store.edst[eid]), props)
+    pat = EdgePattern(edge_handle(eid), cols.edge_types[eid], node_handle(cols.sources[eid]),
+                      node_handle(cols.targets[eid]), props)
     if props:
         body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
         text = f"({pat.src})-[{pat.var}:{pat.type} {{{body}}}]->({pat.dst})"
@@ -305,22 +307,22 @@ def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any
 
 def _node_tokens(store: Store, nid: int, line: str, view: str, cache: LineCache) -> int:
     """Tokens of a node's (not last) body line; an interior line's count is
-    kept in the store's ``ltok`` column, where commits and hydrates put it."""
+    kept by the store (its line tokens), where commits and hydrates put it."""
     if view != "interior":
         return count_tokens(line, cache.tokenizer)
-    n = store.ltok[nid]
+    n = store.view().line_tokens[nid]
     if not n:
         n = count_tokens(line, cache.tokenizer)
         if n < 65536:
-            store.ltok[nid] = n
+            store.set_line_tokens(nid, n)
     return n
 
 
 def prime_lines(store: Store, nids: Iterable[int], cache: LineCache) -> None:
     """Count the interior lines of ``nids`` now (after a commit), so a Recall
     that reaches them later counts nothing."""
-    ltok = store.ltok
-    nrec = store.nrec
+    cols = store.view()
+    ltok, nrec = cols.line_tokens, cols.node_recycled
     for nid in nids:
         if not ltok[nid] and not nrec[nid]:
             e = _node_entry(store, nid, "interior", cache)

@@ -41,8 +41,9 @@ class WalkResult:
 
 
 def live_laws(store: Store) -> list[int]:
-    key = store.key
-    return sorted((n for n in store.index.kind("LAW") if not store.nrec[n]),
+    cols = store.view()
+    key, nrec = cols.keys, cols.node_recycled
+    return sorted((n for n in store.index.kind("LAW") if not nrec[n]),
                   key=lambda n: (key[n], n))
 
 
@@ -78,8 +79,9 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             r.nodes.append(law)
             r.laws.append(law)
 
-    esrc, edst, erec, nrec = store.esrc, store.edst, store.erec, store.nrec
-    adj, hidden = store.adj, store.hidden
+    cols = store.view()
+    esrc, edst, erec, nrec = cols.sources, cols.targets, cols.edge_recycled, cols.node_recycled
+    adj, hidden = cols.adjacency, cols.hidden_edges
     queue = deque(s for s in seeds if emitted.get(s) == 0)
     laws_set = set(r.laws)
     boundary: list[int] = []   # nodes at depth k, for the periphery peek

@@ -32,12 +32,14 @@ REQ = "MN-REQ-03"
 
 def _store_state(s: memnet.Session) -> tuple[Any, ...]:
     st_ = s.store
+    v = st_.view()
     postings = sorted((t, list(p)) for t, p in st_.index.postings())
-    return (list(st_.kind), list(st_.labels), [st_.props[i] for i in range(len(st_.kind))],
-            list(st_.key), [list(a) for a in st_.adj], bytes(st_.nrec), dict(st_.nick),
-            dict(st_.nick_owner), list(st_.etype), list(st_.esrc), list(st_.edst),
-            dict(st_.eprops), bytes(st_.erec), postings, st_.live_nodes, st_.live_edges,
-            st_.live_bytes, dict(st_.kind_live), dict(st_.hidden))
+    return (list(v.kinds), list(v.extra_labels), [v.prop_maps[i] for i in range(len(v.kinds))],
+            list(v.keys), [list(a) for a in v.adjacency], bytes(v.node_recycled),
+            dict(v.nicks), dict(v.nick_owners), list(v.edge_types), list(v.sources),
+            list(v.targets), dict(v.edge_props), bytes(v.edge_recycled), postings,
+            st_.live_nodes, st_.live_edges, st_.live_bytes, st_.live_kinds(),
+            dict(v.hidden_edges))
 
 
 def _outcome(fn: Any) -> tuple[Any, ...]:

@@ -1,0 +1,98 @@
+"""The store's column types, and the read-only view of its columns.
+
+The lazy columns hold entries as a hydrate read them (bytes) until first
+read. :class:`StoreView` is what code outside the graph reads many elements
+through on a hot path (a walk, a Shape, a seed): the columns, bound once,
+typed read-only; every write goes through a :class:`~memnet.graph.store.Store`
+method.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from ..errors import MemNetError
+from ..values import Value
+from .index import le_array, le_bytes
+
+
+def _no_decoder(raw: bytes) -> dict[str, Value] | None:
+    raise MemNetError("a stored property map was read by a store that no storage loaded",
+                      code="internal")
+
+
+class _Stored(list[Any]):
+    """A column whose entries a hydrate leaves as the bytes they were stored
+    as: the first read of an entry decodes it (``_decode``) and keeps the
+    result, so opening a large session does not build a million objects
+    nobody reads. Iterating the list gives the entries as held."""
+
+    __slots__ = ()
+    _decode: Any = None
+
+    def __getitem__(self, i: Any) -> Any:
+        v = list.__getitem__(self, i)
+        if v.__class__ is bytes:
+            v = self._decode(v)
+            list.__setitem__(self, i, v)
+        return v
+
+
+class PropsList(_Stored):
+    """The nodes' property maps, by id (stored bytes until first read, decoded
+    by the function the storage handed :meth:`Store.load`). :meth:`raw` gives
+    an entry as stored, without decoding it."""
+
+    _decode: Callable[[bytes], dict[str, Value] | None] = staticmethod(_no_decoder)
+
+    def raw(self, i: int) -> dict[str, Value] | bytes | None:
+        return list.__getitem__(self, i)  # type: ignore[no-any-return]
+
+
+class AdjList(_Stored):
+    """The nodes' adjacency arrays, by id (little-endian u32 bytes until first
+    read, see :func:`~memnet.graph.index.le_array`). Bytes cost less memory
+    than an array and, unlike arrays, are not tracked by the cyclic garbage
+    collector, so a million loaded nodes do not make every collection after a
+    hydrate walk a million objects. :meth:`raw` gives an entry's stored bytes
+    without converting it."""
+
+    __slots__ = ()
+    _decode = staticmethod(le_array)
+
+    def raw(self, i: int) -> bytes:
+        v = list.__getitem__(self, i)
+        return v if v.__class__ is bytes else le_bytes(v)
+
+
+class StoreView(NamedTuple):
+    """The store's columns by element id, read-only (:meth:`Store.view`).
+
+    Index 0 of every sequence is unused. ``node_recycled`` and
+    ``edge_recycled`` are flags (non-zero: recycled); ``adjacency`` gives a
+    node's entries ``edge << 1 | dir`` (dir 0: the node is the source) in
+    observable order, live edges only; ``line_tokens`` the tokens of a node's
+    line in an interior Shape (0: not known yet); ``hidden_edges`` the
+    recycled edges per node. The view stays valid as the store grows.
+    """
+
+    kinds: Sequence[str]
+    extra_labels: Sequence[tuple[str, ...]]
+    prop_maps: Sequence[dict[str, Value] | None]
+    keys: Sequence[str]
+    adjacency: Sequence[array[int]]
+    node_recycled: Sequence[int]
+    line_tokens: Sequence[int]
+    nicks: Mapping[int, str]
+    nick_owners: Mapping[str, int]
+    edge_types: Sequence[str]
+    sources: Sequence[int]
+    targets: Sequence[int]
+    edge_props: Mapping[int, dict[str, Value]]
+    edge_recycled: Sequence[int]
+    hidden_edges: Mapping[int, int]
+
+
+__all__ = ["AdjList", "PropsList", "StoreView"]
