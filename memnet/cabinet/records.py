@@ -246,7 +246,7 @@ def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, b
 def _props_bytes(props: dict[str, Value] | bytes | None) -> bytes | None:
     """A node's property map as stored (msgpack bytes; bytes still held as
     read back from the cabinet are kept as they are)."""
-    if props is None or isinstance(props, bytes):
+    if props is None or type(props) is bytes:
         return props
     packed: bytes = msgpack.packb(props, use_bin_type=True)
     return packed
