@@ -84,20 +84,9 @@ from .catalog import (
     _stored_options,
     _upgrade,
 )
-from .elements import (
-    RELEASE_AFTER,
-    _edge_chunks,
-    _load,
-    _log_of,
-    _log_record,
-    _node_record,
-)
+from .elements import RELEASE_AFTER, _edge_chunks, _load, _log_of, _log_record, _node_record
 from .kv import KV, Txn, open_kv
-from .postings import (
-    _posting_records,
-    _posting_writes,
-    _rewrite_postings,
-)
+from .postings import _posting_records, _posting_writes, _rewrite_postings
 from .verify import _verify
 
 _C = TypeVar("_C")
