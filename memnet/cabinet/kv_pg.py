@@ -344,8 +344,7 @@ class PgKV(KV):
     name = "postgres"
 
     def __init__(self, url: str, tables: tuple[str, ...], *, sync: bool = True) -> None:
-        _psycopg()
-        self._conninfo, self.display, self._secret = _parse_url(url)
+        self._conninfo, self.display, self._secret = _parse_url(url)  # needs psycopg
         self.tables = tables
         self.sync = sync
         self._conn: Any = None
