@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from ..errors import CabinetCorrupt, SessionExists, SessionNotFound
 from ..ids import check_session_id
 from . import records as R
-from .base import Cabinet, SessionInfo, _count_sessions
+from .base import Cabinet, SessionInfo
+from .catalog import _count_sessions
 from .kv import Txn
 
 #: the per-element tables of a session, in the order they are copied

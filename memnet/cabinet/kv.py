@@ -12,12 +12,13 @@ from __future__ import annotations
 import abc
 import bisect
 import copy
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
-from ..errors import CabinetError
+from ..errors import CabinetError, CabinetUrlError, InvalidArgument
 
 T = TypeVar("T")
 
@@ -183,4 +184,29 @@ class MemoryKV(KV):
         return []
 
 
-__all__ = ["KV", "MemoryKV", "Txn"]
+def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
+            sync: bool, tables: tuple[str, ...]) -> KV:
+    """The backend behind ``Cabinet.open`` (see its docstring), holding ``tables``."""
+    if backend == "memory":
+        return MemoryKV(tables)
+    if backend not in ("lmdb", "postgres"):
+        raise InvalidArgument(f"unknown cabinet backend {backend!r} (lmdb, postgres, memory)")
+    from .kv_pg import SCHEMES, PgKV, looks_like_url
+
+    where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME", ".memnet")
+    if backend == "postgres" or (not isinstance(path, os.PathLike) and looks_like_url(where)):
+        scheme = where.split("://", 1)[0].lower() if looks_like_url(where) else "postgresql"
+        if scheme not in SCHEMES:
+            raise CabinetUrlError(
+                f"unknown cabinet URL scheme {scheme!r}: a cabinet is a directory (LMDB) "
+                "or a postgresql://user@host:port/dbname URL")
+        return PgKV(where, tables, sync=sync)
+    from .kv_lmdb import DEFAULT_MAX_SIZE, LmdbKV
+
+    if max_size is None:
+        env = os.environ.get("MEMNET_MAX_SIZE")
+        max_size = int(env) if env else DEFAULT_MAX_SIZE
+    return LmdbKV.acquire(where, tables, max_size=max_size, sync=sync)
+
+
+__all__ = ["KV", "MemoryKV", "Txn", "open_kv"]

@@ -75,7 +75,7 @@ def _near_disk_limit(path: str) -> bool:
 
 
 class _LmdbTxn(Txn):
-    def __init__(self, txn: lmdb.Transaction, dbs: dict[str, Any]) -> None:
+    def __init__(self, txn: lmdb.Transaction[bytes], dbs: dict[str, Any]) -> None:
         self.txn = txn
         self.dbs = dbs
 
@@ -383,7 +383,9 @@ class LmdbKV(KV):
         self.check()
         from lmdb.verify import verify
 
-        return list(verify(self.path))
+        # py-lmdb's verifier is unannotated: it returns a list of problem strings
+        check: Callable[[str], list[str]] = verify
+        return list(check(self.path))
 
     def info(self) -> dict[str, Any]:
         self.check()

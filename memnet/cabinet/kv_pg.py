@@ -29,12 +29,14 @@ was on its way), ``cabinet_auth``, ``cabinet_timeout``, ``disk_full``,
 was idle (a restart), is replaced at the start of the next transaction; a
 failure inside a transaction is reported, never retried behind the caller's
 back (the session stays dirty: flush it again).
+
+The connection string and the translation of failures into coded errors are
+in ``pg_conn.py``; the tables and their migrations in ``pg_schema.py``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import select
 import threading
 import weakref
@@ -42,65 +44,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .._version import __version__
-from ..errors import (
-    CabinetAuthFailed,
-    CabinetCorrupt,
-    CabinetError,
-    CabinetForked,
-    CabinetFormat,
-    CabinetTimeout,
-    CabinetUnavailable,
-    CabinetUrlError,
-    DiskFull,
-    MemNetError,
-)
+from ..errors import CabinetError, CabinetForked
 from .kv import KV, Txn
+from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, looks_like_url
+from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, _migrate
 
 T = TypeVar("T")
-
-SCHEMA_VERSION = 1
-SCHEMES = ("postgresql", "postgres")
-
-#: The statements that create schema version 1 (docs/cabinet-postgres.md shows
-#: them; a test keeps the two equal).
-SCHEMA_SQL = """\
-CREATE TABLE IF NOT EXISTS memnet_schema (
-    id      integer PRIMARY KEY CHECK (id = 1),
-    version integer NOT NULL,
-    memnet  text    NOT NULL
-);
-CREATE TABLE IF NOT EXISTS memnet_meta (
-    k bytea PRIMARY KEY,
-    v bytea NOT NULL
-);
-CREATE TABLE IF NOT EXISTS memnet_catalog (
-    sid text COLLATE "C" PRIMARY KEY,
-    v   bytea NOT NULL
-);
-CREATE TABLE IF NOT EXISTS memnet_nodes (
-    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
-) WITH (fillfactor = 90);
-CREATE TABLE IF NOT EXISTS memnet_edges (
-    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
-);
-CREATE TABLE IF NOT EXISTS memnet_log (
-    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
-);
-CREATE TABLE IF NOT EXISTS memnet_postings (
-    sid text COLLATE "C", k bytea, v bytea NOT NULL, PRIMARY KEY (sid, k)
-);
-"""
-#: Schema migrations: version -> the statements that reach it from the one before.
-MIGRATIONS: dict[int, str] = {1: SCHEMA_SQL}
-_LOCK_ID = 0x6D656D6E6574  # pg_advisory_xact_lock key held while the schema is built
 
 MAX_ATTEMPTS = 32           # reruns after serialization failures or deadlocks
 SPILL_BYTES = 16 << 20      # buffered writes past this are sent before COMMIT
 _FIRST_PAGE, _MAX_PAGE = 1024, 32768
-# libpq settings MemNet adds unless the URL gives its own
-_DEFAULTS = {"connect_timeout": "10", "application_name": "memnet", "keepalives": "1",
-             "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
 
 _live: weakref.WeakSet[PgKV] = weakref.WeakSet()
 
@@ -131,20 +84,6 @@ _BEGIN_WRITE = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ WRITE"
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise MemNetError("a PostgreSQL cabinet needs psycopg 3: pip install 'memnet[postgres]'",
-                          code="dependency_missing") from None
-    return psycopg
-
-
-def looks_like_url(where: str) -> bool:
-    """Whether a cabinet location is a URL (``scheme://...``) rather than a path."""
-    return re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", where) is not None
-
-
 def _table_kind(table: str) -> str:
     return {"meta": "plain", "catalog": "sid"}.get(table, "element")
 
@@ -153,25 +92,6 @@ def _upper(p: bytes) -> bytes | None:
     """The smallest byte string above every string that starts with ``p``."""
     p = p.rstrip(b"\xff")
     return p[:-1] + bytes([p[-1] + 1]) if p else None
-
-
-class _Secret:
-    """Where the password of a connection string may show, and how to hide it."""
-
-    def __init__(self, params: dict[str, Any]) -> None:
-        pw = params.get("password") or os.environ.get("PGPASSWORD") or ""
-        self.words = [w for w in {pw, _quote(pw)} if len(w) >= 1]
-
-    def scrub(self, text: str) -> str:
-        for w in self.words:
-            text = text.replace(w, "***")
-        return text
-
-
-def _quote(s: str) -> str:
-    from urllib.parse import quote
-
-    return quote(s, safe="")
 
 
 class _PgTxn(Txn):
@@ -201,7 +121,8 @@ class _PgTxn(Txn):
 
     def _rows(self, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         self._exec(query, params)
-        return self.cur.fetchall()
+        rows: list[tuple[Any, ...]] = self.cur.fetchall()
+        return rows
 
     def get(self, table: str, key: bytes) -> bytes | None:
         buf = self.pending.get(table)
@@ -423,27 +344,7 @@ class PgKV(KV):
     name = "postgres"
 
     def __init__(self, url: str, tables: tuple[str, ...], *, sync: bool = True) -> None:
-        psycopg = _psycopg()
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-        self._secret = _Secret({})
-        try:
-            params = conninfo_to_dict(url)
-        except psycopg.Error as e:
-            raise CabinetUrlError(f"cannot read the PostgreSQL URL: {self._secret.scrub(str(e))}"
-                                  ) from None
-        self._secret = _Secret(params)
-        for port in str(params.get("port") or "").split(","):
-            if port and not (port.isdigit() and 0 < int(port) < 65536):
-                raise CabinetUrlError(f"the PostgreSQL URL names port {port!r}, not a number "
-                                      "from 1 to 65535")
-        for k, v in _DEFAULTS.items():
-            params.setdefault(k, v)
-        self._conninfo = make_conninfo(**params)
-        host = params.get("host") or params.get("hostaddr") or "localhost"
-        self.display = (f"postgresql://{params['user'] + '@' if params.get('user') else ''}"
-                        f"{host}{':' + str(params['port']) if params.get('port') else ''}"
-                        f"/{params.get('dbname', '')}")
+        self._conninfo, self.display, self._secret = _parse_url(url)  # needs psycopg
         self.tables = tables
         self.sync = sync
         self._conn: Any = None
@@ -527,34 +428,8 @@ class PgKV(KV):
     # -- errors -------------------------------------------------------------------
     def _error(self, e: BaseException, doing: str, *, unknown: bool = False) -> CabinetError:
         """The coded error for a psycopg failure (password scrubbed)."""
-        psycopg = _psycopg()
-        state = getattr(e, "sqlstate", None) or ""
-        text = self._secret.scrub(" ".join(str(e).split()))
-        where = f"cannot {doing} the PostgreSQL cabinet at {self.display}: {text}"
-        low = text.lower()
-        if state in ("28P01", "28000", "42501") or "authentication failed" in low or \
-                "no pg_hba.conf entry" in low or ("role" in low and "does not exist" in low) or \
-                "permission denied" in low:
-            return CabinetAuthFailed(where)
-        if state == "53100":
-            return DiskFull(f"{where}; nothing was written")
-        if state in ("57014", "55P03", "25P03"):
-            return CabinetTimeout(f"{where}; nothing was written")
-        if state in ("XX001", "XX002"):
-            return CabinetCorrupt(where)
-        conn = self._conn
-        lost = isinstance(e, psycopg.OperationalError) and (
-            conn is None or conn.broken or conn.closed or not state
-            or state.startswith(("08", "57P", "53")))
-        if lost or state.startswith(("08", "57P")):
-            if unknown:
-                return CabinetUnavailable(
-                    f"{where}. The connection broke while the commit was on its way: it may "
-                    "or may not be stored; flushing the same session again is safe",
-                    outcome="unknown")
-            return CabinetUnavailable(where + ("; nothing was written" if doing == "write to"
-                                               else ""), outcome="not written")
-        return CabinetError(where, code="cabinet_io")
+        return _coded_error(e, doing, self.display, self._secret, self._conn,
+                            unknown=unknown)
 
     # -- transactions ---------------------------------------------------------------
     @contextmanager
@@ -609,30 +484,8 @@ class PgKV(KV):
         """Create the tables (or bring them to SCHEMA_VERSION) in one transaction
         under an advisory lock; a newer schema is refused."""
         psycopg = _psycopg()
-        conn = self._conn
         try:
-            row = conn.execute("SELECT to_regclass('memnet_schema') IS NOT NULL").fetchone()
-            have = 0
-            if row[0]:
-                got = conn.execute("SELECT version FROM memnet_schema").fetchone()
-                have = int(got[0]) if got else 0
-            if have == SCHEMA_VERSION:
-                return
-            if have > SCHEMA_VERSION:
-                raise CabinetFormat(
-                    f"the PostgreSQL cabinet at {self.display} has schema version {have}; "
-                    f"this MemNet knows version {SCHEMA_VERSION}: upgrade MemNet")
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%b)", (_LOCK_ID,))
-                row = conn.execute("SELECT to_regclass('memnet_schema') IS NOT NULL").fetchone()
-                got = conn.execute("SELECT version FROM memnet_schema").fetchone() \
-                    if row[0] else None
-                have = int(got[0]) if got else 0
-                for v in range(have + 1, SCHEMA_VERSION + 1):
-                    conn.execute(MIGRATIONS[v])
-                conn.execute("INSERT INTO memnet_schema (id, version, memnet) VALUES (1, %b, %b) "
-                             "ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, "
-                             "memnet = EXCLUDED.memnet", (SCHEMA_VERSION, __version__))
+            _migrate(self._conn, self.display)
         except psycopg.Error as e:
             self._drop_connection()
             raise self._error(e, "prepare") from None

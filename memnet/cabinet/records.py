@@ -22,13 +22,14 @@ from __future__ import annotations
 import struct
 import zlib
 from array import array
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgpack
 
 from ..errors import CabinetCorrupt
 from ..graph.index import le_array, le_bytes
 from ..ids import check_session_id
+from ..values import Value
 
 # 2: edge chunks, stored postings; 3: props as bytes, index deltas; 4: checksums
 # cover the key, text terms with identifier parts, stems and impact levels
@@ -117,7 +118,7 @@ EDGE_CHUNK = 4096
 
 
 def encode_edge_chunk(key: bytes, first: int, types: list[str], src: array[int], dst: array[int],
-                      flags: bytes, props: dict[int, Any]) -> bytes:
+                      flags: bytes | bytearray, props: dict[int, Any]) -> bytes:
     """One chunk record of ``len(types)`` consecutive edges from id ``first``."""
     table: dict[str, int] = {}
     codes = [table.setdefault(t, len(table)) for t in types]
@@ -240,10 +241,61 @@ def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, b
     return m
 
 
+
+# -- node records and property maps ------------------------------------------------------
+def _props_bytes(props: dict[str, Value] | bytes | None) -> bytes | None:
+    """A node's property map as stored (msgpack bytes; bytes still held as
+    read back from the cabinet are kept as they are)."""
+    if props is None or type(props) is bytes:
+        return props
+    packed: bytes = msgpack.packb(props, use_bin_type=True)
+    return packed
+
+
+def decode_props(raw: bytes) -> dict[str, Value] | None:
+    """A stored property map (``cabinet_corrupt`` when the bytes are not one)."""
+    try:
+        props = msgpack.unpackb(raw, use_list=False)
+    except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types
+        raise CabinetCorrupt(f"a stored property map does not decode: {e}") from None
+    if type(props) is not dict or any(type(k) is not str for k in props):
+        raise CabinetCorrupt("a stored property map is not a map of names")
+    return props or None
+
+
+def _is_node(rec: Any) -> TypeGuard[tuple[Any, ...]]:
+    """Whether a decoded record has the node shape ``(kind, labels, props
+    bytes, nick, recycled, key, adjacency, line tokens)`` (a checksum proves
+    the bytes are the ones written, not that they are a node)."""
+    if type(rec) is not tuple or len(rec) != 8:
+        return False
+    kind, labels, props, nick, recycled, key, adj, ltok = rec
+    return (type(kind) is str and type(labels) is tuple and type(recycled) is bool
+            and type(key) is str and type(adj) is bytes and not len(adj) & 3
+            and type(ltok) is int and 0 <= ltok < 65536
+            and (nick is None or type(nick) is str)
+            and (props is None or type(props) is bytes)
+            and (not labels or all(type(x) is str for x in labels)))
+
+
+def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
+    """Decode and shape-check one node record."""
+    rec = decode(raw, where)
+    if not _is_node(rec):
+        raise CabinetCorrupt(f"record {where!r} is not a node record")
+    return rec
+
+
+def _v3_payload(raw: bytes, key: bytes) -> bytes:
+    """The payload of a format-3 record (its checksum covered the payload only)."""
+    if len(raw) < 4 or zlib.crc32(raw[4:]) != CRC.unpack_from(raw)[0]:
+        raise CabinetCorrupt(f"record {key!r} failed its (format 3) checksum")
+    return raw[4:]
+
 __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "EDGE_CHUNK",
            "FORMAT_VERSION", "LOG", "META",
            "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
            "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode",
-           "decode_bucket", "decode_edge_chunk",
+           "decode_bucket", "decode_edge_chunk", "decode_props",
            "decode_ids", "element_key", "encode", "encode_edge_chunk",
            "key_id", "prefix", "seal", "sid_key", "split_bucket_key"]

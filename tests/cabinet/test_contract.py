@@ -1060,10 +1060,10 @@ def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
     delta; a large change to a hydrated session (whose postings are still the
     stored bytes) rewrites them again. Each stored index is the one the node
     records give (verify), and a fresh hydrate recalls as the writer does."""
-    from memnet.cabinet import base as B
+    from memnet.cabinet import postings as P
     from memnet.cabinet import records as R
 
-    monkeypatch.setattr(B, "REWRITE_MIN", 8)
+    monkeypatch.setattr(P, "REWRITE_MIN", 8)
     monkeypatch.setattr(R, "POSTING_BIG", 16)  # some postings get records of their own
     s = cabinet.create("bulk")
     handles = []

@@ -1,0 +1,262 @@
+"""The cabinet's header and catalog: the format check, the catalog rows, the
+settings a session keeps, and the in-place upgrade of an older format.
+
+The header (``meta``/``format``) records the format, the storage engine, the
+stemmer of the word index and how many sessions the catalog holds; the
+catalog holds one row per session (version, counts, next ids, the settings of
+:func:`_options`, the index bookkeeping ``pdelta``/``precs``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import msgpack
+
+from .._version import __version__
+from ..commit import Caps
+from ..errors import CabinetCorrupt, CabinetFormat, MemNetError
+from ..graph.index import Index
+from ..graph.words import stemmer_id
+from ..ids import check_session_id
+from ..session import Session
+from . import records as R
+from .kv import KV, Txn
+from .postings import _node_terms, _posting_records
+from .records import _node_from, _v3_payload
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One row of the catalog."""
+
+    id: str
+    version: int
+    rows: int
+    bytes: int
+    nodes: int
+    edges: int
+    created: float
+    updated: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "version": self.version, "rows": self.rows, "bytes": self.bytes,
+                "nodes": self.nodes, "edges": self.edges, "created": self.created,
+                "updated": self.updated}
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One commit of a session's history, as stored."""
+
+    version: int
+    time: float
+    created: int
+    updated: int
+    recycled: int
+    changed: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "time": self.time, "created": self.created,
+                "updated": self.updated, "recycled": self.recycled,
+                "changed": list(self.changed)}
+
+
+HEADER = b"format"  # the key of the cabinet's header in the meta table
+
+
+def _read_header(txn: Txn) -> dict[str, Any] | None:
+    """The header (one sealed the format-3 way is read too, so that an old
+    cabinet is ``cabinet_format`` with the way to upgrade it)."""
+    raw = txn.get(R.META, HEADER)
+    return None if raw is None else _upgrade_header(raw)
+
+
+def _check_count(header: dict[str, Any], found: int) -> None:
+    """The catalog holds the number of sessions the header recorded."""
+    want = header.get("sessions")
+    if want != found:
+        raise CabinetCorrupt(f"the header records {want!r} sessions but the catalog holds "
+                             f"{found}: the catalog was lost or damaged")
+
+
+def _count_sessions(txn: Txn, step: int) -> None:
+    """Record in the header, in the transaction that creates or drops a
+    session, how many sessions the catalog must hold."""
+    header = _read_header(txn)
+    if header is None or type(header.get("sessions")) is not int:
+        raise CabinetCorrupt("the cabinet's header was lost or damaged")
+    header["sessions"] += step
+    txn.put(R.META, HEADER, R.encode(header, HEADER))
+
+
+_CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
+
+
+def _catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
+    """Decode and shape-check one catalog row."""
+    cat = R.decode(raw, key)
+    if type(cat) is not dict or any(type(cat.get(f)) is not int for f in _CAT_INTS) or \
+            any(type(cat.get(f)) not in (int, float) for f in ("created", "updated")):
+        raise CabinetCorrupt(f"catalog record {key!r} is malformed")
+    return dict(cat)
+
+
+def _sid_of(key: bytes) -> str:
+    """The session id a catalog key names (a key that is not one is damage)."""
+    sid = key.decode("ascii", "replace")
+    try:
+        return check_session_id(sid)
+    except MemNetError:
+        raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
+
+
+def _natural(sid: str) -> tuple[Any, ...]:
+    """Sort key of a session id: digit runs as numbers (``ok-2`` < ``ok-10``)."""
+    parts = re.split(r"([0-9]+)", sid)
+    return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
+
+
+def _upgrade_header(raw: bytes) -> dict[str, Any]:
+    """The header of a cabinet to upgrade, sealed either way."""
+    try:
+        header = R.decode(raw, HEADER)
+    except CabinetCorrupt:
+        header = msgpack.unpackb(_v3_payload(raw, HEADER), use_list=False)
+    if type(header) is not dict:
+        raise CabinetCorrupt("the cabinet's header is malformed")
+    return header
+
+
+def _options(s: Session) -> dict[str, Any]:
+    """The session settings a cabinet keeps with it (the rate cap R and the
+    settle policy), so a hydrated session behaves like the one flushed."""
+    return {"cap_rows": s.caps.rows, "cap_bytes": s.caps.bytes,
+            "delete_on_settle": s.delete_on_settle, "tokenizer": s.tokenizer}
+
+
+def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "cap_rows" in cat:
+        out["caps"] = Caps(int(cat["cap_rows"]), int(cat["cap_bytes"]))
+    if "delete_on_settle" in cat:
+        out["delete_on_settle"] = bool(cat["delete_on_settle"])
+    if isinstance(cat.get("tokenizer"), str):
+        out["tokenizer"] = cat["tokenizer"]
+    return out
+
+
+def _kinds(st: Any) -> dict[str, int]:
+    """Live nodes per kind, for the catalog (a hydrate takes them from there)."""
+    return {k: c for k, c in sorted(st.kind_live.items()) if c}
+
+
+def _upgrade_session(txn: Txn, sid: str, old: bool) -> int:
+    """Rewrite one session in this format (see :meth:`Cabinet.upgrade`):
+    from format 3, every record sealed again under its key and node records
+    given their token count (0, unknown); then the word index rebuilt from
+    the node records. Returns the nodes read."""
+    pre = R.prefix(sid)
+    ckey = R.sid_key(sid)
+    craw = txn.get(R.CATALOG, ckey)
+    if craw is None:
+        raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
+    if old:
+        cat = msgpack.unpackb(_v3_payload(craw, ckey), use_list=False)
+        for k, v in list(txn.scan(R.NODES, pre)):
+            rec = msgpack.unpackb(_v3_payload(v, k), use_list=False)
+            if type(rec) is tuple and len(rec) == 7:
+                rec = (*rec, 0)
+            txn.put(R.NODES, k, R.encode(rec, k))
+        for table in (R.EDGES, R.LOG):
+            for k, v in list(txn.scan(table, pre)):
+                txn.put(table, k, R.seal(k, _v3_payload(v, k)))
+    else:
+        cat = _catalog_row(craw, ckey)
+    index = Index()
+    n = 0
+    for k, v in txn.scan(R.NODES, pre):
+        n += 1
+        for term in _node_terms(_node_from(v, k)):
+            index.add_id(term, R.key_id(k))
+    txn.delete_prefix(R.POSTINGS, pre)
+    recs = _posting_records(sid, index)
+    for k, v in recs:
+        txn.put(R.POSTINGS, k, v)
+    txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
+    return n
+
+
+def _check_header(kv: KV) -> None:
+    """Check the header (any backend): the format, the engine, and that the
+    catalog holds as many sessions as the header recorded, so a catalog
+    that was lost or emptied is ``cabinet_corrupt``, never an empty list.
+    A header is written only into a cabinet that holds nothing at all."""
+    engine = kv.info().get("lmdb")
+    with kv.read() as txn:
+        header = _read_header(txn)
+        if header is None:
+            held = [t for t in R.TABLES if txn.count(t)]
+            if held:
+                raise CabinetCorrupt(f"the cabinet holds records ({', '.join(held)}) but "
+                                     "no header: the header was lost or damaged")
+        else:
+            fmt = header.get("format")
+            if fmt != R.FORMAT_VERSION:
+                msg = (f"cabinet format {fmt!r} is not supported (this MemNet reads format "
+                       f"{R.FORMAT_VERSION})")
+                if fmt in R.UPGRADABLE:
+                    msg += "; run `memnet cabinet upgrade` (Cabinet.upgrade) to rewrite it"
+                raise CabinetFormat(msg)
+            stored = header.get("engine")
+            if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
+                raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has "
+                                    f"LMDB {engine}")
+            words = header.get("words")
+            if words != stemmer_id():
+                raise CabinetFormat(
+                    f"the cabinet's word index was built with {words}, this process stems "
+                    f"with {stemmer_id()}: run `memnet cabinet upgrade` (Cabinet.upgrade) to "
+                    "rebuild it")
+            _check_count(header, txn.count(R.CATALOG))
+    if header is None:
+        new = {"format": R.FORMAT_VERSION, "backend": kv.name, "engine": engine,
+               "words": stemmer_id(), "memnet": __version__, "created": time.time(),
+               "sessions": 0}
+
+        def write(t: Txn) -> None:
+            if t.get(R.META, HEADER) is None:  # another process may have been first
+                t.put(R.META, HEADER, R.encode(new, HEADER))
+
+        kv.run_write(write)
+
+
+def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, int]:
+    """The work of :meth:`Cabinet.upgrade <memnet.cabinet.Cabinet.upgrade>` on an
+    open backend (see there)."""
+    with kv.read() as txn:
+        raw = txn.get(R.META, HEADER)
+        header = None if raw is None else _upgrade_header(raw)
+        sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)] if header else []
+    if header is None or (header.get("format") == R.FORMAT_VERSION
+                          and header.get("words") == stemmer_id()):
+        return {"sessions": 0, "nodes": 0}
+    fmt = header.get("format")
+    if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
+        raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
+    old = fmt != R.FORMAT_VERSION
+    counts = {"sessions": 0, "nodes": 0}
+    for i, sid in enumerate(sids):
+        counts["nodes"] += kv.run_write(partial(_upgrade_session, sid=sid, old=old))
+        counts["sessions"] += 1
+        if progress is not None:
+            progress(i + 1, len(sids))
+    header.update(format=R.FORMAT_VERSION, words=stemmer_id(), sessions=len(sids),
+                  memnet=__version__)
+    kv.run_write(lambda t: t.put(R.META, HEADER, R.encode(header, HEADER)))
+    return counts

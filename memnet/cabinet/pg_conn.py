@@ -1,0 +1,130 @@
+"""The PostgreSQL cabinet's connection string, and its failures as coded errors.
+
+A cabinet URL is read by libpq's own parser (psycopg's ``conninfo``), MemNet's
+connection defaults (timeouts, keepalives, an application name) are added
+unless the URL sets them, and the URL is shown without its password. A
+psycopg failure becomes one coded :class:`~memnet.errors.CabinetError`
+(``cabinet_unavailable``, ``cabinet_auth``, ``cabinet_timeout``, ``disk_full``,
+``cabinet_corrupt``, ``cabinet_io``) whose message never carries the password.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from ..errors import (
+    CabinetAuthFailed,
+    CabinetCorrupt,
+    CabinetError,
+    CabinetTimeout,
+    CabinetUnavailable,
+    CabinetUrlError,
+    DiskFull,
+    MemNetError,
+)
+
+SCHEMES = ("postgresql", "postgres")
+
+# libpq settings MemNet adds unless the URL gives its own
+_DEFAULTS = {"connect_timeout": "10", "application_name": "memnet", "keepalives": "1",
+             "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise MemNetError("a PostgreSQL cabinet needs psycopg 3: pip install 'memnet[postgres]'",
+                          code="dependency_missing") from None
+    return psycopg
+
+
+def looks_like_url(where: str) -> bool:
+    """Whether a cabinet location is a URL (``scheme://...``) rather than a path."""
+    return re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", where) is not None
+
+
+class _Secret:
+    """Where the password of a connection string may show, and how to hide it."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        pw = params.get("password") or os.environ.get("PGPASSWORD") or ""
+        self.words = [w for w in {pw, _quote(pw)} if len(w) >= 1]
+
+    def scrub(self, text: str) -> str:
+        for w in self.words:
+            text = text.replace(w, "***")
+        return text
+
+
+def _quote(s: str) -> str:
+    from urllib.parse import quote
+
+    return quote(s, safe="")
+
+
+def _parse_url(url: str) -> tuple[str, str, _Secret]:
+    """``(conninfo, display, secret)`` of a libpq URL or connection string: the
+    string to connect with (MemNet's defaults added), the URL to show (no
+    password) and where the password may show."""
+    psycopg = _psycopg()
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    secret = _Secret({})
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.Error as e:
+        raise CabinetUrlError(f"cannot read the PostgreSQL URL: {secret.scrub(str(e))}"
+                              ) from None
+    secret = _Secret(params)
+    for port in str(params.get("port") or "").split(","):
+        if port and not (port.isdigit() and 0 < int(port) < 65536):
+            raise CabinetUrlError(f"the PostgreSQL URL names port {port!r}, not a number "
+                                  "from 1 to 65535")
+    for k, v in _DEFAULTS.items():
+        params.setdefault(k, v)
+    conninfo = make_conninfo("", **params)
+    host = params.get("host") or params.get("hostaddr") or "localhost"
+    display = (f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
+               f"{host}{':' + str(params['port']) if params.get('port') else ''}"
+               f"/{params.get('dbname', '')}")
+    return conninfo, display, secret
+
+
+def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, conn: Any,
+                 unknown: bool = False) -> CabinetError:
+    """The coded error for a psycopg failure on the cabinet at ``display`` whose
+    connection is ``conn`` (password scrubbed); ``unknown``: COMMIT was on its
+    way when it happened."""
+    psycopg = _psycopg()
+    state = getattr(e, "sqlstate", None) or ""
+    text = secret.scrub(" ".join(str(e).split()))
+    where = f"cannot {doing} the PostgreSQL cabinet at {display}: {text}"
+    low = text.lower()
+    if state in ("28P01", "28000", "42501") or "authentication failed" in low or \
+            "no pg_hba.conf entry" in low or ("role" in low and "does not exist" in low) or \
+            "permission denied" in low:
+        return CabinetAuthFailed(where)
+    if state == "53100":
+        return DiskFull(f"{where}; nothing was written")
+    if state in ("57014", "55P03", "25P03"):
+        return CabinetTimeout(f"{where}; nothing was written")
+    if state in ("XX001", "XX002"):
+        return CabinetCorrupt(where)
+    lost = isinstance(e, psycopg.OperationalError) and (
+        conn is None or conn.broken or conn.closed or not state
+        or state.startswith(("08", "57P", "53")))
+    if lost or state.startswith(("08", "57P")):
+        if unknown:
+            return CabinetUnavailable(
+                f"{where}. The connection broke while the commit was on its way: it may "
+                "or may not be stored; flushing the same session again is safe",
+                outcome="unknown")
+        return CabinetUnavailable(where + ("; nothing was written" if doing == "write to"
+                                           else ""), outcome="not written")
+    return CabinetError(where, code="cabinet_io")
+
+
+__all__ = ["SCHEMES", "looks_like_url"]

@@ -1,0 +1,246 @@
+"""The stored seed index: a session's postings as records, and their upkeep.
+
+A session's index is stored as postings (the sorted ids of the live nodes
+with a term) grouped in buckets by id range, a posting past ``POSTING_BIG``
+ids in a record of its own (the keys are in ``records.py``). A whole-session
+write (adopt, a first flush, an upgrade) writes every posting from the index
+in memory; a flush appends one *delta* record of the ids its changed nodes
+gained and lost, and folds the pending deltas into the postings once they
+pass ``POSTING_PENDING`` ids; a hydrate loads the postings and applies the
+pending deltas.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import CabinetCorrupt
+from ..graph.index import Index, le_array, le_bytes
+from ..session import Session
+from . import records as R
+from .kv import Txn
+from .records import _node_from, decode_props
+
+
+def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
+    """Every posting of an index as bucket records (for a whole-session write).
+
+    A posting still held as the stored bytes (a hydrated session) is read
+    without being turned into an array in the index: a flush that rewrites
+    every posting must not leave the session bigger in memory."""
+    step = R.POSTING_RANGE
+    buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
+    big: list[tuple[bytes, bytes]] = []
+    for term, p in index.raw_postings():
+        if p.__class__ is bytes and len(p) & 3:
+            raise CabinetCorrupt(f"a stored index posting for {term!r} is malformed")
+        ids = le_array(p) if isinstance(p, bytes) else p
+        if not ids:
+            continue
+        b = R.bucket_of(term)
+        i = 0
+        while i < len(ids):
+            rng = ids[i] // step
+            j = len(ids) if ids[-1] // step == rng else \
+                bisect.bisect_left(ids, (rng + 1) * step, i)
+            part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else \
+                le_bytes(ids[i:j])
+            if j - i > R.POSTING_BIG:
+                key = R.big_key(sid, rng, term)
+                big.append((key, R.seal(key, part)))
+            else:
+                buckets.setdefault((rng, b), {})[term] = part
+            i = j
+    out = []
+    for (rng, b), m in sorted(buckets.items()):
+        key = R.bucket_key(sid, rng, b)
+        out.append((key, R.encode(m, key)))
+    return out + big
+
+
+def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
+    if rec is None or rec[4]:
+        return set()
+    return Index.terms(rec[0], rec[1], decode_props(rec[2]) if rec[2] else None)
+
+
+def _term_diff(txn: Txn, sid: str, s: Session,
+               nodes: list[int]) -> dict[bytes, tuple[set[int], set[int]]]:
+    """``term -> (ids added, ids removed)`` for the changed nodes: each node's
+    stored record gives the terms it had, the store the terms it has."""
+    st = s.store
+    diff: dict[bytes, tuple[set[int], set[int]]] = {}
+    keys = [R.element_key(sid, nid) for nid in nodes]
+    for nid, key, raw in zip(nodes, keys, txn.get_many(R.NODES, keys), strict=True):
+        old = _node_terms(None if raw is None else _node_from(raw, key))
+        new = set() if st.nrec[nid] else Index.terms(st.kind[nid], st.labels[nid],
+                                                     st.props[nid])
+        for term in old ^ new:
+            entry = diff.setdefault(term, (set(), set()))
+            (entry[0] if term in new else entry[1]).add(nid)
+    return diff
+
+
+def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]], key: bytes) -> bytes:
+    return R.encode({"a": {t: le_bytes(array("I", sorted(a)))
+                           for t, (a, _r) in sorted(diff.items()) if a},
+                     "r": {t: le_bytes(array("I", sorted(r)))
+                           for t, (_a, r) in sorted(diff.items()) if r}}, key)
+
+
+def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]]:
+    d = R.decode(raw, key)
+    if not (type(d) is dict and set(d) == {"a", "r"}):
+        raise CabinetCorrupt(f"posting delta {key!r} is malformed")
+    for m in (d["a"], d["r"]):
+        if type(m) is not dict or any(type(k) is not bytes or type(v) is not bytes
+                                      or not v or len(v) & 3 for k, v in m.items()):
+            raise CabinetCorrupt(f"posting delta {key!r} is malformed")
+    return d["a"], d["r"]
+
+
+def _stored_deltas(txn: Txn, sid: str, cat: dict[str, Any],
+                   ) -> list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]:
+    """The pending posting deltas of a session, oldest first: (key, added,
+    removed); they hold the number of ids the catalog counts (``pdelta``)."""
+    out = []
+    for k, v in txn.scan(R.POSTINGS, R.delta_prefix(sid)):
+        out.append((k, *_decode_delta(v, k)))
+    if sum(len(v) // 4 for _k, a, r in out for m in (a, r) for v in m.values()) != \
+            cat.get("pdelta", 0):
+        raise CabinetCorrupt(f"session {sid!r}: the pending index deltas disagree with the "
+                             "catalog")
+    return out
+
+
+def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
+                    ) -> list[tuple[bytes, bytes | None]]:
+    """Posting records to rewrite (None: delete) so the stored postings take
+    ``term -> {id: present}``: bucket entries and postings of their own are
+    read, edited and written back."""
+    step = R.POSTING_RANGE
+    by_bucket: dict[tuple[int, int], dict[bytes, dict[int, bool]]] = {}
+    for term, ops in changes.items():
+        b = R.bucket_of(term)
+        for nid, present in ops.items():
+            by_bucket.setdefault((nid // step, b), {}).setdefault(term, {})[nid] = present
+    out: list[tuple[bytes, bytes | None]] = []
+    # every record this merge may read, fetched at once (one round trip on a server)
+    want = [R.bucket_key(sid, rng, b) for rng, b in sorted(by_bucket)]
+    want += [R.big_key(sid, rng, t) for (rng, b), terms in sorted(by_bucket.items())
+             for t in sorted(terms)]
+    stored = dict(zip(want, txn.get_many(R.POSTINGS, want), strict=True))
+    for (rng, b), terms in sorted(by_bucket.items()):
+        key = R.bucket_key(sid, rng, b)
+        raw = stored[key]
+        m = R.decode_bucket(raw, key) if raw is not None else {}
+        before = dict(m)
+        for term, ops in sorted(terms.items()):
+            bkey = R.big_key(sid, rng, term)
+            braw = stored[bkey]
+            if braw is not None:
+                ids = set(le_array(R.decode_ids(braw, bkey)))
+            else:
+                ids = set(le_array(m[term])) if term in m else set()
+            ids.difference_update(n for n, present in ops.items() if not present)
+            ids.update(n for n, present in ops.items() if present)
+            data = le_bytes(array("I", sorted(ids))) if ids else b""
+            if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
+                m.pop(term, None)
+                out.append((bkey, R.seal(bkey, data) if data else None))
+            elif data:
+                m[term] = data
+            else:
+                m.pop(term, None)
+        if m != before:
+            out.append((key, R.encode(m, key) if m else None))
+    return out
+
+
+REWRITE_MIN = 256  # fewer changed nodes than this always flush as an index delta
+
+
+def _rewrite_postings(changed: int, nodes: int) -> bool:
+    """Whether a flush that changed the terms of ``changed`` of ``nodes`` nodes
+    writes the whole index again instead of a delta: when the changed nodes
+    are a quarter of the session or more (the first flush of a session built
+    in memory, a bulk load). Computing their terms one by one to diff them
+    against their stored records would cost more than writing every posting
+    from the index the session holds, as adopt does."""
+    return changed >= REWRITE_MIN and changed * 4 >= nodes
+
+
+def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
+                    version: int) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
+    """The posting records a flush writes, and the catalog's counts after
+    (``pdelta``: ids in pending deltas, ``precs``: posting records).
+
+    A flush does not edit the postings in place: it appends one *delta*
+    record (the ids each term gained and lost), a single small write. When
+    the pending deltas pass ``R.POSTING_PENDING`` ids, this flush folds them
+    all (and its own) into the stored postings and deletes them, so the
+    work of folding is spread over the flushes that made it."""
+    pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
+    diff = _term_diff(txn, sid, s, nodes)
+    if not diff:
+        return [], {"pdelta": pending, "precs": precs}
+    n = sum(len(a) + len(r) for a, r in diff.values())
+    if pending + n <= R.POSTING_PENDING:
+        key = R.delta_key(sid, version)
+        return [(key, _delta_record(diff, key))], {"pdelta": pending + n, "precs": precs}
+    changes: dict[bytes, dict[int, bool]] = {}
+    out: list[tuple[bytes, bytes | None]] = []
+    stored = _stored_deltas(txn, sid, cat)
+    for key, added, removed in stored:
+        for term, raw in removed.items():
+            ops = changes.setdefault(term, {})
+            for nid in le_array(raw):
+                ops[nid] = False
+        for term, raw in added.items():
+            ops = changes.setdefault(term, {})
+            for nid in le_array(raw):
+                ops[nid] = True
+        out.append((key, None))
+    for term, (a, r) in diff.items():
+        ops = changes.setdefault(term, {})
+        for nid in r:
+            ops[nid] = False
+        for nid in a:
+            ops[nid] = True
+    merged = _merge_postings(txn, sid, changes)
+    precs += sum((v is not None) - (txn.get(R.POSTINGS, k) is not None) for k, v in merged)
+    return merged + out, {"pdelta": 0, "precs": precs}
+
+
+def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[bytes, bytes]]:
+    """The posting maps of a session (buckets, and one-term maps for postings
+    with records of their own), in range order, one at a time (so the index
+    takes each in before the next is decoded); there are as many records as
+    the catalog counts (``precs``), so none can go missing unnoticed."""
+    pre = R.prefix(sid)
+    plen = len(pre)
+    dpre = R.delta_prefix(sid)
+    n = 0
+    for k, v in txn.scan(R.POSTINGS, pre):
+        if k.startswith(dpre):
+            break  # the deltas sort last; _apply_deltas reads them
+        _rng, _b, term = R.split_bucket_key(k, plen)
+        n += 1
+        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+    if n != cat.get("precs"):
+        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
+                             f"records, the cabinet holds {n}")
+
+
+def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
+                                                   dict[bytes, bytes]]]) -> None:
+    """Bring a loaded index up to date with the pending posting deltas."""
+    for _key, added, removed in deltas:
+        for term, raw in removed.items():
+            index.drop_ids(term, set(le_array(raw)))
+        for term, raw in added.items():
+            for nid in le_array(raw):
+                index.add_id(term, nid)

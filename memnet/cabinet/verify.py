@@ -1,0 +1,88 @@
+"""Verify: read every record of a cabinet and check it against the others.
+
+Each record's checksum is checked as it is decoded; beyond that, node ids
+must be dense, adjacency must name stored edges, edge chunks must be in
+place with no dangling edge, the stored index (postings and pending deltas)
+must be the one the node records give, and the catalog's counts, kind
+counts and log must agree with the records.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from ..errors import CabinetCorrupt
+from ..graph.index import Index
+from . import records as R
+from .catalog import _catalog_row, _check_count, _read_header, _sid_of
+from .elements import _edge_columns, _log_of
+from .kv import KV
+from .postings import _apply_deltas, _node_terms, _stored_deltas, _stored_postings
+from .records import _node_from, decode_props
+
+
+def _verify(kv: KV) -> dict[str, int]:
+    """The work of :meth:`Cabinet.verify <memnet.cabinet.Cabinet.verify>` (see
+    there)."""
+    counts = {"sessions": 0, "nodes": 0, "edges": 0, "log": 0}
+    problems = kv.check_file()
+    if problems:
+        raise CabinetCorrupt(f"the storage file is damaged: {problems[0]}"
+                             + (f" (and {len(problems) - 1} more)"
+                                if len(problems) > 1 else ""),
+                             problems=problems[:20])
+    with kv.read() as txn:
+        header = _read_header(txn)
+        if header is None:
+            raise CabinetCorrupt("the cabinet has no header")
+        _check_count(header, txn.count(R.CATALOG))
+        for k, v in txn.scan(R.CATALOG):
+            sid = _sid_of(k)
+            cat = _catalog_row(v, k)
+            counts["sessions"] += 1
+            pre = R.prefix(sid)
+            n_nodes = live_nodes = 0
+            n_edges_cat = int(cat["next_edge"]) - 1
+            want: dict[bytes, list[int]] = {}
+            for i, (nk, nv) in enumerate(txn.scan(R.NODES, pre), 1):
+                rec = _node_from(nv, nk)
+                if R.key_id(nk) != i:
+                    raise CabinetCorrupt(f"{sid}: node record {i} is out of place")
+                adj = array("I")
+                adj.frombytes(rec[6])
+                if adj and max(adj) >> 1 > n_edges_cat:
+                    raise CabinetCorrupt(f"{sid}: node {i} lists an edge that is not stored")
+                n_nodes = i
+                live_nodes += 0 if rec[4] else 1
+                if rec[2]:
+                    decode_props(rec[2])  # every stored map must decode
+                for term in _node_terms(rec):
+                    want.setdefault(term, []).append(i)
+            _types, _src, _dst, flags, _props = _edge_columns(txn, sid, n_nodes,
+                                                               n_edges_cat)
+            n_edges = len(flags)
+            live_edges = n_edges - flags.count(1)
+            stored = Index()
+            stored.load(_stored_postings(txn, sid, cat), n_nodes, CabinetCorrupt)
+            _apply_deltas(stored, _stored_deltas(txn, sid, cat))
+            have = {t: sorted(p) for t, p in stored.postings()}
+            if have != want:
+                bad = sorted(set(have) ^ set(want))[:1] or sorted(
+                    t for t in have if have[t] != want[t])[:1]
+                raise CabinetCorrupt(f"{sid}: the stored index disagrees with the nodes "
+                                     f"(first at term {bad[0]!r})")
+            kinds = {}
+            for t, ids in want.items():
+                if t[:1] == b"k":
+                    kinds[t[1:].decode()] = len(ids)
+            if kinds != dict(cat.get("kinds") or {}):
+                raise CabinetCorrupt(f"{sid}: catalog kind counts disagree with the records")
+            for _entry in _log_of(txn, sid, cat):
+                counts["log"] += 1
+            if (live_nodes, live_edges) != (cat["nodes"], cat["edges"]):
+                raise CabinetCorrupt(f"{sid}: catalog counts disagree with the records")
+            if (n_nodes + 1, n_edges + 1) != (cat["next_node"], cat["next_edge"]):
+                raise CabinetCorrupt(f"{sid}: catalog ids disagree with the records")
+            counts["nodes"] += n_nodes
+            counts["edges"] += n_edges
+    return counts
