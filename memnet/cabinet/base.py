@@ -64,7 +64,6 @@ from ..errors import (
     SessionNotFound,
     VersionNotFound,
 )
-from ..graph.index import le_array
 from ..graph.store import edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
@@ -76,7 +75,6 @@ from .catalog import (
     _check_count,
     _check_header,
     _count_sessions,
-    _kinds,
     _natural,
     _options,
     _read_header,
@@ -317,7 +315,7 @@ class Cabinet:
                 log_recs = [_log_record(sid, r) for r in history] if whole else []
             token = uuid.uuid4().hex
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
-                   "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
+                   "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
                    "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
                    "pdelta": 0, "precs": len(posting_recs),
                    **({} if whole else {"log_from": s.version + 1}), **_options(s)}
@@ -419,7 +417,7 @@ class Cabinet:
                                  "the catalog's counts")
         top = (int(cat["next_edge"]) - 1) << 1 | 1
         # iterating the list gives the entries as held: the stored bytes here
-        if max(le_array(b"".join(st.adj)), default=0) > top:
+        if st.adjacency_top() > top:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
@@ -498,7 +496,7 @@ class Cabinet:
             mark = uuid.uuid4().hex
             st = s.store
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
-                     "bytes": st.live_bytes, "kinds": _kinds(st), "next_node": st.next_node,
+                     "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
             with gc_paused():
                 node_recs = [_node_record(s, sid, n) for n in nodes]

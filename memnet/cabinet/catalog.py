@@ -151,11 +151,6 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _kinds(st: Any) -> dict[str, int]:
-    """Live nodes per kind, for the catalog (a hydrate takes them from there)."""
-    return {k: c for k, c in sorted(st.kind_live.items()) if c}
-
-
 def _upgrade_session(txn: Txn, sid: str, old: bool) -> int:
     """Rewrite one session in this format (see :meth:`Cabinet.upgrade`):
     from format 3, every record sealed again under its key and node records

@@ -32,26 +32,24 @@ def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
     """``(key, record)`` of one node."""
     # props ride as msgpack bytes inside the record: a hydrate keeps them so
     # until they are read, and a node never read is written back unchanged
-    st = s.store
+    kind, labels, props, nick, recycled, okey, adj, ltok = s.store.stored_node(nid)
     key = R.element_key(sid, nid)
-    return key, R.encode((st.kind[nid], st.labels[nid], _props_bytes(st.props.raw(nid)),
-                          st.nick.get(nid), bool(st.nrec[nid]), st.key[nid],
-                          st.adj.raw(nid), st.ltok[nid]), key)
+    return key, R.encode((kind, labels, _props_bytes(props), nick, recycled, okey, adj, ltok),
+                         key)
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
     """The chunk records of the given chunk numbers (see records.py)."""
     st = s.store
     out = []
-    get = st.eprops.get
     for c in sorted(chunks):
         lo, hi = max(1, c * R.EDGE_CHUNK), min(st.next_edge, (c + 1) * R.EDGE_CHUNK)
         if lo >= hi:
             continue
-        props = {e - lo: p for e in range(lo, hi) if (p := get(e))}
+        types, srcs, dsts, recycled, by_id = st.stored_edges(lo, hi)
         key = R.element_key(sid, c)
-        out.append((key, R.encode_edge_chunk(key, lo, st.etype[lo:hi], st.esrc[lo:hi],
-                                             st.edst[lo:hi], st.erec[lo:hi], props)))
+        out.append((key, R.encode_edge_chunk(key, lo, types, srcs, dsts, recycled,
+                                             {e - lo: p for e, p in by_id.items()})))
     return out
 
 
@@ -201,7 +199,7 @@ def _load(txn: Txn, s: Session, sid: str, cat: dict[str, Any],
             _apply_deltas(s.store.index, _stored_deltas(txn, sid, cat))
             if s.tokenizer != cat.get("tokenizer"):
                 # the stored line counts are another tokenizer's
-                s.store.ltok = array("H", bytes(2 * len(s.store.ltok)))
+                s.store.forget_line_tokens()
         except (TypeError, ValueError, AttributeError) as e:
             raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
                                  ) from None

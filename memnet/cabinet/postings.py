@@ -6,13 +6,14 @@ ids in a record of its own (the keys are in ``records.py``). A whole-session
 write (adopt, a first flush, an upgrade) writes every posting from the index
 in memory; a flush appends one *delta* record of the ids its changed nodes
 gained and lost, and folds the pending deltas into the postings once they
-pass ``POSTING_PENDING`` ids; a hydrate loads the postings and applies the
+pass ``records.pending_limit()`` ids; a hydrate loads the postings and applies the
 pending deltas.
 """
 
 from __future__ import annotations
 
 import bisect
+import struct
 from array import array
 from collections.abc import Iterator
 from typing import Any
@@ -67,28 +68,44 @@ def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
     return Index.terms(rec[0], rec[1], decode_props(rec[2]) if rec[2] else None)
 
 
-def _term_diff(txn: Txn, sid: str, s: Session,
-               nodes: list[int]) -> dict[bytes, tuple[set[int], set[int]]]:
-    """``term -> (ids added, ids removed)`` for the changed nodes: each node's
-    stored record gives the terms it had, the store the terms it has."""
+Ids = dict[bytes, list[int]]  # term -> ascending node ids
+_ONE_ID = struct.Struct("<I").pack
+
+
+def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int]) -> tuple[Ids, Ids]:
+    """``(added, removed)``: the ids each term gained and lost over the changed
+    ``nodes`` (ascending): each node's stored record gives the terms it had,
+    the store the terms it has (kept from the commit that created it, when
+    it is new)."""
     st = s.store
-    diff: dict[bytes, tuple[set[int], set[int]]] = {}
+    added: Ids = {}
+    removed: Ids = {}
     keys = [R.element_key(sid, nid) for nid in nodes]
     for nid, key, raw in zip(nodes, keys, txn.get_many(R.NODES, keys), strict=True):
-        old = _node_terms(None if raw is None else _node_from(raw, key))
-        new = set() if st.nrec[nid] else Index.terms(st.kind[nid], st.labels[nid],
-                                                     st.props[nid])
-        for term in old ^ new:
-            entry = diff.setdefault(term, (set(), set()))
-            (entry[0] if term in new else entry[1]).add(nid)
-    return diff
+        new = st.node_terms(nid)
+        if raw is not None:
+            old = _node_terms(_node_from(raw, key))
+            if old:
+                for term in old - new:
+                    removed.setdefault(term, []).append(nid)
+                new -= old
+        for term in new:
+            got = added.get(term)
+            if got is None:
+                added[term] = [nid]
+            else:
+                got.append(nid)
+    return added, removed
 
 
-def _delta_record(diff: dict[bytes, tuple[set[int], set[int]]], key: bytes) -> bytes:
-    return R.encode({"a": {t: le_bytes(array("I", sorted(a)))
-                           for t, (a, _r) in sorted(diff.items()) if a},
-                     "r": {t: le_bytes(array("I", sorted(r)))
-                           for t, (_a, r) in sorted(diff.items()) if r}}, key)
+def _id_bytes(ids: Ids) -> dict[bytes, bytes]:
+    """Each term's ids as stored (little-endian u32), terms in order."""
+    return {t: _ONE_ID(v[0]) if len(v) == 1 else le_bytes(array("I", v))
+            for t, v in sorted(ids.items())}
+
+
+def _delta_record(added: Ids, removed: Ids, key: bytes) -> bytes:
+    return R.encode({"a": _id_bytes(added), "r": _id_bytes(removed)}, key)
 
 
 def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]]:
@@ -180,17 +197,18 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
 
     A flush does not edit the postings in place: it appends one *delta*
     record (the ids each term gained and lost), a single small write. When
-    the pending deltas pass ``R.POSTING_PENDING`` ids, this flush folds them
+    the pending deltas pass ``R.pending_limit()`` ids, this flush folds them
     all (and its own) into the stored postings and deletes them, so the
     work of folding is spread over the flushes that made it."""
     pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
-    diff = _term_diff(txn, sid, s, nodes)
-    if not diff:
+    gained, lost = _term_diff(txn, sid, s, nodes)
+    if not gained and not lost:
         return [], {"pdelta": pending, "precs": precs}
-    n = sum(len(a) + len(r) for a, r in diff.values())
-    if pending + n <= R.POSTING_PENDING:
+    n = sum(map(len, gained.values())) + sum(map(len, lost.values()))
+    if pending + n <= R.pending_limit(s.store.live_nodes):
         key = R.delta_key(sid, version)
-        return [(key, _delta_record(diff, key))], {"pdelta": pending + n, "precs": precs}
+        return [(key, _delta_record(gained, lost, key))], {"pdelta": pending + n,
+                                                           "precs": precs}
     changes: dict[bytes, dict[int, bool]] = {}
     out: list[tuple[bytes, bytes | None]] = []
     stored = _stored_deltas(txn, sid, cat)
@@ -204,12 +222,11 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
             for nid in le_array(raw):
                 ops[nid] = True
         out.append((key, None))
-    for term, (a, r) in diff.items():
-        ops = changes.setdefault(term, {})
-        for nid in r:
-            ops[nid] = False
-        for nid in a:
-            ops[nid] = True
+    for ids, present in ((lost, False), (gained, True)):
+        for term, nids in ids.items():
+            ops = changes.setdefault(term, {})
+            for nid in nids:
+                ops[nid] = present
     merged = _merge_postings(txn, sid, changes)
     precs += sum((v is not None) - (txn.get(R.POSTINGS, k) is not None) for k, v in merged)
     return merged + out, {"pdelta": 0, "precs": precs}

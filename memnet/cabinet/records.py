@@ -187,10 +187,20 @@ def bucket_key(sid: str, rng: int, bucket: int) -> bytes:
 
 
 # Pending posting deltas (see Cabinet.flush) sort after every range:
-# ``sid 0x00 0xFFFFFFFF version(u64)``; POSTING_PENDING ids may wait there before
-# a flush folds them into the postings.
+# ``sid 0x00 0xFFFFFFFF version(u64)``; up to pending_limit() ids may wait there
+# before a flush folds them into the postings.
 DELTA_RANGE = 0xFFFFFFFF
 POSTING_PENDING = 16384
+PENDING_SHARE = 4
+
+
+def pending_limit(nodes: int) -> int:
+    """How many ids may wait in deltas in a session of ``nodes`` nodes:
+    POSTING_PENDING, or one per PENDING_SHARE nodes in a larger session. A fold
+    rewrites every posting bucket it touches, about the same work whatever it
+    folds, so a large session folds less often; a hydrate applies what waits,
+    a small share of what it reads anyway."""
+    return max(POSTING_PENDING, nodes // PENDING_SHARE)
 
 
 def delta_prefix(sid: str) -> bytes:
@@ -292,10 +302,9 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
         raise CabinetCorrupt(f"record {key!r} failed its (format 3) checksum")
     return raw[4:]
 
-__all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "POSTING_PENDING", "EDGES", "EDGE_CHUNK",
-           "FORMAT_VERSION", "LOG", "META",
-           "NODES", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS", "POSTING_RANGE", "TABLES",
-           "big_key", "bucket_key", "bucket_of", "delta_key", "delta_prefix", "decode",
-           "decode_bucket", "decode_edge_chunk", "decode_props",
-           "decode_ids", "element_key", "encode", "encode_edge_chunk",
-           "key_id", "prefix", "seal", "sid_key", "split_bucket_key"]
+__all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
+           "META", "NODES", "PENDING_SHARE", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS",
+           "POSTING_PENDING", "POSTING_RANGE", "TABLES", "big_key", "bucket_key", "bucket_of",
+           "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_props",
+           "delta_key", "delta_prefix", "element_key", "encode", "encode_edge_chunk", "key_id",
+           "pending_limit", "prefix", "seal", "sid_key", "split_bucket_key"]

@@ -203,19 +203,27 @@ class Index:
             cached.add(nid)
 
     def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
-                 props: Mapping[str, Value] | None) -> None:
-        for t in self.terms(kind, labels, props):
+                 props: Mapping[str, Value] | None) -> set[bytes]:
+        """File a new node under its terms; returns them."""
+        terms = self.terms(kind, labels, props)
+        for t in terms:
             self._add(t, nid)
+        return terms
 
     def add_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
-                                              Mapping[str, Value] | None]]) -> None:
+                                              Mapping[str, Value] | None]],
+                  keep: Callable[[int, set[bytes]], None] | None = None) -> None:
         """Put new nodes (ascending ids, each past every id already indexed)
         in their postings: the ids of one term are gathered first and each
-        touched posting is extended once."""
+        touched posting is extended once. ``keep(nid, terms)``, when given,
+        is told each node's terms."""
         by_term: dict[bytes, list[int]] = {}
         terms = self.terms
         for nid, kind, labels, props in items:
-            for t in terms(kind, labels, props):
+            node_terms = terms(kind, labels, props)
+            if keep is not None:
+                keep(nid, node_terms)
+            for t in node_terms:
                 got = by_term.get(t)
                 if got is None:
                     by_term[t] = [nid]

@@ -143,13 +143,14 @@ class Store(StoredGraph):
         if nick is not None:
             self._nick[nid] = nick
             self._nick_owner[nick] = nid
-        self.index.add_node(nid, kind, labels, props)
+        terms = self.index.add_node(nid, kind, labels, props)
         self.live_nodes += 1
         self._kind_live[kind] += 1
         self.live_bytes += text_bytes(k) + 8
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
             self.dirty_terms.add(nid)  # type: ignore[union-attr]
+            self._remember_terms(nid, terms)
         return nid
 
     def add_edge(self, etype: str, src: int, dst: int,
@@ -205,7 +206,8 @@ class Store(StoredGraph):
         n = nid - first
         nrec.extend(bytes(n))
         ltok.extend(repeat(0, n))
-        self.index.add_nodes(added)
+        self.index.add_nodes(added, self._remember_terms if self.dirty_nodes is not None
+                             else None)
         self.live_nodes += n
         self.live_bytes += live_bytes
         if self.dirty_nodes is not None:
@@ -489,9 +491,15 @@ class Store(StoredGraph):
         return {k: c for k, c in sorted(self._kind_live.items()) if c}
 
     def node_terms(self, nid: int) -> set[bytes]:
-        """The index terms a node files under (none once recycled)."""
+        """The index terms a node files under (none once recycled): for a node
+        created since the last flush, the ones it was indexed under while its
+        labels and props are still the same objects (a change always puts new
+        ones), else computed."""
         if self._nrec[nid]:
             return set()
+        hit = self._term_memo.get(nid)
+        if hit is not None and hit[0] is self._labels[nid] and hit[1] is self._props.raw(nid):
+            return set(hit[2])
         return Index.terms(self._kind[nid], self._labels[nid], self._props[nid])
 
     # -- line token counts (a cache the session and recall fill) --------------

@@ -22,6 +22,8 @@ from .index import Index, le_array
 _EMPTY: tuple[str, ...] = ()
 
 
+TERM_MEMO = 16384  # nodes whose creation terms a store keeps for the next flush
+
 class StoredGraph:
     """The columns of a store (index 0 unused, so every handle is non-zero)."""
 
@@ -58,6 +60,10 @@ class StoredGraph:
         # re-propertied, recycled): the ones whose stored postings a flush edits
         self.dirty_terms: set[int] | None = None
         self.dirty_edges: set[int] | None = None
+        # the terms the index was given for nodes created since the last flush,
+        # with the labels and props they were computed from, so the flush
+        # need not compute them again (bounded: TERM_MEMO nodes at most)
+        self._term_memo: dict[int, tuple[tuple[str, ...], Any, tuple[bytes, ...]]] = {}
         # recycled edges leave the adjacency lists (a walk never reads them);
         # this counts them per node so a receipt can still say what it hid
         self._hidden: dict[int, int] = {}
@@ -89,6 +95,15 @@ class StoredGraph:
             self.dirty_edges.difference_update(edges)
             if self.dirty_terms is not None:
                 self.dirty_terms.difference_update(nodes)
+            memo = self._term_memo
+            if memo:
+                for nid in nodes:
+                    memo.pop(nid, None)
+
+    def _remember_terms(self, nid: int, terms: set[bytes]) -> None:
+        """Keep the terms a new node was indexed under until it is flushed."""
+        if self.dirty_nodes is not None and len(self._term_memo) < TERM_MEMO:
+            self._term_memo[nid] = (self._labels[nid], self._props.raw(nid), tuple(terms))
 
     # -- bulk load (hydrate) ------------------------------------------------
     def load(self, nodes: Iterable[list[tuple[Any, ...]]], etypes: list[str], esrc: array[int],

@@ -956,6 +956,7 @@ def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
     from memnet.cabinet import records as R
 
     monkeypatch.setattr(R, "POSTING_PENDING", 0)  # every flush folds its deltas
+    monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
     _two_sessions(cabinet)
     assert cabinet.verify()["sessions"] == 2
     recs = _posting_records(cabinet, "x")
@@ -1024,6 +1025,7 @@ def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, mon
 
     if pending is not None:  # fold at every flush / every few flushes / default
         monkeypatch.setattr(R, "POSTING_PENDING", pending)
+        monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
     s = cabinet.create("big")
     nodes = ", ".join(f"(t{i}:TSK {{title: 'common word {i}', n: {i % 3}}})" for i in range(300))
     ids = s.commit(f"INSERT {nodes}").ids
@@ -1112,6 +1114,7 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
     monkeypatch.setattr(R, "POSTING_RANGE", 16)
     monkeypatch.setattr(R, "POSTING_BIG", 3)
     monkeypatch.setattr(R, "POSTING_PENDING", 0)  # no pending deltas: all in postings
+    monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
     s = cabinet.create("spread")
     words = ["alpha", "beta", "gamma", "delta"]
     nodes = ", ".join(f"(t{i}:{'TSK' if i % 3 else 'DOC'} {{title: "
@@ -1137,6 +1140,45 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
     for q in ("TSK alpha", "DOC delta", "item3", "TSK n:2", ""):
         assert again.recall(q).text.split("\n", 1)[1] == s.recall(q).text.split("\n", 1)[1]
     assert cabinet.verify()["sessions"] == 1
+
+
+@pytest.mark.req("MN-REQ-14")
+def test_a_flush_stores_the_terms_nodes_have_after_later_commits(cabinet: Any,
+                                                                 monkeypatch: Any) -> None:
+    """A node's index terms are remembered from the commit that created it, so
+    its first flush need not compute them again; a later commit that changes
+    its labels or props, recycles or restores it before that flush must win:
+    what is stored (read back by a hydrate) is the writer's index, posting
+    for posting, on both the delta and the merge paths."""
+    s = cabinet.create("memo")
+    base = s.commit("INSERT (k:TSK {title: 'keeper'})")
+    cabinet.flush(s)
+    r = s.commit("INSERT (a:TSK {title: 'alpha one'}), (b:TSK {title: 'beta two'}), "
+                 "(c:DOC {title: 'gamma three'}), (d:TSK {title: 'delta four'}), "
+                 "(e:TSK {title: 'epsilon five'})")
+    s.commit(f"SET {r.ids['a']}.title = 'alpha changed'")
+    s.commit(f"SET {r.ids['b']}:URGENT")
+    s.commit(f"DELETE {r.ids['c']}")
+    s.commit(f"SET {base.ids['k']}.title = 'kept again'")
+    s.commit(f"REMOVE {r.ids['d']}.title")
+    cabinet.flush(s)
+    want = {t: list(p) for t, p in s.store.index.postings()}
+    fresh = cabinet.open("memo")
+    assert {t: list(p) for t, p in fresh.store.index.postings()} == want
+    assert fresh.recall("TSK changed").receipt.matched == 1
+    assert fresh.recall("TSK one").receipt.matched == 0
+    assert fresh.recall("gamma").receipt.matched == 0
+    # and once more through the merge of pending deltas into the postings
+    import memnet.cabinet.records as R
+
+    monkeypatch.setattr(R, "POSTING_PENDING", 0)
+    r2 = fresh.commit("INSERT (f:TSK {title: 'zeta six'})")
+    fresh.commit(f"SET {r2.ids['f']}.title = 'zeta moved'")
+    cabinet.flush(fresh)
+    assert not [k for k in _posting_records(cabinet, "memo") if k.startswith(R.delta_prefix(
+        "memo"))]  # folded
+    want = {t: list(p) for t, p in fresh.store.index.postings()}
+    assert {t: list(p) for t, p in cabinet.open("memo").store.index.postings()} == want
 
 
 def test_a_hydrated_index_term_table_stays_out_of_the_collector(cabinet: Any) -> None:

@@ -76,8 +76,8 @@ class CabinetMachine(RuleBasedStateMachine):
         super().__init__()
         # fold the pending index deltas into the stored postings every few
         # ids, so the runs cover deltas, folding and hydrating both
-        self._pending = R.POSTING_PENDING
-        R.POSTING_PENDING = 6
+        self._pending = R.POSTING_PENDING, R.PENDING_SHARE
+        R.POSTING_PENDING, R.PENDING_SHARE = 6, 1 << 40
         self.dir = tempfile.mkdtemp(prefix="memnet-model-")
         self.cab = Cabinet.open(self.dir)
         self.s = self.cab.create(SID)
@@ -91,7 +91,7 @@ class CabinetMachine(RuleBasedStateMachine):
         self._snap()
 
     def teardown(self) -> None:
-        R.POSTING_PENDING = self._pending
+        R.POSTING_PENDING, R.PENDING_SHARE = self._pending
         self.cab.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
