@@ -19,7 +19,9 @@ be a prefix of another's range (ids never contain 0x00).
 
 from __future__ import annotations
 
+import functools
 import struct
+import threading
 import zlib
 from array import array
 from typing import Any, TypeGuard
@@ -50,8 +52,10 @@ def sid_key(sid: str) -> bytes:
     return check_session_id(sid).encode("ascii")
 
 
+@functools.lru_cache(maxsize=1024)
 def prefix(sid: str) -> bytes:
-    """The key prefix of every per-element record of ``sid``."""
+    """The key prefix of every per-element record of ``sid`` (remembered: a
+    flush asks for it once per record)."""
     return sid_key(sid) + b"\x00"
 
 
@@ -77,9 +81,20 @@ def seal(key: bytes, payload: bytes) -> bytes:
     return CRC.pack(zlib.crc32(payload, zlib.crc32(key))) + payload
 
 
+class _Packers(threading.local):
+    """One msgpack packer per thread (a packer holds a buffer while it packs;
+    building one per record cost a flush more than the packing did)."""
+
+    def __init__(self) -> None:
+        self.packer = msgpack.Packer(use_bin_type=True, default=_default)
+
+
+_PACKERS = _Packers()
+
+
 def encode(obj: Any, key: bytes) -> bytes:
     """The record of ``obj`` stored under ``key``."""
-    return seal(key, msgpack.packb(obj, use_bin_type=True, default=_default))
+    return seal(key, _PACKERS.packer.pack(obj))
 
 
 def _payload(data: bytes, key: bytes) -> memoryview:
