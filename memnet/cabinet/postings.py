@@ -72,19 +72,23 @@ Ids = dict[bytes, list[int]]  # term -> ascending node ids
 _ONE_ID = struct.Struct("<I").pack
 
 
-def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int]) -> tuple[Ids, Ids]:
+def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
+               stored_top: int) -> tuple[Ids, Ids]:
     """``(added, removed)``: the ids each term gained and lost over the changed
     ``nodes`` (ascending): each node's stored record gives the terms it had,
     the store the terms it has (kept from the commit that created it, when
-    it is new)."""
+    it is new). Nodes from ``stored_top`` on were never stored: no record is
+    asked for."""
     st = s.store
     added: Ids = {}
     removed: Ids = {}
-    keys = [R.element_key(sid, nid) for nid in nodes]
-    for nid, key, raw in zip(nodes, keys, txn.get_many(R.NODES, keys), strict=True):
+    cut = bisect.bisect_left(nodes, stored_top)
+    keys = [R.element_key(sid, nid) for nid in nodes[:cut]]
+    raws = txn.get_many(R.NODES, keys) + [None] * (len(nodes) - cut)
+    for nid, raw in zip(nodes, raws, strict=True):
         new = st.node_terms(nid)
         if raw is not None:
-            old = _node_terms(_node_from(raw, key))
+            old = _node_terms(_node_from(raw, R.element_key(sid, nid)))
             if old:
                 for term in old - new:
                     removed.setdefault(term, []).append(nid)
@@ -201,7 +205,7 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
     all (and its own) into the stored postings and deletes them, so the
     work of folding is spread over the flushes that made it."""
     pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
-    gained, lost = _term_diff(txn, sid, s, nodes)
+    gained, lost = _term_diff(txn, sid, s, nodes, int(cat.get("next_node", 1 << 62)))
     if not gained and not lost:
         return [], {"pdelta": pending, "precs": precs}
     n = sum(map(len, gained.values())) + sum(map(len, lost.values()))
