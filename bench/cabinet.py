@@ -108,10 +108,11 @@ def _one_size(n: int, repeat: int, d: str) -> dict[str, float]:
     s = cab.open(meta_sid(n))
     out["hydrate_s"] = time.perf_counter() - t
     st = s.store
+    adjacency = st.view().adjacency
     rng = random.Random(7)
 
     def degree(nid: int) -> int:
-        return len(st.adj[nid])
+        return len(adjacency[nid])
 
     def flush_one(pick) -> float:
         times = []
@@ -126,7 +127,7 @@ def _one_size(n: int, repeat: int, d: str) -> dict[str, float]:
     def random_node() -> int:
         while True:
             nid = rng.randrange(1, st.next_node)
-            if not st.nrec[nid]:
+            if not st.node_recycled(nid):
                 return nid
 
     def quiet_node() -> int:

@@ -80,8 +80,9 @@ def _check_stored(path: str, acked: int) -> tuple[int, str]:
         if not acked <= v <= acked + 1:
             return v, f"stored version {v}, last acknowledged {acked}"
         st = s.store
-        tags = sorted(st.props[n]["tag"] for n in st.live_node_ids() if st.kind[n] == "TSK")
-        paths = sorted(st.props[n]["path"] for n in st.live_node_ids() if st.kind[n] == "MOD")
+        live = list(st.live_node_ids())
+        tags = sorted(st.node_props(n)["tag"] for n in live if st.node_kind(n) == "TSK")
+        paths = sorted(st.node_props(n)["path"] for n in live if st.node_kind(n) == "MOD")
         if tags != sorted(f"c{i}" for i in range(1, v + 1)) or \
                 paths != sorted(f"p{i}" for i in range(1, v + 1)) or st.live_edges < v:
             return v, f"version {v} is not whole"
@@ -179,13 +180,14 @@ def _digest(cab: Cabinet) -> dict[str, str]:
     for info in cab.sessions():
         s = cab.open(info.id)
         st = s.store
+        adjacency = st.view().adjacency
         h = hashlib.sha256()
         for n in range(1, st.next_node):
-            h.update(repr((st.kind[n], st.labels[n], sorted(st.props[n].items()),
-                           st.nick.get(n), st.nrec[n], st.adj[n].tobytes())).encode())
+            kind, labels, props, nick, recycled = st.node_state(n)
+            h.update(repr((kind, labels, sorted((props or {}).items()), nick, recycled,
+                           adjacency[n].tobytes())).encode())
         for e in range(1, st.next_edge):
-            h.update(repr((st.etype[e], st.esrc[e], st.edst[e], st.erec[e],
-                           st.eprops.get(e))).encode())
+            h.update(repr(st.edge_state(e)).encode())
         h.update(s.recall("TSK status:open pricing").text.encode())
         h.update(repr([e.to_dict() for e in cab.log(info.id)]).encode())
         h.update(cab.open(info.id, at=1).recall("MOD").text.encode())

@@ -137,13 +137,13 @@ def _pick_queries(cabinet: str, sid: str, n: int, seed: int) -> list[str]:
     out: dict[str, None] = {}
     while len(out) < n:
         nid = rng.randrange(1, st.next_node)
-        if st.nrec[nid]:
+        if st.node_recycled(nid):
             continue
-        words = [w for v in (st.props[nid] or {}).values()
+        words = [w for v in st.node_props(nid).values()
                  for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, str)
                  for w in re.findall(r"[a-z][a-z0-9_]{2,}", x.lower())]
         if words:  # the longest word of the node: a rarer one, as an agent would ask
-            out[f"{st.kind[nid]} {max(words, key=len)}"] = None
+            out[f"{st.node_kind(nid)} {max(words, key=len)}"] = None
     cab.close()
     return list(out)
 

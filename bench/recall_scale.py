@@ -137,11 +137,12 @@ def two_hop_tokens(store: Any, seeds: list[int]) -> tuple[int, int, int]:
     for n in sorted(dist, key=lambda x: (dist[x], x)):
         props = store.node_props(n)
         lines.append(format_node(node_handle(n), store.node_labels(n),
-                                 [(k, props[k]) for k in sorted(props)], store.nick.get(n)))
+                                 [(k, props[k]) for k in sorted(props)], store.node_nick(n)))
     for e in sorted(edges):
-        ep = store.eprops.get(e) or {}
-        lines.append(format_edge(edge_handle(e), store.etype[e], node_handle(store.esrc[e]),
-                                 node_handle(store.edst[e]), [(k, ep[k]) for k in sorted(ep)]))
+        ep = store.edge_props(e)
+        src, dst = store.edge_ends(e)
+        lines.append(format_edge(edge_handle(e), store.edge_type(e), node_handle(src),
+                                 node_handle(dst), [(k, ep[k]) for k in sorted(ep)]))
     return len(dist), len(edges), count_insert_tokens(lines)
 
 
@@ -181,8 +182,8 @@ def selftest() -> None:
 
     lines = [format_node(node_handle(n), st.node_labels(n), sorted(st.node_props(n).items()))
              for n in range(1, st.next_node)]
-    lines += [format_edge(edge_handle(e), st.etype[e], node_handle(st.esrc[e]),
-                          node_handle(st.edst[e])) for e in range(1, st.next_edge)]
+    lines += [format_edge(edge_handle(e), st.edge_type(e), *map(node_handle, st.edge_ends(e)))
+              for e in range(1, st.next_edge)]
     for cut in (len(lines), 1, 2, 4_097, 9_000):
         ls = lines[:cut]
         whole = count_tokens("INSERT\n  " + ",\n  ".join(ls))
@@ -231,7 +232,8 @@ def run_size(n: int, *, seed: int, repeat: int, via: str, note: str) -> dict[str
                peak_rss=peak_rss_bytes())
     if via == "commit" and rates:
         out["late_rate"] = statistics.median(rates)
-    degs = sorted((len(st.adj[i]) for i in range(1, st.next_node)), reverse=True)
+    adjacency = st.view().adjacency
+    degs = sorted((len(adjacency[i]) for i in range(1, st.next_node)), reverse=True)
     hubs = sum(1 for d in degs if d >= 1_000)
 
     how = (f"through Session.commit, {nodes // meta['batch'] + (nodes % meta['batch'] > 0)} "

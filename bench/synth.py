@@ -488,11 +488,11 @@ def _live_pick(store: Any, rng: random.Random, kind: str | None = None) -> int:
         post = store.index.kind(kind)
         while True:
             nid = post[rng.randrange(len(post))]
-            if not store.nrec[nid]:
+            if not store.node_recycled(nid):
                 return nid
     while True:
         nid = rng.randrange(1, store.next_node)
-        if not store.nrec[nid]:
+        if not store.node_recycled(nid):
             return nid
 
 

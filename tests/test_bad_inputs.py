@@ -42,7 +42,7 @@ def test_a_lone_surrogate_escape_in_a_delta_is_gql_syntax_and_a_pair_is_one_char
         assert e.value.code == "gql_syntax", delta
     assert s.version == 1
     s.commit(r"SET na1.title = 'fix \uD83D\uDE00 pricing'")
-    assert s.store.props[1]["title"] == "fix \U0001F600 pricing"
+    assert s.store.node_props(1)["title"] == "fix \U0001F600 pricing"
     assert s.recall(r"TSK title:'fix \uD83D\uDE00 pricing'").receipt.matched == 1
 
 

@@ -222,7 +222,7 @@ def test_a_model_from_another_root_replaces_the_earlier_one(tmp_path: Path) -> N
     assert set(els) == set(model.elements) and links == set(model.links)
     for sid in (*res.interiors, res.catalog):  # nothing of the old root is left anywhere
         s = cab.open(sid)
-        locs = [str(s.store.props[n].get("locator", "")) for n in s.store.live_node_ids()]
+        locs = [str(s.store.node_props(n).get("locator", "")) for n in s.store.live_node_ids()]
         assert not [x for x in locs if "sysml-models" in x], sid
         assert s.store.live_nodes + s.store.live_edges <= (50 if sid != res.catalog else 10**6)
     assert set(cab_ids(cab)) == {"q-cat", *res.interiors}

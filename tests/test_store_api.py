@@ -6,8 +6,6 @@ named reads agree with the element states history records."""
 
 from __future__ import annotations
 
-from array import array
-
 from memnet import Bulk, Session
 from memnet.graph.index import Index, le_bytes
 from memnet.graph.store import Store, node_handle
@@ -88,7 +86,4 @@ def test_the_view_follows_the_store_and_line_tokens_are_written_through_methods(
     assert view.line_tokens[1] == 7
     st.forget_line_tokens()
     assert not any(view.line_tokens)
-    # the old column name, kept for the cabinet, writes in place too
-    st.set_line_tokens(1, 7)
-    st.ltok = array("H", bytes(2 * len(view.line_tokens)))
-    assert st.view() is view and not any(view.line_tokens)
+    assert st.view() is view

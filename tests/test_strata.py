@@ -24,7 +24,7 @@ def _ses(cat: memnet.Session) -> dict[str, dict]:
     st = cat.store
     out = {}
     for nid in st.live_node_ids():
-        if st.kind[nid] == "SES":
+        if st.node_kind(nid) == "SES":
             props = dict(st.node_props(nid))
             assert props["sid"] not in out, f"{props['sid']} registered twice"
             out[props["sid"]] = {**props, "nid": nid}
@@ -34,8 +34,8 @@ def _ses(cat: memnet.Session) -> dict[str, dict]:
 def _next_links(cat: memnet.Session) -> set[tuple[str, str]]:
     st = cat.store
     sid = {nid: st.node_props(nid)["sid"] for nid in st.live_node_ids()}
-    return {(sid[st.esrc[e]], sid[st.edst[e]]) for e in st.live_edge_ids()
-            if st.etype[e] == "NEXT"}
+    ends = (st.edge_ends(e) for e in st.live_edge_ids() if st.edge_type(e) == "NEXT")
+    return {(sid[a], sid[b]) for a, b in ends}
 
 
 def _fill(cab: memnet.Cabinet, s: memnet.Session) -> list[memnet.CommitResult]:

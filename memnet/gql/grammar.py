@@ -33,9 +33,9 @@ from .ast import (
     Statement,
     Value,
 )
+from .codebook import _codebook_query
 from .parse import (
     _check_var,
-    _codebook_query,
     _context,
     _decode_string,
     _end_position,

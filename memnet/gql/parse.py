@@ -49,7 +49,6 @@ from memnet.gql.ast import (
     SeedQuery,
     Value,
 )
-from memnet.gql.emit import format_value
 
 #: Longest Δ text accepted (characters).
 MAX_DELTA_CHARS = 4 * 1024 * 1024
@@ -65,8 +64,6 @@ _TOKEN_ESTIMATE = re.compile(r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'?|//[^\n]*|/\*.*?(
                              re.DOTALL)
 
 _ANON_RE = re.compile(r"_anon[0-9]+")
-_INT_RE = re.compile(r"-?[0-9]+")
-_FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
 # matches up to (and including) the first backslash that starts no valid escape
 _BAD_ESCAPE_RE = re.compile(r"(?:[^\\]++|\\(?:[\\'nrt]|u[0-9A-Fa-f]{4}))*+\\")
 # an escape (kept for the codec) or a doubled quote (folded to one)
@@ -325,114 +322,6 @@ def _check_var(tok: Token) -> str:
     return name
 
 
-def _bare_codebook_value(word: str) -> Value:
-    if _INT_RE.fullmatch(word):
-        try:
-            return int(word)
-        except ValueError:
-            return word
-    if _FLOAT_RE.fullmatch(word):
-        value = float(word)
-        if value not in (float("inf"), float("-inf")):
-            return value
-        return word
-    low = word.lower()
-    if low == "true":
-        return True
-    if low == "false":
-        return False
-    return word
-
-
-# --------------------------------------------------------------------------- codebook
-
-
-def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
-    """The query of a codebook token list (each token typed CB_UPPER,
-    CB_PAIR, CB_NICK, CB_STRING or CB_WORD)."""
-    kind: str | None = None
-    labels: list[str] = []
-    props: list[tuple[str, Value]] = []
-    seen: set[str] = set()
-    contains: list[tuple[str, str]] = []
-    keywords: list[str] = []
-    bare: list[tuple[str, str]] = []
-    nick: str | None = None
-    for tok in tokens:
-        t = tok.type
-        if t == "CB_UPPER":
-            if kind is None:
-                kind = str(tok)
-            else:
-                labels.append(str(tok))
-        elif t == "CB_PAIR":
-            text = str(tok)
-            cut = min(i for i in (text.find(":"), text.find("~")) if i >= 0)
-            key, sep, raw = text[:cut], text[cut], text[cut + 1:]
-            quoted = raw.startswith("'")
-            if sep == "~":
-                contains.append((key, _decode_string(tok) if quoted else raw))
-                continue
-            if key in seen:
-                raise _fail_at(tok, f"duplicate property key {key!r}")
-            seen.add(key)
-            value = _decode_string(tok) if quoted else _bare_codebook_value(raw)
-            if not isinstance(value, str) and raw != format_value(value):
-                bare.append((key, raw))  # the text as written, when not canonical
-            props.append((key, value))
-        elif t == "CB_NICK":
-            if nick is not None:
-                raise _fail_at(tok, "a query names at most one #nick")
-            nick = str(tok)[1:]
-        elif t == "CB_STRING":
-            keywords.append(_decode_string(tok))
-        else:
-            keywords.append(str(tok))
-    return SeedQuery(kind=kind, labels=tuple(labels), props=tuple(props),
-                     keywords=tuple(keywords), contains=tuple(contains), nick=nick,
-                     limit=None, form="codebook", bare=tuple(bare))
-
-
-class _Word(str):
-    """A whitespace-separated word of a codebook query, typed as the grammar
-    would type it (positions are not kept: any error goes to lark)."""
-
-    type: str
-    line: int | None = None
-    column: int | None = None
-    start_pos: int | None = None
-
-
-_CB_UPPER = re.compile(r"[A-Z][A-Z0-9_]*")
-_CB_NICK = re.compile(r"#[a-z0-9][a-z0-9_-]*")
-_CB_PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~][^\s'#]+")
-_CB_HARD = re.compile(r"['#]|//|/\*")
-
-
-def _direct_codebook(q: str) -> SeedQuery | None:
-    """The codebook query in ``q`` read word by word, or None when it holds a
-    quote, a comment or a ``#`` that is not a lone nick (lark reads those)."""
-    words = q.split()
-    toks: list[_Word] = []
-    for w in words:
-        tok = _Word(w)
-        if _CB_UPPER.fullmatch(w):
-            tok.type = "CB_UPPER"
-        elif _CB_NICK.fullmatch(w):
-            tok.type = "CB_NICK"
-        elif _CB_HARD.search(w):
-            return None
-        elif _CB_PAIR.fullmatch(w):
-            tok.type = "CB_PAIR"
-        else:
-            tok.type = "CB_WORD"
-        toks.append(tok)
-    try:
-        return _codebook_query(toks)
-    except _Fail:
-        return None
-
-
 # --------------------------------------------------------------------------- building
 
 
@@ -581,6 +470,8 @@ def _parse_query_cached(q: str) -> SeedQuery:
     if _first_word_is_match(q):
         return _parse_match(q)
     _check_caps(q, MAX_QUERY_CHARS)
+    from .codebook import _direct_codebook  # it reads values with the helpers above
+
     direct = _direct_codebook(q)
     if direct is not None:
         return direct

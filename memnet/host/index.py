@@ -62,7 +62,7 @@ from ..errors import (
     QueryError,
 )
 from ..ingest.model import Warning_
-from ..ingest.source import tree_root, walk
+from ..ingest.walk import tree_root, walk
 from .hook import Hit
 from .units import READERS, SCHEMES, Doc, sysml_docs
 

@@ -2,7 +2,7 @@
 
 An index of a library needs, per module, its docstring and its top-level
 classes and functions with their signatures and docstrings: the SYMs ingest
-makes (:func:`memnet.ingest.source.top_symbols`). ``ast.parse`` of a whole
+makes (:func:`memnet.ingest.handlers.top_symbols`). ``ast.parse`` of a whole
 module builds every statement of every body to get them, and on this machine
 it reads about 2-3 MB of source a second: 10,000 files of an installed package
 set would take close to a minute.
@@ -30,7 +30,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from ..ingest.source import top_symbols
+from ..ingest.handlers import top_symbols
 
 # strings (a string's prefix letters do not change where it ends), comments,
 # brackets; at bracket depth 0 also backslash continuations and newlines

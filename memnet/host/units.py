@@ -17,8 +17,8 @@ file's name, each followed by the first line of the docstring, doc or text; a
 heading's text; a markdown file's first heading.
 
 The locators are the ones :mod:`memnet.ingest` gives the same files (its SYM
-rule, :func:`~memnet.ingest.source.top_symbols`; its section slugs,
-:func:`~memnet.ingest.source.sections`; its SysML reader,
+rule, :func:`~memnet.ingest.handlers.top_symbols`; its section slugs,
+:func:`~memnet.ingest.handlers.sections`; its SysML reader,
 :func:`~memnet.ingest.sysml.parse_sysml` and
 :func:`~memnet.ingest.sysml.to_artefacts`), so a hit snapped into a session
 and the node ingest makes for the same thing are one node. Plain text files
@@ -37,8 +37,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import MemNetError
+from ..ingest.handlers import module_name, sections
 from ..ingest.model import Warning_
-from ..ingest.source import module_name, sections
 from .hook import short
 from .pyskel import outline
 

@@ -117,7 +117,7 @@ def _lark_query(q: str) -> Any:
 
 
 def _same_query(q: str) -> None:
-    from memnet.gql.parse import _direct_codebook
+    from memnet.gql.codebook import _direct_codebook
 
     direct = _direct_codebook(q)
     if direct is not None:

@@ -25,11 +25,11 @@ def ix(tree, tmp_path):
 
 
 def live(s: Session, kind: str | None = None) -> list[int]:
-    return [n for n in s.store.live_node_ids() if kind is None or s.store.kind[n] == kind]
+    return [n for n in s.store.live_node_ids() if kind is None or s.store.node_kind(n) == kind]
 
 
 def by_locator(s: Session, loc: str) -> list[int]:
-    return [n for n in live(s) if (s.store.props[n] or {}).get("locator") == loc]
+    return [n for n in live(s) if s.store.node_props(n).get("locator") == loc]
 
 
 @pytest.mark.req("MN-REQ-22", "MN-REQ-03")
@@ -40,15 +40,15 @@ def test_a_snap_commits_the_hits_once(ix):
     assert res.query.startswith("n") and len(res.hits) == len(res.handles) == 3
     assert all(res.created)
     (q,) = live(s, "QRY")
-    assert dict(s.store.props[q]) == {"title": Q}
+    assert dict(s.store.node_props(q)) == {"title": Q}
     for rank, (h, handle) in enumerate(zip(res.hits, res.handles, strict=True), 1):
         (nid,) = by_locator(s, h.locator)
-        assert s.store.kind[nid] == h.kind
-        assert dict(s.store.props[nid]) == {"locator": h.locator, "title": h.title}
+        assert s.store.node_kind(nid) == h.kind
+        assert dict(s.store.node_props(nid)) == {"locator": h.locator, "title": h.title}
         assert s.store.resolve(handle) == ("n", nid)
         edges = [(e, o) for e, d, o in s.store.live_entries(q) if o == nid]
-        assert len(edges) == 1 and s.store.etype[edges[0][0]] == "HIT"
-        assert dict(s.store.eprops[edges[0][0]]) == {"rank": rank}
+        assert len(edges) == 1 and s.store.edge_type(edges[0][0]) == "HIT"
+        assert dict(s.store.edge_props(edges[0][0])) == {"rank": rank}
     assert res.hits[0].locator == "py:lib/shop/pricing.py::round_price"
     # the same hits again: nothing committed
     again = snap(s, "  round a price   half to even ", hook=ix, top=3)
@@ -80,9 +80,10 @@ def test_a_snap_reuses_what_ingest_made_and_ingest_adopts_what_a_snap_made(tree,
     ingest_path(fresh, tree)  # ingest finds the snapped nodes by their locators
     for loc, nid in before.items():
         assert by_locator(fresh, loc) == [nid]
-        assert "title" not in fresh.store.props[nid] or fresh.store.kind[nid] != "SYM"
+        assert "title" not in fresh.store.node_props(nid) or fresh.store.node_kind(nid) != "SYM"
     (q,) = live(fresh, "QRY")
-    assert sum(1 for e, d, o in fresh.store.live_entries(q) if fresh.store.etype[e] == "HIT") == 3
+    st = fresh.store
+    assert sum(1 for e, d, o in st.live_entries(q) if st.edge_type(e) == "HIT") == 3
 
 
 @pytest.mark.req("MN-REQ-22")
@@ -92,7 +93,7 @@ def test_the_query_node_follows_the_latest_hits(ix):
     fewer = snap(s, Q, hook=ix, top=2)
     assert fewer.changed and fewer.unlinked == 2 and fewer.version == 2
     (q,) = live(s, "QRY")
-    hits = [o for e, d, o in s.store.live_entries(q) if s.store.etype[e] == "HIT"]
+    hits = [o for e, d, o in s.store.live_entries(q) if s.store.edge_type(e) == "HIT"]
     assert sorted(hits) == sorted(s.store.resolve(h)[1] for h in first.handles[:2])
     assert all(by_locator(s, h.locator) for h in first.hits)  # the nodes stay
     back = snap(s, Q, hook=ix, top=4)
@@ -120,11 +121,12 @@ def test_a_retriever_of_ones_own_and_bad_hits(tmp_path):
     s = Session("work")
     res = snap(s, "spec section", hook=mine)
     assert [h.locator for h in res.hits] == ["https://example.org/spec#s3", "py:lib/a.py::f"]
-    assert [s.store.kind[s.store.resolve(h)[1]] for h in res.handles] == ["DOC", "SYM"]
+    assert [s.store.node_kind(s.store.resolve(h)[1]) for h in res.handles] == ["DOC", "SYM"]
     long = Hit("x:1", "word " * 100, 1.0)
     snap(s, "long title", hook=Listed([long]))
     (nid,) = by_locator(s, "x:1")
-    assert len(s.store.props[nid]["title"]) <= 120 and s.store.props[nid]["title"].endswith("…")
+    title = s.store.node_props(nid)["title"]
+    assert len(title) <= 120 and title.endswith("…")
 
     version = s.version
     bad = [Hit("", "empty", 1.0), Hit(" x", "blanks", 1.0), Hit("x", "t", float("nan")),

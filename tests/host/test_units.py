@@ -188,8 +188,9 @@ def test_the_units_have_the_locators_ingest_gives(tmp_path):
     (top / "model" / "broken.sysml").rename(top / "model" / "broken.sysml.off")
     ingest_path(s, top)
     st = s.store
-    ingested = {st.props[n]["locator"]: st.kind[n] for n in st.live_node_ids()
-                if not (st.kind[n] == "PKG" and st.props[n]["locator"].startswith("py:"))}
+    loc = {n: st.node_props(n)["locator"] for n in st.live_node_ids()}
+    ingested = {loc[n]: st.node_kind(n) for n in loc
+                if not (st.node_kind(n) == "PKG" and loc[n].startswith("py:"))}
     (top / "model" / "broken.sysml.off").rename(top / "model" / "broken.sysml")
 
     files, _ = walk(top, SCHEMES)

@@ -73,10 +73,10 @@ def reference(top: Path) -> tuple[set[str], set[tuple[str, str]], int]:
 def graph(s: memnet.Session) -> dict[str, object]:
     """What the session holds, by path: modules, import pairs, symbols."""
     st = s.store
-    mods = {n: st.node_props(n)["path"] for n in st.live_node_ids() if st.kind[n] == "MOD"}
-    imports = {(mods[st.esrc[e]], mods[st.edst[e]]) for e in st.live_edge_ids()
-               if st.etype[e] == "IMPORTS"}
-    syms = sum(1 for n in st.live_node_ids() if st.kind[n] == "SYM")
+    mods = {n: st.node_props(n)["path"] for n in st.live_node_ids() if st.node_kind(n) == "MOD"}
+    ends = (st.edge_ends(e) for e in st.live_edge_ids() if st.edge_type(e) == "IMPORTS")
+    imports = {(mods[a], mods[b]) for a, b in ends}
+    syms = sum(1 for n in st.live_node_ids() if st.node_kind(n) == "SYM")
     return {"mods": sorted(mods.values()), "imports": imports, "syms": syms}
 
 

@@ -128,7 +128,7 @@ def test_gone_elements_are_recycled_with_their_edges():
     assert (r.links_added, r.links_removed) == (0, 3)
     assert live(s) == (2, 1)
     for loc in ("py:t/a.py", "py:t/a.py::f"):
-        assert s.store.nrec[s.store.resolve(old[loc][0])[1]]
+        assert s.store.node_recycled(s.store.resolve(old[loc][0])[1])
     assert set(snapshot(s, a)[0]) == {"py:t", "py:t/b.py"}
 
 
@@ -142,7 +142,7 @@ def test_a_kind_change_recycles_and_inserts_again_keeping_links():
     assert (r.created, r.updated, r.recycled) == (1, 0, 1)
     el, ln = snapshot(s, a)
     assert el["py:t/b.py"][1] == "DOC" and el["py:t/b.py"][0] != old
-    assert s.store.nrec[s.store.resolve(old)[1]]
+    assert s.store.node_recycled(s.store.resolve(old)[1])
     assert set(ln) == set(a.links)      # both links to b.py are there again, to the new node
     assert live(s) == (4, 4)
     assert not sync(s, a).changed
@@ -183,7 +183,7 @@ def test_what_is_out_of_scope_is_never_touched():
     r = sync(s, art())
     assert r.recycled == 4
     for var in ("t", "o", "w", "p"):
-        assert not s.store.nrec[s.store.resolve(ids[var])[1]]
+        assert not s.store.node_recycled(s.store.resolve(ids[var])[1])
     assert s.store.live_nodes == 5  # t, o, w, p, t2
 
 
@@ -263,7 +263,7 @@ def test_a_duplicate_locator_made_by_hand_is_recycled_with_a_warning():
     dup = s.commit("INSERT (d:MOD {locator: 'py:t/b.py', path: 'copy'})").ids["d"]
     r = sync(s, base())
     assert r.changed and r.recycled == 1 and any(dup in w.path for w in r.warnings)
-    assert s.store.nrec[s.store.resolve(dup)[1]]
+    assert s.store.node_recycled(s.store.resolve(dup)[1])
     assert snapshot(s, base())[0]["py:t/b.py"][0] == keep
     assert not sync(s, base()).changed
 

@@ -142,9 +142,9 @@ def test_no_recycled_element_is_emitted_or_walked(sc) -> None:  # type: ignore[n
         assert not shown & recycled, (shown & recycled, q.text, sh.text)
         # white box: the store's recycled flags agree
         for n in sh.nodes:
-            assert s.store.nrec[s.store.resolve(n.var)[1]] == 0
+            assert not s.store.node_recycled(s.store.resolve(n.var)[1])
         for e in sh.edges:
-            assert s.store.erec[s.store.resolve(e.var)[1]] == 0
+            assert not s.store.edge_recycled(s.store.resolve(e.var)[1])
         assert all(p in g for p in r.periphery)
         if not recycled:
             assert r.hidden == 0, "nothing was recycled, so nothing can be hidden"

@@ -64,14 +64,17 @@ def hub_session() -> tuple[memnet.Session, dict[str, str]]:
 
 
 def _count_hub_reads(s: memnet.Session, hub: str, **recall) -> tuple[memnet.Shape, int]:  # type: ignore[no-untyped-def]
-    nid = s.store.resolve(hub)[1]   # white box: wrap the hub's adjacency list
-    original = s.store.adj[nid]
+    nid = s.store.resolve(hub)[1]
+    # white box: wrap the hub's adjacency list in the store's own column (the
+    # view reads the same list, so a walk through either sees the wrapper)
+    column = s.store._adj
+    original = column[nid]
     counting = _CountingArray(original.typecode, original)
-    s.store.adj[nid] = counting
+    column[nid] = counting
     try:
         sh = s.recall(**recall)
     finally:
-        s.store.adj[nid] = original
+        column[nid] = original
     return sh, counting.reads
 
 

@@ -102,8 +102,8 @@ def test_seeds_do_not_depend_on_insertion_order(names, texts, q, seed, limit) ->
         sb = b.recall(query, limit=limit).receipt
         assert sa.matched == sb.matched
         # the same nodes (by what they hold), in the same order
-        key_a = [a.store.key[int(h[2:], 36)] for h in sa.seeds]
-        key_b = [b.store.key[int(h[2:], 36)] for h in sb.seeds]
+        key_a = [a.store.node_key(int(h[2:], 36)) for h in sa.seeds]
+        key_b = [b.store.node_key(int(h[2:], 36)) for h in sb.seeds]
         assert key_a == key_b, (query, key_a, key_b)
 
 

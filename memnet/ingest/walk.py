@@ -1,0 +1,119 @@
+"""The directory walk of ingest: which files of a tree are read, and the checks
+on the path a user gives (see :mod:`memnet.ingest.source` for the rules)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from ..errors import PathNotFound
+from .model import Warning_
+
+SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
+
+T = TypeVar("T")
+
+
+def _skip(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+def _walk(top: Path, handlers: Mapping[str, T],
+          warn: list[Warning_], root: str) -> tuple[list[str], list[tuple[str, T]]]:
+    """Directories (relative, ``''`` for the root) that hold a handled file, and
+    the handled files, both in sorted depth-first order."""
+    dirs: list[str] = []
+    files: list[tuple[str, T]] = []
+
+    def visit(path: Path, rel: str) -> bool:
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            warn.append(Warning_(f"{root}/{rel}" if rel else root, 0,
+                                 f"not read: {err.strerror or err}"))
+            return False
+        mark = len(dirs)
+        dirs.append(rel)
+        found = False
+        for e in entries:
+            if _skip(e.name) or e.is_symlink():
+                continue
+            if not text_name(e.name):  # a locator is text: such a name cannot be one
+                warn.append(Warning_(f"{root}/{rel}" if rel else root, 0,
+                                     f"skipped {os.fsencode(e.name)!r}: the name is not UTF-8"))
+                continue
+            sub = f"{rel}/{e.name}" if rel else e.name
+            if e.is_dir(follow_symlinks=False):
+                found = visit(Path(e.path), sub) or found
+            elif e.is_file(follow_symlinks=False):
+                h = handlers.get(os.path.splitext(e.name)[1])
+                if h is not None:
+                    files.append((sub, h))
+                    found = True
+        if not found:
+            del dirs[mark:]
+        return found
+
+    visit(top, "")
+    return dirs, files
+
+
+def text_name(name: str) -> bool:
+    """Whether a file name as the OS gives it (bytes that are not UTF-8 come
+    as lone surrogates) is UTF-8 text, so it can be part of a locator."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    return repr(path if len(path) <= 200 else path[:200] + "…")
+
+
+def path_kind(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """``(path, kind)`` with kind ``dir``, ``file`` or ``other``; a path that
+    names nothing (empty, missing, unreadable, too long, holding a NUL) is a
+    ``path_not_found`` error, never the working directory or an ``OSError``."""
+    where = os.fsdecode(path)
+    if not where:
+        raise PathNotFound("the path is empty (write . for the working directory)", path=where)
+    p = Path(where)
+    try:
+        mode = p.stat().st_mode
+    except (OSError, ValueError) as e:
+        why = (e.strerror if isinstance(e, OSError) else None) or str(e)
+        raise PathNotFound(f"no such file or directory: {_shown(where)} ({why})",
+                           path=where[:200]) from None
+    return p, "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def walk(top: Path, kinds: Mapping[str, T]) -> tuple[list[tuple[str, T]], list[Warning_]]:
+    """The files below ``top`` whose suffix is a key of ``kinds`` (relative
+    posix paths with their ``kinds`` value, sorted depth-first), walked with
+    the rules of ingest (see :mod:`memnet.ingest.source`), and the directories
+    that could not be read."""
+    warn: list[Warning_] = []
+    return _walk(top, kinds, warn, top.name)[1], warn
+
+
+def tree_root(path: str | os.PathLike[str]) -> Path:
+    """``path`` resolved, or a ``path_not_found`` error when it is not a
+    directory whose name is UTF-8 text (the name is the root of every locator)."""
+    p, kind = path_kind(path)
+    if kind != "dir":
+        raise PathNotFound(f"{_shown(str(p))} is not a directory", path=str(p)[:200])
+    top = p.resolve()
+    if not text_name(top.name):
+        raise PathNotFound(f"the directory name {os.fsencode(top.name)!r} is not UTF-8, so it "
+                           "cannot be the root of a locator; rename it",
+                           path=os.fsencode(top.name).decode("ascii", "backslashreplace"))
+    return top
+
+
+__all__ = ["SKIP_DIRS", "path_kind", "text_name", "tree_root", "walk"]
