@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from .._version import __version__
@@ -167,19 +167,47 @@ class StdioServer:
             return _error(mid, e.code, e.message)
         return {"jsonrpc": "2.0", "id": mid, "result": result}
 
-    def serve(self, lines: Iterable[str], out: IO[str]) -> None:
+    def serve(self, lines: Iterable[bytes | str], out: IO[bytes]) -> None:
+        """Answer each message of ``lines`` on ``out`` (UTF-8, a line each).
+        A line that is not UTF-8 or not JSON gets a parse error; one marked
+        too long (see :func:`read_lines`) an invalid-request error."""
         for line in lines:
-            if not line.strip():
+            if line is TOO_LONG:
+                reply: dict[str, Any] | None = _error(
+                    None, INVALID_REQUEST, f"message over {MAX_MESSAGE:,} bytes")
+            elif not line.strip():
                 continue
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                reply: dict[str, Any] | None = _error(None, PARSE_ERROR, "Parse error")
             else:
-                reply = self.answer(msg)
+                try:
+                    msg = json.loads(line)
+                except ValueError:  # bad JSON, or bytes that are not UTF-8
+                    reply = _error(None, PARSE_ERROR, "Parse error")
+                else:
+                    reply = self.answer(msg)
             if reply is not None:
-                out.write(json.dumps(reply, ensure_ascii=False) + "\n")
+                out.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
                 out.flush()
+
+
+#: The longest message read (a Δ is capped at 4 MiB of text; JSON escaping can
+#: double it). A longer line is skipped to its end and answered with an error.
+MAX_MESSAGE = 16 << 20
+TOO_LONG = b"\x00too long"
+
+
+def read_lines(stream: IO[bytes], limit: int = MAX_MESSAGE) -> Iterator[bytes]:
+    """The lines of ``stream``, each at most ``limit`` bytes; in place of a
+    longer one, :data:`TOO_LONG` (its bytes are read and dropped, never held)."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(1 << 20)
+            yield TOO_LONG
+        else:
+            yield line
 
 
 class _RpcError(Exception):
@@ -195,11 +223,12 @@ def _error(mid: Any, code: int, message: str, data: Any = None) -> dict[str, Any
     return {"jsonrpc": "2.0", "id": mid, "error": err}
 
 
-def serve_stdio(cabinet: Cabinet, stdin: IO[str] | None = None,
-                stdout: IO[str] | None = None) -> None:
-    """Serve ``cabinet``'s tools on stdin/stdout until stdin closes."""
-    out = stdout or sys.stdout
-    StdioServer(MemNetTools(cabinet)).serve(stdin or sys.stdin, out)
+def serve_stdio(cabinet: Cabinet, stdin: IO[bytes] | None = None,
+                stdout: IO[bytes] | None = None) -> None:
+    """Serve ``cabinet``'s tools on stdin/stdout (as bytes) until stdin closes."""
+    StdioServer(MemNetTools(cabinet)).serve(read_lines(stdin or sys.stdin.buffer),
+                                            stdout or sys.stdout.buffer)
 
 
-__all__ = ["PROTOCOL_VERSIONS", "StdioServer", "check_arguments", "load_tools", "serve_stdio"]
+__all__ = ["MAX_MESSAGE", "PROTOCOL_VERSIONS", "StdioServer", "TOO_LONG", "check_arguments",
+           "load_tools", "read_lines", "serve_stdio"]

@@ -25,7 +25,7 @@ from mcp.client.stdio import stdio_client
 
 from memnet import Cabinet
 from memnet.faces.mcp import MISSING_EXTRA, MemNetTools, build_server, sdk_tool_list
-from memnet.faces.mcp_stdio import PROTOCOL_VERSIONS, StdioServer, load_tools
+from memnet.faces.mcp_stdio import PROTOCOL_VERSIONS, StdioServer, load_tools, read_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -370,7 +370,7 @@ def test_served_tool_list_is_the_sdks():
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
 def test_protocol_errors_and_argument_checks(tmp_path):
     with Cabinet.open(tmp_path / "cab") as cab:
-        out = io.StringIO()
+        out = io.BytesIO()
         msgs = [INIT,
                 {"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}},
                 {"jsonrpc": "2.0", "id": 3, "method": "ping"},
@@ -388,8 +388,12 @@ def test_protocol_errors_and_argument_checks(tmp_path):
                 {"jsonrpc": "2.0", "id": 9, "method": "initialize",
                  "params": {"protocolVersion": "1999-01-01"}}]
         lines = [json.dumps(m) for m in msgs] + ["{not json", "[1, 2]", ""]
-        StdioServer(MemNetTools(cab)).serve(iter(lines), out)
-    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+        raw = b"".join(x.encode() + b"\n" for x in lines)
+        raw += b'{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": {"x": "\xff"}}\n'
+        raw += b'{"jsonrpc": "2.0", "id": 11, "method": "ping", "pad": "' + b"x" * 300 + b'"}\n'
+        raw += b'{"jsonrpc": "2.0", "id": 12, "method": "ping"}'  # no final newline
+        StdioServer(MemNetTools(cab)).serve(read_lines(io.BytesIO(raw), limit=200), out)
+    replies = [json.loads(line) for line in out.getvalue().decode().splitlines()]
     by_id = {r["id"]: r for r in replies if r["id"] is not None}
     assert by_id[2]["error"]["code"] == -32601
     assert by_id[3]["result"] == {}
@@ -402,7 +406,10 @@ def test_protocol_errors_and_argument_checks(tmp_path):
     assert by_id[8]["result"]["content"][0]["text"].startswith("session_not_found:")
     assert by_id[9]["result"]["protocolVersion"] == PROTOCOL_VERSIONS[-1]
     anonymous = [r["error"]["code"] for r in replies if r["id"] is None]
-    assert anonymous == [-32700, -32600]  # bad JSON, a batch (not spoken); blank line skipped
+    # bad JSON, a batch (not spoken), bytes that are not UTF-8, a line over the
+    # cap (read to its end and dropped); the blank line is skipped
+    assert anonymous == [-32700, -32600, -32700, -32600]
+    assert by_id[12]["result"] == {}  # the line after the long one is read whole
 
 
 @pytest.mark.req("MN-REQ-17", "MN-REQ-18", "MN-REQ-19")
