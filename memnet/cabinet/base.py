@@ -51,7 +51,6 @@ from __future__ import annotations
 import gc
 import os
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
@@ -284,7 +283,7 @@ class Cabinet:
             _count_sessions(txn, 1)
 
         s = Session(sid, **session_options)
-        token = uuid.uuid4().hex
+        token = R.new_token()
         self.kv.run_write(work)
         self._bind(s, 0, token)
         return s
@@ -313,7 +312,7 @@ class Cabinet:
                 edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
                 posting_recs = _posting_records(sid, st.index)
                 log_recs = [_log_record(sid, r) for r in history] if whole else []
-            token = uuid.uuid4().hex
+            token = R.new_token()
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
                    "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
@@ -493,7 +492,7 @@ class Cabinet:
             base = s.base_version
             token = s.base_token
             unsure = dict(s.unsure_flushes)
-            mark = uuid.uuid4().hex
+            mark = R.new_token()
             st = s.store
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,

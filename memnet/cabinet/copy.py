@@ -25,7 +25,6 @@ reported as ``cabinet_corrupt``; the history travels with the session, so
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Callable, Sequence
 
 from ..errors import CabinetCorrupt, SessionExists, SessionNotFound
@@ -86,7 +85,7 @@ def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
         if cat is None:
             raise SessionNotFound(f"no session {sid!r} in the source cabinet")
         cat.pop("flush", None)
-        cat["token"] = uuid.uuid4().hex
+        cat["token"] = R.new_token()
         want = _digest(rt, sid)
 
         def work(wt: Txn) -> None:

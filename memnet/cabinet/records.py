@@ -20,6 +20,7 @@ be a prefix of another's range (ids never contain 0x00).
 from __future__ import annotations
 
 import functools
+import os
 import struct
 import threading
 import zlib
@@ -46,6 +47,13 @@ CRC = struct.Struct(">I")
 META, CATALOG, NODES, EDGES, LOG = "meta", "catalog", "nodes", "edges", "log"
 POSTINGS = "postings"
 TABLES = (META, CATALOG, NODES, EDGES, LOG, POSTINGS)
+
+
+def new_token() -> str:
+    """A random mark (128 bits as 32 hex digits) for a session's creation or
+    a flush attempt; os.urandom, not uuid, which costs a fresh process the
+    import of platform."""
+    return os.urandom(16).hex()
 
 
 def sid_key(sid: str) -> bytes:
@@ -322,4 +330,4 @@ __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMA
            "POSTING_PENDING", "POSTING_RANGE", "TABLES", "big_key", "bucket_key", "bucket_of",
            "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_props",
            "delta_key", "delta_prefix", "element_key", "encode", "encode_edge_chunk", "key_id",
-           "pending_limit", "prefix", "seal", "sid_key", "split_bucket_key"]
+           "new_token", "pending_limit", "prefix", "seal", "sid_key", "split_bucket_key"]
