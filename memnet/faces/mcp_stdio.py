@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
@@ -64,11 +65,14 @@ def _type_ok(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
+_INT_TEXT = re.compile(r"\s*-?[0-9]{1,18}\s*")
+
+
 def _coerce(value: Any, schema: dict[str, Any]) -> Any:
     """What a lenient client sends for a number or a flag (``"5"``, ``"true"``)
-    read as the schema's type; anything else unchanged."""
-    if type(value) is str and schema.get("type") == "integer" and value.strip().lstrip(
-            "-").isdigit():
+    read as the schema's type (ASCII digits only); anything else unchanged,
+    for the type check to refuse."""
+    if type(value) is str and schema.get("type") == "integer" and _INT_TEXT.fullmatch(value):
         return int(value)
     if type(value) is str and schema.get("type") == "boolean" and value in ("true", "false"):
         return value == "true"

@@ -385,6 +385,12 @@ def test_protocol_errors_and_argument_checks(tmp_path):
                                                                   "max_row": 3}}},
                 {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
                  "params": {"name": "memnet_outline", "arguments": {"session": "ghost"}}},
+                {"jsonrpc": "2.0", "id": 13, "method": "tools/call",
+                 "params": {"name": "memnet_recall", "arguments": {"session": "s",
+                                                                  "k": "--5"}}},
+                {"jsonrpc": "2.0", "id": 14, "method": "tools/call",
+                 "params": {"name": "memnet_recall", "arguments": {"session": "s",
+                                                                  "k": "9" * 25}}},
                 {"jsonrpc": "2.0", "id": 9, "method": "initialize",
                  "params": {"protocolVersion": "1999-01-01"}}]
         lines = [json.dumps(m) for m in msgs] + ["{not json", "[1, 2]", ""]
@@ -399,7 +405,8 @@ def test_protocol_errors_and_argument_checks(tmp_path):
     assert by_id[3]["result"] == {}
     assert by_id[4]["error"]["code"] == -32602
     for i, words in ((5, "'k' must be integer"), (6, "'session' is required"),
-                     (7, "unknown argument 'max_row'")):
+                     (7, "unknown argument 'max_row'"), (13, "'k' must be integer"),
+                     (14, "'k' must be integer")):
         res = by_id[i]["result"]
         assert res["isError"] and res["structuredContent"]["error"]["code"] == "invalid_argument"
         assert words in res["content"][0]["text"], res
