@@ -84,11 +84,12 @@ def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
     removed: Ids = {}
     cut = bisect.bisect_left(nodes, stored_top)
     keys = [R.element_key(sid, nid) for nid in nodes[:cut]]
-    raws = txn.get_many(R.NODES, keys) + [None] * (len(nodes) - cut)
-    for nid, raw in zip(nodes, raws, strict=True):
+    raws = txn.get_many(R.NODES, keys)
+    for i, nid in enumerate(nodes):
         new = st.node_terms(nid)
+        raw = raws[i] if i < cut else None
         if raw is not None:
-            old = _node_terms(_node_from(raw, R.element_key(sid, nid)))
+            old = _node_terms(_node_from(raw, keys[i]))
             if old:
                 for term in old - new:
                     removed.setdefault(term, []).append(nid)

@@ -281,7 +281,7 @@ def _props_bytes(props: dict[str, Value] | bytes | None) -> bytes | None:
     read back from the cabinet are kept as they are)."""
     if props is None or type(props) is bytes:
         return props
-    packed: bytes = msgpack.packb(props, use_bin_type=True)
+    packed: bytes = _PACKERS.packer.pack(props)
     return packed
 
 
@@ -324,6 +324,7 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
     if len(raw) < 4 or zlib.crc32(raw[4:]) != CRC.unpack_from(raw)[0]:
         raise CabinetCorrupt(f"record {key!r} failed its (format 3) checksum")
     return raw[4:]
+
 
 __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
            "META", "NODES", "PENDING_SHARE", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS",
