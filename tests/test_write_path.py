@@ -30,6 +30,35 @@ def test_a_commit_leaves_the_collector_as_it_found_it() -> None:
         gc.enable()
 
 
+def test_a_flush_holds_the_collector_over_its_write_and_leaves_it_on(tmp_path) -> None:
+    from memnet import Cabinet
+    from memnet.cabinet import kv_lmdb
+
+    seen = []
+    real = kv_lmdb.LmdbKV.run_write
+
+    def run_write(self, fn):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return real(self, fn)
+
+    with Cabinet.open(tmp_path / "cab") as cab:
+        s = cab.create("gc")
+        s.commit("INSERT (t:TSK {title: 'a'})")
+        kv_lmdb.LmdbKV.run_write = run_write  # type: ignore[method-assign]
+        try:
+            cab.flush(s)
+            stale = cab.open("gc")
+            s.commit("INSERT (u:TSK {title: 'b'})")
+            cab.flush(s)
+            stale.commit("INSERT (v:TSK {title: 'c'})")
+            with pytest.raises(memnet.ConflictError):
+                cab.flush(stale)
+        finally:
+            kv_lmdb.LmdbKV.run_write = real  # type: ignore[method-assign]
+    assert seen == [False, False, False]
+    assert gc.isenabled()
+
+
 def test_nested_and_concurrent_pauses_end_with_the_last() -> None:
     entered, leave = threading.Event(), threading.Event()
 

@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
-from ..commit import gc_paused, replay
+from ..commit import CommitRecord, gc_paused, replay
 from ..errors import (
     CabinetCorrupt,
     CabinetError,
@@ -492,67 +492,80 @@ class Cabinet:
             base = s.base_version
             token = s.base_token
             unsure = dict(s.unsure_flushes)
-            mark = R.new_token()
             st = s.store
             stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                      "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
                      "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
+            # the collector is held over the whole flush, the write included:
+            # its records and index deltas are many young objects that form no
+            # cycle, and the collections they would trigger walk every object
+            # the session holds (a third of a 1,000-element flush at 100k nodes)
             with gc_paused():
-                node_recs = [_node_record(s, sid, n) for n in nodes]
-                edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-                log_recs = [_log_record(sid, r) for r in pending]
-                # a change to a large share of the nodes (the first flush of a
-                # session built in memory) rewrites the postings from the index
-                # the session holds, as adopt does, instead of diffing node by node
-                posting_recs = _posting_records(sid, st.index) \
-                    if _rewrite_postings(len(term_nodes), st.next_node - 1) else None
+                return self._flush_locked(s, sid, nodes, term_nodes, edges, pending, base,
+                                          token, unsure, stats)
 
-            def work(txn: Txn) -> None:
-                cat = self._catalog(txn, sid)
-                if cat is None:
-                    raise SessionNotFound(f"no session {sid!r} in this cabinet (dropped?)")
-                if cat.get("token") != token:
-                    raise ConflictError(
-                        f"session {sid!r} was dropped and created again since this copy was "
-                        "loaded; open it again and redo the commit",
-                        stored=cat["version"], expected=base)
-                landed = unsure.get(cat.get("flush", "")) == cat["version"]
-                if cat["version"] != base and not landed:
-                    raise ConflictError(
-                        f"session {sid!r} is at version {cat['version']} in the cabinet but this "
-                        f"copy was loaded at version {base}; open it again and redo the commit",
-                        stored=cat["version"], expected=base)
-                if posting_recs is not None:
-                    txn.delete_prefix(R.POSTINGS, R.prefix(sid))
-                    writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
-                    counts = {"pdelta": 0, "precs": len(posting_recs)}
+    def _flush_locked(self, s: Session, sid: str, nodes: list[int], term_nodes: list[int],
+                      edges: list[int], pending: list[CommitRecord], base: int, token: Any,
+                      unsure: dict[str, int], stats: dict[str, Any]) -> int:
+        """The records of a flush and its one write (see :meth:`flush`), with
+        the session locked and what changed taken out of its store."""
+        st = s.store
+        mark = R.new_token()
+        node_recs = [_node_record(s, sid, n) for n in nodes]
+        edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
+        log_recs = [_log_record(sid, r) for r in pending]
+        # a change to a large share of the nodes (the first flush of a
+        # session built in memory) rewrites the postings from the index
+        # the session holds, as adopt does, instead of diffing node by node
+        posting_recs = _posting_records(sid, st.index) \
+            if _rewrite_postings(len(term_nodes), st.next_node - 1) else None
+
+        def work(txn: Txn) -> None:
+            cat = self._catalog(txn, sid)
+            if cat is None:
+                raise SessionNotFound(f"no session {sid!r} in this cabinet (dropped?)")
+            if cat.get("token") != token:
+                raise ConflictError(
+                    f"session {sid!r} was dropped and created again since this copy was "
+                    "loaded; open it again and redo the commit",
+                    stored=cat["version"], expected=base)
+            landed = unsure.get(cat.get("flush", "")) == cat["version"]
+            if cat["version"] != base and not landed:
+                raise ConflictError(
+                    f"session {sid!r} is at version {cat['version']} in the cabinet but this "
+                    f"copy was loaded at version {base}; open it again and redo the commit",
+                    stored=cat["version"], expected=base)
+            if posting_recs is not None:
+                txn.delete_prefix(R.POSTINGS, R.prefix(sid))
+                writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
+                counts = {"pdelta": 0, "precs": len(posting_recs)}
+            else:
+                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
+            for k, pv in writes:
+                if pv is None:
+                    txn.delete(R.POSTINGS, k)
                 else:
-                    writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
-                for k, pv in writes:
-                    if pv is None:
-                        txn.delete(R.POSTINGS, k)
-                    else:
-                        txn.put(R.POSTINGS, k, pv)
-                for k, v in node_recs:
-                    txn.put(R.NODES, k, v)
-                for k, v in edge_recs:
-                    txn.put(R.EDGES, k, v)
-                for k, v in log_recs:
-                    txn.put(R.LOG, k, v)
-                key = R.sid_key(sid)
-                txn.put(R.CATALOG, key,
-                        R.encode(dict(cat, **stats, **counts, flush=mark), key))
+                    txn.put(R.POSTINGS, k, pv)
+            for k, v in node_recs:
+                txn.put(R.NODES, k, v)
+            for k, v in edge_recs:
+                txn.put(R.EDGES, k, v)
+            for k, v in log_recs:
+                txn.put(R.LOG, k, v)
+            key = R.sid_key(sid)
+            txn.put(R.CATALOG, key,
+                    R.encode(dict(cat, **stats, **counts, flush=mark), key))
 
-            try:
-                self.kv.run_write(work)
-            except BaseException:
-                s.unsure_flushes[mark] = s.version
-                raise
-            st.clear_changes(set(nodes), set(edges))
-            s.base_version = s.version
-            s.pending = []
-            s.unsure_flushes = {}
-            return s.version
+        try:
+            self.kv.run_write(work)
+        except BaseException:
+            s.unsure_flushes[mark] = s.version
+            raise
+        st.clear_changes(set(nodes), set(edges))
+        s.base_version = s.version
+        s.pending = []
+        s.unsure_flushes = {}
+        return s.version
 
     # -- maintenance ------------------------------------------------------------------
     def backup(self, dest: str | os.PathLike[str]) -> None:

@@ -461,6 +461,29 @@ def test_sync_false_turns_synchronous_commit_off_for_this_cabinet_only(url: str)
         assert fast.info()["sync"] is False
 
 
+
+
+def test_large_records_are_stored_lz4_compressed_and_read_back_whole(url: str) -> None:
+    """The server the tests start is built with lz4 (Debian's is), so the
+    connection's toast compression setting must take: the log record of a
+    3,001-change commit is well past the 2 KB toast threshold."""
+    with Cabinet.open(url) as cab:
+        assert cab.kv._connection().execute(
+            "SHOW default_toast_compression").fetchone() == ("lz4",)
+        s = cab.create("hub")
+        s.commit("INSERT (h:HUB {name: 'h'})" + "".join(
+            f", (n{i}:TSK {{title: 'task number {i}'}}), (h)-[:HAS]->(n{i})"
+            for i in range(1500)))
+        cab.flush(s)
+        methods = [m for table in ("nodes", "edges", "log", "postings")
+                   for (m,) in cab.kv._connection().execute(
+                       f"SELECT pg_column_compression(v) FROM memnet_{table} "  # type: ignore
+                       "WHERE sid = 'hub' AND octet_length(v) > 4000")]
+        assert "lz4" in methods and "pglz" not in methods
+        again = cab.open("hub")
+        assert again.recall("HUB").text == s.recall("HUB").text
+
+
 # =========================================================================== staleness
 
 
