@@ -535,6 +535,24 @@ class Cabinet:
                     f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                     f"copy was loaded at version {base}; open it again and redo the commit",
                     stored=cat["version"], expected=base)
+            # the records built above go first, on their way while the index
+            # delta is computed (a server applies them meanwhile); but not the
+            # stored nodes whose terms changed: the delta reads their records
+            # as they were
+            top = int(cat.get("next_node", 1 << 62))
+            reread = set() if posting_recs is not None else \
+                {n for n in term_nodes if n < top}
+            later = []
+            for n, (k, v) in zip(nodes, node_recs, strict=True):
+                if n in reread:
+                    later.append((k, v))
+                else:
+                    txn.put(R.NODES, k, v)
+            for k, v in edge_recs:
+                txn.put(R.EDGES, k, v)
+            for k, v in log_recs:
+                txn.put(R.LOG, k, v)
+            txn.send_soon()
             if posting_recs is not None:
                 txn.delete_prefix(R.POSTINGS, R.prefix(sid))
                 writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
@@ -546,12 +564,8 @@ class Cabinet:
                     txn.delete(R.POSTINGS, k)
                 else:
                     txn.put(R.POSTINGS, k, pv)
-            for k, v in node_recs:
+            for k, v in later:
                 txn.put(R.NODES, k, v)
-            for k, v in edge_recs:
-                txn.put(R.EDGES, k, v)
-            for k, v in log_recs:
-                txn.put(R.LOG, k, v)
             key = R.sid_key(sid)
             txn.put(R.CATALOG, key,
                     R.encode(dict(cat, **stats, **counts, flush=mark), key))

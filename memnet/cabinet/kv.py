@@ -59,6 +59,12 @@ class Txn(abc.ABC):
     def delete(self, table: str, key: bytes) -> bool:
         raise NotImplementedError("read-only transaction")
 
+    def send_soon(self) -> None:
+        """A hint: the writes made so far may start on their way to the
+        store while the caller prepares the rest (a backend behind a network
+        sends them without waiting for the answer; the transaction still
+        commits or fails as a whole)."""
+
     def delete_prefix(self, table: str, prefix: bytes) -> int:
         """Delete every key that starts with ``prefix``; returns how many."""
         keys = [k for k, _v in self.scan(table, prefix)]

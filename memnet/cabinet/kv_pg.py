@@ -108,6 +108,37 @@ class _PgTxn(Txn):
         self.pending: dict[str, dict[bytes, bytes | None]] = {}
         self.pending_bytes = 0
         self.known: set[tuple[str, bytes]] = set()
+        self.pipe: Any = None  # the pipeline send_soon opened, until the commit
+        self.pipe_cur: Any = None
+
+    def send_soon(self) -> None:
+        """Send the buffered writes in pipeline mode and return without their
+        answers: the server applies them (a flush's ~850 node upserts take it
+        10-20 ms) while the caller computes the index delta. The answers are
+        read with the commit's, or before the next read."""
+        if not self.pending:
+            return
+        if self.pipe is None:
+            self.pipe_cur = self.conn.cursor(binary=True)
+            self.pipe = self.conn.pipeline()
+            self.pipe.__enter__()
+        self.send_writes()
+
+    def end_pipeline(self, ok: bool) -> None:
+        """Leave the pipeline send_soon opened: waiting for every answer
+        (``ok``; a failed statement raises here), or, on the way out of a
+        failed transaction, quietly (the caller rolls back or drops the
+        connection)."""
+        pipe, self.pipe = self.pipe, None
+        if pipe is None:
+            return
+        if ok:
+            pipe.__exit__(None, None, None)
+            return
+        try:
+            pipe.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - the transaction is being abandoned
+            pass
 
     # -- reads -----------------------------------------------------------------
     def _exec(self, query: str, params: tuple[Any, ...]) -> None:
@@ -313,15 +344,23 @@ class _PgTxn(Txn):
         self.pending_bytes = 0
         if not stmts and not commit:
             return
-        with self.conn.pipeline():
-            if self.begin is not None:
-                self.cur.execute(self.begin)
-                self.begin = None
-            for q, params in stmts:
-                self.cur.execute(q, params)
+        if self.pipe is not None:  # send_soon's pipeline: its own cursor, no waiting
+            self._send(self.pipe_cur, stmts, commit)
             if commit:
-                self.kv._commit_sent = True
-                self.cur.execute("COMMIT")
+                self.end_pipeline(ok=True)
+            return
+        with self.conn.pipeline():
+            self._send(self.cur, stmts, commit)
+
+    def _send(self, cur: Any, stmts: list[tuple[str, tuple[Any, ...]]], commit: bool) -> None:
+        if self.begin is not None:
+            cur.execute(self.begin)
+            self.begin = None
+        for q, params in stmts:
+            cur.execute(q, params)
+        if commit:
+            self.kv._commit_sent = True
+            cur.execute("COMMIT")
 
 
 def _split(key: bytes) -> tuple[str | None, bytes]:
@@ -473,13 +512,16 @@ class PgKV(KV):
                     txn.send_writes(commit=True)
                     return out
                 except (pe.SerializationFailure, pe.DeadlockDetected):
+                    txn.end_pipeline(ok=False)
                     self._end(conn)  # another writer got there first: run fn again
                     continue
                 except psycopg.Error as e:
                     unknown = self._commit_sent
+                    txn.end_pipeline(ok=False)
                     self._end(conn)
                     raise self._error(e, "write to", unknown=unknown) from None
                 except BaseException:
+                    txn.end_pipeline(ok=False)
                     self._end(conn)
                     raise
             raise CabinetError(f"the PostgreSQL cabinet at {self.display} kept refusing the "

@@ -153,6 +153,9 @@ class _CountingTxn:
         self._deletes[table] += n
         return n
 
+    def send_soon(self) -> None:
+        self._txn.send_soon()
+
 
 class WriteLog:
     """What went through ``run_write`` while counting: puts per table, the keys
