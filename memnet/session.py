@@ -15,7 +15,6 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 from collections.abc import Iterator
@@ -42,6 +41,7 @@ from .recall.peak import ExemplarState, PeakState, census
 from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
 from .recall.walk import WalkResult, shape_walk
+from .record import replace
 from .tokens import DEFAULT_TOKENIZER
 from .tokens import loaded as tokens_loaded
 
@@ -243,7 +243,7 @@ class Session:
             return SeedResult("outline", self._cached_exemplars(limit), 0)
         if sq.nick is not None:
             nid = by_nick(s, sq.nick)
-            rest = dataclasses.replace(sq, nick=None, limit=None)
+            rest = replace(sq, nick=None, limit=None)
             seeds: tuple[int, ...] = (nid,) if nid is not None else ()
             matched = len(seeds)
             if not rest.empty and limit > len(seeds):

@@ -16,6 +16,8 @@ LAYERS = {
     "errors": 0, "ids": 0, "tokens": 0, "_version": 0, "limits": 0,
     # what a property holds, its text and its order: every layer shares it
     "values": 0,
+    # the record classes (a cheap stand-in for dataclasses) every layer declares
+    "record": 0,
     "graph": 1, "gql": 2, "recall": 3, "commit": 3, "session": 4,
     "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "host": 5, "snap": 6, "ver": 6,
     "faces": 7, "__main__": 7, "__init__": 8,

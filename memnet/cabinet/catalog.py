@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -24,6 +23,7 @@ from ..errors import CabinetCorrupt, CabinetFormat, MemNetError
 from ..graph.index import Index
 from ..graph.words import stemmer_id
 from ..ids import check_session_id
+from ..record import field, record
 from ..session import Session
 from . import records as R
 from .kv import KV, Txn
@@ -31,7 +31,7 @@ from .postings import _node_terms, _posting_records
 from .records import _node_from, _v3_payload
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SessionInfo:
     """One row of the catalog."""
 
@@ -50,7 +50,7 @@ class SessionInfo:
                 "updated": self.updated}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LogEntry:
     """One commit of a session's history, as stored."""
 

@@ -59,7 +59,7 @@ class Txn(abc.ABC):
     def delete(self, table: str, key: bytes) -> bool:
         raise NotImplementedError("read-only transaction")
 
-    def send_soon(self) -> None:
+    def send_soon(self) -> None:  # noqa: B027 - a hint: doing nothing is right
         """A hint: the writes made so far may start on their way to the
         store while the caller prepares the rest (a backend behind a network
         sends them without waiting for the answer; the transaction still

@@ -10,18 +10,18 @@ exactly as it was.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CapExceeded, CommitRejected, EchoRefused
 from ..gql import ast
 from ..graph.store import Store, edge_handle, node_handle, text_bytes
+from ..record import record
 from ..values import node_key, props_text
 from .checks import KEY, LABEL, MAX_PROPS, NICK, check_name, check_props, check_value, differs
 from .records import Caps, Change, CommitRecord, CommitResult
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _NodeState:
     kind: str
     labels: set[str]
@@ -30,7 +30,7 @@ class _NodeState:
     recycled: bool
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _EdgeState:
     type: str
     src: tuple[str, int]     # ('n', id) existing or ('new', index)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..record import field, record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class Caps:
     """The rate cap R of a session: live rows (nodes + edges) and bytes."""
 
@@ -14,7 +15,7 @@ class Caps:
     bytes: int = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CommitResult:
     """What a Commit returns.
 
@@ -33,7 +34,7 @@ class CommitResult:
     advice: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Change:
     """One element's change inside a commit record (used by history and flush).
 
@@ -49,7 +50,7 @@ class Change:
     state: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CommitRecord:
     """One version in a session's history."""
 

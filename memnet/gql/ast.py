@@ -1,7 +1,8 @@
 """Syntax tree of the shaped GQL dialect.
 
-The parser turns text into these plain, frozen dataclasses; Commit and Recall
-consume them and never see lark trees. Positions are 1-based (line, column).
+The parser turns text into these plain, frozen records (``memnet/record.py``);
+Commit and Recall consume them and never see lark trees. Positions are 1-based
+(line, column).
 
 A *value* is a scalar (``str``, ``int``, ``float``, ``bool``) or a tuple of
 scalars (a GQL list). Property maps are tuples of ``(key, value)`` pairs in the
@@ -10,18 +11,17 @@ order written; duplicate keys are a syntax error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ..record import field, record
 from ..values import Props, Scalar, Value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Pos:
     line: int
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodePattern:
     """``(var:KIND&LABEL #nick {k: v})``.
 
@@ -41,7 +41,7 @@ class NodePattern:
         return not self.labels and not self.props and self.nick is None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EdgePattern:
     """``(src)-[var:TYPE {k: v}]->(dst)``, direction already resolved.
 
@@ -58,7 +58,7 @@ class EdgePattern:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Insert:
     """``INSERT`` graph literal: node patterns (in order of first appearance,
     each variable once, the defining pattern kept) and edge patterns."""
@@ -68,7 +68,7 @@ class Insert:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SetProp:
     """``SET var.key = value``"""
 
@@ -78,7 +78,7 @@ class SetProp:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SetLabel:
     """``SET var:LABEL``"""
 
@@ -87,7 +87,7 @@ class SetLabel:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SetNick:
     """``SET var #nick``"""
 
@@ -96,7 +96,7 @@ class SetNick:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RemoveProp:
     """``REMOVE var.key``"""
 
@@ -105,7 +105,7 @@ class RemoveProp:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RemoveLabel:
     """``REMOVE var:LABEL``"""
 
@@ -114,7 +114,7 @@ class RemoveLabel:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RemoveNick:
     """``REMOVE var #nick`` (the nick named must be the current one)."""
 
@@ -123,7 +123,7 @@ class RemoveNick:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Delete:
     """``DELETE a, b`` - recycle nodes (with their edges) or edges."""
 
@@ -131,7 +131,7 @@ class Delete:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Settle:
     """``SETTLE t`` - end a task."""
 
@@ -143,7 +143,7 @@ Statement = (Insert | SetProp | SetLabel | SetNick | RemoveProp | RemoveLabel | 
              | Delete | Settle)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Delta:
     """A mutation batch: statements in the order written.
 
@@ -154,7 +154,7 @@ class Delta:
     statements: tuple[Statement, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SeedQuery:
     """The seed part of a Recall, from either surface form.
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import fields, replace
 from typing import Any, Protocol
 
 from ..commit import StoredChange, rewind
@@ -47,6 +46,7 @@ from ..errors import DeltaMismatch, MemNetError, QueryError
 from ..gql import ast
 from ..gql.emit import format_edge, format_value, node_text
 from ..gql.parse import parse_delta
+from ..record import field_names, replace
 from .shape import ALARM_ADVICE, ALARM_TOKENS, LineCache, Receipt, Shape, answer_line, finish
 
 #: Versions before the current one whose Shapes an etag may name.
@@ -59,7 +59,7 @@ MEMO_SIZE = 128
 KNOBS = ("k", "max_rows", "limit", "fanout", "view", "laws")
 
 _ETAG = re.compile(r"[0-9a-f]{16}")
-_FIELDS = tuple(f.name for f in fields(Receipt))
+_FIELDS = field_names(Receipt)
 _CARRIED = tuple(f for f in _FIELDS if f not in ("etag", "tokens", "bytes", "alarm"))
 
 Graph = tuple[tuple[ast.NodePattern, ...], tuple[ast.EdgePattern, ...]]

@@ -36,7 +36,6 @@ import heapq
 import math
 from array import array
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from itertools import compress, filterfalse, repeat
 from operator import add
 
@@ -55,6 +54,7 @@ from ..graph.words import (
     tokens,
     word_terms,
 )
+from ..record import record
 
 SETTLED_TERM = prop_term("settled", "b", True)
 _EMPTY = array("I")
@@ -62,7 +62,7 @@ _EMPTY = array("I")
 Tiers = list[tuple[int, "array[int]"]]   # (level, ascending ids), highest level first
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SeedResult:
     mode: str            # match | nick | peak | outline | skip
     seeds: tuple[int, ...]

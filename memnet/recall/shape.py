@@ -22,13 +22,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import MemNetError
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
 from ..graph.store import Store, edge_handle, node_handle
+from ..record import as_dict, field, record
 from ..tokens import count_tokens
 
 VIEWS = ("interior", "shell")
@@ -39,7 +39,7 @@ EXCERPT_ITEMS = {"interior": 32, "shell": 8}   # items of a list value
 ALARM_TOKENS = 8000
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Receipt:
     """What a Recall did and what its Shape costs.
 
@@ -86,7 +86,7 @@ class Receipt:
     def to_dict(self) -> dict[str, Any]:
         if self.answer != "shape":
             return {k: getattr(self, k) for k in _DELTA_KEYS[self.answer]}
-        d = asdict(self)
+        d = as_dict(self)
         d["seeds"] = list(self.seeds)
         d["periphery"] = list(self.periphery)
         d["advice"] = list(self.advice)
@@ -155,7 +155,7 @@ _DELTA_KEYS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Shape:
     """The bounded neighbourhood a Recall returns.
 

@@ -14,15 +14,15 @@ against ``M`` unless the caller leaves them out.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 
 from ..graph.store import OUT, Store
+from ..record import field, record
 
 PERIPHERY = 5
 PEEK_BUDGET = 64  # adjacency entries read past the cut to name the periphery
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class WalkResult:
     nodes: list[int] = field(default_factory=list)       # emission order
     edges: list[int] = field(default_factory=list)

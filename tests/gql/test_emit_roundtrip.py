@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pytest
@@ -21,6 +20,7 @@ from memnet.gql import (
     parse_query,
 )
 from memnet.gql.ast import Delta, EdgePattern, Insert, NodePattern, SeedQuery
+from memnet.record import replace
 
 pytestmark = pytest.mark.req("MN-REQ-07")
 
@@ -136,7 +136,7 @@ def test_format_query_of_match_form_reads_back():
                    "WHERE n.title CONTAINS 'pricing page' LIMIT 3")
     assert parse_query(out) == q
     # the codebook rendering of the same filters reads back as a codebook query
-    cb = dataclasses.replace(q, form="codebook", limit=None)
+    cb = replace(q, form="codebook", limit=None)
     assert format_query(cb) == "TSK URGENT status:open prio:2 title~'pricing page' #focus"
     assert parse_query(format_query(cb)) == cb
 
@@ -196,7 +196,7 @@ def expected_insert(nodes, edges):
     for n in nodes:
         if n.var is None:
             anon += 1
-            n = dataclasses.replace(n, var=f"_anon{anon}")
+            n = replace(n, var=f"_anon{anon}")
         out.append(n)
         seen.add(n.var)
     for e in edges:
@@ -272,7 +272,7 @@ def test_format_query_round_trip(q):
 
 @given(codebook_queries(), st.integers(1, 500))
 def test_format_query_limit_is_last(q, limit):
-    text = format_query(dataclasses.replace(q, limit=limit))
+    text = format_query(replace(q, limit=limit))
     assert text.endswith(f"limit:{limit}")
 
 

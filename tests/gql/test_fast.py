@@ -4,7 +4,6 @@ steps aside, and it never accepts what lark refuses."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from lark import Lark
 from memnet.errors import GQLSyntaxError
 from memnet.gql.fast import fast_delta
 from memnet.gql.parse import _run
+from memnet.record import field_names
 from tests.gql.test_parse import _TOKENS
 from tests.ver.strategies import VER, graph_specs
 
@@ -24,9 +24,9 @@ REQ = "MN-REQ-08"
 
 def _with_positions(x: Any) -> Any:
     """A tree with every Pos made part of what is compared."""
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+    if hasattr(x, "__record_fields__") and not isinstance(x, type):
         return (type(x).__name__,) + tuple(
-            _with_positions(getattr(x, f.name)) for f in dataclasses.fields(x))
+            _with_positions(getattr(x, name)) for name in field_names(x))
     if isinstance(x, tuple):
         return tuple(_with_positions(v) for v in x)
     return x
