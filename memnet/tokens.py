@@ -22,8 +22,10 @@ import atexit
 import functools
 import os
 import re
+import sys
 import threading
 import zlib
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -113,7 +115,7 @@ _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
 _PIECEWISE = {"o200k_base": _O200K_ASCII}
 PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache file)
 _MAGIC = b"MNPC1"
-_RANKS_MAGIC = b"MNRK1"
+_RANKS_MAGIC = b"MNRK2"
 
 
 def cache_dir() -> str | None:
@@ -230,12 +232,11 @@ def _piece_count(tokenizer: str, piece: str) -> int:
     """BPE tokens of one pre-token piece, merged here over the vocabulary's
     ranks (the way the tokenizer merges a piece: the lowest-ranked adjacent
     pair first, the leftmost among equals) so that no encoder is built."""
-    ranks = _ranks(tokenizer)
+    get = _rank_of(tokenizer)
     raw = piece.encode()
-    if raw in ranks:
+    if get(raw) is not None:
         return 1
     parts = [raw[i:i + 1] for i in range(len(raw))]
-    get = ranks.get
     while len(parts) > 1:
         best = -1
         at = 0
@@ -250,10 +251,15 @@ def _piece_count(tokenizer: str, piece: str) -> int:
 
 
 @functools.cache
-def _ranks(name: str) -> dict[bytes, int]:
-    """The vocabulary ``{token bytes: rank}``: read from a compact checked file
-    in the user's cache directory (milliseconds), written there the first time
-    from the gzipped base64 list the wheel ships (seconds)."""
+def _rank_of(name: str) -> Callable[[bytes], int | None]:
+    """The rank of a token's bytes in the vocabulary (None: not a token).
+
+    Read from a hashed table in the user's cache directory, probed where it
+    lies: a fresh process that meets a few new pieces reads the file (a few
+    MB, milliseconds) instead of building the 200,000-entry map (a sixth of
+    a second). The file is written the first time from the gzipped base64
+    list the wheel ships (seconds); without a cache directory the map is
+    built in memory."""
     path = None
     base = cache_dir()
     if base is not None:
@@ -266,42 +272,77 @@ def _ranks(name: str) -> dict[bytes, int]:
     ranks: dict[bytes, int] = load_ranks(name)
     if path is not None:
         _write_ranks(path, ranks)
-    return ranks
+    return ranks.get
 
 
-def _read_ranks(path: str) -> dict[bytes, int] | None:
-    """Ranks from a cache file: magic, CRC-32, token count, then each token as
-    a one-byte length (less one) and its bytes, in rank order."""
+# The ranks file: magic, CRC-32 of the rest, then the token count n and the
+# slot count m (a power of two, at least 2n), m little-endian u32 slots
+# (0: empty, else 1 + the offset of an entry) in which a token sits at
+# crc32(token) mod m or the first free slot after it, then the entries: the
+# token's length less one (a byte), its bytes, its rank (u32 little-endian).
+_HEAD = 13  # magic (5) + CRC (4) + n (4); m follows
+
+
+def _read_ranks(path: str) -> Callable[[bytes], int | None] | None:
+    """The lookup over a ranks file, or None when it is missing or damaged.
+    The file is mapped, not read: a lookup touches a slot and an entry."""
+    import mmap
+
     try:
         with open(path, "rb") as f:
-            raw = f.read()
-    except OSError:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # missing, unreadable, or empty
         return None
-    if raw[:5] != _RANKS_MAGIC or len(raw) < 13 or \
-            zlib.crc32(raw[9:]) != int.from_bytes(raw[5:9], "big"):
+    if mm[:5] != _RANKS_MAGIC or len(mm) < _HEAD + 4 or \
+            zlib.crc32(memoryview(mm)[9:]) != int.from_bytes(mm[5:9], "big"):
         return None
-    n = int.from_bytes(raw[9:13], "big")
-    out: dict[bytes, int] = {}
-    pos = 13
-    try:
-        for rank in range(n):
-            end = pos + 1 + raw[pos]
-            out[raw[pos + 1:end + 1]] = rank
-            pos = end + 1
-    except IndexError:
+    m = int.from_bytes(mm[_HEAD:_HEAD + 4], "little")
+    lo = _HEAD + 4
+    if m <= 0 or m & (m - 1) or len(mm) < lo + 4 * m:
         return None
-    return out if pos == len(raw) and len(out) == n else None
+    slots: Any
+    if sys.byteorder == "little":
+        slots = memoryview(mm)[lo:lo + 4 * m].cast("I")
+    else:  # pragma: no cover - no big-endian machine at hand
+        slots = array("I", mm[lo:lo + 4 * m])
+        slots.byteswap()
+    base = lo + 4 * m  # entry offsets count from here
+    mask = m - 1
+    crc = zlib.crc32
+
+    def rank(tok: bytes) -> int | None:
+        h = crc(tok) & mask
+        while True:
+            at = slots[h]
+            if not at:
+                return None
+            at += base - 1
+            end = at + 2 + mm[at]
+            if mm[at + 1:end] == tok:
+                return int.from_bytes(mm[end:end + 4], "little")
+            h = (h + 1) & mask
+
+    return rank
 
 
 def _write_ranks(path: str, ranks: dict[bytes, int]) -> None:
-    """Write the cache file atomically; one that cannot be written is skipped
-    (a vocabulary whose ranks are not 0..n-1 or whose tokens are longer than
-    256 bytes is not cached)."""
-    toks = sorted(ranks, key=ranks.__getitem__)
-    if [ranks[t] for t in toks] != list(range(len(toks))) or \
-            any(not 0 < len(t) <= 256 for t in toks):
+    """Write the ranks file atomically; one that cannot be written is skipped
+    (a vocabulary with tokens longer than 256 bytes, or empty, is not cached)."""
+    if any(not 0 < len(t) <= 256 for t in ranks) or not ranks:
         return
-    body = len(toks).to_bytes(4, "big") + b"".join(bytes((len(t) - 1,)) + t for t in toks)
+    m = 1 << (2 * len(ranks) - 1).bit_length()
+    slots = array("I", bytes(4 * m))
+    blob = bytearray()
+    mask = m - 1
+    for tok, r in sorted(ranks.items(), key=lambda kv: kv[1]):
+        h = zlib.crc32(tok) & mask
+        while slots[h]:
+            h = (h + 1) & mask
+        slots[h] = len(blob) + 1
+        blob += bytes((len(tok) - 1,)) + tok + r.to_bytes(4, "little")
+    if sys.byteorder != "little":
+        slots.byteswap()
+    body = len(ranks).to_bytes(4, "big") + m.to_bytes(4, "little") + slots.tobytes() + blob
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"

