@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from itertools import compress, filterfalse, repeat
 from operator import add
 
@@ -124,11 +124,11 @@ def _tiers(store: Store, terms: list[tuple[int, bytes]]) -> Tiers:
     return [(lv, idx.posting(t)) for lv, t in terms if t in have]  # type: ignore[misc]
 
 
-def _size(tiers: Tiers) -> int:
+def _size(tiers: Sequence[tuple[int, Sized]]) -> int:
     return sum(len(p) for _lv, p in tiers)
 
 
-def _idset(tiers: Tiers) -> set[int]:
+def _idset(tiers: Sequence[tuple[int, Iterable[int]]]) -> set[int]:
     return set().union(*(p for _lv, p in tiers)) if tiers else set()
 
 
@@ -386,13 +386,19 @@ def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> Se
 
 def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedResult:
     """One keyword of one word: the score is the word's level, so the tiers,
-    read from the top, are already in rank order."""
-    exact, stems = w.exact, w.stems
-    every = stems or exact          # the stem tiers hold every exact node too
-    if filt.trivial:
-        matched = _size(every)
-    else:
-        matched = sum(len(filt.apply(list(p))) for _lv, p in every)
+    read from the top, are already in rank order. The filters run once, over
+    the tiers that hold every match (the stem tiers hold every exact node
+    too); the exact tiers then keep the nodes that passed."""
+    exact: Sequence[tuple[int, Sequence[int]]] = w.exact
+    stems: Sequence[tuple[int, Sequence[int]]] = w.stems
+    if not filt.trivial:
+        if stems:
+            stems = [(lv, filt.apply(list(p))) for lv, p in stems]
+            passed = _idset(stems)
+            exact = [(lv, list(filter(passed.__contains__, p))) for lv, p in exact]
+        else:
+            exact = [(lv, filt.apply(list(p))) for lv, p in exact]
+    matched = _size(stems or exact)
     in_exact = _idset(exact) if stems else set()
     by_level: dict[int, list[int]] = {}
     for lv, p in exact:
@@ -404,9 +410,7 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
     live = _tsk_live(store, filt)
     seeds: list[int] = []
     for lv in sorted(by_level, reverse=True):
-        bucket = by_level[lv]
-        bucket = filt.apply(bucket)
-        seeds += _first(store, bucket, limit - len(seeds), live)
+        seeds += _first(store, by_level[lv], limit - len(seeds), live)
         if len(seeds) >= limit:
             break
     return SeedResult("match", tuple(seeds), matched)
