@@ -147,6 +147,10 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
     by_bucket: dict[tuple[int, int], dict[bytes, dict[int, bool]]] = {}
     for term, ops in changes.items():
         b = R.bucket_of(term)
+        lo, hi = min(ops) // step, max(ops) // step
+        if lo == hi:  # the usual case: every id in one range
+            by_bucket.setdefault((lo, b), {})[term] = ops
+            continue
         for nid, present in ops.items():
             by_bucket.setdefault((nid // step, b), {}).setdefault(term, {})[nid] = present
     out: list[tuple[bytes, bytes | None]] = []
@@ -158,26 +162,35 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
     for (rng, b), terms in sorted(by_bucket.items()):
         key = R.bucket_key(sid, rng, b)
         raw = stored[key]
-        m = R.decode_bucket(raw, key) if raw is not None else {}
-        before = dict(m)
+        # the bucket's checksum is checked; of its postings, the ones edited
+        # here are (the others are written back as they were read)
+        m = R.decode_bucket(raw, key, deep=False) if raw is not None else {}
+        changed = False
         for term, ops in sorted(terms.items()):
             bkey = R.big_key(sid, rng, term)
             braw = stored[bkey]
             if braw is not None:
                 ids = set(le_array(R.decode_ids(braw, bkey)))
             else:
-                ids = set(le_array(m[term])) if term in m else set()
-            ids.difference_update(n for n, present in ops.items() if not present)
-            ids.update(n for n, present in ops.items() if present)
+                had = m.get(term)
+                if had is not None and (type(had) is not bytes or not had or len(had) & 3):
+                    raise CabinetCorrupt(f"posting record {key!r} is malformed")
+                ids = set(le_array(had)) if had is not None else set()
+            if all(ops.values()):  # only additions (new nodes): the usual case
+                ids.update(ops)
+            else:
+                ids.difference_update(n for n, present in ops.items() if not present)
+                ids.update(n for n, present in ops.items() if present)
             data = le_bytes(array("I", sorted(ids))) if ids else b""
             if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
-                m.pop(term, None)
+                changed |= m.pop(term, None) is not None
                 out.append((bkey, R.seal(bkey, data) if data else None))
             elif data:
+                changed |= m.get(term) != data
                 m[term] = data
             else:
-                m.pop(term, None)
-        if m != before:
+                changed |= m.pop(term, None) is not None
+        if changed:
             out.append((key, R.encode(m, key) if m else None))
     return out
 
