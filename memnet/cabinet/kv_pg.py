@@ -132,13 +132,11 @@ class _PgTxn(Txn):
         pipe, self.pipe = self.pipe, None
         if pipe is None:
             return
-        if ok:
-            pipe.__exit__(None, None, None)
-            return
         try:
             pipe.__exit__(None, None, None)
-        except Exception:  # noqa: BLE001 - the transaction is being abandoned
-            pass
+        except Exception:  # noqa: BLE001 - abandoning: the caller rolls back
+            if ok:
+                raise
 
     # -- reads -----------------------------------------------------------------
     def _exec(self, query: str, params: tuple[Any, ...]) -> None:

@@ -118,8 +118,8 @@ def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[byte
     if not (type(d) is dict and set(d) == {"a", "r"}):
         raise CabinetCorrupt(f"posting delta {key!r} is malformed")
     for m in (d["a"], d["r"]):
-        if type(m) is not dict or any(type(k) is not bytes or type(v) is not bytes
-                                      or not v or len(v) & 3 for k, v in m.items()):
+        if type(m) is not dict or any(type(k) is not bytes or R.bad_posting(v)
+                                      for k, v in m.items()):
             raise CabinetCorrupt(f"posting delta {key!r} is malformed")
     return d["a"], d["r"]
 
@@ -173,7 +173,7 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
                 ids = set(le_array(R.decode_ids(braw, bkey)))
             else:
                 had = m.get(term)
-                if had is not None and (type(had) is not bytes or not had or len(had) & 3):
+                if had is not None and R.bad_posting(had):
                     raise CabinetCorrupt(f"posting record {key!r} is malformed")
                 ids = set(le_array(had)) if had is not None else set()
             if all(ops.values()):  # only additions (new nodes): the usual case

@@ -262,6 +262,12 @@ def decode_ids(raw: bytes, key: bytes) -> bytes:
     return payload
 
 
+def bad_posting(ids: object) -> bool:
+    """Whether a stored posting value is not what one must be: non-empty
+    bytes holding whole little-endian u32 ids."""
+    return type(ids) is not bytes or not ids or len(ids) & 3 != 0
+
+
 def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, bytes]:
     """One bucket map. ``deep=False`` (a hydrate) checks only that it is a
     map: each posting is checked when the index first reads it, and verify()
@@ -269,7 +275,7 @@ def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, b
     m = decode(raw, key)
     if type(m) is not dict or not m or deep and (
             any(type(k) is not bytes or not k for k in m)
-            or any(type(v) is not bytes or not v or len(v) & 3 for v in m.values())):
+            or any(map(bad_posting, m.values()))):
         raise CabinetCorrupt(f"posting record {key!r} is malformed")
     return m
 
@@ -328,7 +334,8 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
 
 __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
            "META", "NODES", "PENDING_SHARE", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS",
-           "POSTING_PENDING", "POSTING_RANGE", "TABLES", "big_key", "bucket_key", "bucket_of",
-           "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_props",
-           "delta_key", "delta_prefix", "element_key", "encode", "encode_edge_chunk", "key_id",
-           "new_token", "pending_limit", "prefix", "seal", "sid_key", "split_bucket_key"]
+           "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting", "big_key", "bucket_key",
+           "bucket_of", "decode", "decode_bucket", "decode_edge_chunk", "decode_ids",
+           "decode_props", "delta_key", "delta_prefix", "element_key", "encode",
+           "encode_edge_chunk", "key_id", "new_token", "pending_limit", "prefix", "seal",
+           "sid_key", "split_bucket_key"]
