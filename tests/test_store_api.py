@@ -87,3 +87,25 @@ def test_the_view_follows_the_store_and_line_tokens_are_written_through_methods(
     st.forget_line_tokens()
     assert not any(view.line_tokens)
     assert st.view() is view
+
+
+def test_a_coded_column_gives_back_what_was_put_and_widens_past_two_bytes() -> None:
+    from memnet.graph.columns import CodedColumn
+
+    col = CodedColumn("")
+    col.append("CONTAINS")
+    col.extend(["DEPENDS", "CONTAINS", "DEPENDS"])
+    assert list(col) == ["", "CONTAINS", "DEPENDS", "CONTAINS", "DEPENDS"]
+    assert col.take(1, 3) == ["CONTAINS", "DEPENDS"]
+    assert col.code_of("CONTAINS") == col.codes[1] and col.code_of("NONE") == -1
+    assert col.codes.itemsize == 2
+    many = [f"T{i}" for i in range(70_000)]
+    col.extend(many)
+    col[2] = "T69999"
+    assert col.codes.typecode == "I" and len(col) == 5 + 70_000
+    assert col[2] == "T69999" and col[4] == "DEPENDS" and col[-1] == "T69999"
+    assert col.take(5, 8) == ["T0", "T1", "T2"]
+    # equal values share one object: a label tuple read back is the one kept
+    labels = CodedColumn(())
+    labels.extend([("A", "B"), ("A", "B")])
+    assert labels[1] is labels[2] and labels[0] == ()

@@ -73,9 +73,14 @@ class TestGroup:
 
 
 def env() -> dict[str, str]:
+    """The environment of the pytest subprocesses: no model from the outer run, and
+    no plugins loaded from entry points (the tiny projects use none; hypothesis's
+    and anyio's cost more than a second per process). ``memnet.ver`` is named
+    with ``-p`` and still loads."""
     out = dict(os.environ)
     out.pop(ver.ENV_MODELS, None)
     out.pop("PYTEST_ADDOPTS", None)
+    out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return out
 
 

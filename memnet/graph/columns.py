@@ -10,12 +10,14 @@ method.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from ..errors import MemNetError
 from ..values import Value
 from .index import le_array, le_bytes
+
+T = TypeVar("T")
 
 
 def _no_decoder(raw: bytes) -> dict[str, Value] | None:
@@ -67,6 +69,65 @@ class AdjList(_Stored):
         return v if v.__class__ is bytes else le_bytes(v)
 
 
+class CodedColumn(Generic[T]):
+    """A column of values drawn from few distinct ones (edge types, label
+    sets): each element holds a code (an ``array('H')``, widened to ``'I'``
+    when a 65,537th value arrives) into :attr:`names`. Two bytes an element
+    instead of an eight-byte reference; reading an element gives the value
+    (the same object for equal values). Hot loops compare :attr:`codes`
+    against :meth:`code_of` instead."""
+
+    __slots__ = ("codes", "names", "_code")
+
+    def __init__(self, first: T) -> None:
+        self.names: list[T] = [first]
+        self._code: dict[T, int] = {first: 0}
+        self.codes: array[int] = array("H", [0])
+
+    def code(self, v: T) -> int:
+        """The code of ``v``, given one if it has none yet."""
+        c = self._code.get(v)
+        if c is None:
+            c = len(self.names)
+            if c > 0xFFFF and self.codes.typecode == "H":
+                self.codes = array("I", self.codes)
+            self._code[v] = c
+            self.names.append(v)
+        return c
+
+    def code_of(self, v: T) -> int:
+        """The code of ``v``; -1 when it has none."""
+        return self._code.get(v, -1)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i: int) -> T:
+        return self.names[self.codes[i]]
+
+    def __setitem__(self, i: int, v: T) -> None:
+        self.codes[i] = self.code(v)
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self.names.__getitem__, self.codes)
+
+    def take(self, lo: int, hi: int) -> list[T]:
+        """Elements ``lo`` to ``hi - 1``."""
+        names = self.names
+        return [names[c] for c in self.codes[lo:hi]]
+
+    def append(self, v: T) -> None:
+        self.codes.append(self.code(v))
+
+    def extend(self, values: Iterable[T]) -> None:
+        vals = values if isinstance(values, (list, tuple)) else list(values)
+        known = self._code
+        for v in dict.fromkeys(vals):  # new values coded in order of first appearance
+            if v not in known:
+                self.code(v)
+        self.codes.extend(map(known.__getitem__, vals))
+
+
 class StoreView(NamedTuple):
     """The store's columns by element id, read-only (:meth:`Store.view`).
 
@@ -78,8 +139,8 @@ class StoreView(NamedTuple):
     recycled edges per node. The view stays valid as the store grows.
     """
 
-    kinds: Sequence[str]
-    extra_labels: Sequence[tuple[str, ...]]
+    kinds: CodedColumn[str]
+    extra_labels: CodedColumn[tuple[str, ...]]
     prop_maps: Sequence[dict[str, Value] | None]
     keys: Sequence[str]
     adjacency: Sequence[array[int]]
@@ -87,7 +148,7 @@ class StoreView(NamedTuple):
     line_tokens: Sequence[int]
     nicks: Mapping[int, str]
     nick_owners: Mapping[str, int]
-    edge_types: Sequence[str]
+    edge_types: CodedColumn[str]
     sources: Sequence[int]
     targets: Sequence[int]
     edge_props: Mapping[int, dict[str, Value]]
@@ -95,4 +156,4 @@ class StoreView(NamedTuple):
     hidden_edges: Mapping[int, int]
 
 
-__all__ = ["AdjList", "PropsList", "StoreView"]
+__all__ = ["AdjList", "CodedColumn", "PropsList", "StoreView"]

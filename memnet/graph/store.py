@@ -156,7 +156,7 @@ class Store(StoredGraph):
     def add_edge(self, etype: str, src: int, dst: int,
                  props: dict[str, Value] | None = None) -> int:
         eid = len(self._etype)
-        self._etype.append(self._intern(etype))
+        self._etype.append(etype)
         self._esrc.append(src)
         self._edst.append(dst)
         self._erec.append(0)
@@ -222,12 +222,12 @@ class Store(StoredGraph):
         takes the new entries one by one otherwise (the order is the same).
         Returns the id of the first."""
         first = eid = len(self._etype)
-        intern = self._intern
-        etype, esrc, edst, eprops = self._etype, self._esrc, self._edst, self._eprops
+        add_type = self._etype.append
+        esrc, edst, eprops = self._esrc, self._edst, self._eprops
         touched: dict[int, list[int]] = {}
         live_bytes = 0
         for t, src, dst, props in items:
-            etype.append(intern(t))
+            add_type(t)
             esrc.append(src)
             edst.append(dst)
             live_bytes += len(t) + 8
@@ -445,7 +445,8 @@ class Store(StoredGraph):
                 bool(self._erec[eid]))
 
     def has_label(self, nid: int, label: str) -> bool:
-        return self._kind[nid] == label or label in self._labels[nid]
+        kinds, labels = self._kind, self._labels
+        return kinds.names[kinds.codes[nid]] == label or label in labels.names[labels.codes[nid]]
 
     def view(self) -> StoreView:
         """The columns, read-only, for a loop over many elements (bind it once
@@ -453,7 +454,8 @@ class Store(StoredGraph):
         return self._view
 
     def node_kind(self, nid: int) -> str:
-        return self._kind[nid]
+        kinds = self._kind
+        return kinds.names[kinds.codes[nid]]
 
     def extra_labels(self, nid: int) -> tuple[str, ...]:
         """A node's labels besides its kind, sorted."""

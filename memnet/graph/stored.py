@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..values import Value
-from .columns import AdjList, PropsList, StoreView
+from .columns import AdjList, CodedColumn, PropsList, StoreView
 from .index import Index, le_array
 
 _EMPTY: tuple[str, ...] = ()
@@ -29,8 +29,8 @@ class StoredGraph:
 
     def __init__(self) -> None:
         # nodes (index 0 unused so that every handle is non-zero)
-        self._kind: list[str] = [""]
-        self._labels: list[tuple[str, ...]] = [_EMPTY]
+        self._kind = CodedColumn("")
+        self._labels = CodedColumn(_EMPTY)
         self._props: PropsList = PropsList([None])
         self._key: list[str] = [""]
         self._adj: AdjList = AdjList([array("I")])
@@ -41,7 +41,7 @@ class StoredGraph:
         self._nick: dict[int, str] = {}
         self._nick_owner: dict[str, int] = {}
         # edges
-        self._etype: list[str] = [""]
+        self._etype = CodedColumn("")
         self._esrc = array("I", [0])
         self._edst = array("I", [0])
         self._eprops: dict[int, dict[str, Value]] = {}
@@ -128,14 +128,13 @@ class StoredGraph:
         """
         if len(self._kind) != 1 or len(self._etype) != 1:
             raise ValueError("Store.load needs an empty store")
-        intern = self._intern
         self._props._decode = decode_props
         for chunk in nodes:
             first = len(self._kind)
             kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*chunk, strict=False)
             del chunk
-            self._kind.extend(map(intern, kind_col))
-            self._labels.extend(tuple(map(intern, x)) if x else _EMPTY for x in labels)
+            self._kind.extend(kind_col)
+            self._labels.extend(labels)  # tuples, () when none (see records._is_node)
             self._props.extend(x or None for x in props)  # bytes: decoded when read
             self._key.extend(keys)
             self._adj.extend(adjs)  # the stored bytes: arrays when first read
@@ -146,8 +145,7 @@ class StoredGraph:
                     self._nick[nid] = nick
                     if not recs[nid - first]:
                         self._nick_owner[nick] = nid
-        types = {t: intern(t) for t in set(etypes)}
-        self._etype.extend(map(types.__getitem__, etypes))
+        self._etype.extend(etypes)
         self._esrc.extend(esrc)
         self._edst.extend(edst)
         self._erec.extend(erec)
@@ -183,7 +181,7 @@ class StoredGraph:
         (types, sources, targets, recycled flags) and the props by edge id."""
         get = self._eprops.get
         props = {e: p for e in range(lo, hi) if (p := get(e))}
-        return (self._etype[lo:hi], self._esrc[lo:hi], self._edst[lo:hi], self._erec[lo:hi],
+        return (self._etype.take(lo, hi), self._esrc[lo:hi], self._edst[lo:hi], self._erec[lo:hi],
                 props)
 
     def adjacency_top(self) -> int:

@@ -33,10 +33,10 @@ def peaks(store: Store, limit: int) -> tuple[int, ...]:
     rho = array("I", bytes(4 * n))
     cols = store.view()
     esrc, edst, erec, nrec = cols.sources, cols.targets, cols.edge_recycled, cols.node_recycled
-    etype = cols.edge_types
+    etype, hierarchy = cols.edge_types.codes, cols.edge_types.code_of(HIERARCHY)
     live: list[int] = []
     for e in range(1, store.next_edge):
-        if erec[e] or etype[e] == HIERARCHY:
+        if erec[e] or etype[e] == hierarchy:
             continue
         a, b = esrc[e], edst[e]
         if nrec[a] or nrec[b] or a == b:

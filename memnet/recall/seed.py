@@ -256,7 +256,9 @@ class _Filters:
         s = self.s
         out = ids if isinstance(ids, list) else list(ids)
         if self.kind is not None and out:
-            out = list(compress(out, map(self.kind.__eq__, map(s.view().kinds.__getitem__, out))))
+            kinds = s.view().kinds
+            out = list(compress(out, map(kinds.code_of(self.kind).__eq__,
+                                         map(kinds.codes.__getitem__, out))))
         for lab in self.labels:
             if out:
                 out = list(compress(out, map(s.has_label, out, repeat(lab))))

@@ -1,4 +1,5 @@
-"""The memnet CLI as a user runs it: a real subprocess on a real LMDB cabinet."""
+"""The memnet CLI as a user runs it: a real subprocess on a real LMDB cabinet (the table
+of error paths goes through `main(argv)` in-process; its codes are the same)."""
 
 from __future__ import annotations
 
@@ -105,15 +106,26 @@ def test_every_command_has_help():
     (("recall", "s", "TSK", "--at", "42"), None, "version_not_found"),
     (("recall", "s", "MATCH (n:TSK) LIMIT 0"), None, "gql_syntax"),
 ])
-def test_every_error_path_exits_1_with_its_code(tmp_path, args, stdin, code):
-    home = tmp_path / "cab"
-    assert run("session", "create", "s", home=home).returncode == 0
-    assert run("commit", "s", "-", home=home,
-               stdin="INSERT (t:TSK {title: 'there'})").returncode == 0
-    r = run(*args, home=home, stdin=stdin)
-    assert r.returncode == 1, (r.stdout, r.stderr)
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"memnet: error: {code}:"), r.stderr
+def test_every_error_path_exits_1_with_its_code(tmp_path, monkeypatch, capsys, args, stdin,
+                                                code):
+    # in-process through main(argv): the exit status and the one stderr line are
+    # what is checked; the tests around this one run the real command
+    import io
+
+    from memnet.faces.cli import main
+
+    def call(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        rc = main(["--home", str(tmp_path / "cab"), *argv])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    assert call("session", "create", "s")[0] == 0
+    assert call("commit", "s", "-", stdin="INSERT (t:TSK {title: 'there'})")[0] == 0
+    rc, out, err = call(*args, stdin=stdin)
+    assert rc == 1, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"memnet: error: {code}:"), err
     # a refused commit changed nothing
-    log = run("session", "log", "s", "--format", "json", home=home)
-    assert len(json.loads(log.stdout)) == 1
+    rc, log, _ = call("session", "log", "s", "--format", "json")
+    assert rc == 0 and len(json.loads(log)) == 1
