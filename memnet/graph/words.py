@@ -308,19 +308,71 @@ class _StemLevels(dict):  # type: ignore[type-arg]
         return lv
 
 
-class _Terms(dict):  # type: ignore[type-arg]
-    """(prefix, word, level) → term bytes."""
+class _Row(dict):  # type: ignore[type-arg]
+    """One field shape's levels: ``count << 32 | stem count`` → exact level."""
 
-    def __missing__(self, key: tuple[str, str, int]) -> bytes:
-        if len(self) >= 1 << 18:
+    __slots__ = ("named", "length")
+
+    def __init__(self, named: bool, length: int) -> None:
+        super().__init__()
+        self.named, self.length = named, length
+
+    def __missing__(self, key: int) -> int:
+        lv: int = _LEVELS[(self.named, self.length, key >> 32, key & 0xFFFFFFFF)]
+        self[key] = lv
+        return lv
+
+
+class _StemRow(_Row):
+    """One field shape's stem levels: stem count → level."""
+
+    def __missing__(self, key: int) -> int:
+        lv: int = _STEM_LEVELS[(self.named, self.length, key)]
+        self[key] = lv
+        return lv
+
+
+class _Rows(dict):  # type: ignore[type-arg]
+    """(named, length) → its row of levels."""
+
+    def __init__(self, row: type[_Row]) -> None:
+        super().__init__()
+        self.row = row
+
+    def __missing__(self, key: tuple[bool, int]) -> _Row:
+        if len(self) >= 1 << 12:
             self.clear()
-        t = self[key] = key[0].encode() + key[1].encode() + b"\x00" + bytes((key[2],))
-        return t
+        r = self[key] = self.row(*key)
+        return r
+
+
+class _WordInfo(dict):  # type: ignore[type-arg]
+    """word → (its stem or None, the prefix of its ``w`` terms)."""
+
+    def __missing__(self, w: str) -> tuple[str | None, bytes]:
+        if len(self) >= 1 << 17:
+            self.clear()
+        info = self[w] = (stem(w), b"w" + w.encode() + b"\x00")
+        return info
+
+
+class _StemPrefix(dict):  # type: ignore[type-arg]
+    """stem → the prefix of its ``s`` terms."""
+
+    def __missing__(self, t: str) -> bytes:
+        if len(self) >= 1 << 17:
+            self.clear()
+        p = self[t] = b"s" + t.encode() + b"\x00"
+        return p
 
 
 _LEVELS = _Levels()
 _STEM_LEVELS = _StemLevels()
-_TERMS = _Terms()
+_ROWS = _Rows(_Row)
+_SROWS = _Rows(_StemRow)
+_WINFO = _WordInfo()
+_SPREFIX = _StemPrefix()
+_LVB = tuple(bytes((lv,)) for lv in range(LEVELS + NAME_FLAG + 1))
 
 
 def _strings(v: Any) -> list[str]:
@@ -355,20 +407,21 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
             fields.append((named, length, wc, sc))
     if not fields:
         return
-    terms = _TERMS
     if len(fields) == 1 or _apart(fields):
-        # each word and stem in one field: levels from the memo tables
-        levels, stem_levels = _LEVELS, _STEM_LEVELS
+        # each word and stem in one field: levels from the memo tables, a
+        # term is its word's prefix and its level byte
+        add, winfo, sprefix, lvb = out.add, _WINFO, _SPREFIX, _LVB
         for named, length, wc, sc in fields:
+            row, srow = _ROWS[(named, length)], _SROWS[(named, length)]
             get_sc = sc.get
             for w, c in wc.items():
-                st = stem(w)
-                lv = levels[(named, length, c, get_sc(st, 0) if st is not None else 0)]
-                if w in names1:
+                st, wp = winfo[w]
+                lv = row[c << 32 | get_sc(st, 0)]
+                if names1 and w in names1:
                     lv += NAME_FLAG
-                out.add(terms[("w", w, lv)])
+                add(wp + lvb[lv])
             for t, cs in sc.items():
-                out.add(terms[("s", t, stem_levels[(named, length, cs)])])
+                add(sprefix[t] + lvb[srow[cs]])
         return
     xw: dict[str, float] = {}
     xs: dict[str, float] = {}
@@ -378,12 +431,16 @@ def text_terms(props: Mapping[str, Any] | None, out: set[bytes]) -> None:
             xw[w] = xw.get(w, 0.0) + c * scale
         for t, c in sc.items():
             xs[t] = xs.get(t, 0.0) + c * scale
+    add, winfo, lvb, get_xs = out.add, _WINFO, _LVB, xs.get
     for w, weight in xw.items():
-        st = stem(w)
-        lv = _exact_level(weight, xs.get(st, 0.0) if st is not None else 0.0)
-        out.add(terms[("w", w, lv + (NAME_FLAG if w in names1 else 0))])
+        st, wp = winfo[w]
+        lv = _exact_level(weight, get_xs(st, 0.0))
+        if names1 and w in names1:
+            lv += NAME_FLAG
+        add(wp + lvb[lv])
+    sprefix = _SPREFIX
     for t, weight in xs.items():
-        out.add(terms[("s", t, _stem_level(weight))])
+        add(sprefix[t] + lvb[_stem_level(weight)])
 
 
 def _apart(fields: list[tuple[bool, int, dict[str, int], dict[str, int]]]) -> bool:

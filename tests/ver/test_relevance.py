@@ -137,6 +137,81 @@ def test_index_and_query_split_and_stem_alike(text, data) -> None:  # type: igno
         assert r.seeds == (h,), (text, needle)
 
 
+_FIELD_WORDS = ("round", "rounding", "rounds", "Rounded", "ledger", "ledgers", "alpha",
+                "getUserName", "shop/pricing.py", "HTTPServer2", "x", "7", "utf8", "persons")
+_FIELD = st.lists(st.sampled_from(_FIELD_WORDS), max_size=9).map(" ".join)
+_PROPS = st.dictionaries(
+    st.sampled_from(("title", "name", "path", "text", "note", "lemmas", "prio")),
+    st.one_of(_FIELD, st.lists(_FIELD, max_size=3).map(tuple), st.integers(0, 9)),
+    max_size=5)
+
+
+def _oracle_text_terms(props: dict[str, object]) -> set[bytes]:
+    """The ``w`` and ``s`` terms of a property map, straight from the formula
+    in docs/math/seeding.md: per field, each token adds the field's scale once
+    to each distinct word and each distinct stem it gives; a word's impact is
+    saturate(x_w) + STEM_WEIGHT * saturate(x_stem - x_w), a stem's
+    STEM_WEIGHT * saturate(x_stem), each quantised; a word that is alone a
+    name-like value gets the name flag."""
+    from memnet.graph import words as W
+
+    def sat(x: float) -> float:
+        return x * (W.BM25_K1 + 1.0) / (x + W.BM25_K1)
+
+    xw: dict[str, float] = {}
+    xs: dict[str, float] = {}
+    alone: set[str] = set()
+    for key, v in props.items():
+        strs = [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] \
+            if isinstance(v, tuple) else []
+        named = key in W.NAME_KEYS
+        if named:
+            for x in strs:
+                for nv in W._name_values(key, x):
+                    if len(parts_of(nv)) == 1:
+                        alone.add(parts_of(nv)[0])
+        toks = [t for x in strs for t in W.tokens(x)]
+        length = sum(len(token_words(t)[1]) for t in toks)
+        if not length:
+            continue
+        avg, weight = (W.NAME_AVG, W.NAME_WEIGHT) if named else (W.TEXT_AVG, 1.0)
+        scale = weight / (1.0 - W.BM25_B + W.BM25_B * length / avg)
+        cw: dict[str, int] = {}
+        cs: dict[str, int] = {}
+        for t in toks:
+            ws = token_words(t)[0]
+            for w in ws:
+                cw[w] = cw.get(w, 0) + 1
+            for t_ in dict.fromkeys(x for x in map(stem, ws) if x is not None):
+                cs[t_] = cs.get(t_, 0) + 1
+        for w, c in cw.items():
+            xw[w] = xw.get(w, 0.0) + c * scale
+        for t_, c in cs.items():
+            xs[t_] = xs.get(t_, 0.0) + c * scale
+    out = set()
+    for w, x in xw.items():
+        st_ = stem(w)
+        rest = xs.get(st_, 0.0) - x if st_ is not None else 0.0
+        lv = W.quantise(sat(x) + (W.STEM_WEIGHT * sat(rest) if rest > 1e-12 else 0.0))
+        out.add(b"w" + w.encode() + b"\x00" + bytes((lv + (W.NAME_FLAG if w in alone else 0),)))
+    for t_, x in xs.items():
+        out.add(b"s" + t_.encode() + b"\x00" + bytes((W.quantise(W.STEM_WEIGHT * sat(x)),)))
+    return out
+
+
+@pytest.mark.req(REL)
+@VER
+@given(props=_PROPS)
+def test_word_impacts_follow_the_formula(props) -> None:  # type: ignore[no-untyped-def]
+    """The index files a node under exactly the word and stem levels the
+    formula gives, whether a word sits in one field or several, once or many
+    times, in a name-like field or a text."""
+    from memnet.graph.index import Index
+
+    got = {t for t in Index.terms("DOC", (), props) if t[:1] in (b"w", b"s")}
+    assert got == _oracle_text_terms(props), props
+
+
 def _quote(t: str) -> str:
     return "'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
