@@ -1181,6 +1181,43 @@ def test_a_flush_stores_the_terms_nodes_have_after_later_commits(cabinet: Any,
     assert {t: list(p) for t, p in cabinet.open("memo").store.index.postings()} == want
 
 
+@pytest.mark.req("MN-REQ-14")
+def test_pending_deltas_that_take_ids_back_replay_to_the_writers_index(
+        cabinet: Any, monkeypatch: Any) -> None:
+    """Flushes that each append a delta: ids added by one and taken back by a
+    later one (a title changed and changed back, a node deleted after it was
+    added, a term that lives for one flush only, an id added again to a
+    stored posting that holds ids after it) replay at hydrate to exactly the
+    index the writer holds, each id once."""
+    from memnet.cabinet import records as R
+
+    s = cabinet.create("replay")
+    r = s.commit("INSERT (a:TSK {title: 'alpha one'}), (b:TSK {title: 'beta two'}), "
+                 "(c:DOC {title: 'alpha gamma'})")
+    a, b, c = r.ids["a"], r.ids["b"], r.ids["c"]
+    pending = R.POSTING_PENDING
+    monkeypatch.setattr(R, "POSTING_PENDING", 0)
+    cabinet.flush(s)  # folded: the postings themselves are stored
+    monkeypatch.setattr(R, "POSTING_PENDING", pending)
+    steps = [f"SET {a}.title = 'omega one'", f"SET {a}.title = 'alpha one'",
+             "INSERT (d:TSK {title: 'fleeting alpha'})", f"SET {b}.title = 'only once'",
+             f"SET {b}.title = 'beta two'", f"SET {c}:URGENT", f"REMOVE {c}:URGENT",
+             f"SET {c}.title = 'alpha gamma later'"]
+    for q in steps:
+        got = s.commit(q)
+        cabinet.flush(s)
+        if "d" in got.ids:  # its terms live for one delta only
+            s.commit(f"DELETE {got.ids['d']}")
+            cabinet.flush(s)
+    deltas = [k for k in _posting_records(cabinet, "replay")
+              if k.startswith(R.delta_prefix("replay"))]
+    assert len(deltas) == len(steps) + 1  # nothing folded: the hydrate replays them all
+    want = {t: list(p) for t, p in s.store.index.postings()}
+    got_index = {t: list(p) for t, p in cabinet.open("replay").store.index.postings()}
+    assert got_index == want
+    assert all(p == sorted(set(p)) for p in got_index.values())
+
+
 def test_a_hydrated_index_term_table_stays_out_of_the_collector(cabinet: Any) -> None:
     """The term table of a hydrated index holds only bytes, so the cyclic
     garbage collector never walks it (on a large session, one walk of it is
