@@ -397,6 +397,10 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
     too); the exact tiers then keep the nodes that passed."""
     exact: Sequence[tuple[int, Sequence[int]]] = w.exact
     stems: Sequence[tuple[int, Sequence[int]]] = w.stems
+    if stems and _size(stems) == _size(exact):
+        # the stem tiers hold every exact node, each once: as many ids means
+        # no node holds the stem alone, and the exact tiers say it all
+        stems = ()
     if not filt.trivial:
         if stems:
             stems = [(lv, filt.apply(list(p))) for lv, p in stems]
