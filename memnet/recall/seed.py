@@ -345,6 +345,10 @@ def _name_ids(kws: list[_Keyword], W: Callable[[str], _Word], store: Store) -> s
     return set()
 
 
+def _none(ids: list[int]) -> list[int]:
+    return []
+
+
 def _tsk_live(store: Store, filt: _Filters) -> Callable[[list[int]], list[int]]:
     """A function keeping the live tasks of a list of ids (set tests only)."""
     # the kind is read from the compact code column (the ids are live nodes of
@@ -353,6 +357,8 @@ def _tsk_live(store: Store, filt: _Filters) -> Callable[[list[int]], list[int]]:
     code, codes, nrec = cols.kinds.code_of("TSK"), cols.kinds.codes, cols.node_recycled
     ltsk = store.index.id_set(b"lTSK")
     settled = filt.settled
+    if filt.kind is not None and filt.kind != "TSK" and not ltsk:
+        return _none  # the ids passed a kind filter no task passes
 
     def live(ids: list[int]) -> list[int]:
         out = [n for n in ids if (codes[n] == code or n in ltsk) and not nrec[n]] if ltsk \
