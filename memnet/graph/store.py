@@ -430,7 +430,8 @@ class Store(StoredGraph):
 
     def node_labels(self, nid: int) -> tuple[str, ...]:
         """Kind first, then the extra labels."""
-        return (self._kind[nid], *self._labels[nid])
+        kinds, labels = self._kind, self._labels
+        return (kinds.names[kinds.codes[nid]], *labels.names[labels.codes[nid]])
 
     def node_state(self, nid: int) -> tuple[str, tuple[str, ...], dict[str, Value] | None,
                                             str | None, bool]:

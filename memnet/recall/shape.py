@@ -291,8 +291,9 @@ def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any
     if hit is not None and hit[0] is raw:
         return hit
     props = view_props(raw, view) if view == "interior" else ()
-    pat = EdgePattern(edge_handle(eid), cols.edge_types[eid], node_handle(cols.sources[eid]),
-                      node_handle(cols.targets[eid]), props)
+    types = cols.edge_types
+    pat = EdgePattern(edge_handle(eid), types.names[types.codes[eid]],
+                      node_handle(cols.sources[eid]), node_handle(cols.targets[eid]), props)
     if props:
         body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
         text = f"({pat.src})-[{pat.var}:{pat.type} {{{body}}}]->({pat.dst})"
