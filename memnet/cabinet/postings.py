@@ -272,10 +272,15 @@ def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[b
 
 def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
                                                    dict[bytes, bytes]]]) -> None:
-    """Bring a loaded index up to date with the pending posting deltas."""
+    """Bring a loaded index up to date with the pending posting deltas (most
+    terms of a delta gained or lost one id: read without an array)."""
+    add, one = index.add_id, int.from_bytes
     for _key, added, removed in deltas:
         for term, raw in removed.items():
-            index.drop_ids(term, set(le_array(raw)))
+            index.drop_ids(term, {one(raw, "little")} if len(raw) == 4 else set(le_array(raw)))
         for term, raw in added.items():
-            for nid in le_array(raw):
-                index.add_id(term, nid)
+            if len(raw) == 4:
+                add(term, one(raw, "little"))
+            else:
+                for nid in le_array(raw):
+                    add(term, nid)
