@@ -129,8 +129,7 @@ class Store(StoredGraph):
     def add_node(self, kind: str, labels: tuple[str, ...], props: dict[str, Value] | None,
                  nick: str | None = None) -> int:
         nid = len(self._kind)
-        kind = self._intern(kind)
-        labels = tuple(sorted(self._intern(x) for x in set(labels) if x != kind))
+        labels = tuple(sorted(x for x in set(labels) if x != kind))
         props = props or None
         self._kind.append(kind)
         self._labels.append(labels)
@@ -177,7 +176,6 @@ class Store(StoredGraph):
         ``known``, when given, are their observable keys (``node_key``)
         computed already. Returns the id of the first."""
         first = len(self._kind)
-        intern = self._intern
         kinds, labels_col, props_col, keys = self._kind, self._labels, self._props, self._key
         adj, nrec, ltok = self._adj, self._nrec, self._ltok
         nicks, owners = self._nick, self._nick_owner
@@ -186,9 +184,7 @@ class Store(StoredGraph):
         live_bytes = 0
         nid = first
         for i, (kind, labels, props, nick) in enumerate(items):
-            kind = intern(kind)
-            labels = tuple(sorted(intern(x) for x in set(labels) if x != kind)) if labels \
-                else _EMPTY
+            labels = tuple(sorted(x for x in set(labels) if x != kind)) if labels else _EMPTY
             props = props or None
             kinds.append(kind)
             labels_col.append(labels)
@@ -277,7 +273,7 @@ class Store(StoredGraph):
             if labels is not None or props is not ...:
                 self.dirty_terms.add(nid)  # type: ignore[union-attr]
         if labels is not None:
-            labels = tuple(sorted(self._intern(x) for x in set(labels) if x != kind))
+            labels = tuple(sorted(x for x in set(labels) if x != kind))
             if labels != old_labels:
                 self._labels[nid] = labels
                 self.index.change_labels(nid, old_labels, labels)

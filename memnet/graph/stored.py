@@ -52,7 +52,6 @@ class StoredGraph:
         self.live_edges = 0
         self.live_bytes = 0
         self._kind_live: Counter[str] = Counter()
-        self._interned: dict[str, str] = {}
         # What changed since the last flush, when a cabinet asks for it
         # (None: nobody is tracking, so nothing is recorded).
         self.dirty_nodes: set[int] | None = None
@@ -71,9 +70,6 @@ class StoredGraph:
                                self._nrec, self._ltok, self._nick, self._nick_owner,
                                self._etype, self._esrc, self._edst, self._eprops, self._erec,
                                self._hidden)
-
-    def _intern(self, s: str) -> str:
-        return self._interned.setdefault(s, s)
 
     def track_changes(self) -> None:
         """Start recording which elements change (for an incremental flush)."""

@@ -286,49 +286,32 @@ def _stem_level(xs: float) -> int:
     return lv
 
 
-class _Levels(dict):  # type: ignore[type-arg]
-    """(named, length, count, stem count) → exact level, for a word that
-    occurs in one field of its node (the usual case)."""
+class _Row(dict):  # type: ignore[type-arg]
+    """The exact levels of a word that occurs in one field of its node (the
+    usual case), for one field shape (name-like or not, length):
+    ``count << 32 | stem count`` → level."""
 
-    def __missing__(self, key: tuple[bool, int, int, int]) -> int:
-        named, length, c, cs = key
-        sc = _scale(named, length)
-        if len(self) >= 1 << 16:
+    __slots__ = ("scale",)
+
+    def __init__(self, named: bool, length: int) -> None:
+        super().__init__()
+        self.scale = _scale(named, length)
+
+    def __missing__(self, key: int) -> int:
+        c, cs, sc = key >> 32, key & 0xFFFFFFFF, self.scale
+        if len(self) >= 1 << 12:
             self.clear()
         lv = self[key] = _exact_level(c * sc, cs * sc) if cs else _exact_level(c * sc, 0.0)
         return lv
 
 
-class _StemLevels(dict):  # type: ignore[type-arg]
-    def __missing__(self, key: tuple[bool, int, int]) -> int:
-        named, length, cs = key
-        if len(self) >= 1 << 16:
-            self.clear()
-        lv = self[key] = _stem_level(cs * _scale(named, length))
-        return lv
-
-
-class _Row(dict):  # type: ignore[type-arg]
-    """One field shape's levels: ``count << 32 | stem count`` → exact level."""
-
-    __slots__ = ("named", "length")
-
-    def __init__(self, named: bool, length: int) -> None:
-        super().__init__()
-        self.named, self.length = named, length
-
-    def __missing__(self, key: int) -> int:
-        lv: int = _LEVELS[(self.named, self.length, key >> 32, key & 0xFFFFFFFF)]
-        self[key] = lv
-        return lv
-
-
 class _StemRow(_Row):
-    """One field shape's stem levels: stem count → level."""
+    """The stem levels of one field shape: stem count → level."""
 
     def __missing__(self, key: int) -> int:
-        lv: int = _STEM_LEVELS[(self.named, self.length, key)]
-        self[key] = lv
+        if len(self) >= 1 << 12:
+            self.clear()
+        lv = self[key] = _stem_level(key * self.scale)
         return lv
 
 
@@ -366,8 +349,6 @@ class _StemPrefix(dict):  # type: ignore[type-arg]
         return p
 
 
-_LEVELS = _Levels()
-_STEM_LEVELS = _StemLevels()
 _ROWS = _Rows(_Row)
 _SROWS = _Rows(_StemRow)
 _WINFO = _WordInfo()
