@@ -243,16 +243,21 @@ class ExemplarState:
 
     def apply(self, changes: Iterable[Any]) -> None:
         s = self.s
+        before = dict(self.best)  # the exemplars this commit started from
         stale: set[str] = set()
         for ch in changes:
             if ch.op[0] != "N":
                 continue
             nid = ch.id
             kind = s.node_kind(nid)
+            if before.get(kind) == nid:
+                # the exemplar itself changed (it may rank lower now than a
+                # node this commit did not touch): the kind is ranked again,
+                # even when an earlier change of the commit took its place
+                stale.add(kind)
+                continue
             cur = self.best.get(kind)
-            if cur == nid:
-                stale.add(kind)          # the exemplar itself changed
-            elif not s.node_recycled(nid) and (cur is None or self._rank(nid) < self._rank(cur)):
+            if not s.node_recycled(nid) and (cur is None or self._rank(nid) < self._rank(cur)):
                 self.best[kind] = nid
         for kind in stale:
             self._recompute(kind)

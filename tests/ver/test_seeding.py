@@ -188,6 +188,24 @@ def test_codebook_miss_seeds_from_peaks() -> None:
 
 
 @pytest.mark.req("MN-REQ-06", "MN-REQ-05")
+def test_an_exemplar_that_sinks_is_replaced_by_the_best_of_its_kind() -> None:
+    """One commit settles the task that was its kind's exemplar and, before it
+    in the commit's changes, edits another task: the outline's exemplar is the
+    best task of the session (here one the commit did not touch), not the one
+    edited. (Found by the property below: the edited task took the settled
+    one's place first, and the settled one then no longer looked like the
+    exemplar.)"""
+    from memnet.recall.peak import exemplars
+
+    s, ids = _session("INSERT (z:TSK {title: 'z'}), (m:TSK {title: 'm'}), "
+                      "(a:TSK {title: 'a'})")
+    assert s.recall("").receipt.seeds == (ids["a"],)
+    s.commit(f"SET {ids['z']}.title = 'y' SETTLE {ids['a']}")
+    assert s.recall("").receipt.seeds == (ids["m"],)
+    assert s._cached_exemplars(50) == exemplars(s.store, 50)
+
+
+@pytest.mark.req("MN-REQ-06", "MN-REQ-05")
 def test_peaks_ignore_recycled_neighbours_and_follow_versions() -> None:
     s, ids = _session(
         "INSERT (h:MOD {path: 'hub'}), (a:DEC {title: 'a'}), (b:DEC {title: 'b'}), "
