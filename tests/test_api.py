@@ -54,3 +54,27 @@ def test_docstring_examples_run(module, tmp_path, monkeypatch):
     mod = importlib.import_module(module)
     failed, _ = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert failed == 0
+
+
+def test_a_shape_keeps_the_graph_it_was_served_with(tmp_path):
+    """A Shape's node patterns are built when first read, from the rows as the
+    Recall saw them: a later Commit (or a hydrate's stored bytes) changes
+    nothing in them, and they equal the parse of the Shape's text."""
+    cab = memnet.Cabinet.open(str(tmp_path / "cab"))
+    s = cab.create("keep")
+    ids = s.commit("INSERT (t:TSK {title: 'Keep the graph', status: 'open', n: 1}), "
+                   "(d:DEC {title: 'Lazy rows', tags: ['a', 'b']}), (t)-[:IMPLEMENTS]->(d)").ids
+    cab.flush(s)
+    s = memnet.Cabinet.open(str(tmp_path / "cab")).open("keep")   # props still stored bytes
+    first = s.recall("TSK")
+    s.commit(f"SET {ids['t']}.title = 'Changed', {ids['t']}.n = 2 "
+             f"SET {ids['d']}.tags = ['c']")
+    second = s.recall("TSK")
+    assert first.text != second.text
+    want = memnet.parse(first.text).statements[0]
+    assert first.insert == want and first.nodes[0].props == (
+        ("n", 1), ("status", "open"), ("title", "Keep the graph"))
+    assert second.insert == memnet.parse(second.text).statements[0]
+    assert first == first and first != second and hash(first) == hash(first)
+    with pytest.raises(AttributeError):
+        first.text = "x"  # type: ignore[misc]

@@ -8,6 +8,8 @@ import re
 import threading
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import memnet
 from memnet.commit import gc_paused
@@ -92,6 +94,19 @@ def test_parse_handle_reads_what_the_handle_pattern_matches(text: str) -> None:
 
 
 def test_handles_read_back() -> None:
-    for i in (1, 35, 36, 1295, 1296, 10**9):
+    # the table-read ranges end at 36**2 and 36**4; ids on both sides of each
+    for i in (1, 35, 36, 1295, 1296, 46655, 46656, 1679615, 1679616, 10**9, 36**9 - 1):
         assert parse_handle(node_handle(i)) == ("n", i)
         assert parse_handle(edge_handle(i)) == ("e", i)
+
+
+@given(st.integers(1, 36**9 - 1))
+def test_handles_are_the_id_in_base_36_behind_a_length_letter(i: int) -> None:
+    digits = ""
+    n = i
+    while n:
+        n, r = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+    head = "abcdefghi"[len(digits) - 1]
+    assert node_handle(i) == f"n{head}{digits}"
+    assert edge_handle(i) == f"e{head}{digits}"

@@ -52,6 +52,10 @@ class PropsList(_Stored):
     def raw(self, i: int) -> dict[str, Value] | bytes | None:
         return list.__getitem__(self, i)  # type: ignore[no-any-return]
 
+    def decoded(self, raw: dict[str, Value] | bytes | None) -> dict[str, Value] | None:
+        """An entry :meth:`raw` gave, decoded (without keeping the result)."""
+        return self._decode(raw) if isinstance(raw, bytes) else raw
+
 
 class AdjList(_Stored):
     """The nodes' adjacency arrays, by id (little-endian u32 bytes until first
@@ -141,7 +145,7 @@ class StoreView(NamedTuple):
 
     kinds: CodedColumn[str]
     extra_labels: CodedColumn[tuple[str, ...]]
-    prop_maps: Sequence[dict[str, Value] | None]
+    prop_maps: PropsList
     keys: Sequence[str]
     adjacency: Sequence[array[int]]
     node_recycled: Sequence[int]

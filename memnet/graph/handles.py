@@ -20,11 +20,17 @@ _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 _PAIRS = [a + b for a in _DIGITS for b in _DIGITS]   # "00" .. "zz"
+_SHORT = [p.lstrip("0") or "0" for p in _PAIRS]       # 0 .. 1295 without leading zeros
+# the handle prefix of an id of 3 or 4 base-36 digits, by its leading pair
+_N_HEAD = [f"n{_LEN[len(p) + 1]}{p}" for p in _SHORT]
+_E_HEAD = [f"e{_LEN[len(p) + 1]}{p}" for p in _SHORT]
+_N_SHORT = [f"n{_LEN[len(p) - 1]}{p}" for p in _SHORT]
+_E_SHORT = [f"e{_LEN[len(p) - 1]}{p}" for p in _SHORT]
 
 
 def b36(n: int) -> str:
     if n < 1296:
-        return _PAIRS[n].lstrip("0") or "0"
+        return _SHORT[n]
     out = []
     while n:
         n, r = divmod(n, 1296)
@@ -38,11 +44,22 @@ def text_bytes(s: str) -> int:
 
 
 def node_handle(nid: int) -> str:
+    # ids below 36**4 (1.7 million) are two table reads; they are most handles
+    if nid < 1296:
+        return _N_SHORT[nid]
+    if nid < 1679616:
+        hi, lo = divmod(nid, 1296)
+        return _N_HEAD[hi] + _PAIRS[lo]
     d = b36(nid)
     return f"n{_LEN[len(d) - 1]}{d}"
 
 
 def edge_handle(eid: int) -> str:
+    if eid < 1296:
+        return _E_SHORT[eid]
+    if eid < 1679616:
+        hi, lo = divmod(eid, 1296)
+        return _E_HEAD[hi] + _PAIRS[lo]
     d = b36(eid)
     return f"e{_LEN[len(d) - 1]}{d}"
 

@@ -73,22 +73,24 @@ def check_etag(since: object) -> str:
 
 
 class Memo:
-    """The graphs of the Shapes a session served lately: ``(key, etag)`` →
-    ``(version, nodes, edges)``, the latest version kept, least recently
-    served dropped first."""
+    """The Shapes a session served lately: ``(key, etag)`` → ``(version,
+    shape)``, the latest version kept, least recently served dropped first.
+    A Shape's graph is built from the rows as they were when it was served
+    (:class:`~memnet.recall.shape.Shape`), so it is read only when a delta
+    needs it."""
 
     def __init__(self, size: int = MEMO_SIZE) -> None:
         self.size = size
-        self._d: OrderedDict[tuple[Any, str], tuple[int, Any, Any]] = OrderedDict()
+        self._d: OrderedDict[tuple[Any, str], tuple[int, Shape]] = OrderedDict()
 
     def put(self, key: tuple[Any, ...], version: int, shape: Shape) -> None:
         k = (key, shape.receipt.etag)
-        self._d[k] = (version, shape.nodes, shape.edges)
+        self._d[k] = (version, shape)
         self._d.move_to_end(k)
         if len(self._d) > self.size:
             self._d.popitem(last=False)
 
-    def get(self, key: tuple[Any, ...], etag: str) -> tuple[int, Any, Any] | None:
+    def get(self, key: tuple[Any, ...], etag: str) -> tuple[int, Shape] | None:
         return self._d.get((key, etag))
 
 
@@ -109,7 +111,7 @@ def recall_since(session: Any, sq: ast.SeedQuery, knobs: tuple[Any, ...], since:
     lo = max(0, session.version - WINDOW)
     hit = session._memo.get(key, since)
     if hit is not None and hit[0] >= lo:
-        old: Graph | str = (hit[1], hit[2])
+        old: Graph | str = (hit[1].nodes, hit[1].edges)
     else:
         old = _search(session, sq, kw, key, since, lo)
     if isinstance(old, str):

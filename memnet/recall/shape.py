@@ -28,8 +28,9 @@ from ..errors import MemNetError
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
 from ..graph.store import Store, edge_handle, node_handle
-from ..record import as_dict, field, record
+from ..record import FrozenInstanceError, as_dict, record
 from ..tokens import count_tokens
+from ..values import SEP
 
 VIEWS = ("interior", "shell")
 SHELL_KEYS = ("title", "name", "path", "status")
@@ -155,7 +156,6 @@ _DELTA_KEYS = {
 }
 
 
-@record
 class Shape:
     """The bounded neighbourhood a Recall returns.
 
@@ -164,20 +164,89 @@ class Shape:
     (handles as variables), equal to ``parse(text)``. A delta answer
     (``receipt.answer`` ``delta`` or ``unchanged``) has none: its text is read
     with ``memnet.parse`` or ``memnet.apply_delta``.
+
+    A Recall builds the text from lines the store already holds in printed
+    form; ``nodes`` is built from the rows' property maps as they were at
+    that Recall (maps are replaced, never changed, so a later Commit does not
+    reach them) when first read. Frozen, compared and hashed like a record.
     """
+
+    __slots__ = ("_nodes", "edges", "receipt", "seed_handles", "text")
+    __match_args__ = ("text", "receipt", "nodes", "edges", "seed_handles")
 
     text: str
     receipt: Receipt
-    nodes: tuple[NodePattern, ...] = ()
-    edges: tuple[EdgePattern, ...] = ()
-    seed_handles: tuple[str, ...] = field(default=(), repr=False)
+    _nodes: tuple[NodePattern, ...] | NodeRows
+    edges: tuple[EdgePattern, ...]
+    seed_handles: tuple[str, ...]
+
+    def __init__(self, text: str, receipt: Receipt,
+                 nodes: tuple[NodePattern, ...] | NodeRows = (),
+                 edges: tuple[EdgePattern, ...] = (), seed_handles: tuple[str, ...] = ()
+                 ) -> None:
+        _set = object.__setattr__
+        _set(self, "text", text)
+        _set(self, "receipt", receipt)
+        _set(self, "_nodes", nodes)
+        _set(self, "edges", edges)
+        _set(self, "seed_handles", seed_handles)
+
+    @property
+    def nodes(self) -> tuple[NodePattern, ...]:
+        n = self._nodes
+        if isinstance(n, NodeRows):
+            n = n.patterns()
+            object.__setattr__(self, "_nodes", n)
+        return n
 
     @property
     def insert(self) -> Insert:
         return Insert(self.nodes, self.edges)
 
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.text, self.receipt, self.nodes, self.edges, self.seed_handles)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Shape:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Shape(text={self.text!r}, receipt={self.receipt!r}, nodes={self.nodes!r}, "
+                f"edges={self.edges!r})")
+
     def __str__(self) -> str:
         return self.text
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self._fields()
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for n, v in zip(("text", "receipt", "_nodes", "edges", "seed_handles"), state,
+                        strict=True):
+            object.__setattr__(self, n, v)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+class NodeRows:
+    """The node patterns of a Shape, built when first asked for: the Shape's
+    node entries of a :class:`LineCache` (see :func:`_node_entry`)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[list[Any]]) -> None:
+        self.entries = entries
+
+    def patterns(self) -> tuple[NodePattern, ...]:
+        return tuple(map(_pattern, self.entries))
 
 
 class LineCache:
@@ -205,7 +274,6 @@ class LineCache:
         self.tokens: dict[str, int] = {}
         self.pieces = tokenizer == "o200k_base"
         self.fixed: dict[tuple[str, bool], int] = {}   # an edge line but its handles
-        self.handles: dict[str, int] = {}
 
     def count(self, line: str) -> int:
         n = self.tokens.get(line)
@@ -222,16 +290,12 @@ class LineCache:
             c = self.count
             fixed = self.fixed[(etype, last)] = (
                 c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
-        return fixed + self.handle_count(src) + self.handle_count(eid) + self.handle_count(dst)
-
-    def handle_count(self, handle: str) -> int:
-        """Tokens of a handle's letter and digit runs (each a piece of its own)."""
-        n = self.handles.get(handle)
-        if n is None:
-            if len(self.handles) >= self.MAX:
-                self.handles.clear()
-            n = self.handles[handle] = sum(map(self.count, _HANDLE_RUNS.findall(handle)))
-        return n
+        # the three handles' letter and digit runs (blanks only part them)
+        get = self.tokens.get
+        for run in _HANDLE_RUNS.findall(f"{src} {eid} {dst}"):
+            n = get(run)
+            fixed += n if n is not None else self.count(run)
+        return fixed
 
 
 _HANDLE_RUNS = re.compile(r"[a-z]+|[0-9]{1,3}")
@@ -267,20 +331,61 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
 def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
     """``[key, nick, pattern, text, tokens of the line]`` of a node, cached
     while the node's key string and nick are the same objects; the token
-    count (of ``"  text,\n"``) is filled in when first needed."""
+    count (of ``"  text,\n"``) is filled in when first needed.
+
+    An interior line is the node's stored key in another order when no value
+    is long enough to be excerpted (see :func:`_key_line`); its pattern is
+    then left as what :func:`_pattern` needs to build it."""
     cols = store.view()
     key = cols.keys[nid]
     nick = cols.nicks.get(nid)
     hit = cache.nodes.get((nid, view))
     if hit is not None and hit[0] is key and hit[1] == nick:
         return hit
-    pat = NodePattern(node_handle(nid), store.node_labels(nid),
-                      view_props(cols.prop_maps[nid], view), nick)
-    entry = [key, nick, pat, node_text(pat.var, pat.labels, pat.props, pat.nick), -1]
+    handle = node_handle(nid)
+    text = _key_line(handle, key, nick) if view == "interior" else None
+    pat: Any
+    if text is None:
+        pat = NodePattern(handle, store.node_labels(nid), view_props(cols.prop_maps[nid], view),
+                          nick)
+        text = node_text(pat.var, pat.labels, pat.props, pat.nick)
+    else:
+        maps = cols.prop_maps
+        pat = (handle, store.node_labels(nid), maps, maps.raw(nid), nick)
+    entry = [key, nick, pat, text, -1]
     if len(cache.nodes) >= LineCache.MAX:
         cache.nodes.clear()
     cache.nodes[(nid, view)] = entry
     return entry
+
+
+def _key_line(handle: str, key: str, nick: str | None) -> str | None:
+    """The interior line of a node from its observable key (kind, extra
+    labels and the canonical text of its properties, in the print order of a
+    line), or None when a value may be excerpted: a string over
+    ``EXCERPT_OVER`` characters needs a text that long, a list over
+    ``EXCERPT_ITEMS`` items that many commas."""
+    kind, labels, body = key.split(SEP, 2)
+    if len(body) > _LINE_OVER or body.count(",") >= _LINE_ITEMS:
+        return None
+    head = f"{handle}:{kind}&{labels}" if labels else f"{handle}:{kind}"
+    if nick is not None:
+        head = f"{head} #{nick}"
+    return f"({head} {{{body}}})" if body else f"({head})"
+
+
+_LINE_OVER = EXCERPT_OVER["interior"]
+_LINE_ITEMS = EXCERPT_ITEMS["interior"]
+
+
+def _pattern(entry: list[Any]) -> NodePattern:
+    """The pattern of a node entry, built now if it was left for later."""
+    pat = entry[2]
+    if pat.__class__ is not NodePattern:
+        handle, labels, maps, raw, nick = pat
+        props = maps.decoded(raw)
+        pat = entry[2] = NodePattern(handle, labels, view_props(props, "interior"), nick)
+    return pat
 
 
 def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
@@ -332,7 +437,7 @@ def prime_lines(store: Store, nids: Iterable[int], cache: LineCache) -> None:
 
 def node_line(store: Store, nid: int, view: str, cache: LineCache) -> tuple[NodePattern, str]:
     e = _node_entry(store, nid, view, cache)
-    return e[2], e[3]
+    return _pattern(e), e[3]
 
 
 def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[EdgePattern, str]:
@@ -342,17 +447,18 @@ def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[Edge
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
                cache: LineCache
-               ) -> tuple[tuple[NodePattern, ...], tuple[EdgePattern, ...], str, int]:
-    """The INSERT literal, its patterns and its exact token count."""
+               ) -> tuple[NodeRows | tuple[()], tuple[EdgePattern, ...], str, int]:
+    """The INSERT literal, its patterns (the nodes' built when first read)
+    and its exact token count."""
     if not nodes:
         return (), (), "", 0
-    npats: list[NodePattern] = []
+    entries: list[list[Any]] = []
     lines = ["INSERT\n"]
     tokens = cache.count("INSERT\n")
     last_node = len(nodes) - 1 if not edges else -1
     for i, nid in enumerate(nodes):
         e = _node_entry(store, nid, view, cache)
-        npats.append(e[2])
+        entries.append(e)
         if i == last_node:
             line = f"  {e[3]}"
             tokens += cache.count(line)
@@ -377,7 +483,7 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
             e[slot] = (cache.edge_count(pat.src, pat.var, pat.type, pat.dst, end)
                        if fast and not pat.props else count_tokens(line, cache.tokenizer))
         tokens += e[slot]
-    return tuple(npats), tuple(epats), "".join(lines), tokens
+    return NodeRows(entries), tuple(epats), "".join(lines), tokens
 
 
 def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
