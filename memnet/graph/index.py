@@ -350,6 +350,18 @@ class Index:
         """The posting of a term (ascending ids), or None when no node has it."""
         return self._posting(term)
 
+    def posting_size(self, term: bytes) -> int:
+        """How many ids the posting of a term holds, without reading a stored
+        posting into an array (0 when no node has the term)."""
+        p = self.postings_by_term.get(term)
+        if p is None:
+            return 0
+        if p is IN_ARRAYS and self._arrays is not None:
+            a = self._arrays.get(term)
+            if a is not None:
+                return len(a)
+        return len(p) if type(p) is array else len(p) >> 2   # stored: four bytes an id
+
     def id_set(self, term: bytes) -> set[int] | frozenset[int]:
         """The ids of a posting as a set, for membership tests. Sets of longer
         postings are kept (the last few used) and follow every write."""

@@ -38,10 +38,11 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from itertools import compress, filterfalse, repeat
 from operator import add
+from typing import Any
 
 from ..gql.ast import SeedQuery, Value
 from ..gql.emit import format_value
-from ..graph.index import SHORT_VALUE, prop_term, value_key
+from ..graph.index import SHORT_VALUE, Index, prop_term, value_key
 from ..graph.store import Store
 from ..graph.words import (
     NAME_FLAG,
@@ -124,6 +125,16 @@ def _tiers(store: Store, terms: list[tuple[int, bytes]]) -> Tiers:
     return [(lv, idx.posting(t)) for lv, t in terms if t in have]  # type: ignore[misc]
 
 
+def _present(idx: Index, terms: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    have = idx.postings_by_term
+    return [(lv, t) for lv, t in terms if t in have]
+
+
+def _terms_size(idx: Index, terms: list[tuple[int, bytes]]) -> int:
+    size = idx.posting_size
+    return sum(size(t) for _lv, t in terms)
+
+
 def _size(tiers: Sequence[tuple[int, Sized]]) -> int:
     return sum(len(p) for _lv, p in tiers)
 
@@ -134,17 +145,36 @@ def _idset(tiers: Sequence[tuple[int, Iterable[int]]]) -> set[int]:
 
 class _Word:
     """One query word: the nodes holding it exactly (``exact``) and those
-    holding a word with its stem (``stems``, a superset), by level."""
+    holding a word with its stem (``stems``, a superset), by level. The
+    tiers' terms are found at once; their postings are read when first
+    used (a hub word's ranking reads only its top tiers)."""
 
-    __slots__ = ("word", "exact", "stems", "df", "_levels")
+    __slots__ = ("word", "idx", "xterms", "sterms", "df", "_exact", "_stems", "_levels")
 
     def __init__(self, store: Store, word: str) -> None:
         self.word = word
-        self.exact = _tiers(store, word_terms(word))
+        idx = self.idx = store.index
+        self.xterms = _present(idx, word_terms(word))
         st = stem(word)
-        self.stems = _tiers(store, stem_terms(st)) if st is not None else []
-        self.df = _size(self.stems) if self.stems else _size(self.exact)
+        self.sterms = _present(idx, stem_terms(st)) if st is not None else []
+        self.df = _terms_size(idx, self.sterms or self.xterms)
+        self._exact: Tiers | None = None
+        self._stems: Tiers | None = None
         self._levels: dict[int, int] | None = None
+
+    @property
+    def exact(self) -> Tiers:
+        if self._exact is None:
+            post = self.idx.posting
+            self._exact = [(lv, post(t)) for lv, t in self.xterms]  # type: ignore[misc]
+        return self._exact
+
+    @property
+    def stems(self) -> Tiers:
+        if self._stems is None:
+            post = self.idx.posting
+            self._stems = [(lv, post(t)) for lv, t in self.sterms]  # type: ignore[misc]
+        return self._stems
 
     def ids(self) -> set[int]:
         return _idset(self.stems or self.exact)
@@ -385,6 +415,10 @@ def _first(store: Store, ids: list[int], n: int, live: Callable[[list[int]], lis
     return top
 
 
+def _same_tier(ids: Any) -> Any:
+    return ids
+
+
 def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> SeedResult:
     posts = filt.postings(q)
     if posts:
@@ -401,32 +435,47 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
     read from the top, are already in rank order. The filters run once, over
     the tiers that hold every match (the stem tiers hold every exact node
     too); the exact tiers then keep the nodes that passed."""
-    exact: Sequence[tuple[int, Sequence[int]]] = w.exact
-    stems: Sequence[tuple[int, Sequence[int]]] = w.stems
-    if stems and _size(stems) == _size(exact):
+    idx = store.index
+    xterms, sterms = w.xterms, w.sterms
+    if sterms and _terms_size(idx, sterms) == _terms_size(idx, xterms):
         # the stem tiers hold every exact node, each once: as many ids means
         # no node holds the stem alone, and the exact tiers say it all
-        stems = ()
-    if not filt.trivial:
-        if stems:
-            stems = [(lv, filt.apply(list(p))) for lv, p in stems]
+        sterms = []
+    exact: Sequence[tuple[int, Any]]
+    stems: Sequence[tuple[int, Any]]
+    tier: Callable[[Any], Any]
+    if filt.trivial:
+        # a tier is its term until its level is reached
+        exact, stems, tier = xterms, sterms, idx.posting
+        matched = _terms_size(idx, sterms or xterms)
+    else:
+        post = idx.posting
+        tier = _same_tier
+        if sterms:
+            stems = [(lv, filt.apply(list(post(t) or ()))) for lv, t in sterms]
             passed = _idset(stems)
-            exact = [(lv, list(filter(passed.__contains__, p))) for lv, p in exact]
+            exact = [(lv, list(filter(passed.__contains__, post(t) or ()))) for lv, t in xterms]
         else:
-            exact = [(lv, filt.apply(list(p))) for lv, p in exact]
-    matched = _size(stems or exact)
-    in_exact = _idset(exact) if stems else set()
-    by_level: dict[int, list[int]] = {}
-    for lv, p in exact:
-        by_level.setdefault(lv, []).extend(p)
-    for lv, p in stems:
-        # a stem tier repeats the nodes of the exact tiers: each node counts
-        # once, at its exact level (never lower than its stem level)
-        by_level.setdefault(lv, []).extend(filterfalse(in_exact.__contains__, p))
+            stems = ()
+            exact = [(lv, filt.apply(list(post(t) or ()))) for lv, t in xterms]
+        matched = _size(stems or exact)
     live = _tsk_live(store, filt)
+    by_exact, by_stem = dict(exact), dict(stems)   # one tier a level
+    # a stem tier repeats nodes of the exact tiers: each node counts once, at
+    # its exact level, which is never below its stem level (docs/math/seeding.md:
+    # sat is concave). So the levels are read from the top until the seeds are
+    # found, a stem tier dropping the exact nodes met so far.
+    met: set[int] = set()
     seeds: list[int] = []
-    for lv in sorted(by_level, reverse=True):
-        seeds += _first(store, by_level[lv], limit - len(seeds), live)
+    for lv in sorted(by_exact.keys() | by_stem.keys(), reverse=True):
+        here = by_exact.get(lv)
+        ids: list[int] = list(tier(here) or ()) if here is not None else []
+        more = by_stem.get(lv)
+        if stems:
+            met.update(ids)
+        if more is not None:
+            ids += filterfalse(met.__contains__, tier(more) or ())
+        seeds += _first(store, ids, limit - len(seeds), live)
         if len(seeds) >= limit:
             break
     return SeedResult("match", tuple(seeds), matched)

@@ -334,3 +334,39 @@ def test_a_settled_task_leaves_the_open_view() -> None:
     assert s.recall("TSK status:open").receipt.seeds == (u,)
     # keywords still find it (BM25 ranks before the live-task preference)
     assert set(s.recall("TSK rounding").receipt.seeds) == {t, u}
+
+
+_FORMS = ("round", "rounds", "rounding", "rounded", "price", "prices", "pricing", "ledger",
+          "ledgers", "alpha")
+
+
+@pytest.mark.req(REL)
+@VER
+@given(nodes=st.lists(st.tuples(st.sampled_from(("TSK", "DEC", "REQ")),
+                                st.lists(st.sampled_from(_FORMS), min_size=1, max_size=4),
+                                st.lists(st.sampled_from(_FORMS), max_size=8),
+                                st.booleans()),
+                      min_size=1, max_size=25),
+       word=st.sampled_from(_FORMS), kind=st.sampled_from((None, "TSK", "DEC")),
+       limit=st.integers(1, 8))
+def test_the_one_word_ranking_is_the_general_ranking(nodes, word, kind, limit) -> None:  # type: ignore[no-untyped-def]
+    """A one-word q takes a shortcut (its tiers read from the top, stopping
+    once L seeds are found); it gives the seeds and the match count of the
+    general ranking."""
+    from memnet.gql.parse import parse_query
+    from memnet.recall import seed as S
+
+    rows = []
+    for i, (k, title, text, _settled) in enumerate(nodes):
+        status = ", status: 'open'" if k == "TSK" else ""
+        rows.append(f"{k} {{title: '{' '.join(title)}', text: '{' '.join(text)}', n: {i}{status}}}")
+    s, handles = _session(rows)
+    for h, (k, _t, _x, settled) in zip(handles, nodes, strict=True):
+        if settled and k == "TSK":
+            s.commit(f"SETTLE {h}")
+    q = parse_query(f"{kind} {word}" if kind else word)
+    kws = S._keywords(q)
+    filt = S._Filters(s.store, q)
+    fast = S._match_one_word(s.store, filt, S._Word(s.store, kws[0].words[0]), limit)
+    full = S._match_general(s.store, filt, kws, limit)
+    assert (fast.seeds, fast.matched) == (full.seeds, full.matched), (rows, q)
