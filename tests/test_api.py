@@ -63,17 +63,18 @@ def test_a_shape_keeps_the_graph_it_was_served_with(tmp_path):
     cab = memnet.Cabinet.open(str(tmp_path / "cab"))
     s = cab.create("keep")
     ids = s.commit("INSERT (t:TSK {title: 'Keep the graph', status: 'open', n: 1}), "
-                   "(d:DEC {title: 'Lazy rows', tags: ['a', 'b']}), (t)-[:IMPLEMENTS]->(d)").ids
+                   "(d:DEC {title: 'Lazy rows', tags: ['a', 'b']}), (t)-[r:IMPLEMENTS {w: 1}]->(d)").ids
     cab.flush(s)
     s = memnet.Cabinet.open(str(tmp_path / "cab")).open("keep")   # props still stored bytes
     first = s.recall("TSK")
     s.commit(f"SET {ids['t']}.title = 'Changed', {ids['t']}.n = 2 "
-             f"SET {ids['d']}.tags = ['c']")
+             f"SET {ids['d']}.tags = ['c'] SET {ids['r']}.w = 2")
     second = s.recall("TSK")
     assert first.text != second.text
     want = memnet.parse(first.text).statements[0]
     assert first.insert == want and first.nodes[0].props == (
         ("n", 1), ("status", "open"), ("title", "Keep the graph"))
+    assert first.edges[0].props == (("w", 1),) and second.edges[0].props == (("w", 2),)
     assert second.insert == memnet.parse(second.text).statements[0]
     assert first == first and first != second and hash(first) == hash(first)
     with pytest.raises(AttributeError):

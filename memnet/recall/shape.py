@@ -171,24 +171,25 @@ class Shape:
     reach them) when first read. Frozen, compared and hashed like a record.
     """
 
-    __slots__ = ("_nodes", "edges", "receipt", "seed_handles", "text")
+    __slots__ = ("_edges", "_nodes", "receipt", "seed_handles", "text")
     __match_args__ = ("text", "receipt", "nodes", "edges", "seed_handles")
 
     text: str
     receipt: Receipt
     _nodes: tuple[NodePattern, ...] | NodeRows
-    edges: tuple[EdgePattern, ...]
+    _edges: tuple[EdgePattern, ...] | EdgeRows
     seed_handles: tuple[str, ...]
 
     def __init__(self, text: str, receipt: Receipt,
                  nodes: tuple[NodePattern, ...] | NodeRows = (),
-                 edges: tuple[EdgePattern, ...] = (), seed_handles: tuple[str, ...] = ()
+                 edges: tuple[EdgePattern, ...] | EdgeRows = (),
+                 seed_handles: tuple[str, ...] = ()
                  ) -> None:
         _set = object.__setattr__
         _set(self, "text", text)
         _set(self, "receipt", receipt)
         _set(self, "_nodes", nodes)
-        _set(self, "edges", edges)
+        _set(self, "_edges", edges)
         _set(self, "seed_handles", seed_handles)
 
     @property
@@ -198,6 +199,14 @@ class Shape:
             n = n.patterns()
             object.__setattr__(self, "_nodes", n)
         return n
+
+    @property
+    def edges(self) -> tuple[EdgePattern, ...]:
+        e = self._edges
+        if isinstance(e, EdgeRows):
+            e = e.patterns()
+            object.__setattr__(self, "_edges", e)
+        return e
 
     @property
     def insert(self) -> Insert:
@@ -225,7 +234,7 @@ class Shape:
         return self._fields()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for n, v in zip(("text", "receipt", "_nodes", "edges", "seed_handles"), state,
+        for n, v in zip(("text", "receipt", "_nodes", "_edges", "seed_handles"), state,
                         strict=True):
             object.__setattr__(self, n, v)
 
@@ -247,6 +256,19 @@ class NodeRows:
 
     def patterns(self) -> tuple[NodePattern, ...]:
         return tuple(map(_pattern, self.entries))
+
+
+class EdgeRows:
+    """The edge patterns of a Shape, built when first asked for: its edge
+    entries of a :class:`LineCache` (see :func:`_edge_entry`)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[list[Any]]) -> None:
+        self.entries = entries
+
+    def patterns(self) -> tuple[EdgePattern, ...]:
+        return tuple(map(_epattern, self.entries))
 
 
 class LineCache:
@@ -389,7 +411,9 @@ def _pattern(entry: list[Any]) -> NodePattern:
 
 
 def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
-    """``[props, pattern, text, tokens as a middle line, tokens as the last]``."""
+    """``[props, fields, text, tokens as a middle line, tokens as the last]``;
+    ``fields`` are the pattern's ``(var, type, src, dst, props)`` until
+    :func:`_epattern` builds the pattern from them."""
     cols = store.view()
     raw = cols.edge_props.get(eid)
     hit = cache.edges.get((eid, view))
@@ -397,18 +421,26 @@ def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any
         return hit
     props = view_props(raw, view) if view == "interior" else ()
     types = cols.edge_types
-    pat = EdgePattern(edge_handle(eid), types.names[types.codes[eid]],
-                      node_handle(cols.sources[eid]), node_handle(cols.targets[eid]), props)
+    var, etype = edge_handle(eid), types.names[types.codes[eid]]
+    src, dst = node_handle(cols.sources[eid]), node_handle(cols.targets[eid])
     if props:
         body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
-        text = f"({pat.src})-[{pat.var}:{pat.type} {{{body}}}]->({pat.dst})"
+        text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
     else:
-        text = f"({pat.src})-[{pat.var}:{pat.type}]->({pat.dst})"
-    entry = [raw, pat, text, -1, -1]
+        text = f"({src})-[{var}:{etype}]->({dst})"
+    entry = [raw, (var, etype, src, dst, props), text, -1, -1]
     if len(cache.edges) >= LineCache.MAX:
         cache.edges.clear()
     cache.edges[(eid, view)] = entry
     return entry
+
+
+def _epattern(entry: list[Any]) -> EdgePattern:
+    """The pattern of an edge entry, built now if it was left for later."""
+    pat = entry[1]
+    if pat.__class__ is not EdgePattern:
+        pat = entry[1] = EdgePattern(*pat)
+    return pat
 
 
 def _node_tokens(store: Store, nid: int, line: str, view: str, cache: LineCache) -> int:
@@ -442,12 +474,12 @@ def node_line(store: Store, nid: int, view: str, cache: LineCache) -> tuple[Node
 
 def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[EdgePattern, str]:
     e = _edge_entry(store, eid, view, cache)
-    return e[1], e[2]
+    return _epattern(e), e[2]
 
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
                cache: LineCache
-               ) -> tuple[NodeRows | tuple[()], tuple[EdgePattern, ...], str, int]:
+               ) -> tuple[NodeRows | tuple[()], EdgeRows | tuple[()], str, int]:
     """The INSERT literal, its patterns (the nodes' built when first read)
     and its exact token count."""
     if not nodes:
@@ -468,22 +500,24 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
                 e[4] = _node_tokens(store, nid, line, view, cache)
             tokens += e[4]
         lines.append(line)
-    epats: list[EdgePattern] = []
+    eentries: list[list[Any]] = []
     last = len(edges) - 1
     fast = cache.pieces
     for i, eid in enumerate(edges):
         e = _edge_entry(store, eid, view, cache)
-        pat = e[1]
-        epats.append(pat)
+        eentries.append(e)
         end = i == last
         line = f"  {e[2]}" if end else f"  {e[2]},\n"
         lines.append(line)
         slot = 4 if end else 3
         if e[slot] < 0:
-            e[slot] = (cache.edge_count(pat.src, pat.var, pat.type, pat.dst, end)
-                       if fast and not pat.props else count_tokens(line, cache.tokenizer))
+            f = e[1]
+            if f.__class__ is EdgePattern:
+                f = (f.var, f.type, f.src, f.dst, f.props)
+            e[slot] = (cache.edge_count(f[2], f[0], f[1], f[3], end)
+                       if fast and not f[4] else count_tokens(line, cache.tokenizer))
         tokens += e[slot]
-    return NodeRows(entries), tuple(epats), "".join(lines), tokens
+    return NodeRows(entries), EdgeRows(eentries), "".join(lines), tokens
 
 
 def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
