@@ -31,6 +31,7 @@ from .ast import (
     RemoveLabel,
     RemoveNick,
     RemoveProp,
+    SeedQuery,
     SetLabel,
     SetNick,
     SetProp,
@@ -304,6 +305,77 @@ class _Reader:
         return Delta(tuple(out))
 
 
+    # -- the MATCH form of a Recall query ------------------------------------------------
+    def word(self, w: str) -> bool:
+        """Whether the next token is keyword ``w`` (any case); taken if so."""
+        i = self.i
+        if self.k[i] == "W" and self.v[i].lower() == w:
+            self.i = i + 1
+            return True
+        return False
+
+    def seed(self) -> SeedQuery:
+        """``MATCH node [WHERE cond (AND cond)*] [LIMIT n] [RETURN var]`` (the
+        last two in either order), folded as the grammar's transformer folds
+        it; anything the transformer would refuse stops the reader."""
+        if not self.word("match"):
+            raise self.stop()
+        node = self.node()
+        var = node.var
+        props: list[tuple[str, Value]] = list(node.props)
+        seen = {k for k, _v in props}
+        contains: list[tuple[str, str]] = []
+        if self.word("where"):
+            while True:
+                if self.name() != var:
+                    raise _Stop(self.at[self.i - 1])
+                self.punct(".")
+                key = self.name()
+                if self.word("contains"):
+                    i = self.i
+                    needle = self._decode(self.v[i][1:-1]) if self.k[i] == "S" else None
+                    if needle is None:
+                        raise _Stop(self.at[i])
+                    self.i = i + 1
+                    contains.append((key, needle))
+                else:
+                    self.punct("=")
+                    if key in seen:
+                        raise _Stop(self.at[self.i - 1])
+                    seen.add(key)
+                    props.append((key, self.value()))
+                if not self.word("and"):
+                    break
+        limit: int | None = None
+        returned = False
+        for _ in range(2):
+            if limit is None and self.word("limit"):
+                i = self.i
+                if self.k[i] != "I" or int(self.v[i]) < 1:
+                    raise _Stop(self.at[i])
+                self.i = i + 1
+                limit = int(self.v[i])
+            elif not returned and self.word("return"):
+                if self.name() != var:
+                    raise _Stop(self.at[self.i - 1])
+                returned = True
+        if self.k[self.i] is not None:
+            raise self.stop()
+        labels = node.labels
+        return SeedQuery(kind=labels[0] if labels else None, labels=labels[1:],
+                         props=tuple(props), contains=tuple(contains), nick=node.nick,
+                         limit=limit, form="match")
+
+
+def fast_seed(text: str) -> SeedQuery | None:
+    """The MATCH-form query in ``text``, or None when this reader does not
+    accept it (lark then parses it, and says what is wrong)."""
+    try:
+        return _Reader(text).seed()
+    except (_Stop, ValueError):   # ValueError: a LIMIT longer than Python reads
+        return None
+
+
 def read_delta(text: str) -> Delta | int:
     """The Δ in ``text``, or the offset where this reader stopped when it does
     not accept the text (a syntax error, or anything else the full parser
@@ -320,4 +392,4 @@ def fast_delta(text: str) -> Delta | None:
     return None if isinstance(got, int) else got
 
 
-__all__ = ["fast_delta", "read_delta"]
+__all__ = ["fast_delta", "fast_seed", "read_delta"]

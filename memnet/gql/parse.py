@@ -7,6 +7,10 @@ syntax tree is built while parsing: a :class:`lark.Transformer` is handed to the
 LALR parser, so every rule is reduced straight into :mod:`memnet.gql.ast`
 objects and no tree is ever walked recursively.
 
+Text in the usual forms never reaches lark: direct readers (``fast.py`` for a Δ
+and the MATCH form, ``codebook.py`` for the token form) build the same trees,
+and lark parses only what they do not accept, to say what is wrong and where.
+
 Before lark sees any text, two caps are checked with linear scans: the length
 (:data:`MAX_DELTA_CHARS` for a Δ, :data:`MAX_QUERY_CHARS` for a query) and the
 nesting depth of ``( [ {`` outside strings and comments (:data:`MAX_DEPTH`).
@@ -404,8 +408,8 @@ class _InsertState:
 
 
 def _run(text: str, start: str) -> Any:
-    """Parse with lark (imported now: only the MATCH form, errors and text the
-    direct readers leave need it)."""
+    """Parse with lark (imported now: only errors and text the direct readers
+    leave need it)."""
     from .grammar import run
 
     return run(text, start)
@@ -459,6 +463,9 @@ def _describe_at(text: str, offset: int) -> str:
 
 def _parse_match(text: str) -> SeedQuery:
     _check_caps(text, MAX_QUERY_CHARS)
+    direct = _fast.fast_seed(text)   # lark only for what the direct reader leaves
+    if direct is not None:
+        return direct
     result: SeedQuery = _run(text, "seed")
     return result
 
