@@ -35,7 +35,9 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from functools import partial
 from itertools import compress, filterfalse, repeat
 from operator import add
 from typing import Any
@@ -234,6 +236,47 @@ class _Keyword:
         self.parts = parts
 
 
+def _read(idx: Index, term: bytes) -> array[int]:
+    return idx.posting(term) or _EMPTY
+
+
+def _union(idx: Index, terms: list[tuple[int, bytes]]) -> set[int]:
+    post = idx.posting
+    return set().union(*(post(t) or () for _lv, t in terms))
+
+
+def _has(p: array[int], n: int) -> bool:
+    i = bisect_left(p, n)
+    return i < len(p) and p[i] == n
+
+
+class _Member:
+    """A property filter: the nodes under any of a few terms. While the ids
+    asked about are few against the postings, membership is read by
+    bisecting the postings; otherwise (and to drive a match) from a set,
+    built once."""
+
+    __slots__ = ("idx", "terms", "size", "_ids")
+
+    def __init__(self, idx: Index, terms: list[bytes]) -> None:
+        self.idx = idx
+        self.terms = terms
+        self.size = sum(map(idx.posting_size, terms))
+        self._ids: set[int] | frozenset[int] | None = None
+
+    def ids(self) -> set[int] | frozenset[int]:
+        if self._ids is None:
+            sets = [self.idx.id_set(t) for t in self.terms]
+            self._ids = sets[0] if len(sets) == 1 else set().union(*sets)
+        return self._ids
+
+    def keep(self, out: list[int]) -> list[int]:
+        if self._ids is None and len(out) * 16 < self.size:
+            posts = [p for p in map(self.idx.posting, self.terms) if p]
+            return [n for n in out if any(_has(p, n) for p in posts)]
+        return list(compress(out, map(self.ids().__contains__, out)))
+
+
 class _Filters:
     """The hard filters of q, applied to lists of node ids."""
 
@@ -243,7 +286,7 @@ class _Filters:
         self.kind = q.kind
         self.labels = q.labels
         # property equality: served by postings where the index holds the value
-        self.sets: list[set[int] | frozenset[int]] = []
+        self.sets: list[_Member] = []
         self.slow: list[tuple[str, Value, str | None]] = []   # read from props
         bare = dict(q.bare)
         self.status = False
@@ -257,10 +300,10 @@ class _Filters:
             vk = value_key(v) if not isinstance(v, tuple) else None
             alt = raw is not None and len(raw) <= SHORT_VALUE
             if vk is not None and (raw is None or alt):
-                ids = idx.id_set(prop_term(k, vk[0], vk[1]))
+                terms = [prop_term(k, vk[0], vk[1])]
                 if raw is not None:
-                    ids = set(ids) | idx.id_set(prop_term(k, "s", raw))
-                self.sets.append(ids)
+                    terms.append(prop_term(k, "s", raw))
+                self.sets.append(_Member(idx, terms))
             else:
                 self.slow.append((k, v, raw))
         self.settled = idx.id_set(SETTLED_TERM)
@@ -268,19 +311,28 @@ class _Filters:
         self.trivial = not (self.kind is not None or self.labels or self.sets or self.slow
                             or self.contains)
 
-    def postings(self, q: SeedQuery) -> list[array[int] | set[int] | frozenset[int]]:
-        """Every id collection a filter offers (the smallest one drives)."""
+    def driver(self, q: SeedQuery) -> array[int] | set[int] | frozenset[int] | None:
+        """The smallest id collection a filter offers (None: no filter has
+        one); the others are only sized, never read."""
         idx = self.s.index
-        out: list[array[int] | set[int] | frozenset[int]] = []
+        size = idx.posting_size
+        offers: list[tuple[int, int, Callable[[], Any]]] = []   # (size, order, read)
         if q.kind is not None:
-            out.append(idx.posting(("k" + q.kind).encode()) or _EMPTY)
+            t = ("k" + q.kind).encode()
+            offers.append((size(t), len(offers), partial(_read, idx, t)))
         for lab in q.labels:
-            out.append(idx.posting(("l" + lab).encode()) or _EMPTY)
-        out.extend(self.sets)
+            t = ("l" + lab).encode()
+            offers.append((size(t), len(offers), partial(_read, idx, t)))
+        for m in self.sets:
+            offers.append((m.size, len(offers), m.ids))
         for _k, needle in self.contains:
-            for w in set(needle):
-                out.append(_idset(_tiers(self.s, word_terms(w))))
-        return out
+            for w in dict.fromkeys(needle):
+                terms = _present(idx, word_terms(w))
+                offers.append((_terms_size(idx, terms), len(offers),
+                               partial(_union, idx, terms)))
+        if not offers:
+            return None
+        return min(offers)[2]()  # type: ignore[no-any-return]
 
     def apply(self, ids: Iterable[int]) -> list[int]:
         s = self.s
@@ -294,9 +346,9 @@ class _Filters:
         for lab in self.labels:
             if out:
                 out = list(compress(out, map(s.has_label, out, repeat(lab))))
-        for ids_ in self.sets:
+        for m in self.sets:
             if out:
-                out = list(compress(out, map(ids_.__contains__, out)))
+                out = m.keep(out)
         if self.status and self.settled and out:
             out = list(filterfalse(self.settled.__contains__, out))
         return self._slow(out)
@@ -420,9 +472,8 @@ def _same_tier(ids: Any) -> Any:
 
 
 def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> SeedResult:
-    posts = filt.postings(q)
-    if posts:
-        driver = min(posts, key=len)
+    driver = filt.driver(q)
+    if driver is not None:
         cand = filt.apply(sorted(driver) if not isinstance(driver, array) else list(driver))
     else:  # a filter no index serves (e.g. an unindexable value): scan
         cand = filt.apply(list(store.live_node_ids()))

@@ -370,3 +370,46 @@ def test_the_one_word_ranking_is_the_general_ranking(nodes, word, kind, limit) -
     fast = S._match_one_word(s.store, filt, S._Word(s.store, kws[0].words[0]), limit)
     full = S._match_general(s.store, filt, kws, limit)
     assert (fast.seeds, fast.matched) == (full.seeds, full.matched), (rows, q)
+
+
+@pytest.mark.req(REL)
+@given(nodes=st.lists(st.tuples(st.booleans(), st.sampled_from(("2", "'2'", "3"))), min_size=1,
+                      max_size=120),
+       word_at=st.sets(st.integers(0, 119), max_size=6))
+def test_property_filters_read_alike_from_postings_and_sets(nodes, word_at) -> None:  # type: ignore[no-untyped-def]
+    """A property filter over a few candidates bisects the postings; over
+    many it reads a set. Both keep the nodes a brute-force pass keeps, and a
+    filter alone drives the match from its posting (``prio:2`` also finds
+    the string ``'2'``)."""
+    rows, want = [], []
+    for i, (is_open, prio) in enumerate(nodes):
+        word = " quokka" if i in word_at else ""
+        status = "open" if is_open else "done"
+        rows.append(f"TSK {{title: 'task {i}{word}', status: '{status}', prio: {prio}}}")
+        if is_open and word and prio != "3":
+            want.append(i)
+    s, handles = _session(rows)
+    got = s.recall("TSK status:open prio:2 quokka", limit=50).receipt
+    assert got.matched == len(want)
+    assert set(got.seeds) == {handles[i] for i in want}
+    alone = s.recall("TSK status:done prio:2", limit=50).receipt
+    assert alone.matched == sum(1 for o, p in nodes if not o and p != "3")
+
+
+@pytest.mark.req(REL)
+@given(prios=st.lists(st.sampled_from((2, "2", 3)), min_size=64, max_size=100),
+       asked=st.lists(st.integers(1, 100), min_size=1, max_size=3))
+def test_a_property_filter_bisects_postings_as_its_set_would_answer(prios, asked) -> None:  # type: ignore[no-untyped-def]
+    from memnet.graph.index import prop_term
+    from memnet.recall.seed import _Member
+
+    rows = [f"TSK {{n: {i}, prio: {p!r}}}" for i, p in enumerate(prios)]
+    s, _handles = _session(rows)
+    idx = s.store.index
+    terms = [prop_term("prio", "i", 2), prop_term("prio", "s", "2")]
+    fresh, built = _Member(idx, terms), _Member(idx, terms)
+    built.ids()   # reads from a set from now on
+    assert fresh.size == sum(1 for p in prios if p != 3)
+    assert fresh.keep(list(asked)) == built.keep(list(asked)) == [
+        n for n in asked if n <= len(prios) and prios[n - 1] != 3]
+    assert fresh._ids is None or len(asked) * 16 >= fresh.size   # it did bisect
