@@ -114,6 +114,8 @@ _O200K_ASCII = re.compile("|".join([
 _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
 _PIECEWISE = {"o200k_base": _O200K_ASCII}
 PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache file)
+MORE_MAX = 1 << 16            # pieces remembered past those, in this process only
+RANK_MEMO_MAX = 1 << 16       # byte pairs whose rank a merge remembers
 _MAGIC = b"MNPC1"
 _RANKS_MAGIC = b"MNRK2"
 
@@ -134,6 +136,9 @@ class _Pieces:
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
         self.counts: dict[str, int] = {}
+        # pieces met once the shared counts are full: remembered in this
+        # process only, forgotten all at once when this many are held
+        self.more: dict[str, int] = {}
         self.new = 0
         self.path: str | None = None
         base = cache_dir()
@@ -142,10 +147,17 @@ class _Pieces:
             self.counts = _read_pieces(self.path)
 
     def count(self, piece: str) -> int:
+        n = self.more.get(piece)
+        if n is not None:
+            return n
         n = _piece_count(self.tokenizer, piece)
         if len(self.counts) < PIECES_MAX:
             self.counts[piece] = n
             self.new += 1
+        else:
+            if len(self.more) >= MORE_MAX:
+                self.more.clear()
+            self.more[piece] = n
         return n
 
     def save(self) -> None:
@@ -231,23 +243,39 @@ def count_tokens(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
 def _piece_count(tokenizer: str, piece: str) -> int:
     """BPE tokens of one pre-token piece, merged here over the vocabulary's
     ranks (the way the tokenizer merges a piece: the lowest-ranked adjacent
-    pair first, the leftmost among equals) so that no encoder is built."""
-    get = _rank_of(tokenizer)
+    pair first, the leftmost among equals) so that no encoder is built.
+
+    The ranks of the byte strings asked about are remembered in this process
+    (a merge asks about the same short pairs again and again); a rank of -1
+    there means the bytes are not a token."""
+    rank, memo = _rank_memo(tokenizer)
     raw = piece.encode()
-    if get(raw) is not None:
+    if rank(raw) is not None:
         return 1
+    get = memo.get
     parts = [raw[i:i + 1] for i in range(len(raw))]
     while len(parts) > 1:
         best = -1
         at = 0
         for i in range(len(parts) - 1):
-            r = get(parts[i] + parts[i + 1])
-            if r is not None and (best < 0 or r < best):
+            pair = parts[i] + parts[i + 1]
+            r = get(pair)
+            if r is None:
+                if len(memo) >= RANK_MEMO_MAX:
+                    memo.clear()
+                got = rank(pair)
+                r = memo[pair] = -1 if got is None else got
+            if r >= 0 and (best < 0 or r < best):
                 best, at = r, i
         if best < 0:
             break
         parts[at:at + 2] = [parts[at] + parts[at + 1]]
     return len(parts)
+
+
+@functools.cache
+def _rank_memo(name: str) -> tuple[Callable[[bytes], int | None], dict[bytes, int]]:
+    return _rank_of(name), {}
 
 
 @functools.cache

@@ -251,3 +251,24 @@ def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> No
     assert _read_ranks(str(tmp_path / "short.ranks")) is None
     (tmp_path / "empty.ranks").write_bytes(b"")
     assert _read_ranks(str(tmp_path / "empty.ranks")) is None
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_pieces_met_after_the_shared_counts_are_full_are_still_remembered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Once the counts kept for the next process are full, a new piece is
+    remembered in this process only: counted once, then read back."""
+    import memnet.tokens as T
+
+    pieces = ["zqxjv", "vwkq", "zqxjv", "qqzx", "vwkq", "xkcdq", "zqxjv"]
+    want = [T._piece_count("o200k_base", p) for p in pieces]
+    memo = T._Pieces("o200k_base")
+    memo.counts = dict.fromkeys((f"p{i}" for i in range(4)), 1)
+    monkeypatch.setattr(T, "PIECES_MAX", 4)
+    monkeypatch.setattr(T, "MORE_MAX", 3)
+    merged: list[str] = []
+    real = T._piece_count
+    monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
+    assert [memo.count(p) for p in pieces] == want
+    assert len(memo.counts) == 4 and memo.new == 0   # nothing more for the file
+    # three held at most: the fourth new piece forgets them all
+    assert merged == ["zqxjv", "vwkq", "qqzx", "xkcdq", "zqxjv"]
