@@ -132,6 +132,11 @@ def _present(idx: Index, terms: list[tuple[int, bytes]]) -> list[tuple[int, byte
     return [(lv, t) for lv, t in terms if t in have]
 
 
+def _read_tiers(idx: Index, terms: list[tuple[int, bytes]]) -> Tiers:
+    post = idx.posting
+    return [(lv, post(t)) for lv, t in terms]  # type: ignore[misc]
+
+
 def _terms_size(idx: Index, terms: list[tuple[int, bytes]]) -> int:
     size = idx.posting_size
     return sum(size(t) for _lv, t in terms)
@@ -167,15 +172,13 @@ class _Word:
     @property
     def exact(self) -> Tiers:
         if self._exact is None:
-            post = self.idx.posting
-            self._exact = [(lv, post(t)) for lv, t in self.xterms]  # type: ignore[misc]
+            self._exact = _read_tiers(self.idx, self.xterms)
         return self._exact
 
     @property
     def stems(self) -> Tiers:
         if self._stems is None:
-            post = self.idx.posting
-            self._stems = [(lv, post(t)) for lv, t in self.sterms]  # type: ignore[misc]
+            self._stems = _read_tiers(self.idx, self.sterms)
         return self._stems
 
     def ids(self) -> set[int]:

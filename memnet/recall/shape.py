@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import MemNetError
@@ -176,13 +176,13 @@ class Shape:
 
     text: str
     receipt: Receipt
-    _nodes: tuple[NodePattern, ...] | NodeRows
-    _edges: tuple[EdgePattern, ...] | EdgeRows
+    _nodes: tuple[NodePattern, ...] | Rows
+    _edges: tuple[EdgePattern, ...] | Rows
     seed_handles: tuple[str, ...]
 
     def __init__(self, text: str, receipt: Receipt,
-                 nodes: tuple[NodePattern, ...] | NodeRows = (),
-                 edges: tuple[EdgePattern, ...] | EdgeRows = (),
+                 nodes: tuple[NodePattern, ...] | Rows = (),
+                 edges: tuple[EdgePattern, ...] | Rows = (),
                  seed_handles: tuple[str, ...] = ()
                  ) -> None:
         _set = object.__setattr__
@@ -192,21 +192,20 @@ class Shape:
         _set(self, "_edges", edges)
         _set(self, "seed_handles", seed_handles)
 
+    def _built(self, slot: str) -> Any:
+        got = getattr(self, slot)
+        if isinstance(got, Rows):
+            got = got.patterns()
+            object.__setattr__(self, slot, got)
+        return got
+
     @property
     def nodes(self) -> tuple[NodePattern, ...]:
-        n = self._nodes
-        if isinstance(n, NodeRows):
-            n = n.patterns()
-            object.__setattr__(self, "_nodes", n)
-        return n
+        return self._built("_nodes")  # type: ignore[no-any-return]
 
     @property
     def edges(self) -> tuple[EdgePattern, ...]:
-        e = self._edges
-        if isinstance(e, EdgeRows):
-            e = e.patterns()
-            object.__setattr__(self, "_edges", e)
-        return e
+        return self._built("_edges")  # type: ignore[no-any-return]
 
     @property
     def insert(self) -> Insert:
@@ -245,30 +244,19 @@ class Shape:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
-class NodeRows:
-    """The node patterns of a Shape, built when first asked for: the Shape's
-    node entries of a :class:`LineCache` (see :func:`_node_entry`)."""
+class Rows:
+    """A Shape's node or edge patterns, built when first asked for from its
+    entries of a :class:`LineCache` (``build`` is :func:`_pattern` or
+    :func:`_epattern`)."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("build", "entries")
 
-    def __init__(self, entries: list[list[Any]]) -> None:
+    def __init__(self, entries: list[list[Any]], build: Callable[[list[Any]], Any]) -> None:
         self.entries = entries
+        self.build = build
 
-    def patterns(self) -> tuple[NodePattern, ...]:
-        return tuple(map(_pattern, self.entries))
-
-
-class EdgeRows:
-    """The edge patterns of a Shape, built when first asked for: its edge
-    entries of a :class:`LineCache` (see :func:`_edge_entry`)."""
-
-    __slots__ = ("entries",)
-
-    def __init__(self, entries: list[list[Any]]) -> None:
-        self.entries = entries
-
-    def patterns(self) -> tuple[EdgePattern, ...]:
-        return tuple(map(_epattern, self.entries))
+    def patterns(self) -> tuple[Any, ...]:
+        return tuple(map(self.build, self.entries))
 
 
 class LineCache:
@@ -479,7 +467,7 @@ def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[Edge
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
                cache: LineCache
-               ) -> tuple[NodeRows | tuple[()], EdgeRows | tuple[()], str, int]:
+               ) -> tuple[Rows | tuple[()], Rows | tuple[()], str, int]:
     """The INSERT literal, its patterns (the nodes' built when first read)
     and its exact token count."""
     if not nodes:
@@ -517,7 +505,7 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
             e[slot] = (cache.edge_count(f[2], f[0], f[1], f[3], end)
                        if fast and not f[4] else count_tokens(line, cache.tokenizer))
         tokens += e[slot]
-    return NodeRows(entries), EdgeRows(eentries), "".join(lines), tokens
+    return Rows(entries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens
 
 
 def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,

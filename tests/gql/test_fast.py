@@ -107,11 +107,9 @@ _CB_WORDS = st.sampled_from(["TSK", "URGENT", "status:open", "prio:2", "w:1.5", 
                              "status:", "n:-4", "n:1e3", "TSK:x", "prio:2", "#a", "#b"])
 
 
-def _lark_query(q: str) -> Any:
-    from memnet.gql.grammar import run
-
+def _lark_query(q: str, start: str = "codebook") -> Any:
     try:
-        return run(q, "codebook")
+        return _run(q, start)
     except GQLSyntaxError:
         return None
 
@@ -149,19 +147,12 @@ _SEED_WORDS = st.sampled_from([
     "-1", "99999999999999999999999", "RETURN", "n", "m", "LIMIT5", "_anon1", "// c\n"])
 
 
-def _lark_seed(q: str) -> Any:
-    try:
-        return _run(q, "seed")
-    except GQLSyntaxError:
-        return None
-
-
 def _same_seed(q: str) -> None:
     from memnet.gql.fast import fast_seed
 
     direct = fast_seed(q)
     if direct is not None:
-        assert direct == _lark_seed(q), q
+        assert direct == _lark_query(q, "seed"), q
 
 
 @pytest.mark.req(REQ)
@@ -172,7 +163,7 @@ def test_match_queries_read_alike(q: str) -> None:
     from memnet.gql.fast import fast_seed
 
     _same_seed(q)
-    assert fast_seed(q) is not None or _lark_seed(q) is None, q
+    assert fast_seed(q) is not None or _lark_query(q, "seed") is None, q
 
 
 @pytest.mark.req(REQ)
