@@ -279,8 +279,9 @@ class LineCache:
 
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
-        self.nodes: dict[tuple[int, str], list[Any]] = {}
-        self.edges: dict[tuple[int, str], list[Any]] = {}
+        # per view: id -> entry (see _node_entry, _edge_entry)
+        self.nodes: dict[str, dict[int, list[Any]]] = {v: {} for v in VIEWS}
+        self.edges: dict[str, dict[int, list[Any]]] = {v: {} for v in VIEWS}
         self.tokens: dict[str, int] = {}
         self.pieces = tokenizer == "o200k_base"
         self.fixed: dict[tuple[str, bool], int] = {}   # an edge line but its handles
@@ -339,9 +340,9 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
 
 
 def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
-    """``[key, nick, pattern, text, tokens of the line]`` of a node, cached
-    while the node's key string and nick are the same objects; the token
-    count (of ``"  text,\n"``) is filled in when first needed.
+    """``[key, nick, pattern, text, tokens of the line, the line]`` of a node,
+    cached while the node's key string and nick are the same objects; the
+    line is ``"  text,\n"``, its token count filled in when first needed.
 
     An interior line is the node's stored key in another order when no value
     is long enough to be excerpted (see :func:`_key_line`); its pattern is
@@ -349,7 +350,8 @@ def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any
     cols = store.view()
     key = cols.keys[nid]
     nick = cols.nicks.get(nid)
-    hit = cache.nodes.get((nid, view))
+    bucket = cache.nodes[view]
+    hit = bucket.get(nid)
     if hit is not None and hit[0] is key and hit[1] == nick:
         return hit
     handle = node_handle(nid)
@@ -362,10 +364,10 @@ def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any
     else:
         maps = cols.prop_maps
         pat = (handle, store.node_labels(nid), maps, maps.raw(nid), nick)
-    entry = [key, nick, pat, text, -1]
-    if len(cache.nodes) >= LineCache.MAX:
-        cache.nodes.clear()
-    cache.nodes[(nid, view)] = entry
+    entry = [key, nick, pat, text, -1, f"  {text},\n"]
+    if len(bucket) >= LineCache.MAX:
+        bucket.clear()
+    bucket[nid] = entry
     return entry
 
 
@@ -399,15 +401,16 @@ def _pattern(entry: list[Any]) -> NodePattern:
 
 
 def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
-    """``[props, fields, text, tokens as a middle line, tokens as the last]``;
-    ``fields`` are the pattern's ``(var, type, src, dst, props)`` until
-    :func:`_epattern` builds the pattern from them."""
+    """``[props, fields, text, tokens as a middle line, tokens as the last,
+    the middle line]``; ``fields`` are the pattern's ``(var, type, src, dst,
+    props)`` until :func:`_epattern` builds the pattern from them."""
     cols = store.view()
     raw = cols.edge_props.get(eid)
-    hit = cache.edges.get((eid, view))
+    bucket = cache.edges[view]
+    hit = bucket.get(eid)
     if hit is not None and hit[0] is raw:
         return hit
-    props = view_props(raw, view) if view == "interior" else ()
+    props = view_props(raw, view) if raw and view == "interior" else ()
     types = cols.edge_types
     var, etype = edge_handle(eid), types.names[types.codes[eid]]
     src, dst = node_handle(cols.sources[eid]), node_handle(cols.targets[eid])
@@ -416,10 +419,10 @@ def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any
         text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
     else:
         text = f"({src})-[{var}:{etype}]->({dst})"
-    entry = [raw, (var, etype, src, dst, props), text, -1, -1]
-    if len(cache.edges) >= LineCache.MAX:
-        cache.edges.clear()
-    cache.edges[(eid, view)] = entry
+    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n"]
+    if len(bucket) >= LineCache.MAX:
+        bucket.clear()
+    bucket[eid] = entry
     return entry
 
 
@@ -476,14 +479,18 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
     lines = ["INSERT\n"]
     tokens = cache.count("INSERT\n")
     last_node = len(nodes) - 1 if not edges else -1
+    cols = store.view()
+    keys, nicks, nbucket = cols.keys, cols.nicks, cache.nodes[view]
     for i, nid in enumerate(nodes):
-        e = _node_entry(store, nid, view, cache)
+        e = nbucket.get(nid)
+        if e is None or e[0] is not keys[nid] or e[1] != nicks.get(nid):
+            e = _node_entry(store, nid, view, cache)
         entries.append(e)
         if i == last_node:
             line = f"  {e[3]}"
             tokens += cache.count(line)
         else:
-            line = f"  {e[3]},\n"
+            line = e[5]
             if e[4] < 0:
                 e[4] = _node_tokens(store, nid, line, view, cache)
             tokens += e[4]
@@ -491,18 +498,24 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
     eentries: list[list[Any]] = []
     last = len(edges) - 1
     fast = cache.pieces
+    eprops, ebucket = cols.edge_props, cache.edges[view]
     for i, eid in enumerate(edges):
-        e = _edge_entry(store, eid, view, cache)
+        e = ebucket.get(eid)
+        if e is None or e[0] is not eprops.get(eid):
+            e = _edge_entry(store, eid, view, cache)
         eentries.append(e)
-        end = i == last
-        line = f"  {e[2]}" if end else f"  {e[2]},\n"
+        if i == last:
+            line = f"  {e[2]}"
+            slot = 4
+        else:
+            line = e[5]
+            slot = 3
         lines.append(line)
-        slot = 4 if end else 3
         if e[slot] < 0:
             f = e[1]
             if f.__class__ is EdgePattern:
                 f = (f.var, f.type, f.src, f.dst, f.props)
-            e[slot] = (cache.edge_count(f[2], f[0], f[1], f[3], end)
+            e[slot] = (cache.edge_count(f[2], f[0], f[1], f[3], slot == 4)
                        if fast and not f[4] else count_tokens(line, cache.tokenizer))
         tokens += e[slot]
     return Rows(entries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens
