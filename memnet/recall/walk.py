@@ -86,6 +86,9 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
     laws_set = set(r.laws)
     boundary: list[int] = []   # nodes at depth k, for the periphery peek
     full = False
+    nodes, edges = r.nodes, r.edges
+    add_node, add_edge, seen_edge = nodes.append, edges.append, edges_seen.add
+    rows = r.rows
     while queue and not full:
         u = queue.popleft()
         du = emitted[u]
@@ -100,8 +103,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             e = entry >> 1
             if e in edges_seen:
                 continue  # the edge that led here: not a neighbour to expand
-            d = entry & 1
-            v = edst[e] if d == OUT else esrc[e]
+            v = edst[e] if entry & 1 == OUT else esrc[e]
             if erec[e] or nrec[v]:  # pragma: no cover - recycled entries leave adj
                 continue
             if taken >= fanout:
@@ -110,20 +112,22 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
                 break
             taken += 1
             if v in emitted:
-                if r.rows + 1 > max_rows:
+                if rows + 1 > max_rows:
                     r.truncated = full = True
                     break
-                edges_seen.add(e)
-                r.edges.append(e)
+                seen_edge(e)
+                add_edge(e)
+                rows += 1
                 continue
-            if r.rows + 2 > max_rows:
+            if rows + 2 > max_rows:
                 r.truncated = full = True
                 note(v)
                 break
             emitted[v] = du + 1
-            r.nodes.append(v)
-            edges_seen.add(e)
-            r.edges.append(e)
+            add_node(v)
+            seen_edge(e)
+            add_edge(e)
+            rows += 2
             if du + 1 > r.hops:
                 r.hops = du + 1
             queue.append(v)
