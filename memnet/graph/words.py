@@ -438,7 +438,10 @@ def _apart(fields: list[tuple[bool, int, dict[str, int], dict[str, int]]]) -> bo
 
 # -- query side ------------------------------------------------------------------
 _W_LEVELS = [(lv, bytes((lv,))) for lv in range(LEVELS + NAME_FLAG, 0, -1)]
-_S_LEVELS = _W_LEVELS[NAME_FLAG:]
+#: the highest level a stem term can have: a stem's impact is STEM_WEIGHT times
+#: a saturation, which stays below BM25_K1 + 1
+STEM_TOP = quantise(STEM_WEIGHT * (BM25_K1 + 1.0))
+_S_LEVELS = [(lv, b) for lv, b in _W_LEVELS[NAME_FLAG:] if lv <= STEM_TOP]
 
 
 def word_terms(word: str) -> list[tuple[int, bytes]]:
@@ -448,7 +451,8 @@ def word_terms(word: str) -> list[tuple[int, bytes]]:
 
 
 def stem_terms(st: str) -> list[tuple[int, bytes]]:
-    """Every possible ``s`` term of a stem, highest level first."""
+    """Every possible ``s`` term of a stem (levels up to ``STEM_TOP``),
+    highest level first."""
     base = b"s" + st.encode() + b"\x00"
     return [(lv, base + b) for lv, b in _S_LEVELS]
 

@@ -413,3 +413,15 @@ def test_a_property_filter_bisects_postings_as_its_set_would_answer(prios, asked
     assert fresh.keep(list(asked)) == built.keep(list(asked)) == [
         n for n in asked if n <= len(prios) and prios[n - 1] != 3]
     assert fresh._ids is None or len(asked) * 16 >= fresh.size   # it did bisect
+
+
+@pytest.mark.req(REL)
+@given(xs=st.floats(min_value=1e-6, max_value=1e12))
+def test_no_stem_level_lies_above_the_levels_a_query_reads(xs) -> None:  # type: ignore[no-untyped-def]
+    """A query reads a stem's tiers up to STEM_TOP only; the formula never
+    puts a stem above it (and reaches it for a stem said often enough)."""
+    from memnet.graph.words import STEM_TOP, _stem_level, stem_terms
+
+    assert 1 <= _stem_level(xs) <= STEM_TOP
+    assert _stem_level(1e12) == STEM_TOP
+    assert [lv for lv, _t in stem_terms("round")] == list(range(STEM_TOP, 0, -1))
