@@ -156,7 +156,8 @@ class _Word:
     tiers' terms are found at once; their postings are read when first
     used (a hub word's ranking reads only its top tiers)."""
 
-    __slots__ = ("word", "idx", "xterms", "sterms", "df", "_exact", "_stems", "_levels")
+    __slots__ = ("word", "idx", "xterms", "sterms", "xsize", "ssize", "df", "_exact", "_stems",
+                 "_levels")
 
     def __init__(self, store: Store, word: str) -> None:
         self.word = word
@@ -164,7 +165,9 @@ class _Word:
         self.xterms = _present(idx, word_terms(word))
         st = stem(word)
         self.sterms = _present(idx, stem_terms(st)) if st is not None else []
-        self.df = _terms_size(idx, self.sterms or self.xterms)
+        self.xsize = _terms_size(idx, self.xterms)
+        self.ssize = _terms_size(idx, self.sterms)
+        self.df = self.ssize if self.sterms else self.xsize
         self._exact: Tiers | None = None
         self._stems: Tiers | None = None
         self._levels: dict[int, int] | None = None
@@ -491,7 +494,7 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
     too); the exact tiers then keep the nodes that passed."""
     idx = store.index
     xterms, sterms = w.xterms, w.sterms
-    if sterms and _terms_size(idx, sterms) == _terms_size(idx, xterms):
+    if sterms and w.ssize == w.xsize:
         # the stem tiers hold every exact node, each once: as many ids means
         # no node holds the stem alone, and the exact tiers say it all
         sterms = []
@@ -501,7 +504,7 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
     if filt.trivial:
         # a tier is its term until its level is reached
         exact, stems, tier = xterms, sterms, idx.posting
-        matched = _terms_size(idx, sterms or xterms)
+        matched = w.ssize if sterms else w.xsize
     else:
         post = idx.posting
         tier = _same_tier
