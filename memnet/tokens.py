@@ -100,11 +100,13 @@ def loaded(tokenizer: str = DEFAULT_TOKENIZER) -> bool:
 # and its count remembered, in this process and, through a small file in the
 # user's cache directory, in the next one: a fresh process that meets only
 # pieces seen before never loads the tokenizer (a fraction of a second).
+# (possessive where the classes cannot trade characters: the same pieces, cut
+# about a fifth faster by Python's engine)
 _O200K_ASCII = re.compile("|".join([
-    r"""[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\nA-Za-z0-9]?+[A-Z]*+[a-z]++(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\nA-Za-z0-9]?+[A-Z]++[a-z]*+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
     r"""[0-9]{1,3}""",
-    r""" ?[^\sA-Za-z0-9]+[\r\n/]*""",
+    r""" ?[^\sA-Za-z0-9]++[\r\n/]*+""",
     r"""\s*[\r\n]+""",
     r"""\s+(?!\S)""",
     r"""\s+""",
