@@ -446,14 +446,14 @@ _S_LEVELS = [(lv, b) for lv, b in _W_LEVELS[NAME_FLAG:] if lv <= STEM_TOP]
 
 def word_terms(word: str) -> list[tuple[int, bytes]]:
     """Every possible ``w`` term of a word, highest level first."""
-    base = b"w" + word.encode() + b"\x00"
+    base = _WINFO[word][1]
     return [(lv, base + b) for lv, b in _W_LEVELS]
 
 
 def stem_terms(st: str) -> list[tuple[int, bytes]]:
     """Every possible ``s`` term of a stem (levels up to ``STEM_TOP``),
     highest level first."""
-    base = b"s" + st.encode() + b"\x00"
+    base = _SPREFIX[st]
     return [(lv, base + b) for lv, b in _S_LEVELS]
 
 

@@ -121,12 +121,6 @@ def _same(a: Value, b: Value) -> bool:
 
 
 # -- postings as tiers ---------------------------------------------------------------
-def _tiers(store: Store, terms: list[tuple[int, bytes]]) -> Tiers:
-    idx = store.index
-    have = idx.postings_by_term
-    return [(lv, idx.posting(t)) for lv, t in terms if t in have]  # type: ignore[misc]
-
-
 def _present(idx: Index, terms: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
     have = idx.postings_by_term
     return [(lv, t) for lv, t in terms if t in have]
@@ -247,8 +241,8 @@ def _read(idx: Index, term: bytes) -> array[int]:
 
 
 def _union(idx: Index, terms: list[tuple[int, bytes]]) -> set[int]:
-    post = idx.posting
-    return set().union(*(post(t) or () for _lv, t in terms))
+    """The ids under any of ``terms`` (terms the index holds)."""
+    return _idset(_read_tiers(idx, terms))
 
 
 def _has(p: array[int], n: int) -> bool:

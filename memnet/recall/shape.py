@@ -342,11 +342,7 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
 def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
     """``[key, nick, pattern, text, tokens of the line, the line]`` of a node,
     cached while the node's key string and nick are the same objects; the
-    line is ``"  text,\n"``, its token count filled in when first needed.
-
-    An interior line is the node's stored key in another order when no value
-    is long enough to be excerpted (see :func:`_key_line`); its pattern is
-    then left as what :func:`_pattern` needs to build it."""
+    line is ``"  text,\n"``, its token count filled in when first needed."""
     cols = store.view()
     key = cols.keys[nid]
     nick = cols.nicks.get(nid)
@@ -354,6 +350,16 @@ def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any
     hit = bucket.get(nid)
     if hit is not None and hit[0] is key and hit[1] == nick:
         return hit
+    return _new_node_entry(store, nid, view, bucket, key, nick)
+
+
+def _new_node_entry(store: Store, nid: int, view: str, bucket: dict[int, list[Any]], key: str,
+                    nick: str | None) -> list[Any]:
+    """A node's entry, built and put in its view's ``bucket``. An interior
+    line is the node's stored key in another order when no value is long
+    enough to be excerpted (see :func:`_key_line`); its pattern is then left
+    as what :func:`_pattern` needs to build it."""
+    cols = store.view()
     handle = node_handle(nid)
     text = _key_line(handle, key, nick) if view == "interior" else None
     pat: Any
@@ -402,14 +408,22 @@ def _pattern(entry: list[Any]) -> NodePattern:
 
 def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
     """``[props, fields, text, tokens as a middle line, tokens as the last,
-    the middle line]``; ``fields`` are the pattern's ``(var, type, src, dst,
-    props)`` until :func:`_epattern` builds the pattern from them."""
-    cols = store.view()
-    raw = cols.edge_props.get(eid)
+    the middle line, pattern]``, cached while the edge's property dict is the
+    same object; ``fields`` are the pattern's ``(var, type, src, dst,
+    props)``, and the pattern (None until then) is built from them by
+    :func:`_epattern`."""
+    raw = store.view().edge_props.get(eid)
     bucket = cache.edges[view]
     hit = bucket.get(eid)
     if hit is not None and hit[0] is raw:
         return hit
+    return _new_edge_entry(store, eid, view, bucket, raw)
+
+
+def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[Any]],
+                    raw: dict[str, Value] | None) -> list[Any]:
+    """An edge's entry, built and put in its view's ``bucket``."""
+    cols = store.view()
     props = view_props(raw, view) if raw and view == "interior" else ()
     types = cols.edge_types
     var, etype = edge_handle(eid), types.names[types.codes[eid]]
@@ -419,7 +433,7 @@ def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any
         text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
     else:
         text = f"({src})-[{var}:{etype}]->({dst})"
-    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n"]
+    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n", None]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[eid] = entry
@@ -427,11 +441,11 @@ def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any
 
 
 def _epattern(entry: list[Any]) -> EdgePattern:
-    """The pattern of an edge entry, built now if it was left for later."""
-    pat = entry[1]
-    if pat.__class__ is not EdgePattern:
-        pat = entry[1] = EdgePattern(*pat)
-    return pat
+    """The pattern of an edge entry, built when first asked for."""
+    pat = entry[6]
+    if pat is None:
+        pat = entry[6] = EdgePattern(*entry[1])
+    return pat  # type: ignore[no-any-return]
 
 
 def _node_tokens(store: Store, nid: int, line: str, view: str, cache: LineCache) -> int:
@@ -483,8 +497,9 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
     keys, nicks, nbucket = cols.keys, cols.nicks, cache.nodes[view]
     for i, nid in enumerate(nodes):
         e = nbucket.get(nid)
-        if e is None or e[0] is not keys[nid] or e[1] != nicks.get(nid):
-            e = _node_entry(store, nid, view, cache)
+        key, nick = keys[nid], nicks.get(nid)
+        if e is None or e[0] is not key or e[1] != nick:
+            e = _new_node_entry(store, nid, view, nbucket, key, nick)
         entries.append(e)
         if i == last_node:
             line = f"  {e[3]}"
@@ -501,8 +516,9 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
     eprops, ebucket = cols.edge_props, cache.edges[view]
     for i, eid in enumerate(edges):
         e = ebucket.get(eid)
-        if e is None or e[0] is not eprops.get(eid):
-            e = _edge_entry(store, eid, view, cache)
+        raw = eprops.get(eid)
+        if e is None or e[0] is not raw:
+            e = _new_edge_entry(store, eid, view, ebucket, raw)
         eentries.append(e)
         if i == last:
             line = f"  {e[2]}"
@@ -512,9 +528,7 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
             slot = 3
         lines.append(line)
         if e[slot] < 0:
-            f = e[1]
-            if f.__class__ is EdgePattern:
-                f = (f.var, f.type, f.src, f.dst, f.props)
+            f = e[1]   # (var, type, src, dst, props)
             e[slot] = (cache.edge_count(f[2], f[0], f[1], f[3], slot == 4)
                        if fast and not f[4] else count_tokens(line, cache.tokenizer))
         tokens += e[slot]

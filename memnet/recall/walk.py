@@ -86,8 +86,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
     laws_set = set(r.laws)
     boundary: list[int] = []   # nodes at depth k, for the periphery peek
     full = False
-    nodes, edges = r.nodes, r.edges
-    add_node, add_edge, seen_edge = nodes.append, edges.append, edges_seen.add
+    add_node, add_edge, seen_edge = r.nodes.append, r.edges.append, edges_seen.add
     rows = r.rows
     while queue and not full:
         u = queue.popleft()
