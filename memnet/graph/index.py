@@ -337,10 +337,9 @@ class Index:
     def word_ids(self, word: str) -> array[int]:
         """The ascending ids of the nodes holding ``word`` exactly (at any
         impact level)."""
-        from .words import word_terms
+        from .words import present_terms
 
-        have = self.postings_by_term
-        parts = [self._posting(t) for _lv, t in word_terms(word) if t in have]
+        parts = [self._posting(t) for _lv, t in present_terms(self.postings_by_term, word)[0]]
         if len(parts) == 1:
             return array("I", parts[0])  # type: ignore[arg-type]
         return array("I", sorted(set().union(*(p for p in parts if p is not None)))) if parts \

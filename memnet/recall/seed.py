@@ -51,11 +51,9 @@ from ..graph.words import (
     NAME_MAX_PARTS,
     name_term,
     parts_of,
-    stem,
-    stem_terms,
+    present_terms,
     token_words,
     tokens,
-    word_terms,
 )
 from ..record import record
 
@@ -121,11 +119,6 @@ def _same(a: Value, b: Value) -> bool:
 
 
 # -- postings as tiers ---------------------------------------------------------------
-def _present(idx: Index, terms: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-    have = idx.postings_by_term
-    return [(lv, t) for lv, t in terms if t in have]
-
-
 def _read_tiers(idx: Index, terms: list[tuple[int, bytes]]) -> Tiers:
     post = idx.posting
     return [(lv, post(t)) for lv, t in terms]  # type: ignore[misc]
@@ -156,9 +149,7 @@ class _Word:
     def __init__(self, store: Store, word: str) -> None:
         self.word = word
         idx = self.idx = store.index
-        self.xterms = _present(idx, word_terms(word))
-        st = stem(word)
-        self.sterms = _present(idx, stem_terms(st)) if st is not None else []
+        self.xterms, self.sterms = present_terms(idx.postings_by_term, word)
         self.xsize = _terms_size(idx, self.xterms)
         self.ssize = _terms_size(idx, self.sterms)
         self.df = self.ssize if self.sterms else self.xsize
@@ -327,7 +318,7 @@ class _Filters:
             offers.append((m.size, len(offers), m.ids))
         for _k, needle in self.contains:
             for w in dict.fromkeys(needle):
-                terms = _present(idx, word_terms(w))
+                terms = present_terms(idx.postings_by_term, w)[0]
                 offers.append((_terms_size(idx, terms), len(offers),
                                partial(_union, idx, terms)))
         if not offers:

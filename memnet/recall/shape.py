@@ -285,6 +285,7 @@ class LineCache:
         self.tokens: dict[str, int] = {}
         self.pieces = tokenizer == "o200k_base"
         self.fixed: dict[tuple[str, bool], int] = {}   # an edge line but its handles
+        self.handles: dict[str, int] = {}               # node handle -> its tokens
 
     def count(self, line: str) -> int:
         n = self.tokens.get(line)
@@ -301,12 +302,33 @@ class LineCache:
             c = self.count
             fixed = self.fixed[(etype, last)] = (
                 c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
-        # the three handles' letter and digit runs (blanks only part them)
+        # the three handles' letter and digit runs; a node handle's sum is
+        # remembered, as a node is met on many edges
+        hc = self.handles
+        a = hc.get(src)
+        if a is None:
+            a = self.handle_count(src)
+        b = hc.get(dst)
+        if b is None:
+            b = self.handle_count(dst)
+        return fixed + a + b + self.run_count(eid)
+
+    def run_count(self, handle: str) -> int:
+        """Tokens of a handle: the sum over its letter and digit runs."""
         get = self.tokens.get
-        for run in _HANDLE_RUNS.findall(f"{src} {eid} {dst}"):
-            n = get(run)
-            fixed += n if n is not None else self.count(run)
-        return fixed
+        n = 0
+        for run in _HANDLE_RUNS.findall(handle):
+            c = get(run)
+            n += c if c is not None else self.count(run)
+        return n
+
+    def handle_count(self, handle: str) -> int:
+        """:meth:`run_count`, remembered."""
+        hc = self.handles
+        if len(hc) >= self.MAX:
+            hc.clear()
+        n = hc[handle] = self.run_count(handle)
+        return n
 
 
 _HANDLE_RUNS = re.compile(r"[a-z]+|[0-9]{1,3}")

@@ -425,3 +425,57 @@ def test_no_stem_level_lies_above_the_levels_a_query_reads(xs) -> None:  # type:
     assert 1 <= _stem_level(xs) <= STEM_TOP
     assert _stem_level(1e12) == STEM_TOP
     assert [lv for lv, _t in stem_terms("round")] == list(range(STEM_TOP, 0, -1))
+
+
+@pytest.mark.req(REL)
+@given(x=st.floats(min_value=1e-6, max_value=1e9), extra=st.floats(min_value=0.0, max_value=1e9))
+def test_a_words_exact_level_lies_in_the_span_its_stem_level_allows(x, extra) -> None:  # type: ignore[no-untyped-def]
+    """A word said with pseudo-frequency x, its stem with xs >= x: the exact
+    level is one a query looks up once it knows the stem's level."""
+    from memnet.graph.words import _SPAN, NAME_FLAG, _exact_level, _stem_level
+
+    xs = x + extra
+    lv = _exact_level(x, xs if extra else 0.0)
+    span = _SPAN[_stem_level(xs)]
+    assert span >> lv & 1 and span >> (lv + NAME_FLAG) & 1
+
+
+@pytest.mark.req(REL)
+def test_the_span_holds_the_highest_exact_level_of_each_stem_level() -> None:
+    """Over a fine grid of (x, xs), each stem level's span reaches the highest
+    exact level seen with it (the peak lies inside (0, xs), where a random
+    draw rarely lands)."""
+    from memnet.graph.words import _SPAN, _exact_level, _stem_level
+
+    top: dict[int, int] = {}
+    for i in range(1, 2401):
+        xs = 10 ** (-3 + 6 * i / 2400)
+        for j in range(1, 101):
+            x = xs * j / 100
+            ls = _stem_level(xs)
+            top[ls] = max(top.get(ls, 0), _exact_level(x, xs if j < 100 else 0.0))
+    for ls, hi in top.items():
+        assert _SPAN[ls] >> hi & 1
+        assert not _SPAN[ls] >> (hi + 3) & 1 or hi + 3 > 32   # and not far past it
+
+
+@pytest.mark.req(REL)
+@VER
+@given(texts=st.lists(st.lists(st.sampled_from(
+    ("round", "rounds", "rounding", "rounded", "price", "prices", "priced", "ab", "x1")),
+    min_size=1, max_size=30), min_size=1, max_size=8), named=st.lists(st.booleans(), min_size=8,
+                                                                       max_size=8))
+def test_the_terms_a_query_looks_up_are_every_term_the_index_holds(texts, named) -> None:  # type: ignore[no-untyped-def]
+    """present_terms (stem tiers first, then only the exact levels they allow)
+    finds what looking up every possible level finds."""
+    from memnet.graph.words import present_terms, stem, stem_terms, text_terms, word_terms
+
+    have: set[bytes] = set()
+    for i, words in enumerate(texts):
+        key = ("title", "text")[named[i] is False]
+        text_terms({key: " ".join(words), "note": " ".join(reversed(words[: i + 1]))}, have)
+    for w in ("round", "rounds", "rounding", "rounded", "price", "priced", "ab", "x1", "zebra"):
+        st_ = stem(w)
+        x, s = present_terms(have, w)
+        assert x == [(lv, t) for lv, t in word_terms(w) if t in have]
+        assert s == ([(lv, t) for lv, t in stem_terms(st_) if t in have] if st_ else [])

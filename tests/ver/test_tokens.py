@@ -137,6 +137,10 @@ def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, ety
     line = f"  ({s})-[{e}:{etype}]->({d})" + ("" if last else ",\n")
     cache = LineCache("o200k_base")
     assert cache.edge_count(s, e, etype, d, last) == memnet.count_tokens(line) == _pure_count(line)
+    # the node handles' counts are remembered now: the edge back reads them
+    back = f"  ({d})-[{e}:{etype}]->({s})" + ("" if last else ",\n")
+    assert cache.handles.keys() == {s, d}
+    assert cache.edge_count(d, e, etype, s, last) == _pure_count(back)
 
 
 _PLAIN = st.text(st.sampled_from([chr(c) for c in range(32, 127)] + ["\n", "\t", "\r"] +
