@@ -28,7 +28,7 @@ from ..errors import MemNetError
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
 from ..graph.store import Store, edge_handle, node_handle
-from ..record import FrozenInstanceError, as_dict, record
+from ..record import FrozenInstanceError, as_dict, record, replace
 from ..tokens import count_tokens
 from ..values import SEP
 
@@ -104,6 +104,10 @@ class Receipt:
                                (self.added, self.changed, self.gone))
         return " ".join(self.parts())
 
+    def sizes_part(self, tokens: int, nbytes: int) -> str:
+        """The part of :meth:`parts` that prints the token count and size."""
+        return f"tokens={tokens} tokenizer={self.tokenizer} bytes={nbytes}"
+
     def parts(self) -> list[str]:
         """The fields of a Shape's receipt line, joined by single blanks.
 
@@ -120,7 +124,7 @@ class Receipt:
         if self.laws_cut:
             parts.append(f"laws_cut={self.laws_cut}")
         parts.append(f"periphery={','.join(self.periphery) or '-'} view={self.view}")
-        parts.append(f"tokens={self.tokens} tokenizer={self.tokenizer} bytes={self.bytes}")
+        parts.append(self.sizes_part(self.tokens, self.bytes))
         parts.append(f"alarm={str(self.alarm).lower()} "
                      f"holds_answer={str(self.holds_answer).lower()} etag={self.etag}")
         if self.since is not None:  # asked for a delta, answered whole: say why
@@ -562,31 +566,60 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
     """Add the receipt line to ``body`` with an exact total token count.
 
     The receipt prints the token count and byte size of the whole text, itself
-    included, so the line is rebuilt until the numbers it prints are the
-    numbers it has (two rounds in practice). ``etag`` defaults to the hash of
-    ``body`` (a delta answer passes the etag of the Shape it leads to).
+    included, so those numbers are found as a fixed point. Only the part that
+    prints them changes from one round to the next (its neighbours end and
+    start at piece boundaries, see :meth:`Receipt.parts`), so the other parts
+    are printed and counted once, and each round counts that part alone; the
+    alarm (and its advice) is decided again only if the total crosses
+    ``ALARM_TOKENS``. ``etag`` defaults to the hash of ``body`` (a delta answer
+    passes the etag of the Shape it leads to).
     """
     if etag is None:
         etag = hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
     base_advice = tuple(receipt_fields.pop("advice", ()))
     body_bytes = len(body.encode())
+    nl = "\n" if body else ""
+    count = cache.count
+    alarm = body_tokens > ALARM_TOKENS
+    for _ in range(4):
+        advice = base_advice + ((ALARM_ADVICE,) if alarm else ())
+        receipt = Receipt(**receipt_fields, etag=etag, tokens=0, bytes=0, alarm=alarm,
+                          advice=advice)
+        if receipt.answer != "shape":
+            return _finish_line(receipt, body, body_tokens, body_bytes, nl, cache)
+        parts = receipt.parts()
+        parts[-1] += nl   # a closing quote and the line break are one piece
+        at = parts.index(receipt.sizes_part(0, 0))
+        other_tok = count(parts[0]) + sum(count(" " + p) for p in parts[1:]) - count(
+            " " + parts[at])
+        other_bytes = len(" ".join(parts).encode()) - len(parts[at].encode())
+        tok, nbytes = body_tokens, body_bytes
+        for _ in range(8):
+            sizes = receipt.sizes_part(tok, nbytes)
+            new_tok = body_tokens + other_tok + count(" " + sizes)
+            new_bytes = body_bytes + other_bytes + len(sizes)
+            if new_tok == tok and new_bytes == nbytes:
+                break
+            tok, nbytes = new_tok, new_bytes
+        else:  # pragma: no cover
+            raise MemNetError("receipt token count did not settle", code="internal")
+        if (tok > ALARM_TOKENS) == alarm:
+            parts[at] = sizes
+            receipt = Receipt(**receipt_fields, etag=etag, tokens=tok, bytes=nbytes,
+                              alarm=alarm, advice=advice)
+            return " ".join(parts) + body, receipt
+        alarm = not alarm
+    raise MemNetError("receipt alarm did not settle", code="internal")  # pragma: no cover
+
+
+def _finish_line(receipt: Receipt, body: str, body_tokens: int, body_bytes: int, nl: str,
+                 cache: LineCache) -> tuple[str, Receipt]:
+    """:func:`finish` for a delta answer's short line (counted whole)."""
     tok, nbytes = body_tokens, body_bytes
     for _ in range(8):
-        alarm = tok > ALARM_TOKENS
-        advice = base_advice + ((ALARM_ADVICE,) if alarm else ())
-        receipt = Receipt(**receipt_fields, etag=etag, tokens=tok, bytes=nbytes, alarm=alarm,
-                          advice=advice)
-        if receipt.answer == "shape":
-            parts = receipt.parts()
-            parts[-1] += "\n" if body else ""  # a closing quote and the line break are one piece
-            count = cache.count
-            head_tok = count(parts[0]) + sum(count(" " + p) for p in parts[1:])
-            head = " ".join(parts)
-        else:
-            head = receipt.line() + ("\n" if body else "")
-            head_tok = cache.count(head)
-        new_tok = head_tok + body_tokens
-        new_bytes = len(head.encode()) + body_bytes
+        receipt = replace(receipt, tokens=tok, bytes=nbytes)
+        head = receipt.line() + nl
+        new_tok, new_bytes = cache.count(head) + body_tokens, len(head.encode()) + body_bytes
         if new_tok == tok and new_bytes == nbytes:
             return head + body, receipt
         tok, nbytes = new_tok, new_bytes

@@ -233,6 +233,36 @@ def test_a_receipt_line_counts_as_the_sum_of_its_parts(q, first, advice, body) -
 
 
 @pytest.mark.req("MN-REQ-00")
+@VER
+@given(body_tokens=st.integers(7900, 8000), laws_cut=st.integers(0, 2), empty=st.booleans(),
+       advice=st.lists(st.sampled_from(["narrow q", "q matched 3001 nodes"]), max_size=2))
+def test_finish_prints_the_totals_of_its_own_text_across_the_alarm(body_tokens, laws_cut,  # type: ignore[no-untyped-def]
+                                                                  empty, advice) -> None:
+    """finish() solves for the sizes its receipt prints: the printed token
+    count and byte size are those of the whole text, and the alarm (with its
+    advice) says whether that count passes ALARM_TOKENS, also when only the
+    receipt line pushes it over."""
+    from memnet.recall.shape import ALARM_ADVICE, ALARM_TOKENS, LineCache, finish
+
+    body = "" if empty else "INSERT\n  (na1:TSK {title: 'x'})\n"
+    fields = dict(session="s-1", version=3, q="TSK x", seed_mode="match", seeds=("na1",),
+                  matched=1, rows=1, max_rows=50, hops=0, k=2, clamped=0, hidden=0, laws=0,
+                  laws_cut=laws_cut, periphery=("nb2c",), view="interior",
+                  tokenizer="o200k_base", holds_answer=True, read_first="start at na1",
+                  advice=tuple(advice), census=())
+    # a body that claims body_tokens (finish trusts the count it is given)
+    text, r = finish(fields, body, body_tokens, LineCache("o200k_base"))
+    head, nl, rest = text.partition("\n")
+    assert text == head + nl + body and not rest.startswith("//")
+    assert r.tokens == body_tokens + memnet.count_tokens(head + nl)
+    assert r.bytes == len(text.encode())
+    assert r.alarm == (r.tokens > ALARM_TOKENS)
+    assert (ALARM_ADVICE in r.advice) == r.alarm
+    assert f" tokens={r.tokens} " in head and f" bytes={r.bytes} " in head
+    assert head == r.line()
+
+
+@pytest.mark.req("MN-REQ-00")
 def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The ranks file is probed where it lies; each of the vocabulary's
     200,000 tokens must come back with its rank, and bytes that are no token
