@@ -242,6 +242,15 @@ def count_tokens(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
     return n
 
 
+def piece_tokens(piece: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
+    """Tokens of text that is one pre-token piece of ``tokenizer`` (one with a
+    piece cutter; the caller knows the text is cut no further, such as a run
+    of lower-case letters), without cutting it again."""
+    memo = _pieces(tokenizer)
+    n = memo.counts.get(piece)
+    return n if n is not None else memo.count(piece)
+
+
 def _piece_count(tokenizer: str, piece: str) -> int:
     """BPE tokens of one pre-token piece, merged here over the vocabulary's
     ranks (the way the tokenizer merges a piece: the lowest-ranked adjacent
@@ -389,4 +398,4 @@ def encode(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[int]:
 
 
 __all__ = ["DEFAULT_TOKENIZER", "PIECES_MAX", "cache_dir", "count_tokens", "encode", "loaded",
-           "save_pieces"]
+           "piece_tokens", "save_pieces"]

@@ -29,7 +29,7 @@ from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
 from ..graph.store import Store, edge_handle, node_handle
 from ..record import FrozenInstanceError, as_dict, record, replace
-from ..tokens import count_tokens
+from ..tokens import count_tokens, piece_tokens
 from ..values import SEP
 
 VIEWS = ("interior", "shell")
@@ -318,12 +318,17 @@ class LineCache:
         return fixed + a + b + self.run_count(eid)
 
     def run_count(self, handle: str) -> int:
-        """Tokens of a handle: the sum over its letter and digit runs."""
+        """Tokens of a handle: the sum over its letter and digit runs (each
+        a piece of its own, counted as one)."""
         get = self.tokens.get
         n = 0
         for run in _HANDLE_RUNS.findall(handle):
             c = get(run)
-            n += c if c is not None else self.count(run)
+            if c is None:
+                if len(self.tokens) >= self.MAX:
+                    self.tokens.clear()
+                c = self.tokens[run] = piece_tokens(run, self.tokenizer)
+            n += c
         return n
 
     def handle_count(self, handle: str) -> int:
