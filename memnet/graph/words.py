@@ -469,6 +469,10 @@ _SPAN = [0] + [sum(1 << lv | 1 << (lv + NAME_FLAG) for lv in range(ls, _exact_to
                for ls in range(1, STEM_TOP + 1)]
 
 
+#: a union of spans -> its exact levels, highest first (at most 2^11 unions)
+_SPANNED: dict[int, list[tuple[int, bytes]]] = {}
+
+
 def present_terms(have: Container[bytes], word: str
                   ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
     """The ``w`` terms of ``word`` and the ``s`` terms of its stem that are in
@@ -486,8 +490,10 @@ def present_terms(have: Container[bytes], word: str
     mask = 0
     for lv, _t in sterms:
         mask |= _SPAN[lv]
-    return [(lv, t) for lv, b in _W_LEVELS if mask >> lv & 1 and (t := base + b) in have], \
-        sterms
+    levels = _SPANNED.get(mask)
+    if levels is None:
+        levels = _SPANNED[mask] = [(lv, b) for lv, b in _W_LEVELS if mask >> lv & 1]
+    return [(lv, t) for lv, b in levels if (t := base + b) in have], sterms
 
 
 def word_terms(word: str) -> list[tuple[int, bytes]]:
