@@ -1,0 +1,129 @@
+"""Instructions per fresh Recall on WordNet, counted by valgrind's callgrind.
+
+Wall and CPU times on a shared machine swing by half from one run to the
+next, which hides a change of a few percent. Callgrind counts the
+instructions a process executes instead: the same program on the same input
+gives the same count whatever else the machine is doing. This benchmark uses
+it to compare engines on the fresh-keyword loop of ``bench/wordnet.py``.
+
+Each engine runs in child processes under ``valgrind --tool=callgrind
+--instr-atstart=no``: the child hydrates the WordNet session from the
+cabinet uninstrumented (a few times slower than native, not fifty), asks
+the warm-up queries of ``bench/wordnet.py`` (a miss, then eight fresh lemmas
+outside the set), turns the collector off (its schedule would move with
+each engine's allocations), switches counting on with ``callgrind_control``,
+asks ``--queries`` lemmas of the set once each, and switches it off. A second
+child asks none, so what the switching itself costs is taken off. Printed:
+instructions per fresh Recall for each engine, and their ratio.
+
+Instruction counts do not see the processor's cache misses, which are much
+of a fresh Recall's time on a large session (a word's index lookups miss the
+caches): a change that only saves misses does not show here. Use it beside
+``bench/wordnet.py``, not instead of it.
+
+Needs valgrind (Debian package ``valgrind``) and a WordNet cabinet that
+``bench/wordnet.py --cabinet DIR`` built::
+
+    PYTHONPATH=. python bench/instructions.py --cabinet /tmp/wn
+    PYTHONPATH=. python bench/instructions.py --cabinet /tmp/wn --baseline /tmp/old --queries 100
+
+``--baseline DIR`` names a directory holding another engine's ``memnet``
+package (a ``git worktree`` of an older commit, say). The benchmark prints;
+it never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def child(args: argparse.Namespace) -> None:
+    """Runs under callgrind: hydrate, warm, then the counted queries."""
+    import memnet
+
+    plan = json.loads(Path(args.plan).read_text())
+    s = memnet.Cabinet.open(args.cabinet).open(plan["sid"])
+    s.recall("zzzzqqq")
+    for q in plan["warmup"]:
+        s.recall(q)
+    gc.collect()
+    gc.disable()
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=False)
+    for q in plan["queries"][: args.queries]:
+        s.recall(q)
+    subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=False)
+
+
+def counted(engine: str, args: argparse.Namespace, plan: str, n: int) -> int:
+    """Instructions callgrind counted in a child asking ``n`` queries."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PYTHONPATH=engine)
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+               f"--callgrind-out-file={tmp}/out", sys.executable, __file__, "--child",
+               "--cabinet", args.cabinet, "--plan", plan, "--queries", str(n)]
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        m = re.search(r"Collected : (\d+)", p.stderr)
+        if p.returncode or m is None:
+            sys.exit(f"callgrind run failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        return int(m.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cabinet", required=True, help="the WordNet cabinet bench/wordnet.py built")
+    ap.add_argument("--sid", default="wordnet")
+    ap.add_argument("--queries", type=int, default=50, help="fresh queries counted (default 50)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--baseline", default=None, help="another engine's package directory")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--plan", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    for tool in ("valgrind", "callgrind_control"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} is needed (Debian package valgrind)")
+    if not Path(args.cabinet, "data.mdb").exists():
+        sys.exit(f"no cabinet at {args.cabinet}: build one with bench/wordnet.py --cabinet DIR")
+    sys.path.insert(0, str(HERE))
+    import wordnet
+
+    synsets, _ptr = wordnet.read_wordnet(wordnet.fetch())
+    queries = wordnet.pick_queries(synsets, 200, args.seed)
+    warmup = wordnet.pick_warmup(synsets, queries, wordnet.WARMUP, args.seed)
+    del synsets, _ptr
+    engines = ([("baseline", str(Path(args.baseline).resolve()))] if args.baseline else []) + [
+        ("this", str(ROOT))]
+    per: dict[str, float] = {}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"sid": args.sid, "warmup": warmup, "queries": queries}, f)
+        plan = f.name
+    try:
+        for name, path in engines:
+            full = counted(path, args, plan, args.queries)
+            base = counted(path, args, plan, 0)
+            per[name] = (full - base) / args.queries
+            print(f"{name:9s} {per[name]:,.0f} instructions per fresh Recall "
+                  f"({args.queries} lemma queries; {path})", flush=True)
+    finally:
+        os.unlink(plan)
+    if "baseline" in per:
+        print(f"this/baseline {per['this'] / per['baseline']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
