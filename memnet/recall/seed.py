@@ -189,21 +189,9 @@ class _Word:
             return self._levels.get(nid, 0)
         for tiers in (self.exact, self.stems):
             for lv, p in tiers:
-                i = _bisect(p, nid)
-                if i < len(p) and p[i] == nid:
+                if _has(p, nid):
                     return lv - NAME_FLAG if lv > NAME_FLAG else lv
         return 0
-
-
-def _bisect(p: array[int], x: int) -> int:
-    lo, hi = 0, len(p)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if p[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def _idf(n: int, df: int) -> float:

@@ -283,7 +283,7 @@ class LineCache:
 
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
-        # per view: id -> entry (see _node_entry, _edge_entry)
+        # per view: id -> entry (see _node_entry, _new_edge_entry)
         self.nodes: dict[str, dict[int, list[Any]]] = {v: {} for v in VIEWS}
         self.edges: dict[str, dict[int, list[Any]]] = {v: {} for v in VIEWS}
         self.tokens: dict[str, int] = {}
@@ -437,23 +437,14 @@ def _pattern(entry: list[Any]) -> NodePattern:
     return pat
 
 
-def _edge_entry(store: Store, eid: int, view: str, cache: LineCache) -> list[Any]:
-    """``[props, fields, text, tokens as a middle line, tokens as the last,
-    the middle line, pattern]``, cached while the edge's property dict is the
-    same object; ``fields`` are the pattern's ``(var, type, src, dst,
-    props)``, and the pattern (None until then) is built from them by
-    :func:`_epattern`."""
-    raw = store.view().edge_props.get(eid)
-    bucket = cache.edges[view]
-    hit = bucket.get(eid)
-    if hit is not None and hit[0] is raw:
-        return hit
-    return _new_edge_entry(store, eid, view, bucket, raw)
-
-
 def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[Any]],
                     raw: dict[str, Value] | None) -> list[Any]:
-    """An edge's entry, built and put in its view's ``bucket``."""
+    """``[props, fields, text, tokens as a middle line, tokens as the last,
+    the middle line, pattern]`` of an edge, built and put in its view's
+    ``bucket`` (``build_body`` keeps it while the edge's property dict is the
+    same object); ``fields`` are the pattern's ``(var, type, src, dst,
+    props)``, and the pattern (None until then) is built from them by
+    :func:`_epattern`."""
     cols = store.view()
     props = view_props(raw, view) if raw and view == "interior" else ()
     types = cols.edge_types
@@ -501,16 +492,6 @@ def prime_lines(store: Store, nids: Iterable[int], cache: LineCache) -> None:
         if not ltok[nid] and not nrec[nid]:
             e = _node_entry(store, nid, "interior", cache)
             _node_tokens(store, nid, f"  {e[3]},\n", "interior", cache)
-
-
-def node_line(store: Store, nid: int, view: str, cache: LineCache) -> tuple[NodePattern, str]:
-    e = _node_entry(store, nid, view, cache)
-    return _pattern(e), e[3]
-
-
-def edge_line(store: Store, eid: int, view: str, cache: LineCache) -> tuple[EdgePattern, str]:
-    e = _edge_entry(store, eid, view, cache)
-    return _epattern(e), e[2]
 
 
 def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
@@ -595,8 +576,8 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
         parts = receipt.parts()
         parts[-1] += nl   # a closing quote and the line break are one piece
         at = parts.index(receipt.sizes_part(0, 0))
-        other_tok = count(parts[0]) + sum(count(" " + p) for p in parts[1:]) - count(
-            " " + parts[at])
+        other_tok = count(parts[0]) + sum(count(" " + p) for i, p in enumerate(parts) if i and
+                                          i != at)
         other_bytes = len(" ".join(parts).encode()) - len(parts[at].encode())
         tok, nbytes = body_tokens, body_bytes
         for _ in range(8):
