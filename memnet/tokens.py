@@ -115,10 +115,12 @@ _O200K_ASCII = re.compile("|".join([
 # the tokenizer's ideas of white space differ
 _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
 _PIECEWISE = {"o200k_base": _O200K_ASCII}
-PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache file)
+PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache files)
 MORE_MAX = 1 << 16            # pieces remembered past those, in this process only
+RECENT_MAX = 4096             # pieces the small file holds before they join the table
 RANK_MEMO_MAX = 1 << 16       # byte pairs whose rank a merge remembers
-_MAGIC = b"MNPC1"
+_MAGIC = b"MNPC1"             # the small file of recent pieces (and the old single file)
+_TABLE_MAGIC = b"MNPC2"       # the hashed table of pieces
 _RANKS_MAGIC = b"MNRK2"
 
 
@@ -133,29 +135,65 @@ def cache_dir() -> str | None:
 
 
 class _Pieces:
-    """Token counts of pre-token pieces, shared with later processes."""
+    """Token counts of pre-token pieces, shared with later processes.
+
+    Two files in the cache directory hold what earlier processes counted: a
+    hashed table (``<tokenizer>.pieces``, the layout of the ranks file, see
+    :func:`_write_table`), probed where it lies so that opening it costs the
+    same whatever it holds, and a small map of the pieces counted since the
+    table was last written (``<tokenizer>.pieces-recent``), read whole. A
+    process adds what it counted to the small file when it exits; once that
+    holds RECENT_MAX pieces they are written into the table."""
 
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
+        # pieces this process has a count for: the recent file's, the ones
+        # it found in the table, and its own
         self.counts: dict[str, int] = {}
         # pieces met once the shared counts are full: remembered in this
         # process only, forgotten all at once when this many are held
         self.more: dict[str, int] = {}
-        self.new = 0
+        self.fresh: dict[str, int] = {}   # counted here, in neither file yet
+        self.stored: Callable[[bytes], int | None] | None = None
+        self.held = 0                     # pieces the two files hold
+        self.fold = False                 # the table needs writing (an old file was read)
         self.path: str | None = None
         base = cache_dir()
         if base is not None:
             self.path = os.path.join(base, f"{tokenizer}.pieces")
-            self.counts = _read_pieces(self.path)
+            table = _read_table(self.path, _TABLE_MAGIC, 2)
+            if table is not None:
+                self.stored, self.held = table
+            else:
+                # a file of the old layout (one map) is read once and
+                # written as a table when this process exits
+                old = _read_pieces(self.path)
+                if old:
+                    self.counts.update(old)
+                    self.held = len(old)
+                    self.fold = True
+            recent = _read_pieces(self.path + "-recent")
+            self.counts.update(recent)
+            self.held += len(recent)
+
+    @property
+    def new(self) -> int:
+        """Pieces counted here that the files do not hold yet."""
+        return len(self.fresh)
 
     def count(self, piece: str) -> int:
         n = self.more.get(piece)
         if n is not None:
             return n
+        if self.stored is not None:
+            n = self.stored(piece.encode())
+            if n is not None:
+                self.counts[piece] = n
+                return n
         n = _piece_count(self.tokenizer, piece)
-        if len(self.counts) < PIECES_MAX:
+        if self.held + len(self.fresh) < PIECES_MAX:
             self.counts[piece] = n
-            self.new += 1
+            self.fresh[piece] = n
         else:
             if len(self.more) >= MORE_MAX:
                 self.more.clear()
@@ -163,31 +201,55 @@ class _Pieces:
         return n
 
     def save(self) -> None:
-        """Merge what this process learnt into the cache file (atomically; a
+        """Merge what this process learnt into the cache files (atomically; a
         file that cannot be written is left alone)."""
-        if not self.new or self.path is None:
+        if not (self.fresh or self.fold) or self.path is None:
             return
         try:
-            import msgpack
-
-            merged = _read_pieces(self.path)
-            for k, v in self.counts.items():
-                if len(merged) >= PIECES_MAX:
-                    break
-                merged.setdefault(k, v)
-            body = msgpack.packb(merged)
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
-            os.replace(tmp, self.path)
-            self.new = 0
+            recent_path = self.path + "-recent"
+            recent = _read_pieces(recent_path)
+            if self.fold:
+                recent.update(self.counts)
+            for k, v in self.fresh.items():
+                recent.setdefault(k, v)
+            if len(recent) >= RECENT_MAX or self.fold:
+                table = _table_items(self.path, _TABLE_MAGIC, 2)
+                room = PIECES_MAX - len(table)
+                for k, v in recent.items():
+                    if room <= 0:
+                        break
+                    raw = k.encode()
+                    if raw not in table and 0 < len(raw) <= 256 and 0 < v < 1 << 16:
+                        table[raw] = v
+                        room -= 1
+                _write_table(self.path, _TABLE_MAGIC, table, 2)
+                recent = {}
+            _write_file(recent_path, _pieces_file(recent))
+            self.fresh.clear()
+            self.fold = False
         except (OSError, ValueError):
             pass
 
 
+def _pieces_file(counts: dict[str, int]) -> bytes:
+    import msgpack
+
+    body: bytes = msgpack.packb(counts)
+    return _MAGIC + zlib.crc32(body).to_bytes(4, "big") + body
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (through a file beside it)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
 def _read_pieces(path: str) -> dict[str, int]:
-    """The counts in a cache file, or none when it is missing or damaged."""
+    """The counts in a file of the map layout, or none when it is missing or
+    damaged."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -314,17 +376,32 @@ def _rank_of(name: str) -> Callable[[bytes], int | None]:
     return ranks.get
 
 
-# The ranks file: magic, CRC-32 of the rest, then the token count n and the
-# slot count m (a power of two, at least 2n), m little-endian u32 slots
-# (0: empty, else 1 + the offset of an entry) in which a token sits at
-# crc32(token) mod m or the first free slot after it, then the entries: the
-# token's length less one (a byte), its bytes, its rank (u32 little-endian).
+def _read_ranks(path: str) -> Callable[[bytes], int | None] | None:
+    got = _read_table(path, _RANKS_MAGIC, 4)
+    return None if got is None else got[0]
+
+
+def _write_ranks(path: str, ranks: dict[bytes, int]) -> None:
+    try:
+        _write_table(path, _RANKS_MAGIC, ranks, 4)
+    except OSError:
+        pass
+
+
+# A hashed table file (the ranks, the pieces): magic, CRC-32 of the rest, then
+# the key count n and the slot count m (a power of two, at least 2n), m
+# little-endian u32 slots (0: empty, else 1 + the offset of an entry) in which
+# a key sits at crc32(key) mod m or the first free slot after it, then the
+# entries: the key's length less one (a byte), its bytes, its value (``width``
+# bytes, little-endian).
 _HEAD = 13  # magic (5) + CRC (4) + n (4); m follows
 
 
-def _read_ranks(path: str) -> Callable[[bytes], int | None] | None:
-    """The lookup over a ranks file, or None when it is missing or damaged.
-    The file is mapped, not read: a lookup touches a slot and an entry."""
+def _read_table(path: str, magic: bytes, width: int,
+                ) -> tuple[Callable[[bytes], int | None], int] | None:
+    """``(lookup, keys)`` over a table file, or None when it is missing or
+    damaged. The file is mapped, not read: a lookup touches a slot and an
+    entry."""
     import mmap
 
     try:
@@ -332,9 +409,10 @@ def _read_ranks(path: str) -> Callable[[bytes], int | None] | None:
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # missing, unreadable, or empty
         return None
-    if mm[:5] != _RANKS_MAGIC or len(mm) < _HEAD + 4 or \
+    if mm[:5] != magic or len(mm) < _HEAD + 4 or \
             zlib.crc32(memoryview(mm)[9:]) != int.from_bytes(mm[5:9], "big"):
         return None
+    n = int.from_bytes(mm[9:_HEAD], "big")
     m = int.from_bytes(mm[_HEAD:_HEAD + 4], "little")
     lo = _HEAD + 4
     if m <= 0 or m & (m - 1) or len(mm) < lo + 4 * m:
@@ -349,47 +427,58 @@ def _read_ranks(path: str) -> Callable[[bytes], int | None] | None:
     mask = m - 1
     crc = zlib.crc32
 
-    def rank(tok: bytes) -> int | None:
-        h = crc(tok) & mask
+    def lookup(key: bytes) -> int | None:
+        h = crc(key) & mask
         while True:
             at = slots[h]
             if not at:
                 return None
             at += base - 1
             end = at + 2 + mm[at]
-            if mm[at + 1:end] == tok:
-                return int.from_bytes(mm[end:end + 4], "little")
+            if mm[at + 1:end] == key:
+                return int.from_bytes(mm[end:end + width], "little")
             h = (h + 1) & mask
 
-    return rank
+    return lookup, n
 
 
-def _write_ranks(path: str, ranks: dict[bytes, int]) -> None:
-    """Write the ranks file atomically; one that cannot be written is skipped
-    (a vocabulary with tokens longer than 256 bytes, or empty, is not cached)."""
-    if any(not 0 < len(t) <= 256 for t in ranks) or not ranks:
+def _table_items(path: str, magic: bytes, width: int) -> dict[bytes, int]:
+    """Every entry of a table file (none when it is missing or damaged)."""
+    got = _read_table(path, magic, width)
+    if got is None:
+        return {}
+    with open(path, "rb") as f:
+        raw = f.read()
+    m = int.from_bytes(raw[_HEAD:_HEAD + 4], "little")
+    at = _HEAD + 4 + 4 * m
+    out: dict[bytes, int] = {}
+    end = len(raw)
+    while at < end:
+        k = at + 2 + raw[at]
+        out[raw[at + 1:k]] = int.from_bytes(raw[k:k + width], "little")
+        at = k + width
+    return out
+
+
+def _write_table(path: str, magic: bytes, items: dict[bytes, int], width: int) -> None:
+    """Write a table file atomically; one that cannot be written is skipped
+    (keys longer than 256 bytes, or none, are not cached)."""
+    if any(not 0 < len(t) <= 256 for t in items) or not items:
         return
-    m = 1 << (2 * len(ranks) - 1).bit_length()
+    m = 1 << (2 * len(items) - 1).bit_length()
     slots = array("I", bytes(4 * m))
     blob = bytearray()
     mask = m - 1
-    for tok, r in sorted(ranks.items(), key=lambda kv: kv[1]):
+    for tok, r in sorted(items.items(), key=lambda kv: (kv[1], kv[0])):
         h = zlib.crc32(tok) & mask
         while slots[h]:
             h = (h + 1) & mask
         slots[h] = len(blob) + 1
-        blob += bytes((len(tok) - 1,)) + tok + r.to_bytes(4, "little")
+        blob += bytes((len(tok) - 1,)) + tok + r.to_bytes(width, "little")
     if sys.byteorder != "little":
         slots.byteswap()
-    body = len(ranks).to_bytes(4, "big") + m.to_bytes(4, "little") + slots.tobytes() + blob
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(_RANKS_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    body = len(items).to_bytes(4, "big") + m.to_bytes(4, "little") + slots.tobytes() + blob
+    _write_file(path, magic + zlib.crc32(body).to_bytes(4, "big") + body)
 
 
 def encode(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[int]:

@@ -186,11 +186,11 @@ def test_a_fresh_process_counts_seen_pieces_without_the_tokenizer(tmp_path) -> N
     # encoder itself is never built for plain text
     first = run(text)
     assert first == {"n": memnet.count_tokens(text), "loaded": False}
-    assert (tmp_path / "o200k_base.pieces").exists()
+    assert (tmp_path / "o200k_base.pieces-recent").exists()
     assert (tmp_path / "o200k_base.ranks").exists()
     assert run(text) == first
     # a damaged cache file is ignored, never trusted: the count stays exact
-    for name in ("o200k_base.pieces", "o200k_base.ranks"):
+    for name in ("o200k_base.pieces-recent", "o200k_base.ranks"):
         raw = bytearray((tmp_path / name).read_bytes())
         raw[-1] ^= 0xFF
         (tmp_path / name).write_bytes(bytes(raw))
@@ -297,6 +297,7 @@ def test_pieces_met_after_the_shared_counts_are_full_are_still_remembered(monkey
     want = [T._piece_count("o200k_base", p) for p in pieces]
     memo = T._Pieces("o200k_base")
     memo.counts = dict.fromkeys((f"p{i}" for i in range(4)), 1)
+    memo.held = 4   # what the cache files hold
     monkeypatch.setattr(T, "PIECES_MAX", 4)
     monkeypatch.setattr(T, "MORE_MAX", 3)
     merged: list[str] = []
@@ -306,3 +307,61 @@ def test_pieces_met_after_the_shared_counts_are_full_are_still_remembered(monkey
     assert len(memo.counts) == 4 and memo.new == 0   # nothing more for the file
     # three held at most: the fourth new piece forgets them all
     assert merged == ["zqxjv", "vwkq", "qqzx", "xkcdq", "zqxjv"]
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch) -> None:
+    """Pieces counted by earlier processes join a hashed table once the small
+    file of recent ones is full; a later process reads nothing of the table
+    whole (opening it costs the same however much it holds), yet every count
+    it gives back is the one merged before. A damaged table is ignored."""
+    import memnet.tokens as T
+
+    monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(T, "RECENT_MAX", 5)
+    pieces = ["zqxjv", "vwkq", " qqzx", "xkcdq", "  ", "123", "Ünï", "!!!\n"]
+    want = {p: T._piece_count("o200k_base", p) for p in pieces}
+    memo = T._Pieces("o200k_base")
+    assert [memo.count(p) for p in pieces[:3]] == [want[p] for p in pieces[:3]]
+    memo.save()                              # three recent pieces: no table yet
+    assert not (tmp_path / "o200k_base.pieces").exists()
+    memo = T._Pieces("o200k_base")
+    assert memo.counts == {p: want[p] for p in pieces[:3]} and memo.held == 3
+    for p in pieces[3:]:
+        memo.count(p)
+    memo.save()                              # eight: written into the table
+    assert T._read_pieces(str(tmp_path / "o200k_base.pieces-recent")) == {}
+    later = T._Pieces("o200k_base")
+    assert later.counts == {} and later.held == len(pieces) and later.stored is not None
+
+    def no_merge(tk: str, p: str) -> int:
+        raise AssertionError(f"{p!r} merged again")
+
+    monkeypatch.setattr(T, "_piece_count", no_merge)
+    assert {p: later.count(p) for p in pieces} == want
+    assert later.new == 0
+    raw = bytearray((tmp_path / "o200k_base.pieces").read_bytes())
+    raw[-1] ^= 0xFF
+    (tmp_path / "o200k_base.pieces").write_bytes(bytes(raw))
+    assert T._Pieces("o200k_base").stored is None
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_a_pieces_file_of_the_old_layout_is_read_then_written_as_a_table(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch) -> None:
+    """A cache written by an earlier MemNet (one msgpack map) still gives its
+    counts, and the first process to exit writes them as a table."""
+    import memnet.tokens as T
+
+    monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
+    old = {p: T._piece_count("o200k_base", p) for p in ("zqxjv", "vwkq", " handles")}
+    (tmp_path / "o200k_base.pieces").write_bytes(T._pieces_file(old))
+    memo = T._Pieces("o200k_base")
+    assert memo.counts == old and memo.fold
+    memo.save()
+    table = T._read_table(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2)
+    assert table is not None and table[1] == len(old)
+    assert {p: table[0](p.encode()) for p in old} == old
+    assert T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2) == {
+        p.encode(): n for p, n in old.items()}
