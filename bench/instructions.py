@@ -13,7 +13,11 @@ the warm-up queries of ``bench/wordnet.py`` (a miss, then eight fresh lemmas
 outside the set), turns the collector off (its schedule would move with
 each engine's allocations), switches counting on with ``callgrind_control``,
 asks ``--queries`` lemmas of the set once each, and switches it off. A second
-child asks none, so what the switching itself costs is taken off. Printed:
+child asks none, so what the switching itself costs is taken off. Every child
+starts from a copy of one private cache directory, filled first by an
+uncounted run of the same queries with that engine (the token ranks and the
+counts of the pieces the queries meet, in the engine's own layout): the count
+is that of a user's steady state, the same on every run. Printed:
 instructions per fresh Recall for each engine, and their ratio.
 
 Instruction counts do not see the processor's cache misses, which are much
@@ -67,14 +71,28 @@ def child(args: argparse.Namespace) -> None:
     subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=False)
 
 
-def counted(engine: str, args: argparse.Namespace, plan: str, n: int) -> int:
+def prepare_cache(engine: str, args: argparse.Namespace, plan: str, into: str) -> None:
+    """Fill a private cache directory the way ``engine`` keeps it (the token
+    ranks, and the counts of every piece the queries meet), in one run of the
+    child without callgrind: each counted child then starts from a copy of
+    it, so every run sees the same cache, in its own engine's layout."""
+    env = dict(os.environ, PYTHONPATH=engine, MEMNET_CACHE_DIR=into)
+    cmd = [sys.executable, __file__, "--child", "--cabinet", args.cabinet, "--plan", plan,
+           "--queries", str(args.queries)]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=into)
+    if p.returncode:
+        sys.exit(f"preparing the cache failed ({p.returncode}):\n{p.stderr[-2000:]}")
+
+
+def counted(engine: str, args: argparse.Namespace, plan: str, n: int, cache: str) -> int:
     """Instructions callgrind counted in a child asking ``n`` queries."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, PYTHONPATH=engine)
+        shutil.copytree(cache, f"{tmp}/cache")
+        env = dict(os.environ, PYTHONPATH=engine, MEMNET_CACHE_DIR=f"{tmp}/cache")
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                f"--callgrind-out-file={tmp}/out", sys.executable, __file__, "--child",
                "--cabinet", args.cabinet, "--plan", plan, "--queries", str(n)]
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tmp)
         m = re.search(r"Collected : (\d+)", p.stderr)
         if p.returncode or m is None:
             sys.exit(f"callgrind run failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -114,8 +132,10 @@ def main() -> None:
         plan = f.name
     try:
         for name, path in engines:
-            full = counted(path, args, plan, args.queries)
-            base = counted(path, args, plan, 0)
+            with tempfile.TemporaryDirectory() as cache:
+                prepare_cache(path, args, plan, cache)
+                full = counted(path, args, plan, args.queries, cache)
+                base = counted(path, args, plan, 0, cache)
             per[name] = (full - base) / args.queries
             print(f"{name:9s} {per[name]:,.0f} instructions per fresh Recall "
                   f"({args.queries} lemma queries; {path})", flush=True)
