@@ -32,7 +32,8 @@ def _session() -> Session:
 def test_stored_records_load_back_into_an_equal_store() -> None:
     st = _session().store
     copy = Store()
-    nodes = [[st.stored_node(n) for n in range(1, st.next_node)]]
+    # one run of columns (kinds, labels, props, nicks, recycled, keys, adjs, ltoks)
+    nodes = [tuple(zip(*(st.stored_node(n) for n in range(1, st.next_node)), strict=True))]
     postings = [{t: p if isinstance(p, bytes) else le_bytes(p)
                  for t, p in st.index.raw_postings()}]
     copy.load(nodes, *st.stored_edges(1, st.next_edge), postings, kinds=st.live_kinds(),

@@ -48,6 +48,7 @@ Example::
 
 from __future__ import annotations
 
+import bisect
 import gc
 import os
 import time
@@ -81,7 +82,17 @@ from .catalog import (
     _stored_options,
     _upgrade,
 )
-from .elements import RELEASE_AFTER, _edge_chunks, _load, _log_of, _log_record, _node_record
+from .elements import (
+    RELEASE_AFTER,
+    _edge_chunks,
+    _load,
+    _log_of,
+    _log_record,
+    _node_chunks,
+    _node_record,
+    _overrides,
+    node_layout,
+)
 from .kv import KV, Txn, open_kv
 from .postings import _posting_records, _posting_writes, _rewrite_postings
 from .verify import _verify
@@ -201,12 +212,14 @@ class Cabinet:
     def upgrade(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
                 max_size: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-        """Bring a cabinet written by an older format (3), or indexed with
-        another stemmer, to this format in place; returns ``{"sessions": n,
-        "nodes": m}``. From format 3 every record is checked against its old
-        checksum and sealed again under its key, node records gain their token
-        count (unknown until first used), and each session's word index is
-        rebuilt; with only another stemmer, the index is rebuilt.
+        """Bring a cabinet written by an older format (3 or 4), or indexed
+        with another stemmer, to this format in place; returns ``{"sessions":
+        n, "nodes": m}``. From format 3 every record is checked against its
+        old checksum and sealed again under its key, node records gain their
+        token count (unknown until first used), and each session's word index
+        is rebuilt; from format 3 or 4 the node records of every full range of
+        ``NODE_CHUNK`` ids are written as one node chunk record; with only
+        another stemmer, the index is rebuilt.
 
         Each session is rewritten in one transaction and the header last, so an
         upgrade that stops half way is simply run again. A cabinet that needs
@@ -308,7 +321,10 @@ class Cabinet:
             history = s.history()
             whole = [r.version for r in history] == list(range(1, s.version + 1))
             with gc_paused():
-                node_recs = [_node_record(s, sid, n) for n in range(1, st.next_node)]
+                nchunks = st.next_node // R.NODE_CHUNK
+                node_recs = _node_chunks(s, sid, range(nchunks)) + [
+                    _node_record(s, sid, n)
+                    for n in range(max(1, nchunks * R.NODE_CHUNK), st.next_node)]
                 edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
                 posting_recs = _posting_records(sid, st.index)
                 log_recs = [_log_record(sid, r) for r in history] if whole else []
@@ -316,7 +332,7 @@ class Cabinet:
             cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
                    "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
                    "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
-                   "pdelta": 0, "precs": len(posting_recs),
+                   "pdelta": 0, "precs": len(posting_recs), "nchunks": nchunks, "over": 0,
                    **({} if whole else {"log_from": s.version + 1}), **_options(s)}
 
             def work(txn: Txn) -> None:
@@ -336,6 +352,7 @@ class Cabinet:
 
             self.kv.run_write(work)
             self._bind(s, s.version, token)
+            s.base_chunks = (nchunks, 0)
             return s.version
 
     def _bind(self, s: Session, version: int, token: str | None) -> None:
@@ -420,6 +437,7 @@ class Cabinet:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
         self._bind(s, version, cat.get("token"))
+        s.base_chunks = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
         if total >= RELEASE_AFTER:
             self.kv.release_pages()
             # the store's columns are lists of a million entries each, made
@@ -511,7 +529,10 @@ class Cabinet:
         the session locked and what changed taken out of its store."""
         st = s.store
         mark = R.new_token()
-        node_recs = [_node_record(s, sid, n) for n in nodes]
+        planned = s.base_chunks
+        layout = node_layout(s, nodes, *planned)
+        node_recs = [_node_record(s, sid, n) for n in layout[0]]
+        chunk_recs = _node_chunks(s, sid, layout[1])
         edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
         log_recs = [_log_record(sid, r) for r in pending]
         # a change to a large share of the nodes (the first flush of a
@@ -539,11 +560,16 @@ class Cabinet:
             # delta is computed (a server applies them meanwhile); but not the
             # stored nodes whose terms changed: the delta reads their records
             # as they were
+            stored = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
+            singles, chunks, nchunks, fold = layout if stored == planned else \
+                node_layout(s, nodes, *stored)
+            recs, crecs = (node_recs, chunk_recs) if stored == planned else (
+                [_node_record(s, sid, n) for n in singles], _node_chunks(s, sid, chunks))
             top = int(cat.get("next_node", 1 << 62))
             reread = set() if posting_recs is not None else \
                 {n for n in term_nodes if n < top}
             later = []
-            for n, (k, v) in zip(nodes, node_recs, strict=True):
+            for n, (k, v) in zip(singles, recs, strict=True):
                 if n in reread:
                     later.append((k, v))
                 else:
@@ -566,9 +592,27 @@ class Cabinet:
                     txn.put(R.POSTINGS, k, pv)
             for k, v in later:
                 txn.put(R.NODES, k, v)
+            # the node chunks go last, as they replace node records the
+            # delta may have read
+            over = stored[1] + bisect.bisect_left(nodes, stored[0] * R.NODE_CHUNK)
+            if fold:
+                gone = [k for _n, k, _v in _overrides(txn, sid, stored[0] * R.NODE_CHUNK - 1)]
+                extra = {R.key_id(k) // R.NODE_CHUNK for k in gone} - set(chunks)
+                crecs += _node_chunks(s, sid, extra)
+                txn.discard(R.NODES, gone)
+                over = 0
+            if nchunks > stored[0]:
+                lo, hi = max(1, stored[0] * R.NODE_CHUNK), min(top, nchunks * R.NODE_CHUNK)
+                txn.discard(R.NODES, [R.element_key(sid, n) for n in range(lo, hi)])
+            for k, v in crecs:
+                txn.put(R.NODES, k, v)
             key = R.sid_key(sid)
             txn.put(R.CATALOG, key,
-                    R.encode(dict(cat, **stats, **counts, flush=mark), key))
+                    R.encode(dict(cat, **stats, **counts, nchunks=nchunks, over=over,
+                                  flush=mark), key))
+            done[0] = (nchunks, over)
+
+        done = [planned]
 
         try:
             self.kv.run_write(work)
@@ -576,6 +620,7 @@ class Cabinet:
             s.unsure_flushes[mark] = s.version
             raise
         st.clear_changes(set(nodes), set(edges))
+        s.base_chunks = done[0]
         s.base_version = s.version
         s.pending = []
         s.unsure_flushes = {}

@@ -151,17 +151,21 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _upgrade_session(txn: Txn, sid: str, old: bool) -> int:
+def _upgrade_session(txn: Txn, sid: str, fmt: int, reindex: bool) -> int:
     """Rewrite one session in this format (see :meth:`Cabinet.upgrade`):
     from format 3, every record sealed again under its key and node records
-    given their token count (0, unknown); then the word index rebuilt from
-    the node records. Returns the nodes read."""
+    given their token count (0, unknown); from format 3 or 4, the node
+    records of each full chunk's range written as its chunk record; with
+    ``reindex``, the word index rebuilt from the nodes. Returns the nodes
+    read."""
+    from .elements import _effective_nodes
+
     pre = R.prefix(sid)
     ckey = R.sid_key(sid)
     craw = txn.get(R.CATALOG, ckey)
     if craw is None:
         raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
-    if old:
+    if fmt == 3:
         cat = msgpack.unpackb(_v3_payload(craw, ckey), use_list=False)
         for k, v in list(txn.scan(R.NODES, pre)):
             rec = msgpack.unpackb(_v3_payload(v, k), use_list=False)
@@ -173,18 +177,42 @@ def _upgrade_session(txn: Txn, sid: str, old: bool) -> int:
                 txn.put(table, k, R.seal(k, _v3_payload(v, k)))
     else:
         cat = _catalog_row(craw, ckey)
+    if fmt in (3, 4):
+        cat = dict(cat, nchunks=_chunk_nodes(txn, sid, int(cat.get("nchunks", 0)),
+                                             int(cat["next_node"])), over=0)
+        txn.put(R.CATALOG, ckey, R.encode(cat, ckey))
+    n = int(cat["next_node"]) - 1
+    if not reindex:
+        return n
     index = Index()
-    n = 0
-    for k, v in txn.scan(R.NODES, pre):
-        n += 1
-        for term in _node_terms(_node_from(v, k)):
-            index.add_id(term, R.key_id(k))
+    for nid, rec in _effective_nodes(txn, sid, cat):
+        for term in _node_terms(rec):
+            index.add_id(term, nid)
     txn.delete_prefix(R.POSTINGS, pre)
     recs = _posting_records(sid, index)
     for k, v in recs:
         txn.put(R.POSTINGS, k, v)
     txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
     return n
+
+
+def _chunk_nodes(txn: Txn, sid: str, done: int, next_node: int) -> int:
+    """Write the node records of every full chunk range past the first
+    ``done`` chunks as chunk records, and delete them; returns the chunk
+    count."""
+    nchunks = next_node // R.NODE_CHUNK
+    for c in range(done, nchunks):
+        first, end = R.chunk_span(c)
+        keys = [R.element_key(sid, i) for i in range(first, end)]
+        recs = []
+        for raw, k in zip(txn.get_many(R.NODES, keys), keys, strict=True):
+            if raw is None:
+                raise CabinetCorrupt(f"session {sid!r}: node record {R.key_id(k)} is missing")
+            recs.append(_node_from(raw, k))
+        key = R.node_chunk_key(sid, c)
+        txn.put(R.NODES, key, R.encode_node_chunk(key, first, recs))
+        txn.discard(R.NODES, keys)
+    return nchunks
 
 
 def _check_header(kv: KV) -> None:
@@ -244,10 +272,11 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     fmt = header.get("format")
     if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
         raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
-    old = fmt != R.FORMAT_VERSION
+    reindex = fmt == 3 or header.get("words") != stemmer_id()
     counts = {"sessions": 0, "nodes": 0}
     for i, sid in enumerate(sids):
-        counts["nodes"] += kv.run_write(partial(_upgrade_session, sid=sid, old=old))
+        counts["nodes"] += kv.run_write(partial(_upgrade_session, sid=sid, fmt=fmt,
+                                                reindex=reindex))
         counts["sessions"] += 1
         if progress is not None:
             progress(i + 1, len(sids))

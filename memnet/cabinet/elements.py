@@ -1,17 +1,20 @@
 """A session's nodes, edges and log as records, both ways: the bulk paths of
 adopt, flush and hydrate.
 
-Writing, a node is one record (``_node_record``), edges go 4,096 to a chunk
+Writing, nodes go NODE_CHUNK to a chunk record of columns
+(``_node_chunks``), and a node a flush changed, or one past the last full
+chunk, is a record of its own (``_node_record``); edges go 4,096 to a chunk
 record of columns (``_edge_chunks``), a commit one log record
-(``_log_record``). Reading, a hydrate decodes the node records in chunks
-(``_decode_nodes``) that the store takes in one after the other, copies the
-edge columns chunk by chunk (``_edge_columns``) and loads the stored postings
-(``postings.py``), checking on the way that every record is where the
-catalog says it must be.
+(``_log_record``). Reading, a hydrate decodes the node chunks and node
+records into runs of columns (``_node_columns``) that the store takes in one
+after the other, copies the edge columns chunk by chunk (``_edge_columns``)
+and loads the stored postings (``postings.py``), checking on the way that
+every record is where the catalog says it must be.
 """
 
 from __future__ import annotations
 
+import bisect
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
@@ -28,14 +31,53 @@ from .postings import _apply_deltas, _stored_deltas, _stored_postings
 from .records import _is_node, _props_bytes, decode_props
 
 
-def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
-    """``(key, record)`` of one node."""
+def _stored_node(s: Session, nid: int) -> tuple[Any, ...]:
+    """A node as its records hold it (see ``records._is_node``)."""
     # props ride as msgpack bytes inside the record: a hydrate keeps them so
     # until they are read, and a node never read is written back unchanged
     kind, labels, props, nick, recycled, okey, adj, ltok = s.store.stored_node(nid)
+    return kind, labels, _props_bytes(props), nick, recycled, okey, adj, ltok
+
+
+def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
+    """``(key, record)`` of one node."""
     key = R.element_key(sid, nid)
-    return key, R.encode((kind, labels, _props_bytes(props), nick, recycled, okey, adj, ltok),
-                         key)
+    return key, R.encode(_stored_node(s, nid), key)
+
+
+def _node_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
+    """The node chunk records of the given chunk numbers, all full."""
+    out = []
+    for c in sorted(chunks):
+        first, end = R.chunk_span(c)
+        key = R.node_chunk_key(sid, c)
+        out.append((key, R.encode_node_chunk(key, first,
+                                             [_stored_node(s, n) for n in range(first, end)])))
+    return out
+
+
+def node_layout(s: Session, nodes: list[int], nchunks: int, over: int,
+                ) -> tuple[list[int], list[int], int, bool]:
+    """How a flush writes the changed ``nodes`` (ascending) of a session whose
+    cabinet holds ``nchunks`` full chunks and about ``over`` node records that
+    override them: ``(nodes written as node records, chunks written, the
+    chunk count after, whether every overriding node record goes)``. Chunks
+    whose whole range now exists are written; once the overriding records
+    pass a share of the chunked nodes (OVERRIDE_SHARE, at least a chunk's
+    worth), the chunks they fall in are written again and they go."""
+    new_n = s.store.next_node // R.NODE_CHUNK
+    lo, hi = nchunks * R.NODE_CHUNK, new_n * R.NODE_CHUNK
+    over += bisect.bisect_left(nodes, lo)
+    fold = over > max(OVERRIDE_MIN, lo // OVERRIDE_SHARE)
+    singles = [n for n in nodes if not (lo <= n < hi) and (n >= lo or not fold)]
+    chunks = list(range(nchunks, new_n))
+    if fold:
+        chunks = sorted(set(chunks) | {n // R.NODE_CHUNK for n in nodes if n < lo})
+    return singles, chunks, new_n, fold
+
+
+OVERRIDE_SHARE = 8            # a flush rewrites overridden chunks past one node record in 8
+OVERRIDE_MIN = R.NODE_CHUNK   # ... and past this many
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -60,25 +102,25 @@ def _log_record(sid: str, rec: CommitRecord) -> tuple[bytes, bytes]:
                           "c": [(c.op, c.id, c.state) for c in rec.changes]}, key)
 
 
-NODE_CHUNK = 16384  # node records decoded at a time by a hydrate
+DECODE_RUN = 16384  # node records decoded at a time by a hydrate
 RELEASE_AFTER = 65536  # a hydrate of this many elements lets the mapped pages go
 
 
-def _decode_nodes(values: Iterator[bytes], sid: str, count: int,
+def _decode_nodes(values: Iterator[bytes], sid: str, first: int, count: int,
                   progress: Callable[[int], None] | None = None,
                   ) -> Iterator[list[tuple[Any, ...]]]:
-    """:func:`_node_from` over the records of nodes 1..count, with the checksum
-    (which covers each node's key) and unpacking inlined (the hot loop of a
-    hydrate), in lists of NODE_CHUNK records: the store takes each list in
-    before the next is decoded, so the decoded records of the whole session
-    never exist at once (their memory is reused chunk after chunk instead of
-    being left behind as holes between what the store keeps)."""
+    """:func:`_node_from` over the records of nodes first..first+count-1, with
+    the checksum (which covers each node's key) and unpacking inlined (the
+    hot loop of a hydrate), in lists of DECODE_RUN records: the store takes
+    each list in before the next is decoded, so the decoded records of the
+    whole session never exist at once (their memory is reused run after run
+    instead of being left behind as holes between what the store keeps)."""
     crc32, unpackb, crc_of, pack = zlib.crc32, msgpack.unpackb, R.CRC.unpack_from, R.ID.pack
     pre = crc32(R.prefix(sid))
     out: list[tuple[Any, ...]] = []
     append = out.append
-    i = 0
-    for i, raw in enumerate(values, 1):
+    i = first - 1
+    for i, raw in enumerate(values, first):
         payload = memoryview(raw)[4:]
         if len(raw) < 5 or crc32(payload, crc32(pack(i), pre)) != crc_of(raw)[0]:
             raise CabinetCorrupt(f"node record {i} of {sid!r} failed its checksum")
@@ -89,18 +131,120 @@ def _decode_nodes(values: Iterator[bytes], sid: str, count: int,
         if not _is_node(rec):
             raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
         append(rec)
-        if not i % NODE_CHUNK:
+        if not (i - first + 1) % DECODE_RUN:
             yield out
             out = []
             append = out.append
             if progress is not None:
                 progress(i)
-    if i != count:
+    if i != first + count - 1:
         raise CabinetCorrupt(f"session {sid!r}: node records are missing")
     if out:
         yield out
     if progress is not None:
         progress(i)
+
+
+def _tail(txn: Txn, sid: str, first: int, last: int,
+          progress: Callable[[int], None] | None = None,
+          ) -> Iterator[list[tuple[Any, ...]]]:
+    """Decode the node records first..last of ``sid`` (in runs, see
+    :func:`_decode_nodes`), checking that the ids are dense (the keys at both
+    ends are where they must be, and none follows)."""
+    if last < first:
+        if txn.get(R.NODES, R.element_key(sid, first)) is not None:
+            raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
+        return iter(())
+    if txn.get(R.NODES, R.element_key(sid, first)) is None or \
+            txn.get(R.NODES, R.element_key(sid, last)) is None or \
+            txn.get(R.NODES, R.element_key(sid, last + 1)) is not None:
+        raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
+    count = last - first + 1
+    return _decode_nodes(txn.values(R.NODES, R.prefix(sid), count,
+                                    start=R.element_key(sid, first)),
+                         sid, first, count, progress)
+
+
+def _cover(sid: str, cat: dict[str, Any]) -> int:
+    """The nodes the chunk records of ``sid`` hold: ids 1..cover."""
+    nchunks = cat.get("nchunks", 0)
+    if type(nchunks) is not int or nchunks < 0 or \
+            nchunks * R.NODE_CHUNK > int(cat["next_node"]):
+        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {nchunks!r} node chunks "
+                             f"for {int(cat['next_node']) - 1} nodes")
+    return max(0, nchunks * R.NODE_CHUNK - 1)
+
+
+def _overrides(txn: Txn, sid: str, cover: int) -> Iterator[tuple[int, bytes, bytes]]:
+    """``(id, key, record)`` of the node records that override chunked nodes
+    (ids 1..cover), in id order."""
+    if not cover:
+        return
+    for k, v in txn.scan(R.NODES, R.prefix(sid)):
+        nid = R.key_id(k) if len(k) == len(R.prefix(sid)) + 8 else -1
+        if nid < 1 or nid > cover:
+            break
+        yield nid, k, v
+
+
+def _chunk_runs(txn: Txn, sid: str, cover: int,
+                progress: Callable[[int], None] | None = None,
+                ) -> Iterator[tuple[Any, ...]]:
+    """The chunked nodes 1..cover of ``sid`` as runs of columns, one per
+    chunk record, with the node records that override some of them put in
+    their place."""
+    if not cover:
+        return
+    over = _overrides(txn, sid, cover)
+    nxt = next(over, None)
+    want = 0
+    plen = len(R.node_chunk_prefix(sid))
+    for k, v in txn.scan(R.NODES, R.node_chunk_prefix(sid)):
+        c = R.chunk_no(k, plen)
+        if c != want or R.chunk_span(c)[1] - 1 > cover:
+            raise CabinetCorrupt(f"session {sid!r}: node chunk {c} is out of place or "
+                                 "disagrees with the catalog")
+        first, cols = R.decode_node_chunk(v, k)
+        lo, end = R.chunk_span(c)
+        if first != lo or len(cols[0]) != end - lo:
+            raise CabinetCorrupt(f"session {sid!r}: node chunk {c} holds the wrong nodes")
+        if nxt is not None and nxt[0] < end:
+            cols = tuple(list(col) for col in cols[:4]) + (bytearray(cols[4]),) + tuple(
+                list(col) for col in cols[5:7]) + (cols[7],)
+            while nxt is not None and nxt[0] < end:
+                nid, nk, nv = nxt
+                rec = R._node_from(nv, nk)
+                for col, x in zip(cols, rec, strict=True):
+                    col[nid - lo] = x
+                nxt = next(over, None)
+        yield cols
+        want += 1
+        if progress is not None:
+            progress(end - 1)
+    if want * R.NODE_CHUNK - 1 != cover:
+        raise CabinetCorrupt(f"session {sid!r}: node chunk records are missing")
+
+
+def _node_columns(txn: Txn, sid: str, cat: dict[str, Any],
+                  progress: Callable[[int], None] | None = None,
+                  ) -> Iterator[tuple[Any, ...]]:
+    """Every node of ``sid`` (ids 1 .. next_node-1) as runs of columns (see
+    ``StoredGraph.load``): the chunks, then the node records past them."""
+    cover = _cover(sid, cat)
+    yield from _chunk_runs(txn, sid, cover, progress)
+    for run in _tail(txn, sid, cover + 1, int(cat["next_node"]) - 1, progress):
+        yield tuple(zip(*run, strict=True))
+
+
+def _effective_nodes(txn: Txn, sid: str, cat: dict[str, Any],
+                     ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """``(id, record)`` of every node of ``sid`` in id order, as its records
+    hold it (a chunk's entry, or the node record that overrides it)."""
+    nid = 0
+    for cols in _node_columns(txn, sid, cat):
+        for rec in zip(*cols, strict=True):
+            nid += 1
+            yield nid, rec
 
 
 def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
@@ -164,21 +308,6 @@ def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
         raise CabinetCorrupt(f"session {sid!r}: the log ends at version {want - 1}, not {end}")
 
 
-def _dense(txn: Txn, sid: str, count: int,
-           progress: Callable[[int], None] | None = None,
-           ) -> Iterator[list[tuple[Any, ...]]]:
-    """Decode the node records 1..count of ``sid`` (in chunks, see
-    :func:`_decode_nodes`), checking that the ids are dense (the first and
-    last keys are where they must be)."""
-    if count == 0:
-        return iter(())
-    if txn.get(R.NODES, R.element_key(sid, 1)) is None or \
-            txn.get(R.NODES, R.element_key(sid, count)) is None or \
-            txn.get(R.NODES, R.element_key(sid, count + 1)) is not None:
-        raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
-    return _decode_nodes(txn.values(R.NODES, R.prefix(sid), count), sid, count, progress)
-
-
 def _load(txn: Txn, s: Session, sid: str, cat: dict[str, Any],
           progress: Callable[[int, int], None] | None = None) -> int:
     """Fill the empty store of ``s`` from the records of ``sid`` (the catalog row
@@ -187,7 +316,7 @@ def _load(txn: Txn, s: Session, sid: str, cat: dict[str, Any],
     n_nodes, n_edges = int(cat["next_node"]) - 1, int(cat["next_edge"]) - 1
     total = n_nodes + n_edges
     with gc_paused():
-        nodes = _dense(txn, sid, n_nodes, progress and (lambda d: progress(d, total)))
+        nodes = _node_columns(txn, sid, cat, progress and (lambda d: progress(d, total)))
         types, src, dst, flags, eprops = _edge_columns(
             txn, sid, n_nodes, n_edges, progress and (lambda d: progress(n_nodes + d, total)))
         postings = _stored_postings(txn, sid, cat)

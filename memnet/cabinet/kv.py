@@ -33,13 +33,19 @@ class Txn(abc.ABC):
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with ``prefix``, in key order."""
 
-    def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
-        """The values of the first ``count`` keys under ``prefix``, in key order,
-        and nothing else; backends override it with a faster cursor walk. The
-        caller checks the keys at both ends with :meth:`get`."""
-        for i, (_k, v) in enumerate(self.scan(table, prefix)):
+    def values(self, table: str, prefix: bytes, count: int, start: bytes | None = None,
+               ) -> Iterator[bytes]:
+        """The values of the first ``count`` keys under ``prefix`` (from the key
+        ``start`` on, when given), in key order, and nothing else; backends
+        override it with a faster cursor walk. The caller checks the keys at
+        both ends with :meth:`get`."""
+        i = 0
+        for k, v in self.scan(table, prefix):
+            if start is not None and k < start:
+                continue
             if i >= count:
                 break
+            i += 1
             yield v
 
     def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
@@ -64,6 +70,12 @@ class Txn(abc.ABC):
         store while the caller prepares the rest (a backend behind a network
         sends them without waiting for the answer; the transaction still
         commits or fails as a whole)."""
+
+    def discard(self, table: str, keys: list[bytes]) -> None:
+        """Delete ``keys``, not asking whether each was there (a backend
+        behind a network sends them with the other writes)."""
+        for k in keys:
+            self.delete(table, k)
 
     def delete_prefix(self, table: str, prefix: bytes) -> int:
         """Delete every key that starts with ``prefix``; returns how many."""

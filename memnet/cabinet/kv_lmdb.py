@@ -96,11 +96,12 @@ class _LmdbTxn(Txn):
             last = k
             yield k, v
 
-    def values(self, table: str, prefix: bytes, count: int) -> Iterator[bytes]:
+    def values(self, table: str, prefix: bytes, count: int, start: bytes | None = None,
+               ) -> Iterator[bytes]:
         if count <= 0:
             return
         cur = self.txn.cursor(db=self.dbs[table])
-        if not cur.set_range(prefix):
+        if not cur.set_range(prefix if start is None or start < prefix else start):
             return
         n = 0
         for v in cur.iternext(keys=False, values=True):

@@ -269,6 +269,12 @@ class _PgTxn(Txn):
         buf[bytes(key)] = None
         return existed
 
+    def discard(self, table: str, keys: list[bytes]) -> None:
+        assert self.write
+        buf = self.pending.setdefault(table, {})
+        for k in keys:
+            buf[bytes(k)] = None
+
     def delete_prefix(self, table: str, prefix: bytes) -> int:
         assert self.write
         if _table_kind(table) != "element" or b"\x00" not in prefix:

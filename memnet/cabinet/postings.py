@@ -72,24 +72,50 @@ Ids = dict[bytes, list[int]]  # term -> ascending node ids
 _ONE_ID = struct.Struct("<I").pack
 
 
+def _stored_nodes(txn: Txn, sid: str, nodes: list[int], cover: int,
+                  ) -> list[tuple[Any, ...] | None]:
+    """The stored records of ``nodes`` (None for one never stored): its node
+    record, else its entry in the chunk record of ids 1..cover it falls in."""
+    keys = [R.element_key(sid, nid) for nid in nodes]
+    out: list[tuple[Any, ...] | None] = [
+        None if raw is None else _node_from(raw, k)
+        for raw, k in zip(txn.get_many(R.NODES, keys), keys, strict=True)]
+    want: dict[int, list[int]] = {}
+    for i, nid in enumerate(nodes):
+        if out[i] is None and nid <= cover:
+            want.setdefault(nid // R.NODE_CHUNK, []).append(i)
+    if want:
+        ckeys = [R.node_chunk_key(sid, c) for c in want]
+        for (c, at), ck, raw in zip(want.items(), ckeys, txn.get_many(R.NODES, ckeys),
+                                    strict=True):
+            if raw is None:
+                raise CabinetCorrupt(f"session {sid!r}: node chunk {c} is missing")
+            first, cols = R.decode_node_chunk(raw, ck)
+            if first != R.chunk_span(c)[0]:
+                raise CabinetCorrupt(f"session {sid!r}: node chunk {c} holds the wrong nodes")
+            for i in at:
+                out[i] = tuple(col[nodes[i] - first] for col in cols)
+    return out
+
+
 def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
-               stored_top: int) -> tuple[Ids, Ids]:
+               stored_top: int, cover: int = 0) -> tuple[Ids, Ids]:
     """``(added, removed)``: the ids each term gained and lost over the changed
     ``nodes`` (ascending): each node's stored record gives the terms it had,
     the store the terms it has (kept from the commit that created it, when
     it is new). Nodes from ``stored_top`` on were never stored: no record is
-    asked for."""
+    asked for; nodes 1..cover are in node chunks when no record of their
+    own overrides them."""
     st = s.store
     added: Ids = {}
     removed: Ids = {}
     cut = bisect.bisect_left(nodes, stored_top)
-    keys = [R.element_key(sid, nid) for nid in nodes[:cut]]
-    raws = txn.get_many(R.NODES, keys)
+    olds = _stored_nodes(txn, sid, nodes[:cut], cover)
     for i, nid in enumerate(nodes):
         new = st.node_terms(nid)
-        raw = raws[i] if i < cut else None
-        if raw is not None:
-            old = _node_terms(_node_from(raw, keys[i]))
+        rec = olds[i] if i < cut else None
+        if rec is not None:
+            old = _node_terms(rec)
             if old:
                 for term in old - new:
                     removed.setdefault(term, []).append(nid)
@@ -219,7 +245,8 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
     all (and its own) into the stored postings and deletes them, so the
     work of folding is spread over the flushes that made it."""
     pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
-    gained, lost = _term_diff(txn, sid, s, nodes, int(cat.get("next_node", 1 << 62)))
+    gained, lost = _term_diff(txn, sid, s, nodes, int(cat.get("next_node", 1 << 62)),
+                              max(0, int(cat.get("nchunks", 0)) * R.NODE_CHUNK - 1))
     if not gained and not lost:
         return [], {"pdelta": pending, "precs": precs}
     n = sum(map(len, gained.values())) + sum(map(len, lost.values()))

@@ -36,9 +36,10 @@ from ..values import Value
 
 # 2: edge chunks, stored postings; 3: props as bytes, index deltas; 4: checksums
 # cover the key, text terms with identifier parts, stems and impact levels
-# (memnet.graph.words), node records keep their Shape line's token count
-FORMAT_VERSION = 4
-UPGRADABLE = (3,)   # formats Cabinet.upgrade rewrites in place
+# (memnet.graph.words), node records keep their Shape line's token count;
+# 5: node chunk records beside the node records
+FORMAT_VERSION = 5
+UPGRADABLE = (3, 4)   # formats Cabinet.upgrade rewrites in place
 MAX_RECORD = 256 * 1024 * 1024
 ID = struct.Struct(">Q")  # the id at the end of an element key
 CRC = struct.Struct(">I")
@@ -180,6 +181,91 @@ def decode_edge_chunk(raw: bytes, key: bytes,
         return first, names, le_array(sb), le_array(db), flags, props
     except (TypeError, ValueError) as e:
         raise CabinetCorrupt(f"edge chunk record {key!r} is malformed: {e}") from None
+
+
+# Nodes are stored two ways under a session's prefix in the nodes table.
+# A *chunk record* holds nodes c*NODE_CHUNK .. c*NODE_CHUNK+NODE_CHUNK-1 (node 0
+# does not exist) as columns, under ``sid 0x00 0xFF c(u32)``: it sorts after
+# every node record, whose key holds an id below 2**63. The catalog counts the
+# chunk records (``nchunks``); chunks 0 .. nchunks-1 are all there and all
+# full. A *node record* (``element_key``) holds one node and overrides that
+# node's entry in its chunk: a flush writes the nodes it changed as node
+# records, and the nodes past the last full chunk are node records too. A
+# flush that completes a chunk's range writes the chunk instead and deletes
+# its node records; once many nodes are overridden, a flush writes their
+# chunks again. A hydrate decodes a chunk with one unpack and extends the
+# store's columns with it, instead of a call per node.
+NODE_CHUNK = 1024
+_CHUNK_NO = struct.Struct(">I")
+CHUNK_MARK = b"\xff"
+
+
+def node_chunk_prefix(sid: str) -> bytes:
+    return prefix(sid) + CHUNK_MARK
+
+
+def node_chunk_key(sid: str, c: int) -> bytes:
+    return prefix(sid) + CHUNK_MARK + _CHUNK_NO.pack(c)
+
+
+def chunk_span(c: int) -> tuple[int, int]:
+    """``(first, end)``: the node ids chunk ``c`` holds are first .. end-1."""
+    return max(1, c * NODE_CHUNK), (c + 1) * NODE_CHUNK
+
+
+def chunk_no(key: bytes, plen: int) -> int:
+    """The chunk number in a chunk key (``plen``: the length of its prefix
+    with the mark); a key of another shape is damage."""
+    if len(key) != plen + 4:
+        raise CabinetCorrupt(f"node chunk key {key!r} is malformed")
+    return int(_CHUNK_NO.unpack_from(key, plen)[0])
+
+
+def encode_node_chunk(key: bytes, first: int, recs: list[tuple[Any, ...]]) -> bytes:
+    """One chunk record of the node records ``recs`` (each as ``_is_node``
+    describes, props as bytes) of consecutive ids from ``first``."""
+    kinds, labels, props, nicks, recycled, keys, adjs, ltoks = zip(*recs, strict=True)
+    table: dict[str, int] = {}
+    codes = [table.setdefault(k, len(table)) for k in kinds]
+    wide = len(table) > 255
+    return encode((first, tuple(table), wide,
+                   le_bytes(array("H", codes)) if wide else bytes(codes), labels, props, nicks,
+                   bytes(map(bool, recycled)), keys, adjs, le_bytes(array("H", ltoks))), key)
+
+
+def decode_node_chunk(raw: bytes, key: bytes) -> tuple[int, tuple[Any, ...]]:
+    """``(first, columns)`` of one chunk record, shape-checked column by
+    column: ``columns`` are kinds, labels, props, nicks, recycled flags
+    (bytes), keys, adjacency bytes and line tokens (``array('H')``), as
+    :meth:`memnet.graph.stored.StoredGraph.load` takes them."""
+    rec = decode(raw, key)
+    try:
+        first, table, wide, code_bytes, labels, props, nicks, recycled, keys, adjs, lt = rec
+        if not (type(first) is int and type(table) is tuple and type(wide) is bool
+                and type(code_bytes) is bytes and type(recycled) is bytes and type(lt) is bytes
+                and all(type(t) is str for t in table)):
+            raise ValueError("bad field types")
+        codes = le_array(code_bytes, "H") if wide else code_bytes
+        n = len(codes)
+        if not (n and len(labels) == len(props) == len(nicks) == len(recycled) == len(keys)
+                == len(adjs) == n and len(lt) == 2 * n):
+            raise ValueError("columns of different lengths")
+        if max(codes) >= len(table):
+            raise ValueError("a kind code is out of range")
+        if not (set(map(type, keys)) == {str} and set(map(type, adjs)) == {bytes}
+                and set(map(type, labels)) == {tuple} and set(map(type, props)) <= _PROPS
+                and set(map(type, nicks)) <= _NICKS and max(recycled) <= 1
+                and not any(map((3).__and__, map(len, adjs)))
+                and all(type(x) is str for lab in labels if lab for x in lab)):
+            raise ValueError("a value of the wrong type")
+        return first, ([table[c] for c in codes], labels, props, nicks, recycled, keys, adjs,
+                       le_array(lt, "H"))
+    except (TypeError, ValueError) as e:
+        raise CabinetCorrupt(f"node chunk record {key!r} is malformed: {e}") from None
+
+
+_PROPS = {bytes, type(None)}
+_NICKS = {str, type(None)}
 
 
 # The seed index is stored too, so a hydrate reads postings instead of
@@ -333,9 +419,12 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
 
 
 __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
-           "META", "NODES", "PENDING_SHARE", "POSTINGS", "POSTING_BIG", "POSTING_BUCKETS",
+           "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
+           "POSTING_BUCKETS",
            "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting", "big_key", "bucket_key",
-           "bucket_of", "decode", "decode_bucket", "decode_edge_chunk", "decode_ids",
+           "bucket_of", "chunk_no", "chunk_span", "decode", "decode_bucket", "decode_edge_chunk",
+           "decode_ids", "decode_node_chunk", "encode_node_chunk", "node_chunk_key",
+           "node_chunk_prefix",
            "decode_props", "delta_key", "delta_prefix", "element_key", "encode",
            "encode_edge_chunk", "key_id", "new_token", "pending_limit", "prefix", "seal",
            "sid_key", "split_bucket_key"]

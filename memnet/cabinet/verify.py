@@ -1,7 +1,7 @@
 """Verify: read every record of a cabinet and check it against the others.
 
-Each record's checksum is checked as it is decoded; beyond that, node ids
-must be dense, adjacency must name stored edges, edge chunks must be in
+Each record's checksum is checked as it is decoded; beyond that, node chunks
+must be in place and node ids dense, adjacency must name stored edges, edge chunks must be in
 place with no dangling edge, the stored index (postings and pending deltas)
 must be the one the node records give, and the catalog's counts, kind
 counts and log must agree with the records.
@@ -15,10 +15,10 @@ from ..errors import CabinetCorrupt
 from ..graph.index import Index
 from . import records as R
 from .catalog import _catalog_row, _check_count, _read_header, _sid_of
-from .elements import _edge_columns, _log_of
+from .elements import _edge_columns, _effective_nodes, _log_of
 from .kv import KV
 from .postings import _apply_deltas, _node_terms, _stored_deltas, _stored_postings
-from .records import _node_from, decode_props
+from .records import decode_props
 
 
 def _verify(kv: KV) -> dict[str, int]:
@@ -41,13 +41,18 @@ def _verify(kv: KV) -> dict[str, int]:
             cat = _catalog_row(v, k)
             counts["sessions"] += 1
             pre = R.prefix(sid)
+            chunk_pre = R.node_chunk_prefix(sid)
+            top = int(cat["next_node"])
+            for nk, _nv in txn.scan(R.NODES, pre):
+                if nk.startswith(chunk_pre):
+                    if R.chunk_no(nk, len(chunk_pre)) >= int(cat.get("nchunks", 0)):
+                        raise CabinetCorrupt(f"{sid}: a node chunk past the catalog's count")
+                elif len(nk) != len(pre) + 8 or not 1 <= R.key_id(nk) < top:
+                    raise CabinetCorrupt(f"{sid}: node record {nk!r} is out of place")
             n_nodes = live_nodes = 0
             n_edges_cat = int(cat["next_edge"]) - 1
             want: dict[bytes, list[int]] = {}
-            for i, (nk, nv) in enumerate(txn.scan(R.NODES, pre), 1):
-                rec = _node_from(nv, nk)
-                if R.key_id(nk) != i:
-                    raise CabinetCorrupt(f"{sid}: node record {i} is out of place")
+            for i, rec in _effective_nodes(txn, sid, cat):
                 adj = array("I")
                 adj.frombytes(rec[6])
                 if adj and max(adj) >> 1 > n_edges_cat:

@@ -99,10 +99,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                       "postgresql:// URLs.")
     cabsub = cabp.add_subparsers(dest="cabinet_command", metavar="ACTION")
     cup = cabsub.add_parser(
-        "upgrade", help="rebuild the word index of a cabinet written by an older format",
-        description="Rebuild the stored word index of every session (a format-3 cabinet, or "
-                    "one indexed with another stemmer); nodes, edges and logs are untouched. "
-                    "A cabinet that needs nothing is left as it is.")
+        "upgrade", help="rewrite a cabinet of an older format (or stemmer) in this format",
+        description="Bring a cabinet written by an older format up to this one, in place: "
+                    "from format 3 the records are sealed again and the word index rebuilt, "
+                    "from format 3 or 4 the nodes are written as node chunks; a cabinet "
+                    "indexed with another stemmer has its word index rebuilt. A cabinet that "
+                    "needs nothing is left as it is.")
     cup.set_defaults(func=_cabinet_upgrade)
 
     sess = sub.add_parser("session", help="create, list, drop sessions or show a log",

@@ -102,19 +102,19 @@ class StoredGraph:
             self._term_memo[nid] = (self._labels[nid], self._props.raw(nid), tuple(terms))
 
     # -- bulk load (hydrate) ------------------------------------------------
-    def load(self, nodes: Iterable[list[tuple[Any, ...]]], etypes: list[str], esrc: array[int],
+    def load(self, nodes: Iterable[tuple[Any, ...]], etypes: list[str], esrc: array[int],
              edst: array[int], erec: bytes | bytearray, eprops: dict[int, dict[str, Value]],
              postings: Iterable[dict[bytes, bytes]], *, kinds: dict[str, int],
              live_bytes: int, decode_props: Callable[[bytes], dict[str, Value] | None],
              damaged: Callable[[str], Exception]) -> None:
         """Fill an empty store from stored records, ids dense from 1.
 
-        ``nodes``: lists (chunks, taken in one after the other) of
-        ``(kind, labels, props, nick, recycled, key, adj, ltok)`` in id order,
-        where ``adj`` is the stored, already ordered adjacency (little-endian
-        bytes of ``array('I')``, kept so until first read, see
-        :class:`AdjList`), ``key`` the stored observable key and ``ltok`` the
-        tokens of its interior line (0: unknown); the edges come as columns
+        ``nodes``: runs of consecutive nodes in id order (taken in one after
+        the other), each as eight columns ``(kinds, labels, props, nicks,
+        recycled, keys, adjs, ltoks)``, where an ``adj`` is the stored, already
+        ordered adjacency (little-endian bytes of ``array('I')``, kept so until
+        first read, see :class:`AdjList`), a ``key`` the stored observable key
+        and an ``ltok`` the tokens of its interior line (0: unknown); the edges come as columns
         for ids 1.. (types, sources, targets, recycled flags, and props by
         id); ``postings`` are the stored index postings (maps of term to the
         bytes of its ids, in id-range order, see ``Index.load``); ``kinds``
@@ -125,17 +125,18 @@ class StoredGraph:
         if len(self._kind) != 1 or len(self._etype) != 1:
             raise ValueError("Store.load needs an empty store")
         self._props._decode = decode_props
-        for chunk in nodes:
+        for kind_col, labels, props, nicks, recs, keys, adjs, ltoks in nodes:
             first = len(self._kind)
-            kind_col, labels, props, nicks, recs, keys, adjs, ltoks = zip(*chunk, strict=False)
-            del chunk
             self._kind.extend(kind_col)
             self._labels.extend(labels)  # tuples, () when none (see records._is_node)
-            self._props.extend(x or None for x in props)  # bytes: decoded when read
+            # bytes, decoded when read (an empty map is held as None)
+            self._props.extend(props if b"" not in props else (x or None for x in props))
             self._key.extend(keys)
             self._adj.extend(adjs)  # the stored bytes: arrays when first read
             self._nrec.extend(map(bool, recs))
             self._ltok.extend(ltoks)
+            if nicks.count(None) == len(nicks):
+                continue
             for nid, nick in enumerate(nicks, first):
                 if nick is not None:
                     self._nick[nid] = nick
