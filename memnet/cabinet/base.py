@@ -566,6 +566,12 @@ class Cabinet:
             recs, crecs = (node_recs, chunk_recs) if stored == planned else (
                 [_node_record(s, sid, n) for n in singles], _node_chunks(s, sid, chunks))
             top = int(cat.get("next_node", 1 << 62))
+            # the node records this flush adds over chunked nodes (exact: a
+            # hydrate checks the count)
+            cover = stored[0] * R.NODE_CHUNK
+            cut = bisect.bisect_left(singles, cover)
+            over = 0 if fold else stored[1] + txn.get_many(
+                R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(None)
             reread = set() if posting_recs is not None else \
                 {n for n in term_nodes if n < top}
             later = []
@@ -594,13 +600,11 @@ class Cabinet:
                 txn.put(R.NODES, k, v)
             # the node chunks go last, as they replace node records the
             # delta may have read
-            over = stored[1] + bisect.bisect_left(nodes, stored[0] * R.NODE_CHUNK)
             if fold:
-                gone = [k for _n, k, _v in _overrides(txn, sid, stored[0] * R.NODE_CHUNK - 1)]
+                gone = [k for _n, k, _v in _overrides(txn, sid, cover - 1)]
                 extra = {R.key_id(k) // R.NODE_CHUNK for k in gone} - set(chunks)
-                crecs += _node_chunks(s, sid, extra)
+                crecs = crecs + _node_chunks(s, sid, extra)   # (work may run again)
                 txn.discard(R.NODES, gone)
-                over = 0
             if nchunks > stored[0]:
                 lo, hi = max(1, stored[0] * R.NODE_CHUNK), min(top, nchunks * R.NODE_CHUNK)
                 txn.discard(R.NODES, [R.element_key(sid, n) for n in range(lo, hi)])

@@ -59,12 +59,13 @@ def _node_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
 def node_layout(s: Session, nodes: list[int], nchunks: int, over: int,
                 ) -> tuple[list[int], list[int], int, bool]:
     """How a flush writes the changed ``nodes`` (ascending) of a session whose
-    cabinet holds ``nchunks`` full chunks and about ``over`` node records that
+    cabinet holds ``nchunks`` full chunks and ``over`` node records that
     override them: ``(nodes written as node records, chunks written, the
     chunk count after, whether every overriding node record goes)``. Chunks
     whose whole range now exists are written; once the overriding records
-    pass a share of the chunked nodes (OVERRIDE_SHARE, at least a chunk's
-    worth), the chunks they fall in are written again and they go."""
+    may pass a share of the chunked nodes (OVERRIDE_SHARE, and OVERRIDE_MIN),
+    counting each changed chunked node as a new one, the chunks they fall in
+    are written again and they go."""
     new_n = s.store.next_node // R.NODE_CHUNK
     lo, hi = nchunks * R.NODE_CHUNK, new_n * R.NODE_CHUNK
     over += bisect.bisect_left(nodes, lo)
@@ -177,27 +178,33 @@ def _cover(sid: str, cat: dict[str, Any]) -> int:
 
 def _overrides(txn: Txn, sid: str, cover: int) -> Iterator[tuple[int, bytes, bytes]]:
     """``(id, key, record)`` of the node records that override chunked nodes
-    (ids 1..cover), in id order."""
-    if not cover:
+    (ids 1..cover), in id order; a key of no node is damage."""
+    if cover < 1:
         return
+    plen = len(R.prefix(sid))
     for k, v in txn.scan(R.NODES, R.prefix(sid)):
-        nid = R.key_id(k) if len(k) == len(R.prefix(sid)) + 8 else -1
-        if nid < 1 or nid > cover:
+        if k[plen:plen + 1] == R.CHUNK_MARK:
+            break
+        nid = R.key_id(k) if len(k) == plen + 8 else -1
+        if nid < 1:
+            raise CabinetCorrupt(f"session {sid!r}: node record {k!r} is out of place")
+        if nid > cover:
             break
         yield nid, k, v
 
 
-def _chunk_runs(txn: Txn, sid: str, cover: int,
+def _chunk_runs(txn: Txn, sid: str, cover: int, expected: int,
                 progress: Callable[[int], None] | None = None,
                 ) -> Iterator[tuple[Any, ...]]:
     """The chunked nodes 1..cover of ``sid`` as runs of columns, one per
     chunk record, with the node records that override some of them put in
-    their place."""
+    their place (as many as the catalog counts, ``expected``: one lost or
+    left behind is damage)."""
     if not cover:
         return
     over = _overrides(txn, sid, cover)
     nxt = next(over, None)
-    want = 0
+    want = overridden = 0
     plen = len(R.node_chunk_prefix(sid))
     for k, v in txn.scan(R.NODES, R.node_chunk_prefix(sid)):
         c = R.chunk_no(k, plen)
@@ -216,6 +223,7 @@ def _chunk_runs(txn: Txn, sid: str, cover: int,
                 rec = R._node_from(nv, nk)
                 for col, x in zip(cols, rec, strict=True):
                     col[nid - lo] = x
+                overridden += 1
                 nxt = next(over, None)
         yield cols
         want += 1
@@ -223,6 +231,9 @@ def _chunk_runs(txn: Txn, sid: str, cover: int,
             progress(end - 1)
     if want * R.NODE_CHUNK - 1 != cover:
         raise CabinetCorrupt(f"session {sid!r}: node chunk records are missing")
+    if overridden != expected:
+        raise CabinetCorrupt(f"session {sid!r}: {overridden} node records override node "
+                             f"chunks, the catalog counts {expected}")
 
 
 def _node_columns(txn: Txn, sid: str, cat: dict[str, Any],
@@ -231,7 +242,7 @@ def _node_columns(txn: Txn, sid: str, cat: dict[str, Any],
     """Every node of ``sid`` (ids 1 .. next_node-1) as runs of columns (see
     ``StoredGraph.load``): the chunks, then the node records past them."""
     cover = _cover(sid, cat)
-    yield from _chunk_runs(txn, sid, cover, progress)
+    yield from _chunk_runs(txn, sid, cover, int(cat.get("over", 0)), progress)
     for run in _tail(txn, sid, cover + 1, int(cat["next_node"]) - 1, progress):
         yield tuple(zip(*run, strict=True))
 

@@ -53,6 +53,14 @@ def _layout(cab: Cabinet, sid: str) -> tuple[int, list[int], int]:
     return chunks, singles, int(cat.get("nchunks", 0))
 
 
+def _over(cab: Cabinet, sid: str) -> int:
+    """The catalog's count of node records that override chunks."""
+    with cab.kv.read() as txn:
+        cat = cab._catalog(txn, sid)
+    assert cat is not None
+    return int(cat.get("over", 0))
+
+
 def _same(cab: Cabinet, s: Session, queries: tuple[str, ...]) -> None:
     """The session read back equals ``s``: graph, Shapes, and verify()."""
     back = cab.open(s.name)
@@ -82,6 +90,10 @@ def test_chunks_complete_as_a_session_grows_and_overrides_read_back(place: Any,
     chunks, singles, n = _layout(cabinet, "grow")
     # the deleted node's neighbours lost an edge: their records changed too
     assert chunks == 2 and [i for i in singles if i < 2 * NC] == [6, 1500, 1501, 1502]
+    assert _over(cabinet, "grow") == 4
+    s.commit(f"SET {h}.prio = 7")    # the same node again: no new override
+    cabinet.flush(s)
+    assert _over(cabinet, "grow") == 4
     back = cabinet.open("grow")
     assert back.recall("TSK zqv").receipt.seeds == (h,)
     assert back.recall("TSK wa5").receipt.seed_mode != "match"
@@ -116,6 +128,7 @@ def test_overridden_chunks_are_written_again_past_the_share(cabinet: Any,
     cabinet.flush(s)   # the fourth override: chunks 0 and 1 are written again
     chunks, singles, n = _layout(cabinet, "fold")
     assert (chunks, n) == (2, 2) and singles == list(range(2 * NC, 2201))
+    assert _over(cabinet, "fold") == 0
     _same(cabinet, s, ("TSK qqz", "TSK wc10", "TSK wc700"))
 
 
@@ -154,12 +167,36 @@ def test_a_damaged_missing_or_misplaced_chunk_is_cabinet_corrupt(tmp_path: Any) 
             cab.verify()
         put(key0, raw0)
     assert graph_of(cab.open("dmg")) == graph_of(s)
+    # a node record that overrides a chunk, lost, is found missing by its
+    # count (the chunk's stale entry is never read instead); one under no
+    # node id is out of place
+    back = cab.open("dmg")
+    back.commit(f"INSERT ({back.recall('TSK wd4').receipt.seeds[0]})-[:L]->"
+                f"({back.recall('TSK wd9').receipt.seeds[0]})")
+    cab.flush(back)
+    k5 = R.element_key("dmg", 5)
+    with cab.kv.read() as txn:
+        raw5 = txn.get(R.NODES, k5)
+    assert raw5 is not None
+    put(k5, None)
+    with pytest.raises(CabinetCorrupt, match="1 node records override node chunks, the "
+                                             "catalog counts 2"):
+        cab.open("dmg")
+    put(k5, raw5)
+    put(R.element_key("dmg", 0), raw5)
+    with pytest.raises(CabinetCorrupt, match="out of place"):
+        cab.open("dmg")
+    put(R.element_key("dmg", 0), None)
+    assert graph_of(cab.open("dmg")) == graph_of(back)
     # a chunk past the catalog's count, or a node record past the last node
     put(R.node_chunk_key("dmg", 5), raw1)
     with pytest.raises(CabinetCorrupt, match="past the catalog's count"):
         cab.verify()
     put(R.node_chunk_key("dmg", 5), None)
     assert cab.verify()["nodes"] == 2100
+    put(k5, None)
+    with pytest.raises(CabinetCorrupt, match="override node chunks"):
+        cab.verify()
 
 
 @pytest.mark.req(STORAGE)
