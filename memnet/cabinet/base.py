@@ -570,8 +570,8 @@ class Cabinet:
             # hydrate checks the count)
             cover = stored[0] * R.NODE_CHUNK
             cut = bisect.bisect_left(singles, cover)
-            over = 0 if fold else stored[1] + txn.get_many(
-                R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(None)
+            over = 0 if fold else stored[1] + txn.present(
+                R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(False)
             reread = set() if posting_recs is not None else \
                 {n for n in term_nodes if n < top}
             later = []
@@ -590,7 +590,10 @@ class Cabinet:
                 writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
                 counts = {"pdelta": 0, "precs": len(posting_recs)}
             else:
-                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version)
+                # after a flush whose outcome was unknown landed, the store's
+                # kept states predate what the cabinet holds: read the records
+                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version,
+                                                 kept=not landed)
             for k, pv in writes:
                 if pv is None:
                     txn.delete(R.POSTINGS, k)

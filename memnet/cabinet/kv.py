@@ -53,6 +53,11 @@ class Txn(abc.ABC):
         answers them all in one round trip."""
         return [self.get(table, k) for k in keys]
 
+    def present(self, table: str, keys: list[bytes]) -> list[bool]:
+        """Whether each key holds a record, in order; a backend behind a
+        network asks for the keys alone, in one round trip."""
+        return [v is not None for v in self.get_many(table, keys)]
+
     def count(self, table: str) -> int:
         """How many records ``table`` holds; backends override it with the
         count they keep (the cabinet checks the catalog's against its header

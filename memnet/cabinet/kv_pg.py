@@ -199,6 +199,26 @@ class _PgTxn(Txn):
             self.known.update((table, k) for k in found)
         return [buf[k] if k in buf else found.get(k) for k in keys]
 
+    def present(self, table: str, keys: list[bytes]) -> list[bool]:
+        if _table_kind(table) != "element" or len(keys) < 2:
+            return super().present(table, keys)
+        buf = self.pending.get(table) or {}
+        found: set[bytes] = set()
+        by_sid: dict[str, list[bytes]] = {}
+        for k in keys:
+            if k not in buf:
+                sid, rest = _split(k)
+                if sid is not None:
+                    by_sid.setdefault(sid, []).append(rest)
+        for sid, rests in by_sid.items():
+            pre = sid.encode("ascii") + b"\x00"
+            for (k,) in self._rows(f"SELECT k FROM memnet_{table} "
+                                   "WHERE sid = %b AND k = ANY(%b::bytea[])", (sid, rests)):
+                found.add(pre + bytes(k))
+        if self.write:
+            self.known.update((table, k) for k in found)
+        return [buf[k] is not None if k in buf else k in found for k in keys]
+
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         if self.write:
             self.send_writes()  # the server must see this transaction's own writes

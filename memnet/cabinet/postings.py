@@ -63,9 +63,13 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
 
 
 def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
+    """The index terms of a node record (``rec[2]``, the props, as stored
+    bytes or a map)."""
     if rec is None or rec[4]:
         return set()
-    return Index.terms(rec[0], rec[1], decode_props(rec[2]) if rec[2] else None)
+    props = rec[2]
+    return Index.terms(rec[0], rec[1], (decode_props(props) if type(props) is bytes else props)
+                       if props else None)
 
 
 Ids = dict[bytes, list[int]]  # term -> ascending node ids
@@ -100,18 +104,32 @@ def _stored_nodes(txn: Txn, sid: str, nodes: list[int], cover: int,
 
 
 def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
-               stored_top: int, cover: int = 0) -> tuple[Ids, Ids]:
+               stored_top: int, cover: int = 0, kept: bool = True) -> tuple[Ids, Ids]:
     """``(added, removed)``: the ids each term gained and lost over the changed
-    ``nodes`` (ascending): each node's stored record gives the terms it had,
+    ``nodes`` (ascending): each node's stored state gives the terms it had,
     the store the terms it has (kept from the commit that created it, when
-    it is new). Nodes from ``stored_top`` on were never stored: no record is
-    asked for; nodes 1..cover are in node chunks when no record of their
-    own overrides them."""
+    it is new). The stored state is the one the store kept at the node's
+    first change since the last flush (``kept``: when that flush is the
+    last one that reached the cabinet), else its record: its node record, or
+    its entry in its node chunk (nodes 1..cover). Nodes from ``stored_top``
+    on were never stored: no record is asked for."""
     st = s.store
     added: Ids = {}
     removed: Ids = {}
     cut = bisect.bisect_left(nodes, stored_top)
-    olds = _stored_nodes(txn, sid, nodes[:cut], cover)
+    olds: list[tuple[Any, ...] | None] = [None] * cut
+    read = []
+    for i in range(cut):
+        b = st.stored_before(nodes[i]) if kept else None
+        if b is None:
+            read.append(i)
+        else:
+            kind, labels, props, recycled = b
+            olds[i] = (kind, labels, props, None, recycled)
+    if read:
+        for i, rec in zip(read, _stored_nodes(txn, sid, [nodes[i] for i in read], cover),
+                          strict=True):
+            olds[i] = rec
     for i, nid in enumerate(nodes):
         new = st.node_terms(nid)
         rec = olds[i] if i < cut else None
@@ -236,7 +254,8 @@ def _rewrite_postings(changed: int, nodes: int) -> bool:
 
 
 def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
-                    version: int) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
+                    version: int, kept: bool = True,
+                    ) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
     """The posting records a flush writes, and the catalog's counts after
     (``pdelta``: ids in pending deltas, ``precs``: posting records).
 
@@ -247,7 +266,7 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
     work of folding is spread over the flushes that made it."""
     pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
     gained, lost = _term_diff(txn, sid, s, nodes, int(cat.get("next_node", 1 << 62)),
-                              max(0, int(cat.get("nchunks", 0)) * R.NODE_CHUNK - 1))
+                              max(0, int(cat.get("nchunks", 0)) * R.NODE_CHUNK - 1), kept)
     if not gained and not lost:
         return [], {"pdelta": pending, "precs": precs}
     n = sum(map(len, gained.values())) + sum(map(len, lost.values()))

@@ -271,6 +271,7 @@ class Store(StoredGraph):
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)
             if labels is not None or props is not ...:
+                self._remember_before(nid)
                 self.dirty_terms.add(nid)  # type: ignore[union-attr]
         if labels is not None:
             labels = tuple(sorted(x for x in set(labels) if x != kind))
@@ -322,6 +323,8 @@ class Store(StoredGraph):
         for nid in nids:
             if self._nrec[nid]:
                 continue
+            if self.dirty_nodes is not None:
+                self._remember_before(nid)
             self._nrec[nid] = 1
             gone.append((nid, self._kind[nid], self._labels[nid], self._props[nid]))
             if self.dirty_nodes is not None:
@@ -371,6 +374,8 @@ class Store(StoredGraph):
         (the inverse of :meth:`recycle_node`; its edges are restored apart)."""
         if not self._nrec[nid]:
             return
+        if self.dirty_nodes is not None:
+            self._remember_before(nid)
         self._nrec[nid] = 0
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)

@@ -63,6 +63,11 @@ class StoredGraph:
         # with the labels and props they were computed from, so the flush
         # need not compute them again (bounded: TERM_MEMO nodes at most)
         self._term_memo: dict[int, tuple[tuple[str, ...], Any, tuple[bytes, ...]]] = {}
+        # what the storage holds of a node changed since the last flush, kept
+        # at its first change (kind, labels, props as held, recycled), so the
+        # flush need not read the node back to know the terms it had
+        # (bounded: TERM_MEMO nodes at most; the others are read)
+        self._before: dict[int, tuple[str, tuple[str, ...], Any, bool]] = {}
         # recycled edges leave the adjacency lists (a walk never reads them);
         # this counts them per node so a receipt can still say what it hid
         self._hidden: dict[int, int] = {}
@@ -91,10 +96,25 @@ class StoredGraph:
             self.dirty_edges.difference_update(edges)
             if self.dirty_terms is not None:
                 self.dirty_terms.difference_update(nodes)
-            memo = self._term_memo
-            if memo:
-                for nid in nodes:
-                    memo.pop(nid, None)
+            for memo in (self._term_memo, self._before):
+                if memo:
+                    for nid in nodes:
+                        memo.pop(nid, None)
+
+    def _remember_before(self, nid: int) -> None:
+        """Keep a node as the storage holds it, before its first change since
+        the last flush (see :meth:`stored_before`)."""
+        b = self._before
+        if self.dirty_nodes is not None and nid not in b and len(b) < TERM_MEMO:
+            b[nid] = (self._kind[nid], self._labels[nid], self._props.raw(nid),
+                      bool(self._nrec[nid]))
+
+    def stored_before(self, nid: int) -> tuple[str, tuple[str, ...], Any, bool] | None:
+        """``(kind, labels, props, recycled)`` of a node as it was before its
+        first change since the last flush (``props`` as held: a map, or the
+        stored bytes), or None when not kept. For a node the storage held at
+        that flush, this is what its record holds."""
+        return self._before.get(nid)
 
     def _remember_terms(self, nid: int, terms: set[bytes]) -> None:
         """Keep the terms a new node was indexed under until it is flushed."""

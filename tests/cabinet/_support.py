@@ -136,6 +136,9 @@ class _CountingTxn:
     def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
         return self._txn.get_many(table, keys)
 
+    def present(self, table: str, keys: list[bytes]) -> list[bool]:
+        return self._txn.present(table, keys)
+
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         return self._txn.scan(table, prefix)
 
@@ -147,6 +150,10 @@ class _CountingTxn:
     def delete(self, table: str, key: bytes) -> bool:
         self._deletes[table] += 1
         return self._txn.delete(table, key)
+
+    def discard(self, table: str, keys: list[bytes]) -> None:
+        self._deletes[table] += len(keys)
+        self._txn.discard(table, keys)
 
     def delete_prefix(self, table: str, prefix: bytes) -> int:
         n = self._txn.delete_prefix(table, prefix)

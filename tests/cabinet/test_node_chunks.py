@@ -235,3 +235,58 @@ def test_a_format_4_cabinet_is_refused_then_upgraded_into_chunks(tmp_path: Any) 
     assert _layout(cab, "old") == (2, list(range(2 * NC, 2301)), 2)
     _same(cab, s, ("TSK we5", "TSK we2299"))
     cab.close()
+
+
+@pytest.mark.req(STORAGE)
+def test_a_flush_diffs_a_changed_node_against_the_state_it_kept(cabinet: Any,
+                                                                monkeypatch: Any) -> None:
+    """The index delta of a flush needs the terms each changed node had when
+    last flushed. The store keeps that state at the node's first change, so
+    the flush reads no record (a chunk holds a thousand nodes); only after a
+    flush whose outcome was unknown landed does it read them back."""
+    from memnet.cabinet import postings
+
+    s = cabinet.create("kept")
+    _grow(s, 1500, "f")
+    cabinet.flush(s)
+    read: list[list[int]] = []
+    real = postings._stored_nodes
+    monkeypatch.setattr(postings, "_stored_nodes",
+                        lambda txn, sid, nodes, cover: read.append(nodes) or
+                        real(txn, sid, nodes, cover))
+    h = s.recall("TSK wf7").receipt.seeds[0]
+    s.commit(f"SET {h}.title = 'kept state qqv'")
+    s.commit(f"SET {h}.title = 'kept state twice qqw'")
+    s.commit(f"DELETE {s.recall('TSK wf9').receipt.seeds[0]}")
+    cabinet.flush(s)
+    assert read == []
+    back = cabinet.open("kept")
+    assert back.recall("TSK qqw").receipt.seeds == (h,)
+    assert back.recall("TSK qqv").receipt.seed_mode != "match"
+    assert back.recall("TSK wf7").receipt.seed_mode != "match"
+    assert cabinet.verify()["nodes"] == 1500
+    # a flush whose outcome was unknown, that landed: the next reads records
+    s.commit(f"SET {h}.title = 'landed qqx'")
+    real_run = cabinet.kv.run_write
+
+    def lost_answer(work: Any) -> Any:
+        real_run(work)
+        raise ConnectionError("the answer was lost")
+
+    monkeypatch.setattr(cabinet.kv, "run_write", lost_answer)
+    with pytest.raises(ConnectionError):
+        cabinet.flush(s)
+    monkeypatch.setattr(cabinet.kv, "run_write", real_run)
+    s.commit(f"SET {h}.title = 'after qqy'")
+    cabinet.flush(s)
+    assert read == [[h_id(s, h)]]
+    back = cabinet.open("kept")
+    assert back.recall("TSK qqy").receipt.seeds == (h,)
+    assert back.recall("TSK qqx").receipt.seed_mode != "match"
+    assert cabinet.verify()["nodes"] == 1500
+
+
+def h_id(s: Session, handle: str) -> int:
+    kind, nid = s.store.resolve(handle)
+    assert kind == "n"
+    return int(nid)
