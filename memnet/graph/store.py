@@ -106,20 +106,36 @@ class Store(StoredGraph):
         loops = False
         key = self.entry_key
         dirty = self.dirty_nodes
+        mirrors: dict[int, list[int]] = {}
         for entry in self._adj[nid]:
             e, d = entry >> 1, entry & 1
             other = self._edst[e] if d == OUT else self._esrc[e]
             if other == nid:
                 loops = True
                 continue
-            mirror = (e << 1) | (1 - d)
+            mirrors.setdefault(other, []).append((e << 1) | (1 - d))
+        for other, ms in mirrors.items():
             lst = self._adj[other]
-            i = lst.index(mirror)
-            del lst[i]
-            j = bisect.bisect(lst, key(mirror), key=key)
-            lst.insert(j, mirror)
-            if dirty is not None and j != i:
-                dirty.add(other)
+            if len(ms) == 1:
+                mirror = ms[0]
+                i = lst.index(mirror)
+                del lst[i]
+                j = bisect.bisect(lst, key(mirror), key=key)
+                lst.insert(j, mirror)
+                if dirty is not None and j != i:
+                    dirty.add(other)
+                continue
+            # several edges join the two nodes: all their entries move
+            # together, so they all leave before any goes back (bisect
+            # needs the rest of the list in order)
+            gone = set(ms)
+            kept = array("I", [x for x in lst if x not in gone])
+            for mirror in ms:
+                bisect.insort(kept, mirror, key=key)
+            if kept != lst:
+                self._adj[other] = kept
+                if dirty is not None:
+                    dirty.add(other)
         if loops:
             self._adj[nid] = array("I", sorted(self._adj[nid], key=key))
         if dirty is not None:
