@@ -266,6 +266,10 @@ class HostIndex:
         tantivy = _tantivy()
         with _reading(where):
             ix = tantivy.Index.open(os.fspath(where))
+            # reloaded by hand when the header changes (see _searcher): no
+            # reload from the library's watcher, which could run while the
+            # directory is being removed and put a lock file back in it
+            ix.config_reader(reload_policy="Manual")
             ix.searcher()  # opens every segment: a damaged one fails here
         return cls(where, meta, ix)
 
