@@ -166,6 +166,12 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, reindex: bool) -> int:
     if craw is None:
         raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
     if fmt == 3:
+        try:  # an upgrade that stopped half way converted this session already
+            _catalog_row(craw, ckey)
+            fmt = 4
+        except CabinetCorrupt:
+            pass
+    if fmt == 3:
         cat = msgpack.unpackb(_v3_payload(craw, ckey), use_list=False)
         for k, v in list(txn.scan(R.NODES, pre)):
             rec = msgpack.unpackb(_v3_payload(v, k), use_list=False)

@@ -15,6 +15,7 @@ import pytest
 
 from memnet import Cabinet
 from memnet.cabinet import records as R
+from memnet.cabinet.kv import open_kv
 from memnet.errors import CabinetFormat
 from memnet.faces.cli import main
 
@@ -155,3 +156,35 @@ def test_a_format_the_upgrade_does_not_know_is_left_alone(tmp_path: Path) -> Non
     cab = Cabinet.__new__(Cabinet)  # the header is unchanged
     with pytest.raises(CabinetFormat):
         Cabinet.open(path)
+
+
+@pytest.mark.req(ERRORS)
+def test_an_upgrade_from_format_3_that_stopped_half_way_is_run_again(tmp_path: Path) -> None:
+    """Each session is upgraded in a transaction of its own and the header
+    last: after a stop between two sessions, the next run finds one session
+    converted and one not, and finishes both."""
+    from functools import partial
+
+    from memnet.cabinet.catalog import _upgrade_session
+
+    path = tmp_path / "cab"
+    ids = _fill(path)
+    cab = Cabinet.open(path)
+    s = cab.create("more")
+    s.commit("INSERT (t:TSK {title: 'second session'})")
+    cab.flush(s)
+    cab.close()
+    _format3(path)
+    kv = open_kv(str(path), "lmdb", None, True, R.TABLES)
+    kv.run_write(partial(_upgrade_session, sid="code", fmt=3, reindex=True))
+    kv.close()
+    with pytest.raises(CabinetFormat):
+        Cabinet.open(path)
+    assert Cabinet.upgrade(path) == {"sessions": 2, "nodes": 4}
+    cab = Cabinet.open(path)
+    try:
+        assert cab.verify()["sessions"] == 2
+        assert cab.open("code").recall("DEC rounding").receipt.seeds == (ids["d"],)
+        assert cab.open("more").recall("TSK second").receipt.matched == 1
+    finally:
+        cab.close()
