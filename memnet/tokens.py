@@ -409,14 +409,11 @@ def _read_table(path: str, magic: bytes, width: int,
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # missing, unreadable, or empty
         return None
-    if mm[:5] != magic or len(mm) < _HEAD + 4 or \
-            zlib.crc32(memoryview(mm)[9:]) != int.from_bytes(mm[5:9], "big"):
+    sizes = _table_sizes(mm, magic)
+    if sizes is None:
         return None
-    n = int.from_bytes(mm[9:_HEAD], "big")
-    m = int.from_bytes(mm[_HEAD:_HEAD + 4], "little")
+    n, m = sizes
     lo = _HEAD + 4
-    if m <= 0 or m & (m - 1) or len(mm) < lo + 4 * m:
-        return None
     slots: Any
     if sys.byteorder == "little":
         slots = memoryview(mm)[lo:lo + 4 * m].cast("I")
@@ -442,15 +439,29 @@ def _read_table(path: str, magic: bytes, width: int,
     return lookup, n
 
 
+def _table_sizes(buf: Any, magic: bytes) -> tuple[int, int] | None:
+    """``(keys, slots)`` of the table file held in ``buf`` (bytes or a map of
+    it), or None when its magic, checksum or slot count is wrong."""
+    if buf[:5] != magic or len(buf) < _HEAD + 4 or \
+            zlib.crc32(memoryview(buf)[9:]) != int.from_bytes(buf[5:9], "big"):
+        return None
+    m = int.from_bytes(buf[_HEAD:_HEAD + 4], "little")
+    if m <= 0 or m & (m - 1) or len(buf) < _HEAD + 4 + 4 * m:
+        return None
+    return int.from_bytes(buf[9:_HEAD], "big"), m
+
+
 def _table_items(path: str, magic: bytes, width: int) -> dict[bytes, int]:
     """Every entry of a table file (none when it is missing or damaged)."""
-    got = _read_table(path, magic, width)
-    if got is None:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError:
         return {}
-    with open(path, "rb") as f:
-        raw = f.read()
-    m = int.from_bytes(raw[_HEAD:_HEAD + 4], "little")
-    at = _HEAD + 4 + 4 * m
+    sizes = _table_sizes(raw, magic)
+    if sizes is None:
+        return {}
+    at = _HEAD + 4 + 4 * sizes[1]
     out: dict[bytes, int] = {}
     end = len(raw)
     while at < end:
