@@ -80,7 +80,7 @@ class Session:
         self.base_version: int | None = None
         self.base_token: str | None = None   # which creation of the session it was
         # how the cabinet holds its nodes: (chunk records, node records that
-        # override them, about), as of the version it holds
+        # override them), as of the version it holds
         self.base_chunks: tuple[int, int] = (0, 0)
         # marks of flushes that failed after they may have reached the cabinet
         self.unsure_flushes: dict[str, int] = {}

@@ -211,10 +211,8 @@ def _chunk_runs(txn: Txn, sid: str, cover: int, expected: int,
         if c != want or R.chunk_span(c)[1] - 1 > cover:
             raise CabinetCorrupt(f"session {sid!r}: node chunk {c} is out of place or "
                                  "disagrees with the catalog")
-        first, cols = R.decode_node_chunk(v, k)
-        lo, end = R.chunk_span(c)
-        if first != lo or len(cols[0]) != end - lo:
-            raise CabinetCorrupt(f"session {sid!r}: node chunk {c} holds the wrong nodes")
+        lo, cols = R.chunk_columns(v, k, sid, c)
+        end = lo + len(cols[0])
         if nxt is not None and nxt[0] < end:
             cols = tuple(list(col) for col in cols[:4]) + (bytearray(cols[4]),) + tuple(
                 list(col) for col in cols[5:7]) + (cols[7],)

@@ -94,10 +94,7 @@ def _stored_nodes(txn: Txn, sid: str, nodes: list[int], cover: int,
                                     strict=True):
             if raw is None:
                 raise CabinetCorrupt(f"session {sid!r}: node chunk {c} is missing")
-            first, cols = R.decode_node_chunk(raw, ck)
-            lo, end = R.chunk_span(c)
-            if first != lo or len(cols[0]) != end - lo:
-                raise CabinetCorrupt(f"session {sid!r}: node chunk {c} holds the wrong nodes")
+            first, cols = R.chunk_columns(raw, ck, sid, c)
             for i in at:
                 out[i] = tuple(col[nodes[i] - first] for col in cols)
     return out

@@ -268,6 +268,16 @@ _PROPS = {bytes, type(None)}
 _NICKS = {str, type(None)}
 
 
+def chunk_columns(raw: bytes, key: bytes, sid: str, c: int) -> tuple[int, tuple[Any, ...]]:
+    """:func:`decode_node_chunk` of the record of chunk ``c`` of ``sid``,
+    checked to hold exactly the nodes of that chunk's range."""
+    first, cols = decode_node_chunk(raw, key)
+    lo, end = chunk_span(c)
+    if first != lo or len(cols[0]) != end - lo:
+        raise CabinetCorrupt(f"session {sid!r}: node chunk {c} holds the wrong nodes")
+    return first, cols
+
+
 # The seed index is stored too, so a hydrate reads postings instead of
 # rebuilding them from every node's properties. Postings are split by node-id
 # range (POSTING_RANGE ids) and grouped into POSTING_BUCKETS buckets per range
@@ -420,11 +430,9 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
 
 __all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
            "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
-           "POSTING_BUCKETS",
-           "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting", "big_key", "bucket_key",
-           "bucket_of", "chunk_no", "chunk_span", "decode", "decode_bucket", "decode_edge_chunk",
-           "decode_ids", "decode_node_chunk", "encode_node_chunk", "node_chunk_key",
-           "node_chunk_prefix",
+           "POSTING_BUCKETS", "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting",
+           "big_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no", "chunk_span",
+           "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_node_chunk",
            "decode_props", "delta_key", "delta_prefix", "element_key", "encode",
-           "encode_edge_chunk", "key_id", "new_token", "pending_limit", "prefix", "seal",
-           "sid_key", "split_bucket_key"]
+           "encode_edge_chunk", "encode_node_chunk", "key_id", "new_token", "node_chunk_key",
+           "node_chunk_prefix", "pending_limit", "prefix", "seal", "sid_key", "split_bucket_key"]

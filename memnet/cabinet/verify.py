@@ -1,10 +1,10 @@
 """Verify: read every record of a cabinet and check it against the others.
 
 Each record's checksum is checked as it is decoded; beyond that, node chunks
-must be in place and node ids dense, adjacency must name stored edges, edge chunks must be in
-place with no dangling edge, the stored index (postings and pending deltas)
-must be the one the node records give, and the catalog's counts, kind
-counts and log must agree with the records.
+must be in place and node ids dense, adjacency must name stored edges, edge
+chunks must be in place with no dangling edge, the stored index (postings and
+pending deltas) must be the one the node records give, and the catalog's
+counts, kind counts and log must agree with the records.
 """
 
 from __future__ import annotations

@@ -339,8 +339,7 @@ class Store(StoredGraph):
         for nid in nids:
             if self._nrec[nid]:
                 continue
-            if self.dirty_nodes is not None:
-                self._remember_before(nid)
+            self._remember_before(nid)
             self._nrec[nid] = 1
             gone.append((nid, self._kind[nid], self._labels[nid], self._props[nid]))
             if self.dirty_nodes is not None:
@@ -390,8 +389,7 @@ class Store(StoredGraph):
         (the inverse of :meth:`recycle_node`; its edges are restored apart)."""
         if not self._nrec[nid]:
             return
-        if self.dirty_nodes is not None:
-            self._remember_before(nid)
+        self._remember_before(nid)
         self._nrec[nid] = 0
         if self.dirty_nodes is not None:
             self.dirty_nodes.add(nid)

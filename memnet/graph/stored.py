@@ -103,7 +103,7 @@ class StoredGraph:
 
     def _remember_before(self, nid: int) -> None:
         """Keep a node as the storage holds it, before its first change since
-        the last flush (see :meth:`stored_before`)."""
+        the last flush (see :meth:`stored_before`), when changes are tracked."""
         b = self._before
         if self.dirty_nodes is not None and nid not in b and len(b) < TERM_MEMO:
             b[nid] = (self._kind[nid], self._labels[nid], self._props.raw(nid),
