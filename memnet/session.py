@@ -130,9 +130,15 @@ class Session:
         with gc_paused():
             d = parse_delta(delta) if isinstance(delta, str) else delta
             with self._lock:
-                result, record = plan_and_apply(self.store, d, version=self.version,
-                                                caps=self.caps,
-                                                delete_on_settle=self.delete_on_settle)
+                try:
+                    result, record = plan_and_apply(self.store, d, version=self.version,
+                                                    caps=self.caps,
+                                                    delete_on_settle=self.delete_on_settle)
+                finally:
+                    # the syntax tree parsed here is freed while the collector
+                    # is held: the first collection after the write then
+                    # walks what the write kept, not the whole tree
+                    del d
                 self._keep(record)
                 return result
 

@@ -294,11 +294,13 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
     return merged + out, {"pdelta": 0, "precs": precs}
 
 
-def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[bytes, bytes]]:
-    """The posting maps of a session (buckets, and one-term maps for postings
-    with records of their own), in range order, one at a time (so the index
-    takes each in before the next is decoded); there are as many records as
-    the catalog counts (``precs``), so none can go missing unnoticed."""
+def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
+                     ) -> Iterator[tuple[int, dict[bytes, bytes]]]:
+    """The posting maps of a session with their buckets (bucket records, and
+    one-term maps for postings with records of their own), in range order,
+    one at a time (so the index takes each in before the next is decoded);
+    there are as many records as the catalog counts (``precs``), so none can
+    go missing unnoticed."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
@@ -306,9 +308,12 @@ def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any]) -> Iterator[dict[b
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
             break  # the deltas sort last; _apply_deltas reads them
-        _rng, _b, term = R.split_bucket_key(k, plen)
+        _rng, b, term = R.split_bucket_key(k, plen)
         n += 1
-        yield R.decode_bucket(v, k, deep=False) if term is None else {term: R.decode_ids(v, k)}
+        if term is None:
+            yield b, R.decode_bucket(v, k, deep=False)
+        else:
+            yield R.bucket_of(term), {term: R.decode_ids(v, k)}
     if n != cat.get("precs"):
         raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
                              f"records, the cabinet holds {n}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 
 from ..errors import CabinetCorrupt
-from ..graph.index import Index
+from ..graph.index import Index, shard_of
 from . import records as R
 from .catalog import _catalog_row, _check_count, _read_header, _sid_of
 from .elements import _edge_columns, _effective_nodes, _log_of
@@ -69,6 +69,11 @@ def _verify(kv: KV) -> dict[str, int]:
             live_edges = n_edges - flags.count(1)
             stored = Index()
             stored.load(_stored_postings(txn, sid, cat), n_nodes, CabinetCorrupt)
+            for i, shard in stored.shards.items():
+                for t in shard:
+                    if shard_of(t) != i:
+                        raise CabinetCorrupt(f"{sid}: index term {t!r} is stored in the "
+                                             "wrong bucket")
             _apply_deltas(stored, _stored_deltas(txn, sid, cat))
             have = {t: sorted(p) for t, p in stored.postings()}
             if have != want:
