@@ -30,7 +30,7 @@ from typing import Any, TypeGuard
 import msgpack
 
 from ..errors import CabinetCorrupt
-from ..graph.index import SHARDS, le_array, le_bytes, shard_of
+from ..graph.index import le_array, le_bytes
 from ..ids import check_session_id
 from ..values import Value
 
@@ -299,10 +299,6 @@ _RANGE_ONLY = struct.Struct(">I")
 
 def bucket_of(term: bytes) -> int:
     return zlib.crc32(term) & (POSTING_BUCKETS - 1)
-
-
-# a hydrate hands each stored bucket to the index shard of the same number
-assert POSTING_BUCKETS == SHARDS and bucket_of(b"wx\x00\x01") == shard_of(b"wx\x00\x01")
 
 
 def bucket_key(sid: str, rng: int, bucket: int) -> bytes:

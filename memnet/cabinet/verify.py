@@ -10,15 +10,27 @@ counts, kind counts and log must agree with the records.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 
 from ..errors import CabinetCorrupt
-from ..graph.index import Index, shard_of
+from ..graph.index import Index
 from . import records as R
 from .catalog import _catalog_row, _check_count, _read_header, _sid_of
 from .elements import _edge_columns, _effective_nodes, _log_of
 from .kv import KV
 from .postings import _apply_deltas, _node_terms, _stored_deltas, _stored_postings
 from .records import decode_props
+
+
+def _in_their_buckets(sid: str, maps: Iterator[tuple[int, dict[bytes, bytes]]],
+                      ) -> Iterator[dict[bytes, bytes]]:
+    """The stored posting maps, each checked to hold only terms of its
+    bucket (a flush that edits a bucket looks a term up there only)."""
+    for b, m in maps:
+        for t in m:
+            if type(t) is not bytes or R.bucket_of(t) != b:
+                raise CabinetCorrupt(f"{sid}: index term {t!r} is stored in the wrong bucket")
+        yield m
 
 
 def _verify(kv: KV) -> dict[str, int]:
@@ -68,12 +80,8 @@ def _verify(kv: KV) -> dict[str, int]:
             n_edges = len(flags)
             live_edges = n_edges - flags.count(1)
             stored = Index()
-            stored.load(_stored_postings(txn, sid, cat), n_nodes, CabinetCorrupt)
-            for i, shard in stored.shards.items():
-                for t in shard:
-                    if shard_of(t) != i:
-                        raise CabinetCorrupt(f"{sid}: index term {t!r} is stored in the "
-                                             "wrong bucket")
+            stored.load(_in_their_buckets(sid, _stored_postings(txn, sid, cat)), n_nodes,
+                        CabinetCorrupt)
             _apply_deltas(stored, _stored_deltas(txn, sid, cat))
             have = {t: sorted(p) for t, p in stored.postings()}
             if have != want:

@@ -27,9 +27,6 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from itertools import repeat
-from operator import contains
-from zlib import crc32
 
 from ..errors import MemNetError
 from ..values import Value
@@ -73,23 +70,6 @@ def prop_keys(props: Mapping[str, Value] | None) -> set[tuple[str, str, object]]
 
 _LITTLE = sys.byteorder == "little"
 IN_ARRAYS = b""  # in a loaded index's term table: the posting is an array kept aside
-
-# The term table is cut into SHARDS dicts by the CRC-32 of the term, the way a
-# cabinet groups its stored postings into buckets (records.POSTING_BUCKETS):
-# a hydrate hands each stored bucket to its shard, and merges a few small
-# dicts instead of building one dict of millions of terms (on a session of a
-# million nodes that one dict cost two seconds to fill, most of it cache
-# misses while it grew).
-SHARDS = 4096
-_SHARD_MASK = SHARDS - 1
-
-
-_NO_TERMS: dict[bytes, bytes] = {}  # the shard of a term no shard holds
-
-
-def shard_of(term: bytes) -> int:
-    """The shard (and the cabinet bucket) of a term."""
-    return crc32(term) & _SHARD_MASK
 
 
 def kind_term(kind: str) -> bytes:
@@ -145,17 +125,14 @@ class Index:
     """Postings from observables (terms) to node ids."""
 
     def __init__(self) -> None:
-        # the term table: shard number -> {term: posting}, a shard made when
-        # its first term comes (a small session holds a few)
-        self.shards: dict[int, dict[bytes, array[int] | bytes]] = {}
+        self.postings_by_term: dict[bytes, array[int] | bytes] = {}
         self.limit = 0  # loaded postings name no node above this (0: no check)
         self._damaged: Callable[[str], Exception] = _internal
         # A loaded index keeps its postings in use as arrays here, and
-        # IN_ARRAYS in their place in the term table: a dict that holds only
-        # bytes is not tracked by the cyclic garbage collector, and one array
-        # in the term table would make every collection walk its shard (and
-        # the table holds millions of entries). None: not loaded, arrays in
-        # the table.
+        # IN_ARRAYS in their place in postings_by_term: a dict that holds
+        # only bytes is not tracked by the cyclic garbage collector, and one
+        # array in the term table would make every collection walk the whole
+        # table (millions of entries). None: not loaded, arrays in the table.
         self._arrays: dict[bytes, array[int]] | None = None
         # sets of the postings recently used as filters, kept exact on write
         self._sets: OrderedDict[bytes, set[int]] = OrderedDict()
@@ -187,27 +164,10 @@ class Index:
         text_terms(props, out)
         return out
 
-    # -- the term table ------------------------------------------------------
-    def has(self, term: bytes) -> bool:
-        """Whether some node has the term."""
-        sh = self.shards.get(crc32(term) & _SHARD_MASK)
-        return sh is not None and term in sh
-
-    def found(self, terms: list[bytes]) -> Iterator[bool]:
-        """:meth:`has` of each of ``terms``, without a Python call per term
-        (a query word looks up dozens)."""
-        return map(contains, map(self.shards.get, map(_SHARD_MASK.__and__, map(crc32, terms)),
-                                 repeat(_NO_TERMS)), terms)
-
-    def term_count(self) -> int:
-        """How many terms have postings."""
-        return sum(map(len, self.shards.values()))
-
     # -- write ---------------------------------------------------------------
     def _posting(self, term: bytes) -> array[int] | None:
         """The posting of a term as an array (turning stored bytes into one)."""
-        sh = self.shards.get(crc32(term) & _SHARD_MASK)
-        p = None if sh is None else sh.get(term)
+        p = self.postings_by_term.get(term)
         if p is None or type(p) is array:
             return p
         if p is IN_ARRAYS and self._arrays is not None:
@@ -224,15 +184,11 @@ class Index:
         return a
 
     def _put(self, term: bytes, a: array[int]) -> None:
-        i = crc32(term) & _SHARD_MASK
-        sh = self.shards.get(i)
-        if sh is None:
-            sh = self.shards[i] = {}
         if self._arrays is None:
-            sh[term] = a
+            self.postings_by_term[term] = a
         else:
             self._arrays[term] = a
-            sh[term] = IN_ARRAYS
+            self.postings_by_term[term] = IN_ARRAYS
 
     def _add(self, term: bytes, nid: int) -> None:
         p = self._posting(term)
@@ -273,9 +229,9 @@ class Index:
                     by_term[t] = [nid]
                 else:
                     got.append(nid)
-        sets = self._sets
+        table, sets = self.postings_by_term, self._sets
         for t, nids in by_term.items():
-            p = self._posting(t)
+            p = self._posting(t) if t in table else None
             if p is None:
                 self._put(t, array("I", nids))  # (beside a loaded table, as _add does)
             elif not p or nids[0] > p[-1]:
@@ -316,11 +272,7 @@ class Index:
             if cached is not None:
                 cached.difference_update(nids)
         else:
-            i = crc32(term) & _SHARD_MASK
-            sh = self.shards[i]
-            del sh[term]  # no empty postings left behind
-            if not sh:
-                del self.shards[i]
+            del self.postings_by_term[term]  # no empty postings left behind
             if self._arrays is not None:
                 self._arrays.pop(term, None)
             self._sets.pop(term, None)
@@ -347,7 +299,7 @@ class Index:
     # -- stored form -------------------------------------------------------------
     def postings(self) -> Iterator[tuple[bytes, array[int]]]:
         """Every (term, posting) pair (postings as arrays, in no set order)."""
-        for t in [t for sh in list(self.shards.values()) for t in sh]:
+        for t in list(self.postings_by_term):
             p = self._posting(t)
             if p:
                 yield t, p
@@ -357,30 +309,23 @@ class Index:
         of a posting (little-endian ids, ascending) into an array."""
         arrays = self._arrays or {}
         return [(t, arrays.get(t, p) if p is IN_ARRAYS else p)
-                for sh in self.shards.values() for t, p in sh.items()]
+                for t, p in self.postings_by_term.items()]
 
-    def load(self, maps: Iterable[tuple[int, dict[bytes, bytes]]], limit: int,
+    def load(self, maps: Iterable[dict[bytes, bytes]], limit: int,
              damaged: Callable[[str], Exception] = _internal) -> None:
-        """Fill an empty index from stored ``(shard, {term: id bytes})`` maps,
-        read in ascending id-range order (a term found again has its ids
-        appended); every term of a map is in that shard (:func:`shard_of`),
-        which the storage's verify checks. The postings stay bytes until
-        first used; one found malformed then is reported by
-        ``damaged(message)`` (the storage's own error)."""
-        shards = self.shards
+        """Fill an empty index from stored ``{term: id bytes}`` maps, read in
+        ascending id-range order (a term found again has its ids appended).
+        The postings stay bytes until first used; one found malformed then is
+        reported by ``damaged(message)`` (the storage's own error)."""
+        table = self.postings_by_term
         self.limit = limit
         self._damaged = damaged
         self._arrays = {}
-        for i, m in maps:
-            sh = shards.get(i)
-            if sh is None:
-                # the map is the caller's no more; it holds only bytes
-                shards[i] = m  # type: ignore[assignment]
-                continue
-            if not sh.keys().isdisjoint(m):
-                for t in m.keys() & sh.keys():
-                    sh[t] = sh[t] + m.pop(t)  # type: ignore[operator]
-            sh.update(m)
+        for m in maps:
+            dup = m.keys() & table.keys()
+            for t in dup:
+                table[t] = table[t] + m.pop(t)  # type: ignore[operator]
+            table.update(m)
 
     # -- read ----------------------------------------------------------------
     def kind(self, kind: str) -> array[int]:
@@ -394,7 +339,7 @@ class Index:
         impact level)."""
         from .words import present_terms
 
-        parts = [self._posting(t) for _lv, t in present_terms(self.found, word)[0]]
+        parts = [self._posting(t) for _lv, t in present_terms(self.postings_by_term, word)[0]]
         if len(parts) == 1:
             return array("I", parts[0])  # type: ignore[arg-type]
         return array("I", sorted(set().union(*(p for p in parts if p is not None)))) if parts \
@@ -407,8 +352,7 @@ class Index:
     def posting_size(self, term: bytes) -> int:
         """How many ids the posting of a term holds, without reading a stored
         posting into an array (0 when no node has the term)."""
-        sh = self.shards.get(crc32(term) & _SHARD_MASK)
-        p = None if sh is None else sh.get(term)
+        p = self.postings_by_term.get(term)
         if p is None:
             return 0
         if p is IN_ARRAYS and self._arrays is not None:
@@ -444,7 +388,6 @@ class Index:
 
 
 __all__ = [
-    "SHARDS",
     "SHORT_VALUE",
     "Index",
     "kind_term",
@@ -453,6 +396,5 @@ __all__ = [
     "le_bytes",
     "prop_keys",
     "prop_term",
-    "shard_of",
     "value_key",
 ]

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C helper
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
@@ -473,18 +473,18 @@ _SPAN = [0] + [sum(1 << lv | 1 << (lv + NAME_FLAG) for lv in range(ls, _exact_to
 _SPANNED: dict[int, list[tuple[int, bytes]]] = {}
 
 
-def present_terms(found: Callable[[list[bytes]], Iterable[bool]], word: str
+def present_terms(have: Container[bytes], word: str
                   ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
-    """The ``w`` terms of ``word`` and the ``s`` terms of its stem that some
-    node holds, highest level first; ``found(terms)`` tells, term by term,
-    whether a node holds it. A node holding the word holds its stem too, at
-    a level that bounds the word's (see ``_SPAN``), so the stem's terms are
-    looked up first and only the exact levels they allow are tried: 11
-    lookups and a few dozen instead of 75."""
+    """The ``w`` terms of ``word`` and the ``s`` terms of its stem that are in
+    ``have``, highest level first. A node holding the word holds its stem
+    too, at a level that bounds the word's (see ``_SPAN``), so the stem's
+    terms are looked up first and only the exact levels they allow are
+    tried: 11 lookups and a few dozen instead of 75."""
     st, base = _WINFO[word]
     if st is None:
-        return _found(found, _W_LEVELS, base), []
-    sterms = _found(found, _S_LEVELS, _SPREFIX[st])
+        return [(lv, t) for lv, b in _W_LEVELS if (t := base + b) in have], []
+    sbase = _SPREFIX[st]
+    sterms = [(lv, t) for lv, b in _S_LEVELS if (t := sbase + b) in have]
     if not sterms:
         return [], []   # no node holds the stem, so none holds the word
     mask = 0
@@ -493,14 +493,7 @@ def present_terms(found: Callable[[list[bytes]], Iterable[bool]], word: str
     levels = _SPANNED.get(mask)
     if levels is None:
         levels = _SPANNED[mask] = [(lv, b) for lv, b in _W_LEVELS if mask >> lv & 1]
-    return _found(found, levels, base), sterms
-
-
-def _found(found: Callable[[list[bytes]], Iterable[bool]], levels: list[tuple[int, bytes]],
-           base: bytes) -> list[tuple[int, bytes]]:
-    """``(level, term)`` of the terms ``base + level byte`` that ``found`` finds."""
-    terms = [base + b for _lv, b in levels]
-    return [(lv, t) for (lv, _b), t, ok in zip(levels, terms, found(terms), strict=True) if ok]
+    return [(lv, t) for lv, b in levels if (t := base + b) in have], sterms
 
 
 def word_terms(word: str) -> list[tuple[int, bytes]]:
