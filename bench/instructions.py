@@ -71,15 +71,20 @@ def child(args: argparse.Namespace) -> None:
     subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=False)
 
 
+def _child_cmd(args: argparse.Namespace, plan: str, n: int) -> list[str]:
+    """The command of a child that asks ``n`` queries of ``plan``."""
+    return [sys.executable, __file__, "--child", "--cabinet", args.cabinet, "--plan", plan,
+            "--queries", str(n)]
+
+
 def prepare_cache(engine: str, args: argparse.Namespace, plan: str, into: str) -> None:
     """Fill a private cache directory the way ``engine`` keeps it (the token
     ranks, and the counts of every piece the queries meet), in one run of the
     child without callgrind: each counted child then starts from a copy of
     it, so every run sees the same cache, in its own engine's layout."""
     env = dict(os.environ, PYTHONPATH=engine, MEMNET_CACHE_DIR=into)
-    cmd = [sys.executable, __file__, "--child", "--cabinet", args.cabinet, "--plan", plan,
-           "--queries", str(args.queries)]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=into)
+    p = subprocess.run(_child_cmd(args, plan, args.queries), env=env, capture_output=True,
+                       text=True, check=False, cwd=into)
     if p.returncode:
         sys.exit(f"preparing the cache failed ({p.returncode}):\n{p.stderr[-2000:]}")
 
@@ -90,8 +95,7 @@ def counted(engine: str, args: argparse.Namespace, plan: str, n: int, cache: str
         shutil.copytree(cache, f"{tmp}/cache")
         env = dict(os.environ, PYTHONPATH=engine, MEMNET_CACHE_DIR=f"{tmp}/cache")
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-               f"--callgrind-out-file={tmp}/out", sys.executable, __file__, "--child",
-               "--cabinet", args.cabinet, "--plan", plan, "--queries", str(n)]
+               f"--callgrind-out-file={tmp}/out", *_child_cmd(args, plan, n)]
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tmp)
         m = re.search(r"Collected : (\d+)", p.stderr)
         if p.returncode or m is None:

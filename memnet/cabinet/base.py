@@ -561,10 +561,13 @@ class Cabinet:
             # stored nodes whose terms changed: the delta reads their records
             # as they were
             stored = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
-            singles, chunks, nchunks, fold = layout if stored == planned else \
-                node_layout(s, nodes, *stored)
-            recs, crecs = (node_recs, chunk_recs) if stored == planned else (
-                [_node_record(s, sid, n) for n in singles], _node_chunks(s, sid, chunks))
+            if stored == planned:
+                singles, chunks, nchunks, fold = layout
+                recs, crecs = node_recs, chunk_recs
+            else:  # another process flushed meanwhile: lay the nodes out again
+                singles, chunks, nchunks, fold = node_layout(s, nodes, *stored)
+                recs, crecs = [_node_record(s, sid, n) for n in singles], \
+                    _node_chunks(s, sid, chunks)
             top = int(cat.get("next_node", 1 << 62))
             # the node records this flush adds over chunked nodes (exact: a
             # hydrate checks the count)

@@ -178,45 +178,40 @@ class _PgTxn(Txn):
             self.known.add((table, key))
         return bytes(rows[0][0])
 
-    def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
-        if _table_kind(table) != "element" or len(keys) < 2:
-            return [self.get(table, k) for k in keys]
-        buf = self.pending.get(table) or {}
-        found: dict[bytes, bytes] = {}
-        by_sid: dict[str, list[bytes]] = {}
-        for k in keys:
-            if k in buf:
-                continue
-            sid, rest = _split(k)
-            if sid is not None:
-                by_sid.setdefault(sid, []).append(rest)
-        for sid, rests in by_sid.items():
-            pre = sid.encode("ascii") + b"\x00"
-            for k, v in self._rows(f"SELECT k, v FROM memnet_{table} "
-                                   "WHERE sid = %b AND k = ANY(%b::bytea[])", (sid, rests)):
-                found[pre + bytes(k)] = bytes(v)
-        if self.write:
-            self.known.update((table, k) for k in found)
-        return [buf[k] if k in buf else found.get(k) for k in keys]
-
-    def present(self, table: str, keys: list[bytes]) -> list[bool]:
-        if _table_kind(table) != "element" or len(keys) < 2:
-            return super().present(table, keys)
-        buf = self.pending.get(table) or {}
-        found: set[bytes] = set()
+    def _held(self, table: str, keys: list[bytes], buf: dict[bytes, bytes | None],
+              values: bool) -> dict[bytes, bytes | None]:
+        """The keys (of an element table) outside ``buf`` that the server
+        holds, one query per session: key -> its value (``values``), else
+        key -> None."""
         by_sid: dict[str, list[bytes]] = {}
         for k in keys:
             if k not in buf:
                 sid, rest = _split(k)
                 if sid is not None:
                     by_sid.setdefault(sid, []).append(rest)
+        found: dict[bytes, bytes | None] = {}
+        cols = "k, v" if values else "k, NULL"
         for sid, rests in by_sid.items():
             pre = sid.encode("ascii") + b"\x00"
-            for (k,) in self._rows(f"SELECT k FROM memnet_{table} "
+            for k, v in self._rows(f"SELECT {cols} FROM memnet_{table} "
                                    "WHERE sid = %b AND k = ANY(%b::bytea[])", (sid, rests)):
-                found.add(pre + bytes(k))
+                found[pre + bytes(k)] = None if v is None else bytes(v)
         if self.write:
             self.known.update((table, k) for k in found)
+        return found
+
+    def get_many(self, table: str, keys: list[bytes]) -> list[bytes | None]:
+        if _table_kind(table) != "element" or len(keys) < 2:
+            return [self.get(table, k) for k in keys]
+        buf = self.pending.get(table) or {}
+        found = self._held(table, keys, buf, values=True)
+        return [buf[k] if k in buf else found.get(k) for k in keys]
+
+    def present(self, table: str, keys: list[bytes]) -> list[bool]:
+        if _table_kind(table) != "element" or len(keys) < 2:
+            return super().present(table, keys)
+        buf = self.pending.get(table) or {}
+        found = self._held(table, keys, buf, values=False)
         return [buf[k] is not None if k in buf else k in found for k in keys]
 
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
