@@ -3,8 +3,9 @@
 Each record's checksum is checked as it is decoded; beyond that, node chunks
 must be in place and node ids dense, adjacency must name stored edges, edge
 chunks must be in place with no dangling edge, the stored index (postings and
-pending deltas) must be the one the node records give, and the catalog's
-counts, kind counts and log must agree with the records.
+pending deltas) must be the one the node records give, with every term in its
+own bucket record, and the catalog's counts, kind counts and log must agree
+with the records.
 """
 
 from __future__ import annotations
