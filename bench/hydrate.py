@@ -32,8 +32,9 @@ does at 1M) and adopted into DIR first, unless DIR holds it already.
 
 ``--baseline DIR`` measures another engine first (a ``memnet`` package
 exported under DIR), on the same cabinet and queries: before and after in
-one run. ``--runs`` alternates the engines that many times; the medians are
-printed.
+one run; ``--baseline-cabinet`` gives it a copy of the cabinet in its older
+format (made before ``memnet cabinet upgrade``). ``--runs`` alternates the
+engines that many times; the medians are printed.
 
     python bench/hydrate.py --cabinet /tmp/wn-cab --sid built
     python bench/hydrate.py --synth 1000000 --cabinet /tmp/synth-1m --baseline /tmp/old
@@ -195,6 +196,10 @@ def main() -> None:
                     help="build a synthetic session of this many nodes into --cabinet if needed")
     ap.add_argument("--baseline", default=None,
                     help="a directory holding another engine's memnet package, measured too")
+    ap.add_argument("--baseline-cabinet", default=None,
+                    help="the cabinet the baseline engine reads, when it reads an older "
+                         "format: a copy of --cabinet made before `memnet cabinet upgrade` "
+                         "(default: --cabinet)")
     ap.add_argument("--runs", type=int, default=1, help="fresh processes per engine")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -213,13 +218,14 @@ def main() -> None:
         json.dump(queries, f)
     print(f"# hydrate {args.cabinet} ({sid}); {len(queries)} queries like {queries[0]!r}, "
           f"{queries[1]!r}; load {os.getloadavg()[0]:.2f}", flush=True)
-    engines = [("before", args.baseline)] if args.baseline else []
-    engines.append(("after", None))
-    results: dict[str, list[dict[str, Any]]] = {tag: [] for tag, _e in engines}
+    engines = [("before", args.baseline, args.baseline_cabinet or args.cabinet)] \
+        if args.baseline else []
+    engines.append(("after", None, args.cabinet))
+    results: dict[str, list[dict[str, Any]]] = {tag: [] for tag, _e, _c in engines}
     try:
         for _ in range(args.runs):
-            for tag, engine in engines:
-                r = _run(engine, args.cabinet, sid, qfile)
+            for tag, engine, cabinet in engines:
+                r = _run(engine, cabinet, sid, qfile)
                 results[tag].append(r)
                 print(f"# {tag}: " + "  ".join(f"{h} {r[k]:{f}}" for k, h, f in KEYS),
                       flush=True)

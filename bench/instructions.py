@@ -32,8 +32,10 @@ Needs valgrind (Debian package ``valgrind``) and a WordNet cabinet that
     PYTHONPATH=. python bench/instructions.py --cabinet /tmp/wn --baseline /tmp/old --queries 100
 
 ``--baseline DIR`` names a directory holding another engine's ``memnet``
-package (a ``git worktree`` of an older commit, say). The benchmark prints;
-it never asserts.
+package (a ``git worktree`` of an older commit, say); when that engine reads
+an older cabinet format, ``--baseline-cabinet`` names a copy of the cabinet
+made before ``memnet cabinet upgrade``. The benchmark prints; it never
+asserts.
 """
 
 from __future__ import annotations
@@ -110,6 +112,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=50, help="fresh queries counted (default 50)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--baseline", default=None, help="another engine's package directory")
+    ap.add_argument("--baseline-cabinet", default=None,
+                    help="the cabinet the baseline reads, when it reads an older format: a copy "
+                         "of --cabinet made before `memnet cabinet upgrade` (default: --cabinet)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--plan", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -128,18 +133,20 @@ def main() -> None:
     queries = wordnet.pick_queries(synsets, 200, args.seed)
     warmup = wordnet.pick_warmup(synsets, queries, wordnet.WARMUP, args.seed)
     del synsets, _ptr
-    engines = ([("baseline", str(Path(args.baseline).resolve()))] if args.baseline else []) + [
-        ("this", str(ROOT))]
+    engines = ([("baseline", str(Path(args.baseline).resolve()),
+                 args.baseline_cabinet or args.cabinet)] if args.baseline else []) + [
+        ("this", str(ROOT), args.cabinet)]
     per: dict[str, float] = {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"sid": args.sid, "warmup": warmup, "queries": queries}, f)
         plan = f.name
     try:
-        for name, path in engines:
+        for name, path, cabinet in engines:
+            eargs = argparse.Namespace(**{**vars(args), "cabinet": cabinet})
             with tempfile.TemporaryDirectory() as cache:
-                prepare_cache(path, args, plan, cache)
-                full = counted(path, args, plan, args.queries, cache)
-                base = counted(path, args, plan, 0, cache)
+                prepare_cache(path, eargs, plan, cache)
+                full = counted(path, eargs, plan, args.queries, cache)
+                base = counted(path, eargs, plan, 0, cache)
             per[name] = (full - base) / args.queries
             print(f"{name:9s} {per[name]:,.0f} instructions per fresh Recall "
                   f"({args.queries} lemma queries; {path})", flush=True)

@@ -7,7 +7,7 @@ named reads agree with the element states history records."""
 from __future__ import annotations
 
 from memnet import Bulk, Session
-from memnet.graph.index import Index, le_bytes
+from memnet.graph.index import Index, le_bytes, shard_of
 from memnet.graph.store import Store, node_handle
 
 
@@ -34,8 +34,11 @@ def test_stored_records_load_back_into_an_equal_store() -> None:
     copy = Store()
     # one run of columns (kinds, labels, props, nicks, recycled, keys, adjs, ltoks)
     nodes = [tuple(zip(*(st.stored_node(n) for n in range(1, st.next_node)), strict=True))]
-    postings = [{t: p if isinstance(p, bytes) else le_bytes(p)
-                 for t, p in st.index.raw_postings()}]
+    # the postings as a cabinet hands them over: one map per shard
+    by_shard: dict[int, dict[bytes, bytes]] = {}
+    for t, p in st.index.raw_postings():
+        by_shard.setdefault(shard_of(t), {})[t] = p if isinstance(p, bytes) else le_bytes(p)
+    postings = sorted(by_shard.items())
     copy.load(nodes, *st.stored_edges(1, st.next_edge), postings, kinds=st.live_kinds(),
               live_bytes=st.live_bytes, decode_props=lambda raw: None,
               damaged=lambda msg: AssertionError(msg))
@@ -48,6 +51,9 @@ def test_stored_records_load_back_into_an_equal_store() -> None:
     for n in range(1, st.next_node):
         assert copy.node_terms(n) == st.node_terms(n)
         assert list(copy.live_entries(n)) == list(st.live_entries(n))
+    for t, p in st.index.postings():
+        assert copy.index.has(t) and list(copy.index.posting(t) or ()) == list(p)
+    assert copy.index.term_count() == st.index.term_count() > 0
 
 
 def test_named_reads_agree_with_the_recorded_states() -> None:

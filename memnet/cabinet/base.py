@@ -212,14 +212,15 @@ class Cabinet:
     def upgrade(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
                 max_size: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-        """Bring a cabinet written by an older format (3 or 4), or indexed
+        """Bring a cabinet written by an older format (3, 4 or 5), or indexed
         with another stemmer, to this format in place; returns ``{"sessions":
         n, "nodes": m}``. From format 3 every record is checked against its
-        old checksum and sealed again under its key, node records gain their
-        token count (unknown until first used), and each session's word index
-        is rebuilt; from format 3 or 4 the node records of every full range of
-        ``NODE_CHUNK`` ids are written as one node chunk record; with only
-        another stemmer, the index is rebuilt.
+        old checksum and sealed again under its key, and node records gain
+        their token count (unknown until first used); from format 3 or 4 the
+        node records of every full range of ``NODE_CHUNK`` ids are written as
+        one node chunk record; from any older format, or with another
+        stemmer, each session's stored index is rebuilt from its nodes (format
+        6 buckets postings by another hash, keyed bucket first).
 
         Each session is rewritten in one transaction and the header last, so an
         upgrade that stops half way is simply run again. A cabinet that needs

@@ -156,7 +156,7 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, reindex: bool) -> int:
     from format 3, every record sealed again under its key and node records
     given their token count (0, unknown); from format 3 or 4, the node
     records of each full chunk's range written as its chunk record; with
-    ``reindex``, the word index rebuilt from the nodes. Returns the nodes
+    ``reindex``, the stored index rebuilt from the nodes. Returns the nodes
     read."""
     from .elements import _effective_nodes
 
@@ -278,7 +278,9 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     fmt = header.get("format")
     if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
         raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
-    reindex = fmt == 3 or header.get("words") != stemmer_id()
+    # formats before 6 store the postings in buckets of another hash and key
+    # order: the index is written again from the nodes
+    reindex = fmt != R.FORMAT_VERSION or header.get("words") != stemmer_id()
     counts = {"sessions": 0, "nodes": 0}
     for i, sid in enumerate(sids):
         counts["nodes"] += kv.run_write(partial(_upgrade_session, sid=sid, fmt=fmt,

@@ -328,7 +328,10 @@ def _load(txn: Txn, s: Session, sid: str, cat: dict[str, Any],
         nodes = _node_columns(txn, sid, cat, progress and (lambda d: progress(d, total)))
         types, src, dst, flags, eprops = _edge_columns(
             txn, sid, n_nodes, n_edges, progress and (lambda d: progress(n_nodes + d, total)))
-        postings = (m for _b, m in _stored_postings(txn, sid, cat))
+        # each bucket's map goes to the index shard of that number (a record's
+        # checksum covers its key: only a writer could misplace a term, and
+        # verify checks that none did)
+        postings = _stored_postings(txn, sid, cat)
         try:
             # cast: Store.load only extends its bytearray of recycled flags with them
             s.store.load(nodes, types, src, dst, cast(bytes, flags), eprops, postings,

@@ -33,7 +33,7 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
     without being turned into an array in the index: a flush that rewrites
     every posting must not leave the session bigger in memory."""
     step = R.POSTING_RANGE
-    buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
+    buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}  # (bucket, range) -> map
     big: list[tuple[bytes, bytes]] = []
     for term, p in index.raw_postings():
         if p.__class__ is bytes and len(p) & 3:
@@ -53,10 +53,10 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
                 key = R.big_key(sid, rng, term)
                 big.append((key, R.seal(key, part)))
             else:
-                buckets.setdefault((rng, b), {})[term] = part
+                buckets.setdefault((b, rng), {})[term] = part
             i = j
     out = []
-    for (rng, b), m in sorted(buckets.items()):
+    for (b, rng), m in sorted(buckets.items()):
         key = R.bucket_key(sid, rng, b)
         out.append((key, R.encode(m, key)))
     return out + big
@@ -297,8 +297,9 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
 def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
                      ) -> Iterator[tuple[int, dict[bytes, bytes]]]:
     """The posting maps of a session with their buckets (bucket records, and
-    one-term maps for postings with records of their own), in range order,
-    one at a time (so the index takes each in before the next is decoded);
+    one-term maps for postings with records of their own), bucket by bucket
+    and in range order within a bucket, one at a time (so the index takes
+    each in before the next is decoded);
     there are as many records as the catalog counts (``precs``), so none can
     go missing unnoticed."""
     pre = R.prefix(sid)
@@ -313,7 +314,7 @@ def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
         if term is None:
             yield b, R.decode_bucket(v, k, deep=False)
         else:
-            yield R.bucket_of(term), {term: R.decode_ids(v, k)}
+            yield b, {term: R.decode_ids(v, k)}
     if n != cat.get("precs"):
         raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
                              f"records, the cabinet holds {n}")

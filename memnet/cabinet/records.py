@@ -30,16 +30,17 @@ from typing import Any, TypeGuard
 import msgpack
 
 from ..errors import CabinetCorrupt
-from ..graph.index import le_array, le_bytes
+from ..graph.index import SHARDS, le_array, le_bytes, shard_of
 from ..ids import check_session_id
 from ..values import Value
 
 # 2: edge chunks, stored postings; 3: props as bytes, index deltas; 4: checksums
 # cover the key, text terms with identifier parts, stems and impact levels
 # (memnet.graph.words), node records keep their Shape line's token count;
-# 5: node chunk records beside the node records
-FORMAT_VERSION = 5
-UPGRADABLE = (3, 4)   # formats Cabinet.upgrade rewrites in place
+# 5: node chunk records beside the node records; 6: posting buckets by the index
+# shard of their terms (the levels of a word together), keyed bucket first
+FORMAT_VERSION = 6
+UPGRADABLE = (3, 4, 5)   # formats Cabinet.upgrade rewrites in place
 MAX_RECORD = 256 * 1024 * 1024
 ID = struct.Struct(">Q")  # the id at the end of an element key
 CRC = struct.Struct(">I")
@@ -280,32 +281,36 @@ def chunk_columns(raw: bytes, key: bytes, sid: str, c: int) -> tuple[int, tuple[
 
 # The seed index is stored too, so a hydrate reads postings instead of
 # rebuilding them from every node's properties. Postings are split by node-id
-# range (POSTING_RANGE ids) and grouped into POSTING_BUCKETS buckets per range
-# by a hash of the term, so a flush rewrites a few bounded records whatever the
-# session's size, and a hydrate reads a few records per range, each a msgpack
-# map ``{term: ids}`` (terms as in ``memnet.graph.index``; ids as the bytes of a
-# sorted little-endian u32 array). Key: ``sid 0x00 range(u32) bucket(u16)``.
-# A posting longer than POSTING_BIG ids in its range (a common word, a kind)
-# gets a record of its own instead, ``sid 0x00 range(u32) 0xFFFF term``, whose
-# value is the checksummed ids: so a bucket stays a few hundred bytes and a
-# flush that touches a rare term never rewrites a large posting.
+# range (POSTING_RANGE ids) and grouped into POSTING_BUCKETS buckets by the
+# index shard of the term (``memnet.graph.index.shard_of``: the CRC-32 of the
+# term without its level byte), so a flush rewrites a few bounded records
+# whatever the session's size; each bucket record is a msgpack map ``{term:
+# ids}`` (terms as in ``memnet.graph.index``; ids as the bytes of a sorted
+# little-endian u32 array). Key: ``sid 0x00 bucket(u16) range(u32)``: bucket
+# first, so a hydrate reads one bucket's ranges one after another and merges
+# them into its index shard while that is in cache. A posting longer than
+# POSTING_BIG ids in its range (a common word, a kind) gets a record of its
+# own instead, ``sid 0x00 bucket(u16) range(u32) term``, whose value is the
+# checksummed ids (it sorts right after its bucket record): so a bucket stays
+# a few hundred bytes and a flush that touches a rare term never rewrites a
+# large posting.
 POSTING_RANGE = 1 << 16
-POSTING_BUCKETS = 4096
+POSTING_BUCKETS = SHARDS
 POSTING_BIG = 256
-BIG_BUCKET = 0xFFFF
-_BUCKET = struct.Struct(">IH")
+_BUCKET = struct.Struct(">HI")
 _RANGE_ONLY = struct.Struct(">I")
 
 
 def bucket_of(term: bytes) -> int:
-    return zlib.crc32(term) & (POSTING_BUCKETS - 1)
+    """The bucket a term's postings are stored in: its index shard."""
+    return shard_of(term)
 
 
 def bucket_key(sid: str, rng: int, bucket: int) -> bytes:
-    return prefix(sid) + _BUCKET.pack(rng, bucket)
+    return prefix(sid) + _BUCKET.pack(bucket, rng)
 
 
-# Pending posting deltas (see Cabinet.flush) sort after every range:
+# Pending posting deltas (see Cabinet.flush) sort after every bucket:
 # ``sid 0x00 0xFFFFFFFF version(u64)``; up to pending_limit() ids may wait there
 # before a flush folds them into the postings.
 DELTA_RANGE = 0xFFFFFFFF
@@ -331,23 +336,24 @@ def delta_key(sid: str, version: int) -> bytes:
 
 
 def big_key(sid: str, rng: int, term: bytes) -> bytes:
-    return prefix(sid) + _BUCKET.pack(rng, BIG_BUCKET) + term
+    return prefix(sid) + _BUCKET.pack(bucket_of(term), rng) + term
 
 
 def split_bucket_key(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
     """``(range, bucket, term)``: term is None for a bucket record, the term
-    of a posting with a record of its own (bucket BIG_BUCKET) otherwise."""
+    of a posting with a record of its own otherwise (which must be in that
+    bucket)."""
     if len(key) < plen + 6:
         raise CabinetCorrupt(f"posting key {key!r} is malformed")
-    rng, bucket = _BUCKET.unpack_from(key, plen)
-    if bucket == BIG_BUCKET:
-        term = key[plen + 6:]
-        if not term:
-            raise CabinetCorrupt(f"posting key {key!r} names no term")
-        return int(rng), bucket, term
-    if len(key) != plen + 6 or bucket >= POSTING_BUCKETS:
+    bucket, rng = _BUCKET.unpack_from(key, plen)
+    if bucket >= POSTING_BUCKETS:
         raise CabinetCorrupt(f"posting key {key!r} is malformed")
-    return int(rng), int(bucket), None
+    if len(key) == plen + 6:
+        return int(rng), int(bucket), None
+    term = key[plen + 6:]
+    if bucket_of(term) != bucket:
+        raise CabinetCorrupt(f"posting key {key!r} names a term of another bucket")
+    return int(rng), int(bucket), term
 
 
 def decode_ids(raw: bytes, key: bytes) -> bytes:
@@ -428,7 +434,7 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
     return raw[4:]
 
 
-__all__ = ["BIG_BUCKET", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
+__all__ = ["CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
            "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
            "POSTING_BUCKETS", "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting",
            "big_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no", "chunk_span",

@@ -24,14 +24,15 @@ from .records import decode_props
 
 
 def _in_their_buckets(sid: str, maps: Iterator[tuple[int, dict[bytes, bytes]]],
-                      ) -> Iterator[dict[bytes, bytes]]:
+                      ) -> Iterator[tuple[int, dict[bytes, bytes]]]:
     """The stored posting maps, each checked to hold only terms of its
-    bucket (a flush that edits a bucket looks a term up there only)."""
+    bucket (a flush that edits a bucket looks a term up there only, and a
+    hydrate hands the map to the index shard of that number)."""
     for b, m in maps:
         for t in m:
             if type(t) is not bytes or R.bucket_of(t) != b:
                 raise CabinetCorrupt(f"{sid}: index term {t!r} is stored in the wrong bucket")
-        yield m
+        yield b, m
 
 
 def _verify(kv: KV) -> dict[str, int]:
@@ -84,7 +85,7 @@ def _verify(kv: KV) -> dict[str, int]:
             stored.load(_in_their_buckets(sid, _stored_postings(txn, sid, cat)), n_nodes,
                         CabinetCorrupt)
             _apply_deltas(stored, _stored_deltas(txn, sid, cat))
-            have = {t: sorted(p) for t, p in stored.postings()}
+            have = {t: list(p) for t, p in stored.postings()}
             if have != want:
                 bad = sorted(set(have) ^ set(want))[:1] or sorted(
                     t for t in have if have[t] != want[t])[:1]

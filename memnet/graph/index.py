@@ -27,6 +27,7 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from zlib import crc32
 
 from ..errors import MemNetError
 from ..values import Value
@@ -70,6 +71,23 @@ def prop_keys(props: Mapping[str, Value] | None) -> set[tuple[str, str, object]]
 
 _LITTLE = sys.byteorder == "little"
 IN_ARRAYS = b""  # in a loaded index's term table: the posting is an array kept aside
+
+# The term table is cut into SHARDS dicts by the CRC-32 of the term without its
+# last byte. The levels of one word (``w`` + word NUL level) then share a shard,
+# so a query word's dozens of lookups touch one small dict; and a cabinet
+# stores its postings in buckets by the same function (``records.bucket_of``),
+# bucket by bucket, so a hydrate hands each bucket to its shard and merges a
+# few maps of one shard while they are in cache, instead of filling one dict
+# of millions of terms (on a million nodes that dict cost two seconds, most of
+# it cache misses while it grew).
+SHARDS = 4096
+_SHARD_MASK = SHARDS - 1
+_NO_TERMS: dict[bytes, bytes] = {}  # the shard of a term that no shard holds
+
+
+def shard_of(term: bytes) -> int:
+    """The shard of a term (and the cabinet bucket it is stored in)."""
+    return crc32(term[:-1]) & _SHARD_MASK
 
 
 def kind_term(kind: str) -> bytes:
@@ -125,14 +143,16 @@ class Index:
     """Postings from observables (terms) to node ids."""
 
     def __init__(self) -> None:
-        self.postings_by_term: dict[bytes, array[int] | bytes] = {}
+        # the term table: shard -> {term: posting}; a shard is made when its
+        # first term comes and dropped with its last (a small session holds few)
+        self.shards: dict[int, dict[bytes, array[int] | bytes]] = {}
         self.limit = 0  # loaded postings name no node above this (0: no check)
         self._damaged: Callable[[str], Exception] = _internal
         # A loaded index keeps its postings in use as arrays here, and
-        # IN_ARRAYS in their place in postings_by_term: a dict that holds
-        # only bytes is not tracked by the cyclic garbage collector, and one
-        # array in the term table would make every collection walk the whole
-        # table (millions of entries). None: not loaded, arrays in the table.
+        # IN_ARRAYS in their place in the term table: a dict that holds only
+        # bytes is not tracked by the cyclic garbage collector, and one array
+        # in a shard would make every collection walk that shard (and the
+        # table holds millions of terms). None: not loaded, arrays in the table.
         self._arrays: dict[bytes, array[int]] | None = None
         # sets of the postings recently used as filters, kept exact on write
         self._sets: OrderedDict[bytes, set[int]] = OrderedDict()
@@ -164,10 +184,24 @@ class Index:
         text_terms(props, out)
         return out
 
+    # -- the term table ------------------------------------------------------
+    def shard(self, group: bytes) -> Mapping[bytes, array[int] | bytes]:
+        """The shard of the terms that are ``group`` and one more byte (the
+        levels of one word or stem; read only)."""
+        return self.shards.get(crc32(group) & _SHARD_MASK, _NO_TERMS)
+
+    def has(self, term: bytes) -> bool:
+        """Whether some node has the term."""
+        return term in self.shards.get(crc32(term[:-1]) & _SHARD_MASK, _NO_TERMS)
+
+    def term_count(self) -> int:
+        """How many terms have postings."""
+        return sum(map(len, self.shards.values()))
+
     # -- write ---------------------------------------------------------------
     def _posting(self, term: bytes) -> array[int] | None:
         """The posting of a term as an array (turning stored bytes into one)."""
-        p = self.postings_by_term.get(term)
+        p = self.shards.get(crc32(term[:-1]) & _SHARD_MASK, _NO_TERMS).get(term)
         if p is None or type(p) is array:
             return p
         if p is IN_ARRAYS and self._arrays is not None:
@@ -184,11 +218,15 @@ class Index:
         return a
 
     def _put(self, term: bytes, a: array[int]) -> None:
+        i = crc32(term[:-1]) & _SHARD_MASK
+        sh = self.shards.get(i)
+        if sh is None:
+            sh = self.shards[i] = {}
         if self._arrays is None:
-            self.postings_by_term[term] = a
+            sh[term] = a
         else:
             self._arrays[term] = a
-            self.postings_by_term[term] = IN_ARRAYS
+            sh[term] = IN_ARRAYS
 
     def _add(self, term: bytes, nid: int) -> None:
         p = self._posting(term)
@@ -229,16 +267,28 @@ class Index:
                     by_term[t] = [nid]
                 else:
                     got.append(nid)
-        table, sets = self.postings_by_term, self._sets
+        sets, shards, arrays = self._sets, self.shards, self._arrays
         for t, nids in by_term.items():
-            p = self._posting(t) if t in table else None
+            i = crc32(t[:-1]) & _SHARD_MASK   # (_posting and _put, the shard found once)
+            sh = shards.get(i)
+            if sh is None:
+                sh = shards[i] = {}
+            p = sh.get(t)
             if p is None:
-                self._put(t, array("I", nids))  # (beside a loaded table, as _add does)
-            elif not p or nids[0] > p[-1]:
-                p.extend(nids)
+                if arrays is None:
+                    sh[t] = array("I", nids)
+                else:  # beside a loaded table, as _add does
+                    arrays[t] = array("I", nids)
+                    sh[t] = IN_ARRAYS
+                continue   # (no cached set: the posting is new)
+            a = p if type(p) is array else self._posting(t)  # (stored bytes, or kept aside)
+            if a is None:  # pragma: no cover - _posting found what sh.get found
+                continue
+            if not a or nids[0] > a[-1]:
+                a.extend(nids)
             else:  # pragma: no cover - new ids come last
                 for nid in nids:
-                    bisect.insort(p, nid)
+                    bisect.insort(a, nid)
             cached = sets.get(t)
             if cached is not None:
                 cached.update(nids)
@@ -272,7 +322,11 @@ class Index:
             if cached is not None:
                 cached.difference_update(nids)
         else:
-            del self.postings_by_term[term]  # no empty postings left behind
+            i = crc32(term[:-1]) & _SHARD_MASK
+            sh = self.shards[i]
+            del sh[term]  # no empty postings left behind
+            if not sh:
+                del self.shards[i]
             if self._arrays is not None:
                 self._arrays.pop(term, None)
             self._sets.pop(term, None)
@@ -299,7 +353,7 @@ class Index:
     # -- stored form -------------------------------------------------------------
     def postings(self) -> Iterator[tuple[bytes, array[int]]]:
         """Every (term, posting) pair (postings as arrays, in no set order)."""
-        for t in list(self.postings_by_term):
+        for t in [t for sh in list(self.shards.values()) for t in sh]:
             p = self._posting(t)
             if p:
                 yield t, p
@@ -309,23 +363,31 @@ class Index:
         of a posting (little-endian ids, ascending) into an array."""
         arrays = self._arrays or {}
         return [(t, arrays.get(t, p) if p is IN_ARRAYS else p)
-                for t, p in self.postings_by_term.items()]
+                for sh in self.shards.values() for t, p in sh.items()]
 
-    def load(self, maps: Iterable[dict[bytes, bytes]], limit: int,
+    def load(self, maps: Iterable[tuple[int, dict[bytes, bytes]]], limit: int,
              damaged: Callable[[str], Exception] = _internal) -> None:
-        """Fill an empty index from stored ``{term: id bytes}`` maps, read in
-        ascending id-range order (a term found again has its ids appended).
-        The postings stay bytes until first used; one found malformed then is
-        reported by ``damaged(message)`` (the storage's own error)."""
-        table = self.postings_by_term
+        """Fill an empty index from stored ``(shard, {term: id bytes})`` maps.
+        Every term of a map is in that shard (:func:`shard_of`; the storage's
+        verify checks it), and the maps of one term come in ascending id-range
+        order (a term found again has its ids appended); the maps of one shard
+        best come one after another, so its merging stays in cache. The maps
+        become the index's. The postings stay bytes until first used; one
+        found malformed then is reported by ``damaged(message)`` (the
+        storage's own error)."""
+        shards = self.shards
         self.limit = limit
         self._damaged = damaged
         self._arrays = {}
-        for m in maps:
-            dup = m.keys() & table.keys()
-            for t in dup:
-                table[t] = table[t] + m.pop(t)  # type: ignore[operator]
-            table.update(m)
+        for i, m in maps:
+            sh = shards.get(i)
+            if sh is None:
+                shards[i] = m  # type: ignore[assignment]  # it holds only bytes
+                continue
+            if not sh.keys().isdisjoint(m):
+                for t in m.keys() & sh.keys():
+                    sh[t] = sh[t] + m.pop(t)  # type: ignore[operator]
+            sh.update(m)
 
     # -- read ----------------------------------------------------------------
     def kind(self, kind: str) -> array[int]:
@@ -339,7 +401,7 @@ class Index:
         impact level)."""
         from .words import present_terms
 
-        parts = [self._posting(t) for _lv, t in present_terms(self.postings_by_term, word)[0]]
+        parts = [self._posting(t) for _lv, t in present_terms(self.shard, word)[0]]
         if len(parts) == 1:
             return array("I", parts[0])  # type: ignore[arg-type]
         return array("I", sorted(set().union(*(p for p in parts if p is not None)))) if parts \
@@ -352,7 +414,7 @@ class Index:
     def posting_size(self, term: bytes) -> int:
         """How many ids the posting of a term holds, without reading a stored
         posting into an array (0 when no node has the term)."""
-        p = self.postings_by_term.get(term)
+        p = self.shards.get(crc32(term[:-1]) & _SHARD_MASK, _NO_TERMS).get(term)
         if p is None:
             return 0
         if p is IN_ARRAYS and self._arrays is not None:
@@ -388,6 +450,7 @@ class Index:
 
 
 __all__ = [
+    "SHARDS",
     "SHORT_VALUE",
     "Index",
     "kind_term",
@@ -396,5 +459,6 @@ __all__ = [
     "le_bytes",
     "prop_keys",
     "prop_term",
+    "shard_of",
     "value_key",
 ]

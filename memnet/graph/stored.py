@@ -124,7 +124,7 @@ class StoredGraph:
     # -- bulk load (hydrate) ------------------------------------------------
     def load(self, nodes: Iterable[tuple[Any, ...]], etypes: list[str], esrc: array[int],
              edst: array[int], erec: bytes | bytearray, eprops: dict[int, dict[str, Value]],
-             postings: Iterable[dict[bytes, bytes]], *, kinds: dict[str, int],
+             postings: Iterable[tuple[int, dict[bytes, bytes]]], *, kinds: dict[str, int],
              live_bytes: int, decode_props: Callable[[bytes], dict[str, Value] | None],
              damaged: Callable[[str], Exception]) -> None:
         """Fill an empty store from stored records, ids dense from 1.
@@ -137,7 +137,7 @@ class StoredGraph:
         and an ``ltok`` the tokens of its interior line (0: unknown); the edges come as columns
         for ids 1.. (types, sources, targets, recycled flags, and props by
         id); ``postings`` are the stored index postings (maps of term to the
-        bytes of its ids, in id-range order, see ``Index.load``); ``kinds``
+        bytes of its ids, with the shard of their terms, see ``Index.load``); ``kinds``
         the live nodes per kind and ``live_bytes`` the stored byte count.
         Nothing is re-sorted and no index is rebuilt: the work is a few list
         and array extensions per column and chunk.

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C helper
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
@@ -473,17 +473,21 @@ _SPAN = [0] + [sum(1 << lv | 1 << (lv + NAME_FLAG) for lv in range(ls, _exact_to
 _SPANNED: dict[int, list[tuple[int, bytes]]] = {}
 
 
-def present_terms(have: Container[bytes], word: str
+def present_terms(shard: Callable[[bytes], Container[bytes]], word: str
                   ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
-    """The ``w`` terms of ``word`` and the ``s`` terms of its stem that are in
-    ``have``, highest level first. A node holding the word holds its stem
+    """The ``w`` terms of ``word`` and the ``s`` terms of its stem that some
+    node holds, highest level first; ``shard(prefix)`` is the set of held
+    terms among those that are ``prefix`` and a level byte (the index keeps
+    the levels of one word together). A node holding the word holds its stem
     too, at a level that bounds the word's (see ``_SPAN``), so the stem's
     terms are looked up first and only the exact levels they allow are
     tried: 11 lookups and a few dozen instead of 75."""
     st, base = _WINFO[word]
     if st is None:
+        have = shard(base)
         return [(lv, t) for lv, b in _W_LEVELS if (t := base + b) in have], []
     sbase = _SPREFIX[st]
+    have = shard(sbase)
     sterms = [(lv, t) for lv, b in _S_LEVELS if (t := sbase + b) in have]
     if not sterms:
         return [], []   # no node holds the stem, so none holds the word
@@ -493,6 +497,7 @@ def present_terms(have: Container[bytes], word: str
     levels = _SPANNED.get(mask)
     if levels is None:
         levels = _SPANNED[mask] = [(lv, b) for lv, b in _W_LEVELS if mask >> lv & 1]
+    have = shard(base)
     return [(lv, t) for lv, b in levels if (t := base + b) in have], sterms
 
 

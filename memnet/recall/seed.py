@@ -149,7 +149,7 @@ class _Word:
     def __init__(self, store: Store, word: str) -> None:
         self.word = word
         idx = self.idx = store.index
-        self.xterms, self.sterms = present_terms(idx.postings_by_term, word)
+        self.xterms, self.sterms = present_terms(idx.shard, word)
         self.xsize = _terms_size(idx, self.xterms)
         self.ssize = _terms_size(idx, self.sterms)
         self.df = self.ssize if self.sterms else self.xsize
@@ -306,7 +306,7 @@ class _Filters:
             offers.append((m.size, len(offers), m.ids))
         for _k, needle in self.contains:
             for w in dict.fromkeys(needle):
-                terms = present_terms(idx.postings_by_term, w)[0]
+                terms = present_terms(idx.shard, w)[0]
                 offers.append((_terms_size(idx, terms), len(offers),
                                partial(_union, idx, terms)))
         if not offers:

@@ -188,3 +188,84 @@ def test_an_upgrade_from_format_3_that_stopped_half_way_is_run_again(tmp_path: P
         assert cab.open("more").recall("TSK second").receipt.matched == 1
     finally:
         cab.close()
+
+
+def _format5(path: Path) -> dict[str, int]:
+    """Turn the postings of the cabinet at ``path`` into format 5's layout:
+    buckets by the CRC-32 of the whole term, keyed range first, a long
+    posting's record under bucket 0xFFFF (pending deltas stay as they are).
+    Returns how many records of each sort it saw."""
+    import struct
+
+    old = struct.Struct(">IH")
+    seen = {"bucket": 0, "own": 0, "delta": 0}
+    cab = Cabinet.open(path)
+    try:
+        def work(txn: Any) -> None:
+            for k, _v in list(txn.scan(R.CATALOG)):
+                sid = k.decode()
+                pre = R.prefix(sid)
+                dpre = R.delta_prefix(sid)
+                moved: dict[bytes, bytes] = {}
+                buckets: dict[tuple[int, int], dict[bytes, bytes]] = {}
+                for pk, pv in list(txn.scan(R.POSTINGS, pre)):
+                    if pk.startswith(dpre):
+                        seen["delta"] += 1
+                        continue
+                    rng, _b, term = R.split_bucket_key(pk, len(pre))
+                    seen["bucket" if term is None else "own"] += 1
+                    if term is None:
+                        for t, ids in R.decode_bucket(pv, pk, deep=False).items():
+                            ob = zlib.crc32(t) & 4095
+                            buckets.setdefault((rng, ob), {})[t] = ids
+                    else:
+                        key = pre + old.pack(rng, 0xFFFF) + term
+                        moved[key] = R.seal(key, R.decode_ids(pv, pk))
+                    txn.delete(R.POSTINGS, pk)
+                for (rng, ob), m in buckets.items():
+                    key = pre + old.pack(rng, ob)
+                    moved[key] = R.encode(m, key)
+                for key, val in moved.items():
+                    txn.put(R.POSTINGS, key, val)
+            header = R.decode(txn.get(R.META, b"format"), b"format")
+            txn.put(R.META, b"format", R.encode(dict(header, format=5), b"format"))
+        cab.kv.run_write(work)
+    finally:
+        cab.close()
+    return seen
+
+
+@pytest.mark.req(ERRORS)
+def test_a_format_5_cabinet_is_refused_then_upgraded_to_the_same_answers(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Format 6 stores the postings in other buckets and another key order:
+    a format-5 cabinet (long postings in records of their own, postings over
+    several id ranges, a pending delta) is refused, and once upgraded it
+    verifies and answers every Recall with the same text as before."""
+    monkeypatch.setattr(R, "POSTING_RANGE", 64)   # many ranges from a few hundred nodes
+    monkeypatch.setattr(R, "POSTING_BIG", 16)     # and postings in records of their own
+    path = tmp_path / "cab"
+    cab = Cabinet.open(path)
+    s = cab.create("many")
+    ids = s.commit("INSERT " + ", ".join(
+        f"(t{i}:TSK {{title: 'common word{i % 7} item{i}', status: '{('open', 'done')[i % 3 == 0]}'}})"
+        for i in range(400))).ids
+    cab.flush(s)
+    s.commit(f"INSERT (x:DEC {{title: 'Round half-even'}}) SET {ids['t5']}.title = 'changed'")
+    cab.flush(s)   # a small change: a pending delta record
+    queries = ["TSK common", "word3", "TSK status:open item12", "DEC rounding", "changed",
+               "item399", ""]
+    before = [s.recall(q).text for q in queries]
+    cab.close()
+    seen = _format5(path)
+    assert seen["bucket"] > 100 and seen["own"] > 10 and seen["delta"] == 1
+    with pytest.raises(CabinetFormat):
+        Cabinet.open(path)
+    assert Cabinet.upgrade(path) == {"sessions": 1, "nodes": 401}
+    cab = Cabinet.open(path)
+    try:
+        assert cab.verify()["sessions"] == 1
+        assert [cab.open("many").recall(q).text for q in queries] == before
+        assert _header(cab)["format"] == R.FORMAT_VERSION == 6
+    finally:
+        cab.close()
