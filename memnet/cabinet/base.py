@@ -15,18 +15,23 @@ meta       ``format``                  format version, engine, versions
 catalog    ``sid``                     version, rows, bytes, counts, times
 nodes      ``sid 0x00 id``             kind, labels, props, nick, recycled,
                                        observable key, ordered adjacency
+           ``sid 0x00 0xFF chunk``     1,024 nodes as columns
 edges      ``sid 0x00 chunk``          4,096 edges as columns: types, src,
                                        dst, recycled flags, props
 log        ``sid 0x00 version``        time, summary, changed elements
-postings   ``sid 0x00 term range``     the seed index: sorted ids of the
-                                       live nodes with that kind, label,
-                                       short value or word (65,536-id ranges)
+postings   ``sid 0x00 bucket range``   the seed index: per term of the
+                                       bucket, sorted ids of the live nodes
+                                       with that kind, label, short value or
+                                       word (65,536-id ranges); a long
+                                       posting under the same key + its term;
+           ``sid 0x00 0xFFFFFFFF v``   the ids each term gained and lost in
+                                       the flush that reached version v
 =========  ==========================  ======================================
 
 A hydrate reads the stored postings instead of rebuilding the index from
 every node's properties, and copies edge columns chunk by chunk; a flush
-updates the postings of the terms its changed nodes gained or lost (it reads
-their stored records for the old terms) and rewrites the chunks its changed
+records the postings its changed nodes' terms gained or lost as one delta
+(folded into the buckets once enough wait) and rewrites the chunks its changed
 edges fall in, so its cost follows the change, not the session.
 
 This module holds the :class:`Cabinet` contract; the work behind it is in
