@@ -223,13 +223,16 @@ class Cabinet:
         old checksum and sealed again under its key, and node records gain
         their token count (unknown until first used); from format 3 or 4 the
         node records of every full range of ``NODE_CHUNK`` ids are written as
-        one node chunk record; from any older format, or with another
-        stemmer, each session's stored index is rebuilt from its nodes (format
-        6 buckets postings by another hash, keyed bucket first).
+        one node chunk record; from format 5 the stored postings are moved to
+        format 6's buckets and key order (no node is read); from an older
+        format, or with another stemmer, each session's stored index is
+        rebuilt from its nodes.
 
-        Each session is rewritten in one transaction and the header last, so an
-        upgrade that stops half way is simply run again. A cabinet that needs
-        nothing is left as it is.
+        The header is marked first, so that no engine reads the cabinet until
+        the upgrade is done; each session is then rewritten in one transaction
+        that also records it as done, and the header is written whole last. An
+        upgrade that stops half way is run again and takes up where it
+        stopped. A cabinet that needs nothing is left as it is.
         """
         kv = open_kv(path, backend, max_size, True, R.TABLES)
         try:

@@ -10,9 +10,9 @@ catalog holds one row per session (version, counts, next ids, the settings of
 from __future__ import annotations
 
 import re
+import struct
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import msgpack
@@ -20,14 +20,14 @@ import msgpack
 from .._version import __version__
 from ..commit import Caps
 from ..errors import CabinetCorrupt, CabinetFormat, MemNetError
-from ..graph.index import Index
+from ..graph.index import Index, shard_of
 from ..graph.words import stemmer_id
 from ..ids import check_session_id
 from ..record import field, record
 from ..session import Session
 from . import records as R
 from .kv import KV, Txn
-from .postings import _node_terms, _posting_records
+from .postings import _apply_deltas, _node_terms, _posting_records, _stored_deltas
 from .records import _node_from, _v3_payload
 
 
@@ -151,13 +151,14 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _upgrade_session(txn: Txn, sid: str, fmt: int, reindex: bool) -> int:
+def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
     """Rewrite one session in this format (see :meth:`Cabinet.upgrade`):
     from format 3, every record sealed again under its key and node records
     given their token count (0, unknown); from format 3 or 4, the node
-    records of each full chunk's range written as its chunk record; with
-    ``reindex``, the stored index rebuilt from the nodes. Returns the nodes
-    read."""
+    records of each full chunk's range written as its chunk record; the
+    stored index rebuilt from the nodes (``index`` ``"reindex"``) or moved
+    from format 5's buckets (``"rebucket"``, see :func:`_rebucket`). Returns
+    the nodes of the session."""
     from .elements import _effective_nodes
 
     pre = R.prefix(sid)
@@ -188,18 +189,62 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, reindex: bool) -> int:
                                              int(cat["next_node"])), over=0)
         txn.put(R.CATALOG, ckey, R.encode(cat, ckey))
     n = int(cat["next_node"]) - 1
-    if not reindex:
-        return n
-    index = Index()
-    for nid, rec in _effective_nodes(txn, sid, cat):
-        for term in _node_terms(rec):
-            index.add_id(term, nid)
+    built = Index()
+    if index == "rebucket":
+        _rebucket(txn, sid, cat, built)
+    else:
+        for nid, rec in _effective_nodes(txn, sid, cat):
+            for term in _node_terms(rec):
+                built.add_id(term, nid)
     txn.delete_prefix(R.POSTINGS, pre)
-    recs = _posting_records(sid, index)
+    recs = _posting_records(sid, built)
     for k, v in recs:
         txn.put(R.POSTINGS, k, v)
     txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
     return n
+
+
+_V5_KEY = struct.Struct(">IH")   # format 5's posting keys: range, then bucket
+_V5_OWN = 0xFFFF                 # format 5's bucket of a posting with a record of its own
+
+
+def _rebucket(txn: Txn, sid: str, cat: dict[str, Any], into: Index) -> None:
+    """Fill ``into`` with the stored index of a format-5 session, read as it is
+    stored (keys range first, buckets by the CRC-32 of the whole term) with
+    its pending deltas applied: no node is read, so moving the postings to
+    format 6 costs a fraction of rebuilding them."""
+    pre = R.prefix(sid)
+    plen = len(pre)
+    dpre = R.delta_prefix(sid)
+    table: dict[bytes, bytes] = {}
+    n = 0
+    for k, v in txn.scan(R.POSTINGS, pre):
+        if k.startswith(dpre):
+            break  # the deltas sort last
+        if len(k) < plen + 6:
+            raise CabinetCorrupt(f"posting key {k!r} is malformed")
+        _rng, bucket = _V5_KEY.unpack_from(k, plen)
+        n += 1
+        if bucket == _V5_OWN and len(k) > plen + 6:
+            m = {k[plen + 6:]: R.decode_ids(v, k)}
+        elif bucket < R.POSTING_BUCKETS and len(k) == plen + 6:
+            m = R.decode_bucket(v, k, deep=False)
+        else:
+            raise CabinetCorrupt(f"posting key {k!r} is malformed")
+        for t, ids in m.items():  # ranges come in order: a term's ids are appended
+            if type(t) is not bytes or R.bad_posting(ids):
+                raise CabinetCorrupt(f"posting record {k!r} is malformed")
+            had = table.get(t)
+            table[t] = ids if had is None else had + ids
+    if n != cat.get("precs"):
+        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
+                             f"records, the cabinet holds {n}")
+    shards: dict[int, dict[bytes, bytes]] = {}
+    for t, ids in table.items():
+        shards.setdefault(shard_of(t), {})[t] = ids
+    del table
+    into.load(sorted(shards.items()), int(cat["next_node"]) - 1, CabinetCorrupt)
+    _apply_deltas(into, _stored_deltas(txn, sid, cat))
 
 
 def _chunk_nodes(txn: Txn, sid: str, done: int, next_node: int) -> int:
@@ -235,6 +280,10 @@ def _check_header(kv: KV) -> None:
                 raise CabinetCorrupt(f"the cabinet holds records ({', '.join(held)}) but "
                                      "no header: the header was lost or damaged")
         else:
+            if header.get("upgrading") is not None:
+                raise CabinetFormat("an upgrade of this cabinet stopped before it was done: "
+                                    "run `memnet cabinet upgrade` (Cabinet.upgrade) again to "
+                                    "finish it")
             fmt = header.get("format")
             if fmt != R.FORMAT_VERSION:
                 msg = (f"cabinet format {fmt!r} is not supported (this MemNet reads format "
@@ -267,27 +316,53 @@ def _check_header(kv: KV) -> None:
 
 def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, int]:
     """The work of :meth:`Cabinet.upgrade <memnet.cabinet.Cabinet.upgrade>` on an
-    open backend (see there)."""
+    open backend (see there).
+
+    Before the first session is touched, the header is marked: it names this
+    format (an older engine refuses the cabinet) and holds ``upgrading``
+    (this engine refuses it too, until the upgrade is run again to the end):
+    the format it came from, how the index is redone, and the last session
+    done, written in that session's own transaction. A run that stopped is
+    taken up after that session."""
     with kv.read() as txn:
         raw = txn.get(R.META, HEADER)
         header = None if raw is None else _upgrade_header(raw)
         sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)] if header else []
-    if header is None or (header.get("format") == R.FORMAT_VERSION
-                          and header.get("words") == stemmer_id()):
+    if header is None:
         return {"sessions": 0, "nodes": 0}
-    fmt = header.get("format")
-    if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
-        raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
-    # formats before 6 store the postings in buckets of another hash and key
-    # order: the index is written again from the nodes
-    reindex = fmt != R.FORMAT_VERSION or header.get("words") != stemmer_id()
+    work = header.get("upgrading")
+    if type(work) is not dict:
+        fmt = header.get("format")
+        same_words = header.get("words") == stemmer_id()
+        if fmt == R.FORMAT_VERSION and same_words:
+            return {"sessions": 0, "nodes": 0}
+        if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
+            raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
+        # format 5 holds the postings in buckets of another hash and key
+        # order: they are moved; before it, or from another stemmer, the
+        # index is built again from the nodes
+        work = {"from": fmt, "index": "rebucket" if fmt == 5 and same_words else "reindex",
+                "after": None}
+        header = dict(header, format=R.FORMAT_VERSION, upgrading=work)
+        marked = header
+        kv.run_write(lambda t: t.put(R.META, HEADER, R.encode(marked, HEADER)))
+    after = work.get("after")
     counts = {"sessions": 0, "nodes": 0}
     for i, sid in enumerate(sids):
-        counts["nodes"] += kv.run_write(partial(_upgrade_session, sid=sid, fmt=fmt,
-                                                reindex=reindex))
+        if after is not None and sid <= after:
+            continue   # done by the run that stopped
+        note = dict(header, upgrading=dict(work, after=sid))
+
+        def step(t: Txn, sid: str = sid, note: dict[str, Any] = note) -> int:
+            n = _upgrade_session(t, sid, int(work["from"]), str(work["index"]))
+            t.put(R.META, HEADER, R.encode(note, HEADER))
+            return n
+
+        counts["nodes"] += kv.run_write(step)
         counts["sessions"] += 1
         if progress is not None:
             progress(i + 1, len(sids))
+    header = {k: v for k, v in header.items() if k != "upgrading"}
     header.update(format=R.FORMAT_VERSION, words=stemmer_id(), sessions=len(sids),
                   memnet=__version__)
     kv.run_write(lambda t: t.put(R.META, HEADER, R.encode(header, HEADER)))

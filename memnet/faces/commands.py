@@ -103,7 +103,7 @@ def _cabinet_upgrade(args: argparse.Namespace) -> int:
     with Progress("upgrade") as bar:
         counts = Cabinet.upgrade(args.home, progress=bar)
     if counts["sessions"]:
-        print(f"rebuilt the word index of {counts['sessions']} session(s), "
+        print(f"upgraded {counts['sessions']} session(s), "
               f"{counts['nodes']} nodes")
     else:
         print("the cabinet is up to date; nothing to do")

@@ -176,7 +176,7 @@ def test_an_upgrade_from_format_3_that_stopped_half_way_is_run_again(tmp_path: P
     cab.close()
     _format3(path)
     kv = open_kv(str(path), "lmdb", None, True, R.TABLES)
-    kv.run_write(partial(_upgrade_session, sid="code", fmt=3, reindex=True))
+    kv.run_write(partial(_upgrade_session, sid="code", fmt=3, index="reindex"))
     kv.close()
     with pytest.raises(CabinetFormat):
         Cabinet.open(path)
@@ -190,16 +190,17 @@ def test_an_upgrade_from_format_3_that_stopped_half_way_is_run_again(tmp_path: P
         cab.close()
 
 
-def _format5(path: Path) -> dict[str, int]:
+def _format5(where: Path | Cabinet) -> dict[str, int]:
     """Turn the postings of the cabinet at ``path`` into format 5's layout:
     buckets by the CRC-32 of the whole term, keyed range first, a long
     posting's record under bucket 0xFFFF (pending deltas stay as they are).
-    Returns how many records of each sort it saw."""
+    Returns how many records of each sort it saw. ``where``: an LMDB
+    directory, or an open cabinet of any backend (left open)."""
     import struct
 
     old = struct.Struct(">IH")
     seen = {"bucket": 0, "own": 0, "delta": 0}
-    cab = Cabinet.open(path)
+    cab = where if isinstance(where, Cabinet) else Cabinet.open(where)
     try:
         def work(txn: Any) -> None:
             for k, _v in list(txn.scan(R.CATALOG)):
@@ -227,25 +228,40 @@ def _format5(path: Path) -> dict[str, int]:
                     moved[key] = R.encode(m, key)
                 for key, val in moved.items():
                     txn.put(R.POSTINGS, key, val)
+                cat = R.decode(txn.get(R.CATALOG, k), k)
+                txn.put(R.CATALOG, k, R.encode(dict(cat, precs=len(moved)), k))
             header = R.decode(txn.get(R.META, b"format"), b"format")
             txn.put(R.META, b"format", R.encode(dict(header, format=5), b"format"))
         cab.kv.run_write(work)
     finally:
-        cab.close()
+        if cab is not where:
+            cab.close()
     return seen
+
+
+def _upgrade_place(place: Any, cab: Cabinet) -> dict[str, int]:
+    """Cabinet.upgrade of the place's cabinet (an in-memory one is upgraded
+    on its backend, which has no path to open again)."""
+    from memnet.cabinet.catalog import _upgrade
+
+    cab.close()
+    if place.name == "memory":
+        return _upgrade(place.kv, None)
+    return Cabinet.upgrade(place.url if place.name == "postgres" else place.path,
+                           backend=place.name)
 
 
 @pytest.mark.req(ERRORS)
 def test_a_format_5_cabinet_is_refused_then_upgraded_to_the_same_answers(
-        tmp_path: Path, monkeypatch: Any) -> None:
+        place: Any, monkeypatch: Any) -> None:
     """Format 6 stores the postings in other buckets and another key order:
     a format-5 cabinet (long postings in records of their own, postings over
-    several id ranges, a pending delta) is refused, and once upgraded it
-    verifies and answers every Recall with the same text as before."""
+    several id ranges, a pending delta) is refused, and once upgraded (its
+    postings moved, no node read) it verifies and answers every Recall with
+    the same text as before, on every backend."""
     monkeypatch.setattr(R, "POSTING_RANGE", 64)   # many ranges from a few hundred nodes
     monkeypatch.setattr(R, "POSTING_BIG", 16)     # and postings in records of their own
-    path = tmp_path / "cab"
-    cab = Cabinet.open(path)
+    cab = place.open()
     s = cab.create("many")
     ids = s.commit("INSERT " + ", ".join(
         f"(t{i}:TSK {{title: 'common word{i % 7} item{i}', status: '{('open', 'done')[i % 3 == 0]}'}})"
@@ -256,16 +272,69 @@ def test_a_format_5_cabinet_is_refused_then_upgraded_to_the_same_answers(
     queries = ["TSK common", "word3", "TSK status:open item12", "DEC rounding", "changed",
                "item399", ""]
     before = [s.recall(q).text for q in queries]
-    cab.close()
-    seen = _format5(path)
+    seen = _format5(cab)
     assert seen["bucket"] > 100 and seen["own"] > 10 and seen["delta"] == 1
     with pytest.raises(CabinetFormat):
-        Cabinet.open(path)
-    assert Cabinet.upgrade(path) == {"sessions": 1, "nodes": 401}
-    cab = Cabinet.open(path)
+        place.reopen(cab)
+    assert _upgrade_place(place, cab) == {"sessions": 1, "nodes": 401}
+    cab = place.open()
     try:
         assert cab.verify()["sessions"] == 1
         assert [cab.open("many").recall(q).text for q in queries] == before
         assert _header(cab)["format"] == R.FORMAT_VERSION == 6
     finally:
         cab.close()
+
+
+@pytest.mark.req(ERRORS)
+def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The header is marked before the first session is rewritten: after a
+    stop, neither this engine nor a format-5 one reads the half-moved
+    cabinet (this one says to run the upgrade again), and the next run takes
+    up after the last session done, ending with the same answers."""
+    from memnet.cabinet import catalog
+
+    path = tmp_path / "cab"
+    cab = Cabinet.open(path)
+    for sid in ("a", "b", "c"):
+        s = cab.create(sid)
+        s.commit(f"INSERT (t:TSK {{title: 'pricing in {sid}', status: 'open'}}), "
+                 "(d:DEC {title: 'Round half-even'}), (t)-[:TOUCHES]->(d)")
+        cab.flush(s)
+    queries = ["TSK pricing", "DEC rounding", "half", ""]
+    before = {sid: [cab.open(sid).recall(q).text for q in queries] for sid in ("a", "b", "c")}
+    cab.close()
+    _format5(path)
+    real = catalog._upgrade_session
+    calls: list[str] = []
+
+    def stop_at_b(txn: Any, sid: str, fmt: int, index: str) -> int:
+        calls.append(sid)
+        if sid == "b":
+            raise KeyboardInterrupt
+        return real(txn, sid, fmt, index)
+
+    monkeypatch.setattr(catalog, "_upgrade_session", stop_at_b)
+    with pytest.raises(KeyboardInterrupt):
+        Cabinet.upgrade(path)
+    with pytest.raises(CabinetFormat, match="upgrade .* again"):
+        Cabinet.open(path)
+    kv = open_kv(str(path), "lmdb", None, True, R.TABLES)
+    with kv.read() as txn:
+        header = R.decode(txn.get(R.META, b"format"), b"format")
+    kv.close()
+    # an engine of format 5 reads the format number first, and refuses 6
+    assert header["format"] == 6 and header["upgrading"] == {
+        "from": 5, "index": "rebucket", "after": "a"}
+    monkeypatch.setattr(catalog, "_upgrade_session", real)
+    assert Cabinet.upgrade(path) == {"sessions": 2, "nodes": 4}   # b and c; a was done
+    cab = Cabinet.open(path)
+    try:
+        assert cab.verify()["sessions"] == 3
+        assert "upgrading" not in _header(cab)
+        assert {sid: [cab.open(sid).recall(q).text for q in queries]
+                for sid in ("a", "b", "c")} == before
+    finally:
+        cab.close()
+    assert calls == ["a", "b"]
