@@ -321,49 +321,88 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     Before the first session is touched, the header is marked: it names this
     format (an older engine refuses the cabinet) and holds ``upgrading``
     (this engine refuses it too, until the upgrade is run again to the end):
-    the format it came from, how the index is redone, and the last session
-    done, written in that session's own transaction. A run that stopped is
-    taken up after that session."""
+    the format it came from, how the index is redone and with which stemmer,
+    and the last session done, written in that session's own transaction. A
+    run that stopped is taken up after that session; one whose stemmer is
+    not the mark's redoes every session's index from its nodes. A session's
+    transaction reads the mark again first, so two upgrades at once never
+    convert a session twice."""
     with kv.read() as txn:
         raw = txn.get(R.META, HEADER)
         header = None if raw is None else _upgrade_header(raw)
         sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)] if header else []
     if header is None:
         return {"sessions": 0, "nodes": 0}
-    work = header.get("upgrading")
-    if type(work) is not dict:
-        fmt = header.get("format")
-        same_words = header.get("words") == stemmer_id()
-        if fmt == R.FORMAT_VERSION and same_words:
-            return {"sessions": 0, "nodes": 0}
-        if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
-            raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
-        # format 5 holds the postings in buckets of another hash and key
-        # order: they are moved; before it, or from another stemmer, the
-        # index is built again from the nodes
-        work = {"from": fmt, "index": "rebucket" if fmt == 5 and same_words else "reindex",
-                "after": None}
-        header = dict(header, format=R.FORMAT_VERSION, upgrading=work)
-        marked = header
-        kv.run_write(lambda t: t.put(R.META, HEADER, R.encode(marked, HEADER)))
-    after = work.get("after")
+    del header
+
+    def start(t: Txn) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The header as marked (marked now when it was not), and the mark; None
+        when the cabinet needs nothing. A mark made with this stemmer is kept
+        as it stands (another run may be moving it on)."""
+        now = _upgrade_header(t.get(R.META, HEADER) or b"")
+        mark = _upgrade_mark(now)
+        if mark is not None and mark["words"] == stemmer_id():
+            return now, mark
+        if mark is None:
+            fmt = now.get("format")
+            same_words = now.get("words") == stemmer_id()
+            if fmt == R.FORMAT_VERSION and same_words:
+                return None
+            if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
+                raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
+            # format 5 holds the postings in buckets of another hash and key
+            # order: they are moved; before it, or from another stemmer, the
+            # index is built again from the nodes
+            mark = {"from": fmt, "index": "rebucket" if fmt == 5 and same_words else "reindex",
+                    "words": stemmer_id(), "after": None}
+        else:  # the sessions done so far hold another stemmer's words: all again
+            mark = dict(mark, index="reindex", words=stemmer_id(), after=None)
+        marked = dict(now, format=R.FORMAT_VERSION, upgrading=mark)
+        t.put(R.META, HEADER, R.encode(marked, HEADER))
+        return marked, mark
+
+    started = kv.run_write(start)
+    if started is None:
+        return {"sessions": 0, "nodes": 0}
+    header, work = started
     counts = {"sessions": 0, "nodes": 0}
     for i, sid in enumerate(sids):
-        if after is not None and sid <= after:
-            continue   # done by the run that stopped
-        note = dict(header, upgrading=dict(work, after=sid))
-
-        def step(t: Txn, sid: str = sid, note: dict[str, Any] = note) -> int:
+        def step(t: Txn, sid: str = sid) -> int | None:
+            now = _upgrade_mark(_upgrade_header(t.get(R.META, HEADER) or b""))
+            if now is None or now["words"] != work["words"] or (
+                    now["after"] is not None and sid <= now["after"]):
+                return None   # done, by this run before a stop or by another run
             n = _upgrade_session(t, sid, int(work["from"]), str(work["index"]))
-            t.put(R.META, HEADER, R.encode(note, HEADER))
+            t.put(R.META, HEADER, R.encode(dict(header, upgrading=dict(work, after=sid)),
+                                           HEADER))
             return n
 
-        counts["nodes"] += kv.run_write(step)
-        counts["sessions"] += 1
+        n = kv.run_write(step)
+        if n is not None:
+            counts["nodes"] += n
+            counts["sessions"] += 1
         if progress is not None:
             progress(i + 1, len(sids))
-    header = {k: v for k, v in header.items() if k != "upgrading"}
-    header.update(format=R.FORMAT_VERSION, words=stemmer_id(), sessions=len(sids),
-                  memnet=__version__)
-    kv.run_write(lambda t: t.put(R.META, HEADER, R.encode(header, HEADER)))
+    done = {k: v for k, v in header.items() if k != "upgrading"}
+    done.update(format=R.FORMAT_VERSION, words=stemmer_id(), memnet=__version__)
+
+    def finish(t: Txn) -> None:
+        now = _upgrade_header(t.get(R.META, HEADER) or b"")
+        if "upgrading" in now:   # (another run may have finished first)
+            t.put(R.META, HEADER, R.encode(dict(done, sessions=t.count(R.CATALOG)), HEADER))
+
+    kv.run_write(finish)
     return counts
+
+
+def _upgrade_mark(header: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``upgrading`` mark of a header (None when there is none), checked."""
+    work = header.get("upgrading")
+    if work is None:
+        return None
+    if not (type(work) is dict and set(work) == {"from", "index", "words", "after"}
+            and (work["from"] in R.UPGRADABLE or work["from"] == R.FORMAT_VERSION)
+            and work["index"] in ("rebucket", "reindex") and type(work["words"]) is str
+            and (work["after"] is None or type(work["after"]) is str)):
+        raise CabinetCorrupt(f"the cabinet header's upgrade mark is malformed: {work!r}")
+    return work

@@ -106,7 +106,7 @@ def _cabinet_upgrade(args: argparse.Namespace) -> int:
         print(f"upgraded {counts['sessions']} session(s), "
               f"{counts['nodes']} nodes")
     else:
-        print("the cabinet is up to date; nothing to do")
+        print("the cabinet is up to date")
     return 0
 
 

@@ -294,6 +294,7 @@ def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished
     cabinet (this one says to run the upgrade again), and the next run takes
     up after the last session done, ending with the same answers."""
     from memnet.cabinet import catalog
+    from memnet.graph.words import stemmer_id
 
     path = tmp_path / "cab"
     cab = Cabinet.open(path)
@@ -326,7 +327,7 @@ def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished
     kv.close()
     # an engine of format 5 reads the format number first, and refuses 6
     assert header["format"] == 6 and header["upgrading"] == {
-        "from": 5, "index": "rebucket", "after": "a"}
+        "from": 5, "index": "rebucket", "words": stemmer_id(), "after": "a"}
     monkeypatch.setattr(catalog, "_upgrade_session", real)
     assert Cabinet.upgrade(path) == {"sessions": 2, "nodes": 4}   # b and c; a was done
     cab = Cabinet.open(path)
@@ -338,3 +339,101 @@ def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished
     finally:
         cab.close()
     assert calls == ["a", "b"]
+
+
+def _three_format5(path: Path) -> dict[str, list[str]]:
+    """Three small sessions in a format-5 cabinet at ``path``; their answers
+    to a few queries before."""
+    cab = Cabinet.open(path)
+    out = {}
+    for sid in ("a", "b", "c"):
+        s = cab.create(sid)
+        s.commit(f"INSERT (t:TSK {{title: 'pricing in {sid}', status: 'open'}}), "
+                 "(d:DEC {title: 'Round half-even'}), (t)-[:TOUCHES]->(d)")
+        cab.flush(s)
+        out[sid] = [s.recall(q).text for q in ("TSK pricing", "DEC rounding", "")]
+    cab.close()
+    _format5(path)
+    return out
+
+
+def _answers(path: Path) -> dict[str, list[str]]:
+    cab = Cabinet.open(path)
+    try:
+        assert cab.verify()["sessions"] == 3
+        return {sid: [cab.open(sid).recall(q).text for q in ("TSK pricing", "DEC rounding", "")]
+                for sid in ("a", "b", "c")}
+    finally:
+        cab.close()
+
+
+@pytest.mark.req(ERRORS)
+def test_two_upgrades_at_once_convert_each_session_once(tmp_path: Path) -> None:
+    """A second upgrade started while the first is between two sessions
+    finishes the cabinet; the first then finds every later session done (its
+    transaction reads the mark again) instead of moving moved postings."""
+    path = tmp_path / "cab"
+    before = _three_format5(path)
+    inner: list[dict[str, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 1 and not inner:
+            inner.append(Cabinet.upgrade(path))   # the second run, to the end
+
+    assert Cabinet.upgrade(path, progress=progress) == {"sessions": 1, "nodes": 2}
+    assert inner == [{"sessions": 2, "nodes": 4}]
+    assert _answers(path) == before
+
+
+@pytest.mark.req(ERRORS)
+def test_an_upgrade_taken_up_under_another_stemmer_redoes_every_session(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Sessions moved before a stop hold the words of the stemmer that moved
+    them: when the upgrade is taken up by a build that stems otherwise, every
+    session's index is built again from its nodes, and the header names the
+    stemmer that built them all."""
+    from memnet.cabinet import catalog
+
+    path = tmp_path / "cab"
+    before = _three_format5(path)
+    real = catalog._upgrade_session
+    calls: list[tuple[str, str]] = []
+
+    def stop_at_b(txn: Any, sid: str, fmt: int, index: str) -> int:
+        calls.append((sid, index))
+        if sid == "b" and len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(txn, sid, fmt, index)
+
+    monkeypatch.setattr(catalog, "_upgrade_session", stop_at_b)
+    with pytest.raises(KeyboardInterrupt):
+        Cabinet.upgrade(path)
+    monkeypatch.setattr(catalog, "stemmer_id", lambda: "snowball-english/PyStemmer-test")
+    assert Cabinet.upgrade(path) == {"sessions": 3, "nodes": 6}
+    assert calls == [("a", "rebucket"), ("b", "rebucket"), ("a", "reindex"), ("b", "reindex"),
+                     ("c", "reindex")]
+    kv = open_kv(str(path), "lmdb", None, True, R.TABLES)
+    with kv.read() as txn:
+        header = R.decode(txn.get(R.META, b"format"), b"format")
+    kv.close()
+    assert header["words"] == "snowball-english/PyStemmer-test" and "upgrading" not in header
+    monkeypatch.undo()
+    with pytest.raises(CabinetFormat, match="PyStemmer-test"):
+        Cabinet.open(path)   # this build stems otherwise again: refused, never misread
+    assert Cabinet.upgrade(path) == {"sessions": 3, "nodes": 6}
+    assert _answers(path) == before
+
+
+@pytest.mark.req(ERRORS)
+def test_a_malformed_upgrade_mark_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "cab"
+    _fill(path)
+    cab = Cabinet.open(path)
+    _put_header(cab, dict(_header(cab), upgrading="half"))
+    cab.close()
+    with pytest.raises(CabinetFormat, match="again"):
+        Cabinet.open(path)
+    from memnet.errors import CabinetCorrupt
+
+    with pytest.raises(CabinetCorrupt, match="upgrade mark"):
+        Cabinet.upgrade(path)
