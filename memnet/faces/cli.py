@@ -101,10 +101,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     cup = cabsub.add_parser(
         "upgrade", help="rewrite a cabinet of an older format (or stemmer) in this format",
         description="Bring a cabinet written by an older format up to this one, in place: "
-                    "from format 3 the records are sealed again and the word index rebuilt, "
-                    "from format 3 or 4 the nodes are written as node chunks; a cabinet "
-                    "indexed with another stemmer has its word index rebuilt. A cabinet that "
-                    "needs nothing is left as it is.")
+                    "from format 3 the records are sealed again, from format 3 or 4 the "
+                    "nodes are written as node chunks, from format 5 the stored index is "
+                    "moved to format 6's buckets (no node is read); before format 5, or "
+                    "with another stemmer, the index is rebuilt from the nodes. Stop every "
+                    "other process that uses the cabinet first. An upgrade that stopped is "
+                    "run again and goes on where it was; a cabinet that needs nothing is "
+                    "left as it is.")
     cup.set_defaults(func=_cabinet_upgrade)
 
     sess = sub.add_parser("session", help="create, list, drop sessions or show a log",
