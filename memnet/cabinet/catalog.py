@@ -27,7 +27,13 @@ from ..record import field, record
 from ..session import Session
 from . import records as R
 from .kv import KV, Txn
-from .postings import _apply_deltas, _node_terms, _posting_records, _stored_deltas
+from .postings import (
+    _apply_deltas,
+    _node_terms,
+    _posting_records,
+    _stored_deltas,
+    _stored_postings,
+)
 from .records import _node_from, _v3_payload
 
 
@@ -208,37 +214,32 @@ _V5_KEY = struct.Struct(">IH")   # format 5's posting keys: range, then bucket
 _V5_OWN = 0xFFFF                 # format 5's bucket of a posting with a record of its own
 
 
+def _v5_split(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
+    """:func:`records.split_bucket_key` for format 5's posting keys: ``sid
+    0x00 range(u32) bucket(u16)``, or bucket 0xFFFF and the term of a posting
+    with a record of its own."""
+    if len(key) >= plen + 6:
+        rng, bucket = _V5_KEY.unpack_from(key, plen)
+        if bucket == _V5_OWN and len(key) > plen + 6:
+            return int(rng), int(bucket), key[plen + 6:]
+        if bucket < R.POSTING_BUCKETS and len(key) == plen + 6:
+            return int(rng), int(bucket), None
+    raise CabinetCorrupt(f"posting key {key!r} is malformed")
+
+
 def _rebucket(txn: Txn, sid: str, cat: dict[str, Any], into: Index) -> None:
     """Fill ``into`` with the stored index of a format-5 session, read as it is
     stored (keys range first, buckets by the CRC-32 of the whole term) with
     its pending deltas applied: no node is read, so moving the postings to
     format 6 costs a fraction of rebuilding them."""
-    pre = R.prefix(sid)
-    plen = len(pre)
-    dpre = R.delta_prefix(sid)
     table: dict[bytes, bytes] = {}
-    n = 0
-    for k, v in txn.scan(R.POSTINGS, pre):
-        if k.startswith(dpre):
-            break  # the deltas sort last
-        if len(k) < plen + 6:
-            raise CabinetCorrupt(f"posting key {k!r} is malformed")
-        _rng, bucket = _V5_KEY.unpack_from(k, plen)
-        n += 1
-        if bucket == _V5_OWN and len(k) > plen + 6:
-            m = {k[plen + 6:]: R.decode_ids(v, k)}
-        elif bucket < R.POSTING_BUCKETS and len(k) == plen + 6:
-            m = R.decode_bucket(v, k, deep=False)
-        else:
-            raise CabinetCorrupt(f"posting key {k!r} is malformed")
+    for _b, m in _stored_postings(txn, sid, cat, _v5_split):
         for t, ids in m.items():  # ranges come in order: a term's ids are appended
             if type(t) is not bytes or R.bad_posting(ids):
-                raise CabinetCorrupt(f"posting record {k!r} is malformed")
+                raise CabinetCorrupt(f"session {sid!r}: a stored posting of {t!r} is "
+                                     "malformed")
             had = table.get(t)
             table[t] = ids if had is None else had + ids
-    if n != cat.get("precs"):
-        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
-                             f"records, the cabinet holds {n}")
     shards: dict[int, dict[bytes, bytes]] = {}
     for t, ids in table.items():
         shards.setdefault(shard_of(t), {})[t] = ids
@@ -328,18 +329,15 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     transaction reads the mark again first, so two upgrades at once never
     convert a session twice."""
     with kv.read() as txn:
-        raw = txn.get(R.META, HEADER)
-        header = None if raw is None else _upgrade_header(raw)
-        sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)] if header else []
-    if header is None:
-        return {"sessions": 0, "nodes": 0}
-    del header
+        if _read_header(txn) is None:
+            return {"sessions": 0, "nodes": 0}
+        sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)]
 
     def start(t: Txn) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """The header as marked (marked now when it was not), and the mark; None
         when the cabinet needs nothing. A mark made with this stemmer is kept
         as it stands (another run may be moving it on)."""
-        now = _upgrade_header(t.get(R.META, HEADER) or b"")
+        now = _header_now(t)
         mark = _upgrade_mark(now)
         if mark is not None and mark["words"] == stemmer_id():
             return now, mark
@@ -368,7 +366,7 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     counts = {"sessions": 0, "nodes": 0}
     for i, sid in enumerate(sids):
         def step(t: Txn, sid: str = sid) -> int | None:
-            now = _upgrade_mark(_upgrade_header(t.get(R.META, HEADER) or b""))
+            now = _upgrade_mark(_header_now(t))
             if now is None or now["words"] != work["words"] or (
                     now["after"] is not None and sid <= now["after"]):
                 return None   # done, by this run before a stop or by another run
@@ -387,12 +385,19 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     done.update(format=R.FORMAT_VERSION, words=stemmer_id(), memnet=__version__)
 
     def finish(t: Txn) -> None:
-        now = _upgrade_header(t.get(R.META, HEADER) or b"")
-        if "upgrading" in now:   # (another run may have finished first)
+        if "upgrading" in _header_now(t):   # (another run may have finished first)
             t.put(R.META, HEADER, R.encode(dict(done, sessions=t.count(R.CATALOG)), HEADER))
 
     kv.run_write(finish)
     return counts
+
+
+def _header_now(txn: Txn) -> dict[str, Any]:
+    """The header, read again inside an upgrade's transaction."""
+    header = _read_header(txn)
+    if header is None:
+        raise CabinetCorrupt("the cabinet's header vanished during the upgrade")
+    return header
 
 
 def _upgrade_mark(header: dict[str, Any]) -> dict[str, Any] | None:

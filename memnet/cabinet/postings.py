@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import struct
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import CabinetCorrupt
@@ -295,13 +295,15 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
 
 
 def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
-                     ) -> Iterator[tuple[int, dict[bytes, bytes]]]:
+                     split: Callable[[bytes, int], tuple[int, int, bytes | None]]
+                     = R.split_bucket_key) -> Iterator[tuple[int, dict[bytes, bytes]]]:
     """The posting maps of a session with their buckets (bucket records, and
-    one-term maps for postings with records of their own), bucket by bucket
-    and in range order within a bucket, one at a time (so the index takes
-    each in before the next is decoded);
-    there are as many records as the catalog counts (``precs``), so none can
-    go missing unnoticed."""
+    one-term maps for postings with records of their own), in key order:
+    bucket by bucket and in range order within a bucket, one at a time (so
+    the index takes each in before the next is decoded); there are as many
+    records as the catalog counts (``precs``), so none can go missing
+    unnoticed. ``split`` reads a key as ``(range, bucket, term or None)``
+    (an upgrade passes the reader of an older layout)."""
     pre = R.prefix(sid)
     plen = len(pre)
     dpre = R.delta_prefix(sid)
@@ -309,7 +311,7 @@ def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
             break  # the deltas sort last; _apply_deltas reads them
-        _rng, b, term = R.split_bucket_key(k, plen)
+        _rng, b, term = split(k, plen)
         n += 1
         if term is None:
             yield b, R.decode_bucket(v, k, deep=False)
