@@ -85,8 +85,10 @@ def _sdk() -> Any:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``memnet mcp`` (none beyond the global ``--home``): the server
     speaks MCP over stdin/stdout and logs to stderr."""
-    parser.epilog = ("Serves over stdio until the client closes stdin. Tools: memnet_recall, "
-                     "memnet_outline, memnet_commit, memnet_sessions, memnet_create_session "
+    from .mcp_stdio import load_tools
+
+    names = ", ".join(t["name"] for t in load_tools())
+    parser.epilog = (f"Serves over stdio until the client closes stdin. Tools: {names} "
                      "(docs/mcp.md).")
 
 

@@ -61,9 +61,9 @@ OUTLINE_DOC = (
 COMMIT_DOC = (
     "Commit a delta (Δ) to a MemNet session atomically and store it in the cabinet: all of "
     "it or none of it. The delta is shaped GQL: "
-    "`INSERT (t:TSK {title: 'Fix rounding', status: 'open'}), (t)-[:TOUCHES]->(m1)` creates "
-    "rows (t is a new variable; m1 an existing handle from a recalled Shape); "
-    "`SET n3.status = 'done'` changes a property; REMOVE, DELETE and SETTLE retire rows. "
+    "`INSERT (t:TSK {title: 'Fix rounding', status: 'open'}), (t)-[:TOUCHES]->(na2)` creates "
+    "rows (t is a new variable; na2 an existing handle from a recalled Shape); "
+    "`SET na3.status = 'done'` changes a property; REMOVE, DELETE and SETTLE retire rows. "
     "Returns {version, ids, changed}: ids maps each new variable to the handle it was given. "
     "Errors: gql_syntax (with line/column), echo_refused (re-inserting recalled rows), "
     "cap_exceeded, conflict (another writer committed first: recall again, then redo).")
