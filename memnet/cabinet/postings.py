@@ -49,8 +49,8 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
                 bisect.bisect_left(ids, (rng + 1) * step, i)
             part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else \
                 le_bytes(ids[i:j])
-            if j - i > R.POSTING_BIG:
-                key = R.big_key(sid, rng, term)
+            key = R.big_key(sid, rng, term) if j - i > R.POSTING_BIG else b""
+            if key and R.own_record(key, j - i):
                 big.append((key, R.seal(key, part)))
             else:
                 buckets.setdefault((b, rng), {})[term] = part
@@ -198,8 +198,8 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
     out: list[tuple[bytes, bytes | None]] = []
     # every record this merge may read, fetched at once (one round trip on a server)
     want = [R.bucket_key(sid, rng, b) for rng, b in sorted(by_bucket)]
-    want += [R.big_key(sid, rng, t) for (rng, b), terms in sorted(by_bucket.items())
-             for t in sorted(terms)]
+    want += [k for (rng, b), terms in sorted(by_bucket.items()) for t in sorted(terms)
+             if len(k := R.big_key(sid, rng, t)) <= R.BIG_KEY_MAX]
     stored = dict(zip(want, txn.get_many(R.POSTINGS, want), strict=True))
     for (rng, b), terms in sorted(by_bucket.items()):
         key = R.bucket_key(sid, rng, b)
@@ -210,7 +210,7 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
         changed = False
         for term, ops in sorted(terms.items()):
             bkey = R.big_key(sid, rng, term)
-            braw = stored[bkey]
+            braw = stored.get(bkey)   # (None too for a key too long to have a record)
             if braw is not None:
                 ids = set(le_array(R.decode_ids(braw, bkey)))
             else:
@@ -224,7 +224,7 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
                 ids.difference_update(n for n, present in ops.items() if not present)
                 ids.update(n for n, present in ops.items() if present)
             data = le_bytes(array("I", sorted(ids))) if ids else b""
-            if braw is not None or len(ids) > R.POSTING_BIG:  # a posting of its own
+            if braw is not None or R.own_record(bkey, len(ids)):  # a posting of its own
                 changed |= m.pop(term, None) is not None
                 out.append((bkey, R.seal(bkey, data) if data else None))
             elif data:

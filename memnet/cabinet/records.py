@@ -293,7 +293,8 @@ def chunk_columns(raw: bytes, key: bytes, sid: str, c: int) -> tuple[int, tuple[
 # own instead, ``sid 0x00 bucket(u16) range(u32) term``, whose value is the
 # checksummed ids (it sorts right after its bucket record): so a bucket stays
 # a few hundred bytes and a flush that touches a rare term never rewrites a
-# large posting.
+# large posting. (A term too long for such a key stays in its bucket record:
+# see BIG_KEY_MAX.)
 POSTING_RANGE = 1 << 16
 POSTING_BUCKETS = SHARDS
 POSTING_BIG = 256
@@ -337,6 +338,19 @@ def delta_key(sid: str, version: int) -> bytes:
 
 def big_key(sid: str, rng: int, term: bytes) -> bytes:
     return prefix(sid) + _BUCKET.pack(bucket_of(term), rng) + term
+
+
+#: The longest key a posting of its own may have (LMDB's limit, kept on every
+#: back end so a cabinet copies between them as it is): the posting of a longer
+#: term (a word of hundreds of characters) stays in its bucket record however
+#: many ids it holds.
+BIG_KEY_MAX = 511
+
+
+def own_record(key: bytes, ids: int) -> bool:
+    """Whether a posting of ``ids`` ids in one range, whose own record would
+    have ``key`` (:func:`big_key`), is written as a record of its own."""
+    return ids > POSTING_BIG and len(key) <= BIG_KEY_MAX
 
 
 def split_bucket_key(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
@@ -435,7 +449,7 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
 
 
 __all__ = ["CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
-           "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
+           "BIG_KEY_MAX", "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
            "POSTING_BUCKETS", "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting",
            "big_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no", "chunk_span",
            "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_node_chunk",

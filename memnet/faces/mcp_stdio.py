@@ -39,6 +39,7 @@ PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 TOOLS_FILE = os.path.join(os.path.dirname(__file__), "mcp_tools.json")
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
 
 
 def load_tools() -> list[dict[str, Any]]:
@@ -148,6 +149,10 @@ class StdioServer:
         method, mid = msg["method"], msg.get("id")
         if "id" not in msg:  # a notification (initialized, cancelled, ...): no answer
             return None
+        if mid is not None and type(mid) is not str and type(mid) is not int:
+            # JSON-RPC ids are strings, integers or null (a float, NaN or an
+            # object is not echoed: a strict client could not read it back)
+            return _error(None, INVALID_REQUEST, "the id must be a string, an integer or null")
         params = msg.get("params") or {}
         if type(params) is not dict:
             return _error(mid, INVALID_PARAMS, "params must be an object")
@@ -184,13 +189,32 @@ class StdioServer:
             else:
                 try:
                     msg = json.loads(line)
-                except ValueError:  # bad JSON, or bytes that are not UTF-8
+                except (ValueError, RecursionError):  # bad JSON, not UTF-8, nested too deep
                     reply = _error(None, PARSE_ERROR, "Parse error")
                 else:
-                    reply = self.answer(msg)
+                    try:
+                        reply = self.answer(msg)
+                    except Exception as e:  # a fault of ours: answer it, serve on
+                        mid = msg.get("id") if type(msg) is dict else None
+                        reply = _error(mid if type(mid) in (str, int) else None,
+                                       INTERNAL_ERROR, f"internal error: {type(e).__name__}")
             if reply is not None:
-                out.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+                out.write(_encode(reply) + b"\n")
                 out.flush()
+
+
+def _encode(reply: dict[str, Any]) -> bytes:
+    """A reply as one line of UTF-8 JSON. Text that cannot be UTF-8 (a lone
+    surrogate a client sent, echoed back) is written as a ``\\u`` escape;
+    a number JSON cannot hold (NaN, infinity) never reaches the wire."""
+    try:
+        return json.dumps(reply, ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(reply, allow_nan=False).encode()
+    except ValueError:  # pragma: no cover - replies are built from checked values
+        return json.dumps(_error(reply.get("id"), INTERNAL_ERROR,
+                                 "internal error: a reply held a number JSON cannot hold")
+                          ).encode()
 
 
 #: The longest message read (a Δ is capped at 4 MiB of text; JSON escaping can

@@ -1142,6 +1142,37 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
     assert cabinet.verify()["sessions"] == 1
 
 
+@pytest.mark.req("MN-REQ-14")
+def test_a_very_long_word_held_by_many_nodes_still_flushes(cabinet: Any,
+                                                           monkeypatch: Any) -> None:
+    """A posting of its own is keyed by its term, and a key has at most 511
+    bytes on LMDB: a word of 600 characters held by more nodes than
+    POSTING_BIG stays in its bucket record instead, written whole and merged
+    by later flushes, and reads back the same on every back end."""
+    from memnet.cabinet import records as R
+
+    monkeypatch.setattr(R, "POSTING_BIG", 8)
+    monkeypatch.setattr(R, "POSTING_PENDING", 0)  # every flush folds its deltas
+    monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
+    long = "q" * 600
+    s = cabinet.create("long")
+    s.commit("INSERT " + ", ".join(f"(a{i}:TSK {{title: 'item {long}'}})" for i in range(12)))
+    cabinet.flush(s)                                   # written whole
+    for _ in range(3):                                 # then merged, past POSTING_BIG
+        s.commit("INSERT " + ", ".join(f"(b{i}:TSK {{title: 'more {long}'}})" for i in range(5)))
+        cabinet.flush(s)
+    term = next(t for t, _p in s.store.index.postings() if t.startswith(b"w" + long.encode()))
+    assert len(list(s.store.index.posting(term) or ())) == 27
+    assert len(R.big_key("long", 0, term)) > R.BIG_KEY_MAX
+    fresh = cabinet.open("long")
+    assert {t: list(p) for t, p in fresh.store.index.postings()} == \
+        {t: list(p) for t, p in s.store.index.postings()}
+    assert fresh.recall(long).receipt.matched == 27
+    s.commit("SETTLE na1")        # and the session takes commits still
+    cabinet.flush(s)
+    assert cabinet.verify()["sessions"] == 1
+
+
 @pytest.mark.req("MN-REQ-14", ERRORS)
 def test_a_term_stored_in_another_bucket_is_found_by_verify(cabinet: Any,
                                                             monkeypatch: Any) -> None:

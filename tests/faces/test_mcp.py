@@ -419,6 +419,49 @@ def test_protocol_errors_and_argument_checks(tmp_path):
     assert by_id[12]["result"] == {}  # the line after the long one is read whole
 
 
+def test_hostile_messages_are_answered_and_the_server_serves_on(tmp_path, monkeypatch):
+    """Deep nesting, lone surrogates (echoed back), ids JSON-RPC does not allow
+    and a fault inside a tool each get an error reply; every ping after them is
+    answered, and every reply is strict UTF-8 JSON."""
+    raw = b"".join([
+        b"[" * 5000 + b"]" * 5000 + b"\n",                                   # too deep
+        b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}\n',            # unknown, lone
+        b'{"jsonrpc": "2.0", "id": "\\udcff", "method": "ping"}\n',       # lone in the id
+        b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": '
+        b'"memnet_ingest", "arguments": {"session": "w", "path": "/nowhere/x\\udcff"}}}\n',
+        b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
+        b'"memnet_sessions", "arguments": {}}}\n',
+        b'{"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {}}\n',
+        b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}\n',
+    ])
+    with Cabinet.open(tmp_path / "cab") as cab:
+        tools = MemNetTools(cab)
+        monkeypatch.setattr(tools, "sessions", lambda *a, **k: 1 / 0)   # a fault of ours
+        server = StdioServer(tools)
+        monkeypatch.setattr(server, "initialize", lambda params: [][1])  # outside any tool
+        out = io.BytesIO()
+        server.serve(read_lines(io.BytesIO(raw)), out)
+    text = out.getvalue().decode("utf-8")          # strict: no lone surrogate written
+    replies = [json.loads(line, parse_constant=lambda c: pytest.fail(c)) for line in
+               text.splitlines()]
+    assert len(replies) == 10
+    assert replies[0] == {"jsonrpc": "2.0", "id": None,
+                          "error": {"code": -32700, "message": "Parse error"}}
+    assert replies[1]["id"] == 1 and replies[1]["error"]["code"] == -32601
+    assert replies[2] == {"jsonrpc": "2.0", "id": "\udcff", "result": {}}
+    assert [r["error"]["code"] for r in replies[3:6]] == [-32600] * 3
+    assert all(r["id"] is None for r in replies[3:6])
+    res = replies[6]["result"]
+    assert res["isError"] and res["structuredContent"]["error"]["code"] == "path_not_found"
+    res = replies[7]["result"]      # a fault inside a tool: an error result
+    assert res["isError"] and res["structuredContent"]["error"]["code"] == "internal"
+    assert replies[8]["id"] == 6 and replies[8]["error"]["code"] == -32603
+    assert replies[9] == {"jsonrpc": "2.0", "id": 5, "result": {}}
+
+
 @pytest.mark.req("MN-REQ-17", "MN-REQ-18", "MN-REQ-19")
 def test_ingest_and_snap_tools(tmp_path):
     cab = Cabinet.open(tmp_path / "cab")
