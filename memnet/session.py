@@ -29,7 +29,7 @@ from .commit import (
     import_elements,
     plan_and_apply,
 )
-from .errors import EchoRefused, NotADelta, QueryError
+from .errors import EchoRefused, InvalidArgument, NotADelta, QueryError
 from .gql import ast
 from .gql.emit import format_query
 from .gql.parse import parse_delta, parse_query
@@ -42,7 +42,7 @@ from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
 from .recall.walk import WalkResult, shape_walk
 from .record import replace
-from .tokens import DEFAULT_TOKENIZER
+from .tokens import DEFAULT_TOKENIZER, TOKENIZERS
 from .tokens import loaded as tokens_loaded
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
@@ -54,6 +54,31 @@ def _check_range(name: str, value: object, lo: int, hi: int) -> int:
         raise QueryError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
     return value
 
+
+
+def _count(v: Any) -> bool:
+    return type(v) is int and v >= 0
+
+
+def check_options(caps: Caps | None, delete_on_settle: Any, history_limit: Any,
+                  tokenizer: Any) -> None:
+    """Refuse session settings that could not work (``invalid_argument``), before
+    a session is made or a cabinet stores them."""
+    if caps is not None:
+        if not isinstance(caps, Caps):
+            raise InvalidArgument(f"caps must be a memnet.Caps, not {type(caps).__name__}")
+        for what in ("rows", "bytes"):
+            v = getattr(caps, what)
+            if type(v) is not int or v < 1:
+                raise InvalidArgument(f"caps.{what} must be a whole number of at least 1, "
+                                      f"not {v!r}")
+    if type(delete_on_settle) is not bool:
+        raise InvalidArgument(f"delete_on_settle must be true or false, not {delete_on_settle!r}")
+    if history_limit is not None and not _count(history_limit):
+        raise InvalidArgument("history_limit must be None (keep all) or a whole number of at "
+                              f"least 0, not {history_limit!r}")
+    if tokenizer not in TOKENIZERS:
+        raise InvalidArgument(f"unknown tokenizer {tokenizer!r}; known: {', '.join(TOKENIZERS)}")
 
 class Session:
     """A labelled property graph an agent reads with :meth:`recall` and writes
@@ -69,6 +94,7 @@ class Session:
                  history_limit: int | None = DEFAULT_HISTORY,
                  tokenizer: str = DEFAULT_TOKENIZER) -> None:
         self.name = check_session_id(name)
+        check_options(caps, delete_on_settle, history_limit, tokenizer)
         self.caps = caps or Caps()
         self.delete_on_settle = delete_on_settle
         self.history_limit = history_limit

@@ -48,6 +48,8 @@ _CL100K_PATTERN = (
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 _PATTERNS = {"o200k_base": _O200K_PATTERN, "cl100k_base": _CL100K_PATTERN}
+#: The tokenizers a session may count its Shapes with.
+TOKENIZERS = tuple(sorted(_PATTERNS))
 _SPECIAL = {
     "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     "cl100k_base": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,

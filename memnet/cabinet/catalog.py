@@ -19,12 +19,13 @@ import msgpack
 
 from .._version import __version__
 from ..commit import Caps
-from ..errors import CabinetCorrupt, CabinetFormat, MemNetError
+from ..errors import CabinetCorrupt, CabinetFormat, InvalidArgument, MemNetError
 from ..graph.index import Index, shard_of
 from ..graph.words import stemmer_id
 from ..ids import check_session_id
 from ..record import field, record
-from ..session import Session
+from ..session import Session, check_options
+from ..tokens import DEFAULT_TOKENIZER
 from . import records as R
 from .kv import KV, Txn
 from .postings import (
@@ -142,6 +143,7 @@ def _upgrade_header(raw: bytes) -> dict[str, Any]:
 def _options(s: Session) -> dict[str, Any]:
     """The session settings a cabinet keeps with it (the rate cap R and the
     settle policy), so a hydrated session behaves like the one flushed."""
+    check_options(s.caps, s.delete_on_settle, None, s.tokenizer)  # (changed since made?)
     return {"cap_rows": s.caps.rows, "cap_bytes": s.caps.bytes,
             "delete_on_settle": s.delete_on_settle, "tokenizer": s.tokenizer}
 
@@ -149,11 +151,16 @@ def _options(s: Session) -> dict[str, Any]:
 def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "cap_rows" in cat:
-        out["caps"] = Caps(int(cat["cap_rows"]), int(cat["cap_bytes"]))
+        out["caps"] = Caps(cat["cap_rows"], cat.get("cap_bytes", "missing"))
     if "delete_on_settle" in cat:
-        out["delete_on_settle"] = bool(cat["delete_on_settle"])
-    if isinstance(cat.get("tokenizer"), str):
+        out["delete_on_settle"] = cat["delete_on_settle"]
+    if "tokenizer" in cat:
         out["tokenizer"] = cat["tokenizer"]
+    try:
+        check_options(out.get("caps"), out.get("delete_on_settle", False), None,
+                      out.get("tokenizer", DEFAULT_TOKENIZER))
+    except InvalidArgument as e:  # written by no engine that checks them
+        raise CabinetCorrupt(f"a session's stored settings are malformed: {e}") from None
     return out
 
 

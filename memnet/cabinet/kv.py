@@ -216,7 +216,13 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
         raise InvalidArgument(f"unknown cabinet backend {backend!r} (lmdb, postgres, memory)")
     from .kv_pg import SCHEMES, PgKV, looks_like_url
 
-    where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME", ".memnet")
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
+                              f"{type(path).__name__}")
+    where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME") or ".memnet"
+    if type(where) is not str or not where or "\x00" in where:
+        raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
+                              f"{where!r}")
     if backend == "postgres" or (not isinstance(path, os.PathLike) and looks_like_url(where)):
         scheme = where.split("://", 1)[0].lower() if looks_like_url(where) else "postgresql"
         if scheme not in SCHEMES:
@@ -228,7 +234,14 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
 
     if max_size is None:
         env = os.environ.get("MEMNET_MAX_SIZE")
-        max_size = int(env) if env else DEFAULT_MAX_SIZE
+        try:
+            max_size = int(env) if env else DEFAULT_MAX_SIZE
+        except ValueError:
+            raise InvalidArgument(f"MEMNET_MAX_SIZE must be a number of bytes, not {env!r}"
+                                  ) from None
+    if type(max_size) is not int or max_size < 1:
+        raise InvalidArgument(f"the cabinet's max_size must be a positive number of bytes, "
+                              f"not {max_size!r}")
     return LmdbKV.acquire(where, tables, max_size=max_size, sync=sync)
 
 

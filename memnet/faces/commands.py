@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     DependencyMissing,
+    InputTooLarge,
+    InvalidArgument,
     OutputExists,
     PathNotFound,
     QueryError,
@@ -150,17 +152,27 @@ def _session_log(args: argparse.Namespace) -> int:
 
 def _read_text(file: str | None, bar: Progress) -> str:
     """The Δ text from FILE (read in chunks, counting bytes) or stdin."""
+    from ..gql.parse import MAX_DELTA_CHARS
+
     bar.phase("reading")
     if file in (None, "-"):
+        if sys.stdin is None:   # started with stdin closed (`<&-`)
+            raise InvalidArgument("no Δ given: name a FILE, or give the Δ on stdin "
+                                  "(stdin is closed)")
         text: str = bar.spin_while(sys.stdin.read)
         return text
     total = os.path.getsize(file)
+    if total > 4 * MAX_DELTA_CHARS:   # more bytes than the cap's characters can take
+        raise InputTooLarge(f"{file} is {total:,} bytes; a Δ holds at most {MAX_DELTA_CHARS:,} "
+                            "characters", length=total, cap=MAX_DELTA_CHARS)
     parts: list[str] = []
     done = 0
-    with open(file, encoding="utf-8") as f:
+    # bytes that are not UTF-8 become lone surrogates, which the parser
+    # reports with their line and column (as it does for stdin)
+    with open(file, encoding="utf-8-sig", errors="surrogateescape") as f:  # (a BOM is no Δ)
         while chunk := f.read(1 << 20):
             parts.append(chunk)
-            done += len(chunk.encode("utf-8"))
+            done += len(chunk.encode("utf-8", "surrogateescape"))
             bar(min(done, total), total)
     return "".join(parts)
 

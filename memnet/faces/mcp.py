@@ -29,13 +29,21 @@ it needs (``pip install 'memnet[mcp]'``), imported by it alone. See ``docs/mcp.m
 import argparse
 import json
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from .._version import __version__
-from ..errors import CODES, DependencyMissing, MemNetError, SessionNotFound, os_error
+from ..errors import (
+    CODES,
+    DependencyMissing,
+    InvalidArgument,
+    MemNetError,
+    SessionNotFound,
+    os_error,
+)
 from ..ids import check_session_id
 from ..limits import LIMITS
 from .mcp_text import (
@@ -98,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     from ..cabinet import Cabinet
     from .mcp_stdio import serve_stdio
 
+    if sys.stdin is None or sys.stdout is None:   # started with `<&-` or `>&-`
+        raise InvalidArgument("memnet mcp reads requests on stdin and answers on stdout, "
+                              "and one of them is closed")
     cab = Cabinet.open(getattr(args, "home", None))
     try:
         try:

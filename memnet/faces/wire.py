@@ -24,7 +24,7 @@ import re
 import sys
 from typing import IO, Any, BinaryIO
 
-from ..errors import MemNetError, QueryError, SessionNotFound, WireError
+from ..errors import InvalidArgument, MemNetError, QueryError, SessionNotFound, WireError
 
 MAX_FRAME = 4 * 1024 * 1024  #: cap of a statement and of a response body, in bytes
 READ_SIZE = 64 * 1024        #: bytes asked of stdin per read
@@ -463,6 +463,9 @@ def run(args: Any) -> int:
     """``memnet wire``: serve stdin/stdout on the cabinet at ``args.home``."""
     from ..cabinet import Cabinet
 
+    if sys.stdin is None or sys.stdout is None:   # started with `<&-` or `>&-`
+        raise InvalidArgument("memnet wire reads statements on stdin and answers on stdout, "
+                              "and one of them is closed")
     out = sys.stdout.buffer
     with Cabinet.open(args.home) as cab:
         code = serve(cab, sys.stdin.fileno(), out, session=getattr(args, "session", None))

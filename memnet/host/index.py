@@ -97,7 +97,7 @@ def _tantivy() -> Any:
 def default_index_dir(home: str | os.PathLike[str] | None = None) -> Path:
     """``host-index`` in the MemNet home (``home``, else ``$MEMNET_HOME``,
     else ``./.memnet``)."""
-    base = os.fspath(home) if home is not None else os.environ.get("MEMNET_HOME", ".memnet")
+    base = os.fspath(home) if home is not None else os.environ.get("MEMNET_HOME") or ".memnet"
     return Path(base) / INDEX_DIR_NAME
 
 
