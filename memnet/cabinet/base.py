@@ -65,6 +65,7 @@ from ..errors import (
     CabinetCorrupt,
     CabinetError,
     ConflictError,
+    InvalidArgument,
     SessionExists,
     SessionNotFound,
     VersionNotFound,
@@ -165,6 +166,28 @@ class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
             return cast("Callable[_P, _R]", self.on_class.__get__(None, cls))
         return cast("Callable[_Q, _S]", self.on_instance.__get__(obj, cls))
 
+
+
+class _CallerFailed(Exception):
+    """A caller's progress function raised ``error`` (kept apart from the
+    errors a malformed record raises while it is decoded)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class _Guarded:
+    """A caller's progress function whose errors come out as _CallerFailed."""
+
+    def __init__(self, fn: Callable[[int, int], None]) -> None:
+        self.fn = fn
+
+    def __call__(self, done: int, total: int) -> None:
+        try:
+            self.fn(done, total)
+        except Exception as e:
+            raise _CallerFailed(e) from e
 
 class Cabinet:
     """Named sessions in one store (LMDB by default, PostgreSQL, or in memory).
@@ -417,6 +440,18 @@ class Cabinet:
         frozen are still freed when no longer referenced, but a reference
         cycle among them is not collected; :func:`gc.unfreeze` undoes it."""
         check_session_id(sid)
+        if progress is not None:
+            if not callable(progress):
+                raise InvalidArgument(f"progress must be a function (done, total), not "
+                                      f"{type(progress).__name__}")
+            try:
+                return self._hydrate(sid, at, _Guarded(progress), session_options)
+            except _CallerFailed as e:   # the caller's own error, not a damaged record
+                raise e.error from None
+        return self._hydrate(sid, at, None, session_options)
+
+    def _hydrate(self, sid: str, at: int | None, progress: Callable[[int, int], None] | None,
+                 session_options: dict[str, Any]) -> Session:
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
             if cat is None:

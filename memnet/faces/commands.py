@@ -19,6 +19,7 @@ from ..errors import (
     OutputExists,
     PathNotFound,
     QueryError,
+    SessionNotFound,
 )
 from .progress import Progress
 
@@ -45,10 +46,29 @@ INSERT
 """
 
 
-def _cabinet(args: argparse.Namespace) -> Cabinet:
+def _cabinet(args: argparse.Namespace, *, create: bool = False, sid: str | None = None
+             ) -> Cabinet:
+    """The cabinet at ``--home``. Only a command that makes something
+    (``create``) makes a cabinet where there is none; any other stops first,
+    so a mistyped path leaves nothing behind: with ``session_not_found`` when
+    it names a session ``sid``, else ``path_not_found``."""
     from ..cabinet import Cabinet
 
+    if not create:
+        need_cabinet(args.home, sid)
     return Cabinet.open(args.home)
+
+
+def need_cabinet(home: str | None, sid: str | None = None) -> None:
+    """Stop when there is no cabinet at ``home`` (see :func:`_cabinet`)."""
+    from ..cabinet.kv_pg import looks_like_url
+
+    where = home if home is not None else os.environ.get("MEMNET_HOME") or ".memnet"
+    if where and not looks_like_url(where) and not os.path.isfile(
+            os.path.join(where, "data.mdb")):
+        if sid is not None:
+            raise SessionNotFound(f"no session {sid!r}: there is no cabinet at {where!r}")
+        raise PathNotFound(f"no cabinet at {where!r}", path=where)
 
 
 def _hydrate(cab: Cabinet, sid: str, at: int | None = None) -> Session:
@@ -71,7 +91,7 @@ def _print_shape(shape: Any, fmt: str) -> None:
 
 # -- commands --------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
-    with _cabinet(args) as cab:
+    with _cabinet(args, create=True) as cab:
         if cab.exists(args.session):
             s = _hydrate(cab, args.session)
             print(f"# session {args.session!r} is in the cabinet at version {s.version}; "
@@ -92,7 +112,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    with _cabinet(args) as cab:
+    with _cabinet(args, create=True) as cab:
         info = cab.info()
         print(f"cabinet ready at {info.get('path')} ({info.get('backend')}, "
               f"{len(cab.sessions())} sessions)")
@@ -102,6 +122,7 @@ def _init(args: argparse.Namespace) -> int:
 def _cabinet_upgrade(args: argparse.Namespace) -> int:
     from ..cabinet import Cabinet
 
+    need_cabinet(args.home)
     with Progress("upgrade") as bar:
         counts = Cabinet.upgrade(args.home, progress=bar)
     if counts["sessions"]:
@@ -113,7 +134,7 @@ def _cabinet_upgrade(args: argparse.Namespace) -> int:
 
 
 def _session_create(args: argparse.Namespace) -> int:
-    with _cabinet(args) as cab:
+    with _cabinet(args, create=True) as cab:
         cab.create(args.sid)
         print(f"created session {args.sid}")
     return 0
@@ -132,14 +153,14 @@ def _session_list(args: argparse.Namespace) -> int:
 
 
 def _session_drop(args: argparse.Namespace) -> int:
-    with _cabinet(args) as cab:
+    with _cabinet(args, sid=args.sid) as cab:
         cab.drop(args.sid)
         print(f"dropped session {args.sid}")
     return 0
 
 
 def _session_log(args: argparse.Namespace) -> int:
-    with _cabinet(args) as cab:
+    with _cabinet(args, sid=args.sid) as cab:
         entries = cab.log(args.sid)
     if args.format == "json":
         print(json.dumps([e.to_dict() for e in entries], indent=2))
@@ -180,7 +201,7 @@ def _read_text(file: str | None, bar: Progress) -> str:
 def _commit(args: argparse.Namespace) -> int:
     from ..gql.parse import parse_delta
 
-    with _cabinet(args) as cab, Progress(f"commit {args.sid}") as bar:
+    with _cabinet(args, sid=args.sid) as cab, Progress(f"commit {args.sid}") as bar:
         text = _read_text(args.file, bar)
         bar.phase("parsing")
         delta = bar.spin_while(parse_delta, text)
@@ -201,7 +222,7 @@ def _recall(args: argparse.Namespace) -> int:
     if args.since is not None and args.format in ("dot", "mermaid"):
         raise QueryError("--since answers what changed as text (gql or json); a picture "
                          "shows a whole Shape: leave --since out")
-    with _cabinet(args) as cab:
+    with _cabinet(args, sid=args.sid) as cab:
         s = _hydrate(cab, args.sid, args.at)
         shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
                          fanout=args.fanout, view=args.view, laws=not args.no_laws,
@@ -211,7 +232,7 @@ def _recall(args: argparse.Namespace) -> int:
 
 
 def _outline(args: argparse.Namespace) -> int:
-    with _cabinet(args) as cab:
+    with _cabinet(args, sid=args.sid) as cab:
         s = _hydrate(cab, args.sid, args.at)
         shape = s.outline(view=args.view)
     _print_shape(shape, args.format)
@@ -228,7 +249,8 @@ def _backup(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from ..absorb import export_working_memory_slice
 
-    with _cabinet(args) as cab:
+    check_new(args.output, force=args.force)   # before the hydrate
+    with _cabinet(args, sid=args.member) as cab:
         member = _hydrate(cab, args.member)
         slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
                                           budget=args.budget)
@@ -238,16 +260,30 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_new(path: str, *, force: bool = False) -> str:
+    """Refuse an output path :func:`write_new` could not write (before any
+    work is done for it); returns the directory it goes in."""
+    if not path:
+        raise PathNotFound("no output file named (an empty path)", path=path)
+    if os.path.isdir(path):
+        raise PathNotFound(f"{path} is a directory; name a file to write", path=path)
+    if not force and os.path.lexists(path):
+        raise OutputExists(f"{path} already exists; nothing was written (pass --force to "
+                           "replace it)", path=path)
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise PathNotFound(f"cannot write {path}: there is no directory {parent!r}", path=path)
+    return parent
+
+
 def write_new(path: str, text: str, *, force: bool = False) -> None:
     """Write ``text`` to the file ``path`` whole or not at all (a temporary file
     beside it, renamed over it); an existing file is ``output_exists`` unless
     ``force``."""
     import tempfile
 
-    if not force and os.path.lexists(path):
-        raise OutputExists(f"{path} already exists; nothing was written (pass --force to "
-                           "replace it)", path=path)
-    fd, tmp = tempfile.mkstemp(prefix=".memnet-", dir=os.path.dirname(path) or ".")
+    parent = check_new(path, force=force)
+    fd, tmp = tempfile.mkstemp(prefix=".memnet-", dir=parent)
     try:
         with open(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -264,7 +300,7 @@ def _absorb(args: argparse.Namespace) -> int:
         raise AbsorbRejected("give either --slice FILE or --from MEMBER with --anchor")
     if args.member is not None and not args.anchor:
         raise AbsorbRejected("--from MEMBER needs at least one --anchor HANDLE")
-    with _cabinet(args) as cab:
+    with _cabinet(args, sid=args.lead) as cab:
         lead = _hydrate(cab, args.lead)
         if args.slice is not None:
             with open(args.slice, "rb") as f:
@@ -284,7 +320,8 @@ def _ingest(args: argparse.Namespace) -> int:
     from ..ingest import check_ingest_path, ingest_new, ingest_path
 
     check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
-    with _cabinet(args) as cab, Progress(f"ingest {args.sid}") as bar:
+    with _cabinet(args, create=args.create, sid=args.sid) as cab, \
+            Progress(f"ingest {args.sid}") as bar:
         if args.create and not cab.exists(args.sid):
             bar.phase("scanning")  # stored only if the whole ingest succeeds
             _s, results = ingest_new(cab, args.sid, args.path, progress=lambda d, t: bar(d, t))
@@ -322,7 +359,7 @@ def _snap(args: argparse.Namespace) -> int:
     p = Path(args.model)
     if not (p.is_dir() or p.is_file()):
         raise PathNotFound(f"no such model file or directory: {args.model!r}", path=args.model)
-    with _cabinet(args) as cab, Progress(f"snap {args.prefix}") as bar:
+    with _cabinet(args, create=True) as cab, Progress(f"snap {args.prefix}") as bar:
         bar.phase("writing sessions")
         res = snap(cab, args.model, args.prefix, budget=args.budget, strict=args.strict,
                    progress=lambda d, t: bar(d, t))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-from ..errors import DependencyMissing, MemNetError, QueryError
+from ..errors import DependencyMissing, MemNetError, PathNotFound, QueryError
 from ..limits import LIMITS
 
 #: fill colours (light, readable with black text), picked by a stable hash of the kind
@@ -193,6 +193,12 @@ def check_output(path: Path) -> tuple[str, str]:
     exe = shutil.which("dot")
     if exe is None:
         raise DependencyMissing(DOT_MISSING)
+    if path.is_dir():
+        raise PathNotFound(f"cannot render to {str(path)!r}: it is a directory", path=str(path))
+    parent = path.parent
+    if not parent.is_dir():
+        raise PathNotFound(f"cannot render to {str(path)!r}: there is no directory "
+                           f"{str(parent)!r}", path=str(parent))
     return fmt, exe
 
 
@@ -244,8 +250,10 @@ def recall_shape(args: argparse.Namespace) -> Any:
     """Open the cabinet at ``args.home``, hydrate ``args.sid`` (with a progress bar
     on a terminal) and recall ``args.q`` with the recall options of ``args``."""
     from ..cabinet import Cabinet
+    from .commands import need_cabinet
     from .progress import Progress
 
+    need_cabinet(args.home, args.sid)
     with Cabinet.open(args.home) as cab:
         with Progress(f"hydrate {args.sid}") as bar:
             s = cab.open(args.sid, at=args.at, progress=bar)

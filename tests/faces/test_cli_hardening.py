@@ -76,3 +76,73 @@ def test_an_empty_home_is_refused_and_an_empty_memnet_home_is_unset(
     monkeypatch.setenv("MEMNET_HOME", "")
     assert _cli(capsys, "init")[0] == 0
     assert sorted(os.listdir(tmp_path)) == [".memnet"]   # not data.mdb in the work directory
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("argv,code", [
+    (["recall", "s", "x"], "session_not_found"),
+    (["outline", "s"], "session_not_found"),
+    (["commit", "s", "-"], "session_not_found"),
+    (["session", "log", "s"], "session_not_found"),
+    (["session", "drop", "s"], "session_not_found"),
+    (["export", "s", "--anchor", "na1", "-o", "x.json"], "session_not_found"),
+    (["session", "list"], "path_not_found"),
+    (["backup", "dest"], "path_not_found"),
+    (["cabinet", "upgrade"], "path_not_found"),
+    (["show", "s", "x", "-o", "x.svg"], "session_not_found"),
+])
+def test_commands_that_make_nothing_leave_no_cabinet_at_a_mistyped_home(
+        tmp_path: Path, argv: list[str], code: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "typo" / "deep"
+    rc, err = _cli(capsys, "--home", str(home), *argv)
+    assert rc == 1 and err.startswith(f"memnet: error: {code}:"), err
+    assert str(home) in err
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.req(ERRORS)
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    home = str(tmp_path / "cab")
+    assert _cli(capsys, "--home", home, "demo")[0] == 0
+    capsys.readouterr()
+    (tmp_path / "d.svg").mkdir()
+    (tmp_path / "d.json").mkdir()
+    cases = [
+        (["export", "demo", "--anchor", "na1", "-o", str(tmp_path / "d.json"), "--force"],
+         "is a directory"),
+        (["export", "demo", "--anchor", "na1", "-o", str(tmp_path / "no" / "x.json")],
+         "there is no directory"),
+        (["export", "demo", "--anchor", "na1", "-o", ""], "empty path"),
+        (["show", "demo", "TSK", "-o", str(tmp_path / "d.svg")], "is a directory"),
+        (["show", "demo", "TSK", "-o", str(tmp_path / "no" / "x.svg")], "there is no directory"),
+    ]
+    for argv, words in cases:
+        rc, err = _cli(capsys, "--home", home, *argv)
+        assert rc == 1 and err.startswith("memnet: error: path_not_found:"), (argv, err)
+        assert words in err and ".memnet-" not in err, err
+    assert sorted(os.listdir(tmp_path)) == ["cab", "d.json", "d.svg"]
+    assert os.listdir(tmp_path / "d.json") == []
+
+
+@pytest.mark.req(ERRORS)
+def test_a_progress_function_that_fails_is_not_reported_as_damage(tmp_path: Path) -> None:
+    with Cabinet.open(tmp_path / "cab") as cab:
+        s = cab.create("a")
+        s.commit("INSERT (t:TSK {title: 'x'})")
+        cab.flush(s)
+        with pytest.raises(Exception) as e:
+            cab.open("a", progress=5)  # type: ignore[arg-type]
+        assert getattr(e.value, "code", None) == "invalid_argument"
+
+        def broken(done: int, total: int) -> None:
+            raise ValueError("the caller's own bug")
+
+        with pytest.raises(ValueError, match="the caller's own bug") as e:
+            cab.open("a", progress=broken)
+        assert getattr(e.value, "code", None) is None   # not cabinet_corrupt
+        assert cab.open("a", progress=lambda d, t: None).version == 1
