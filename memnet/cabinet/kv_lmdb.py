@@ -22,6 +22,7 @@ import errno
 import os
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -170,6 +171,29 @@ def _reserve_lock(path: str) -> None:
         os.close(fd)
 
 
+def _data_size(data: str) -> int:
+    try:
+        return os.stat(data).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _emptied(path: str, data: str, wait: float = 0.5) -> bool:
+    """Whether the data file of a cabinet that was opened before is gone or
+    empty: LMDB would take it for a new cabinet and the sessions would seem
+    never to have been. A lock file is made just before the data file and
+    LMDB writes the data file's first pages as it makes it, so another
+    process creating this cabinet right now is waited for (``wait`` seconds)."""
+    if not os.path.exists(os.path.join(path, "lock.mdb")) or _data_size(data):
+        return False
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        if _data_size(data):
+            return False
+    return True
+
+
 def _remove_new(path: str, made_dir: bool) -> None:
     """Undo a cabinet creation that failed (nothing half-made is left)."""
     for name in ("data.mdb", "lock.mdb"):
@@ -234,6 +258,11 @@ class LmdbKV(KV):
         self._wlock = threading.Lock()
         data = os.path.join(path, "data.mdb")
         made = _make_dir(path)
+        if not made and _emptied(path, data):
+            raise CabinetCorrupt(
+                f"the cabinet at {path} has lost its data file: data.mdb is missing or empty "
+                "beside the lock file of a cabinet that was opened before (restore it from a "
+                "backup; if this cabinet never held anything, delete the directory)")
         facts = check_data_file(data, tables)  # before LMDB maps a byte of it
         new = facts is None
         try:

@@ -502,3 +502,32 @@ def test_a_flush_in_another_process_makes_this_copy_stale(lmdb_path: Path) -> No
 def test_cabinet_errors_share_the_root() -> None:
     for cls in (CabinetFull, CabinetFormat, CabinetForked):
         assert issubclass(cls, CabinetError) and issubclass(cls, MemNetError)
+
+
+@pytest.mark.req("MN-REQ-14", ERRORS)
+@pytest.mark.parametrize("how", ["truncated", "deleted"])
+def test_a_data_file_emptied_under_its_lock_file_is_cabinet_corrupt_not_a_new_cabinet(
+        lmdb_path: Path, how: str) -> None:
+    """LMDB takes an empty or missing data.mdb for a new cabinet: beside the
+    lock file of a cabinet that was opened before, that is lost data, and
+    nothing (not even a listing) may write a fresh header over it."""
+    with Cabinet.open(lmdb_path) as cab:
+        s = cab.create("kept")
+        s.commit("INSERT (t:TSK {title: 'x'})")
+        cab.flush(s)
+    data = lmdb_path / "data.mdb"
+    if how == "truncated":
+        os.truncate(data, 0)
+    else:
+        data.unlink()
+    for _ in range(2):
+        with pytest.raises(MemNetError) as e:
+            Cabinet.open(lmdb_path)
+        assert e.value.code == "cabinet_corrupt" and "data.mdb" in e.value.message
+    assert (not data.exists()) or data.stat().st_size == 0   # nothing written over it
+    # a directory that never held a cabinet (no lock file) is still made one
+    fresh = lmdb_path.parent / "fresh"
+    fresh.mkdir()
+    (fresh / "data.mdb").touch()
+    with Cabinet.open(fresh) as cab:
+        assert cab.sessions() == []
