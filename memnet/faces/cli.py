@@ -97,6 +97,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                           "between two)",
                           description="Commands on whole cabinets: directories (LMDB) or "
                                       "postgresql:// URLs.")
+    cabp.set_defaults(help_of=cabp)   # with no ACTION: this parser's help
     cabsub = cabp.add_subparsers(dest="cabinet_command", metavar="ACTION")
     cup = cabsub.add_parser(
         "upgrade", help="rewrite a cabinet of an older format (or stemmer) in this format",
@@ -112,6 +113,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     sess = sub.add_parser("session", help="create, list, drop sessions or show a log",
                           description="Manage the sessions of the cabinet.")
+    sess.set_defaults(help_of=sess)
     ssub = sess.add_subparsers(dest="session_command", metavar="ACTION")
     sc = ssub.add_parser("create", help="create an empty session",
                          description="Create an empty session (an existing id is an error).")
@@ -349,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(_command_of(args_in))
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
+        getattr(args, "help_of", parser).print_help(sys.stderr)
         return 2
     try:
         return int(args.func(args))

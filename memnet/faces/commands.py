@@ -91,6 +91,9 @@ def _print_shape(shape: Any, fmt: str) -> None:
 
 # -- commands --------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
+    from ..gql.parse import parse_query
+
+    parse_query(args.q)   # a bad -q fails before anything is made
     with _cabinet(args, create=True) as cab:
         if cab.exists(args.session):
             s = _hydrate(cab, args.session)

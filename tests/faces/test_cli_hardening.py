@@ -146,3 +146,21 @@ def test_a_progress_function_that_fails_is_not_reported_as_damage(tmp_path: Path
             cab.open("a", progress=broken)
         assert getattr(e.value, "code", None) is None   # not cabinet_corrupt
         assert cab.open("a", progress=lambda d, t: None).version == 1
+
+
+@pytest.mark.req(ERRORS)
+def test_a_group_without_an_action_prints_its_own_help(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for group, actions in (("session", ("create", "list", "drop", "log")),
+                           ("cabinet", ("upgrade", "copy"))):
+        rc, err = _cli(capsys, group)
+        assert rc == 2 and err.startswith(f"usage: memnet {group}")
+        assert all(a in err for a in actions), err
+
+
+@pytest.mark.req(ERRORS)
+def test_demo_with_a_bad_query_makes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, err = _cli(capsys, "--home", str(tmp_path / "cab"), "demo", "-q", "MATCH (")
+    assert rc == 1 and err.startswith("memnet: error: gql_syntax:")
+    assert not (tmp_path / "cab").exists()
