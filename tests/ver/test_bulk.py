@@ -152,12 +152,12 @@ def test_a_committed_bulk_is_closed_and_bad_input_is_refused() -> None:
     b.node("TSK", {"title": "x"}, var="x")
     s = memnet.Session("bulk-closed")
     assert s.commit_bulk(b).created == 1
-    with pytest.raises(ValueError):
+    with pytest.raises(memnet.InvalidArgument):  # also a ValueError
         b.node("TSK")
     assert memnet.Session("other").commit_bulk(b).ids == {"x": "na1"}
-    with pytest.raises(memnet.CommitRejected):
+    with pytest.raises(memnet.InvalidArgument):
         memnet.Bulk().node("TSK", var="two words")
-    with pytest.raises(memnet.CommitRejected):
+    with pytest.raises(memnet.InvalidArgument):
         memnet.Bulk().node("TSK", var="_anon3")
     with pytest.raises(memnet.CommitRejected) as e:
         s.commit_bulk("INSERT (t:TSK)")  # type: ignore[arg-type]
@@ -173,13 +173,18 @@ def test_a_committed_bulk_is_closed_and_bad_input_is_refused() -> None:
 def test_a_bad_name_is_refused_by_both_paths() -> None:
     s = memnet.Session("bulk-names")
     for build in (lambda b: b.node("bad"), lambda b: b.node("TSK", {"bad key": 1}),
-                  lambda b: b.set(b.node("TSK"), "x", 1) or b.label("_1", "lower")):
+                  lambda b: b.set(b.node("TSK"), "x", 1) or b.edge("_1", "lower", "_1")):
         b = memnet.Bulk()
         build(b)
         with pytest.raises(memnet.CommitRejected):
             s.commit_bulk(b)
         with pytest.raises(ValueError):
             b.text()
+    # a statement's key, label or nick is checked by the call, as text() checks it
+    b = memnet.Bulk()
+    with pytest.raises(memnet.InvalidArgument):
+        b.label(b.node("TSK"), "lower")
+    assert b.text() == "INSERT\n(_1:TSK)"
     assert s.version == 0
 
 
