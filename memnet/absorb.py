@@ -42,7 +42,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._version import __version__
-from .errors import AbsorbRejected, MemNetError
+from .errors import AbsorbRejected, InvalidArgument, MemNetError
 from .gql import ast
 from .graph.store import edge_handle, node_handle, parse_handle
 from .ids import check_session_id
@@ -151,14 +151,23 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
     would hold every live node of the member is refused (never absorb a whole
     session).
     """
+    if not isinstance(member, Session):
+        raise InvalidArgument(f"the member must be a memnet.Session, not {type(member).__name__}")
+    if isinstance(anchors, str):   # one handle, not its letters
+        raise InvalidArgument(f"anchors is a list of handles: [{anchors!r}], not {anchors!r}")
     if not anchors:
         raise AbsorbRejected("a slice needs at least one anchor handle")
+    for what, v in (("budget", budget), ("hops", hops), ("fanout", fanout)):
+        if v is not None and type(v) is not int:
+            raise InvalidArgument(f"{what} must be a whole number, not {v!r}")
     if budget is None:
         budget = LIMITS.max_rows * len(anchors)
     if not 1 <= budget <= MAX_SLICE_ROWS:
         raise AbsorbRejected(f"budget must be 1 to {MAX_SLICE_ROWS} rows, got {budget}")
     if not 0 <= hops <= LIMITS.k_max:
         raise AbsorbRejected(f"hops must be 0 to {LIMITS.k_max}, got {hops}")
+    if not 1 <= fanout <= LIMITS.fanout_max:
+        raise AbsorbRejected(f"fanout must be 1 to {LIMITS.fanout_max}, got {fanout}")
     st = member.store
     ids: list[int] = []
     for h in anchors:
@@ -298,6 +307,8 @@ def import_slice(lead: Session, slc: Any, id_policy: str = "remint", *,
     ``slc`` is a :class:`WorkingMemorySlice`, its JSON text, or the parsed
     JSON. See the module docstring for the policies.
     """
+    if not isinstance(lead, Session):
+        raise InvalidArgument(f"the lead must be a memnet.Session, not {type(lead).__name__}")
     slc = (guard or ImportGuard()).check(lead, slc, id_policy)
     index = {n.handle: i for i, n in enumerate(slc.nodes)}
     keep = id_policy == "keep"

@@ -210,4 +210,15 @@ def test_remint_then_recall_gives_the_members_subgraph(g, hops) -> None:  # type
         want = member.recall(q % i, k=hops, max_rows=budget, laws=False)
         got = lead.recall(q % i, k=hops, max_rows=budget, laws=False)
         assert want.receipt.seed_mode == got.receipt.seed_mode == "match"
+        if want.receipt.clamped:
+            # the fan-out clamp counted edges the slice left out (a self-loop
+            # of a node past the anchors, say), so the lead's walk may take an
+            # edge the member's clamp cut: what it shows is still the member's
+            name = {n.var: dict(n.props)["name"] for n in got.nodes}
+            pairs = [(name[e.src], e.type, name[e.dst]) for e in got.edges]
+            st = member.store
+            member_edges = {(st.node_props(a)["name"], st.edge_type(e), st.node_props(b)["name"])
+                            for e in st.live_edge_ids() for a, b in [st.edge_ends(e)]}
+            assert set(pairs) <= member_edges and got.receipt.rows <= budget
+            continue
         assert _canon(got.text) == _canon(want.text)

@@ -168,6 +168,13 @@ class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
 
 
 
+
+def _session_arg(session: Any) -> str:
+    """The checked id of a Session argument (``invalid_argument`` otherwise)."""
+    if not isinstance(session, Session):
+        raise InvalidArgument(f"expected a memnet.Session, not {type(session).__name__}")
+    return check_session_id(session.name)
+
 class _CallerFailed(Exception):
     """A caller's progress function raised ``error`` (kept apart from the
     errors a malformed record raises while it is decoded)."""
@@ -344,7 +351,7 @@ class Cabinet:
         stored, so they cannot be read back with ``at=``.
         """
         s = session
-        sid = check_session_id(s.name)
+        sid = _session_arg(s)
         if s.base_version is not None:
             raise SessionExists(f"session {sid!r} already belongs to a cabinet; use flush()")
         with s._lock:
@@ -400,7 +407,7 @@ class Cabinet:
         one it was loaded (or last flushed) at: another writer flushed, or the
         session was dropped (and perhaps created again). One catalog read, no
         hydrate; a clean stale copy is best opened again."""
-        sid = check_session_id(session.name)
+        sid = _session_arg(session)
         if session.base_version is None:
             raise ConflictError(f"session {sid!r} was not opened from this cabinet",
                                 stored=None, expected=None)
@@ -509,6 +516,8 @@ class Cabinet:
     def log(self, sid: str, *, since: int = 0) -> list[LogEntry]:
         """The commits of a session, oldest first: version, time, what changed."""
         check_session_id(sid)
+        if type(since) is not int or since < 0:
+            raise InvalidArgument(f"since must be a version number (0 or more), not {since!r}")
         out = []
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
@@ -537,7 +546,7 @@ class Cabinet:
         instead of reporting a conflict with itself.
         """
         s = session
-        sid = check_session_id(s.name)
+        sid = _session_arg(s)
         if s.base_version is None:
             raise ConflictError(
                 f"session {sid!r} was not opened from this cabinet; use Cabinet.create() or "
@@ -683,6 +692,9 @@ class Cabinet:
     # -- maintenance ------------------------------------------------------------------
     def backup(self, dest: str | os.PathLike[str]) -> None:
         """Write a consistent, compacted copy of the whole cabinet to ``dest``."""
+        if not isinstance(dest, (str, os.PathLike)) or not os.fspath(dest) or type(
+                os.fspath(dest)) is not str:
+            raise InvalidArgument(f"backup needs a directory path, not {dest!r}")
         self.kv.backup(os.fspath(dest))
 
     def verify(self) -> dict[str, int]:

@@ -1,0 +1,57 @@
+"""Arguments of the wrong type or out of range given to the cabinet and Absorb
+API: each is ``invalid_argument`` (a MemNetError and a ValueError), before
+anything is read or written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memnet
+from memnet import Cabinet, Session, export_working_memory_slice, import_slice
+
+ERRORS = "MN-REQ-15"
+
+
+def _member() -> Session:
+    s = Session("m")
+    s.commit("INSERT (a:TSK {title: 'x'})-[:R]->(b:TSK {title: 'y'}), (c:TSK {title: 'z'})")
+    return s
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("call", [
+    lambda c: c.flush(None), lambda c: c.adopt("s"), lambda c: c.is_stale(None),
+    lambda c: c.backup(None), lambda c: c.backup(5), lambda c: c.backup(""),
+    lambda c: c.log("s", since=None), lambda c: c.log("s", since="x"),
+    lambda c: c.log("s", since=-1),
+])
+def test_cabinet_arguments_of_the_wrong_kind_are_invalid_argument(
+        tmp_path: Path, call: Callable[[Cabinet], Any]) -> None:
+    with Cabinet.open(tmp_path / "cab") as cab:
+        cab.create("s")
+        with pytest.raises(memnet.MemNetError) as e:
+            call(cab)
+        assert e.value.code == "invalid_argument" and isinstance(e.value, ValueError)
+        assert [i.id for i in cab.sessions()] == ["s"]
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("call", [
+    lambda s: export_working_memory_slice(s, "na1"),       # a handle, not a list of them
+    lambda s: export_working_memory_slice(s, ["na1"], hops="2"),
+    lambda s: export_working_memory_slice(s, ["na1"], budget=True),
+    lambda s: export_working_memory_slice(s, ["na1"], fanout=2.0),
+    lambda s: export_working_memory_slice(None, ["na1"]),
+    lambda s: import_slice(None, export_working_memory_slice(s, ["na1"])),
+])
+def test_absorb_arguments_of_the_wrong_kind_are_invalid_argument(
+        call: Callable[[Session], Any]) -> None:
+    s = _member()
+    with pytest.raises(memnet.MemNetError) as e:
+        call(s)
+    assert e.value.code == "invalid_argument"
+    assert s.version == 1
