@@ -56,13 +56,14 @@ from ..errors import (
     IndexBusy,
     IndexCorrupt,
     IndexNotFound,
+    InputTooLarge,
     MemNetError,
     PathNotFound,
     PathOutsideRoot,
     QueryError,
 )
 from ..ingest.model import Warning_
-from ..ingest.walk import tree_root, walk
+from ..ingest.walk import read_regular, tree_root, walk
 from .hook import Hit
 from .units import READERS, SCHEMES, Doc, sysml_docs
 
@@ -502,12 +503,15 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
         except OSError as e:
             warnings.append(Warning_(f"{name}/{rel}", 0, f"not read: {e.strerror or e}"))
             continue
+        except (PathNotFound, InputTooLarge) as e:  # swapped for a FIFO, or grew, since
+            warnings.append(Warning_(f"{name}/{rel}", 0, f"not read: {e.message}"))
+            continue
         if data is None:
             continue
         if scheme == "sysml":
             sysml_changed = True
             continue
-        if len(data) > MAX_FILE:
+        if data is _OVER or len(data) > MAX_FILE:
             warnings.append(Warning_(f"{name}/{rel}", 0,
                                      f"not indexed: larger than {MAX_FILE} bytes"))
             docs: list[Doc] = []
@@ -538,9 +542,15 @@ def _changed(file: Path, old: Any) -> tuple[list[Any], bytes | None]:
     known = isinstance(old, list) and len(old) == 3
     if known and old[:2] == stamp:
         return old, None  # not even read
-    data = file.read_bytes()
+    if st.st_size > MAX_FILE:   # never read: indexed as nothing, with a warning
+        return [*stamp, _OVER_MARK], (None if known and old[2] == _OVER_MARK else _OVER)
+    data = read_regular(file, MAX_FILE)
     entry = [*stamp, hashlib.sha256(data).hexdigest()[:16]]
     return entry, (None if known and old[2] == entry[2] else data)
+
+
+_OVER = b""            # (by identity) the bytes of a file over MAX_FILE, not read
+_OVER_MARK = "over"    # its hash in the manifest
 
 
 def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,
@@ -550,9 +560,11 @@ def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,
     for rel in sorted(manifest):
         if rel.endswith(".sysml"):
             try:
-                files.append((rel, (root / rel).read_bytes()))
+                files.append((rel, read_regular(root / rel, MAX_FILE)))
             except OSError as e:
                 warnings.append(Warning_(f"{root.name}/{rel}", 0, f"not read: {e.strerror or e}"))
+            except (PathNotFound, InputTooLarge) as e:
+                warnings.append(Warning_(f"{root.name}/{rel}", 0, f"not read: {e.message}"))
     docs, warn = sysml_docs(root.name, files)
     warnings += warn
     writer.replace(("scheme", "sysml"), docs, "sysml")

@@ -66,19 +66,23 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     none or nothing changed) and as a model (its ``.sysml`` files; when it has
     none left, the model scope is synced empty, so a model ingested from it
     before is recycled like any deleted file): one Commit each, in that order.
+    A ``.sysml`` entry that is not a regular file (a FIFO, a socket, a device)
+    is never opened: it is skipped with a warning in the model's result.
     The model is parsed before anything is written, so a syntax error in it
     leaves the session unchanged. Returns an :class:`IngestResult`.
     """
     from .sysml import parse_files, to_artefacts
 
     p = check_ingest_path(path)
-    root, docs, _failed = parse_files(p)
+    skipped: list[Warning_] = []
+    root, docs, _failed = parse_files(p, warn=skipped)
     model = to_artefacts(docs, root)
+    model.warnings[:0] = skipped
     if p.is_file():
         return IngestResult(None, sync(session, model))
     tree = ingest(session, p, progress=progress)
     res = sync(session, model)
-    return IngestResult(tree, res if docs or res.changed else None)
+    return IngestResult(tree, res if docs or res.changed or skipped else None)
 
 
 def ingest_new(cabinet: Any, sid: str, path: str | os.PathLike[str], *,

@@ -10,7 +10,11 @@ What is read
 The walk goes in sorted order and skips hidden entries (a leading dot),
 ``__pycache__``, ``node_modules``, ``*.egg-info`` and symbolic links. Files
 are handed to a handler by suffix (:data:`HANDLERS`; ``.py`` and ``.md`` come
-built in, and :func:`register` adds another, e.g. ``.sysml``).
+built in, and :func:`register` adds another, e.g. ``.sysml``). Only regular
+files are read: a FIFO, socket or device is passed over and never opened. A
+file larger than :data:`MAX_FILE` bytes (16 MiB) is not read (its size is
+checked first) and gives a warning ``not read: the file is N bytes; the cap is
+16777216``; so does a file that cannot be read, and neither gets an element.
 
 ======  =====================================  =====================================
 kind    locator                                properties
@@ -85,6 +89,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputTooLarge, PathNotFound
 from .handlers import (
     HANDLERS,
     Handler,
@@ -100,9 +105,11 @@ from .handlers import (
 )
 from .model import Artefacts, Element, Warning_
 from .sync import Snapshot, SyncResult, _read, _sync
-from .walk import _walk, path_kind, text_name, tree_root, walk
+from .walk import _walk, path_kind, read_regular, text_name, tree_root, walk
 
 SCHEMES = ("py", "md")
+#: Largest file read (bytes); a larger one is not read, only warned about.
+MAX_FILE = 16 * 1024 * 1024
 MANAGED_TYPES = ("CONTAINS", "IMPORTS")
 
 Progress = Callable[[int, int], None]
@@ -164,9 +171,12 @@ def _scan(top: Path, snap: Snapshot | None, progress: Progress | None,
 
     for done, (unit, h) in enumerate(units, 1):
         try:
-            data = unit.file.read_bytes()
+            data = read_regular(unit.file, MAX_FILE)
         except OSError as e:
             art.warnings.append(Warning_(unit.path, 0, f"not read: {e.strerror or e}"))
+            continue
+        except (PathNotFound, InputTooLarge) as e:  # checked before a byte is read
+            art.warnings.append(Warning_(unit.path, 0, f"not read: {e.message}"))
             continue
         digest = hashlib.sha256(data).hexdigest()[:16]
         held = have_el.get(unit.locator)
@@ -240,7 +250,7 @@ def ingest(session: Any, path: str | os.PathLike[str], *, progress: Progress | N
         return _sync(session, art, read)
 
 
-__all__ = ["HANDLERS", "MANAGED_TYPES", "SCHEMES", "Handler", "MarkdownHandler",
+__all__ = ["HANDLERS", "MANAGED_TYPES", "MAX_FILE", "SCHEMES", "Handler", "MarkdownHandler",
            "PythonHandler", "Unit", "headings", "ingest", "module_name", "register", "scan",
            "path_kind", "sections", "slugify", "text_name", "top_symbols", "tree_root",
            "walk"]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import PathNotFound
+from ..errors import InputTooLarge, PathNotFound
 from .model import Warning_
 
 SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
@@ -72,6 +72,62 @@ def text_name(name: str) -> bool:
     return True
 
 
+# open for reading without blocking: a FIFO with no writer (or a device) would
+# otherwise hold open() or read() forever; O_NONBLOCK changes nothing for a
+# regular file
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` that is not a regular file names, in words."""
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """The bytes of the regular file at ``path``, refused past ``cap`` bytes.
+
+    The file is opened without blocking and checked with ``fstat`` before a
+    byte is read: anything but a regular file (a FIFO, a socket, a device, or
+    a file swapped for one since the walk) raises ``path_not_found`` (the only
+    :class:`~memnet.errors.PathNotFound` it raises), and
+    a file larger than ``cap`` raises :class:`~memnet.errors.InputTooLarge`
+    (``length``, ``cap``) without being read. At most ``cap + 1`` bytes are
+    ever read, so a file that grows past the cap meanwhile is refused the same
+    way. What the OS refuses (missing, no permission) is its ``OSError``.
+    """
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        st = os.fstat(f.fileno())
+        mode, size = st.st_mode, st.st_size
+        if not stat.S_ISREG(mode):
+            raise PathNotFound(f"not a regular file ({file_kind(mode)})", path=os.fspath(path))
+        if size > cap:
+            raise InputTooLarge(f"the file is {size} bytes; the cap is {cap}", length=size, cap=cap)
+        data = f.read(size + 1)  # read(n) sets n bytes aside first: n is the size
+        if len(data) > size:  # it grew since the fstat, or its size says nothing (/proc)
+            parts, total = [data], len(data)
+            while total <= cap and (more := f.read(min(cap + 1 - total, 1 << 16))):
+                parts.append(more)
+                total += len(more)
+            data = b"".join(parts)
+        if len(data) > cap:  # refused all the same
+            size = max(os.fstat(f.fileno()).st_size, len(data))
+            raise InputTooLarge(f"the file is {size} bytes; the cap is {cap}", length=size,
+                                cap=cap)
+    return data
+
+
 def _shown(path: str) -> str:
     return repr(path if len(path) <= 200 else path[:200] + "…")
 
@@ -116,4 +172,5 @@ def tree_root(path: str | os.PathLike[str]) -> Path:
     return top
 
 
-__all__ = ["SKIP_DIRS", "path_kind", "text_name", "tree_root", "walk"]
+__all__ = ["SKIP_DIRS", "file_kind", "path_kind", "read_regular", "text_name",
+           "tree_root", "walk"]

@@ -84,6 +84,9 @@ def test_an_unchanged_tree_does_no_work(tree, tmp_path, where, monkeypatch):
     read = []
     real = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self) or real(self))
+    real_regular = hindex.read_regular
+    monkeypatch.setattr(hindex, "read_regular",
+                        lambda path, cap: read.append(path) or real_regular(path, cap))
     res = index_tree(tree, where)
     assert (res.changed, res.parsed, res.removed, res.files) == (False, 0, 0, 6)
     assert read == [] and listing(where) == before  # no file read, nothing written
@@ -296,3 +299,19 @@ def _remove(where):  # type: ignore[no-untyped-def]
         except OSError:
             if attempt == 4:
                 raise
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_a_file_over_the_cap_is_a_warning_and_never_read(tree, tmp_path, monkeypatch):
+    big = tree / "shop" / "huge.py"
+    with open(big, "wb") as f:
+        f.truncate(hindex.MAX_FILE + 1)          # sparse: no disk, and no memory if unread
+    read = []
+    real_regular = hindex.read_regular
+    monkeypatch.setattr(hindex, "read_regular",
+                        lambda path, cap: read.append(path) or real_regular(path, cap))
+    res = index_tree(tree, tmp_path / "ix")
+    assert [w.message for w in res.warnings if w.path.endswith("huge.py")] == [
+        f"not indexed: larger than {hindex.MAX_FILE} bytes"]
+    assert big not in read
+    assert index_tree(tree, tmp_path / "ix").parsed == 0   # and no work the next time

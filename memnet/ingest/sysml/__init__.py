@@ -33,17 +33,21 @@ were not there. Text that is not SysML raises
 :class:`~memnet.errors.ModelSyntaxError` with a line and column (also a
 definition or package without a name); past the caps (:data:`MAX_CHARS`,
 :data:`MAX_TOKENS`, :data:`MAX_DEPTH`),
-:class:`~memnet.errors.InputTooLarge`.
+:class:`~memnet.errors.InputTooLarge`; a model file too big in bytes to stay
+within :data:`MAX_CHARS` characters is refused from its size, unread.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-from ...errors import InputTooLarge, MemNetError, ModelSyntaxError
+from ...errors import InputTooLarge, MemNetError, ModelSyntaxError, PathNotFound
 from ..model import Artefacts, Warning_
 from ..source import text_name
+from ..walk import file_kind, read_regular
+from . import lexer
 from .artefacts import SCHEME, to_artefacts
 from .doc import (
     DEF_KINDS,
@@ -85,8 +89,24 @@ def parse_sysml(text: str, path: str = "<text>") -> SysmlDoc:
     return parse_tokens(tokenize(text, path), path)
 
 
+def _max_bytes() -> int:
+    """The largest model file read (bytes): any longer one holds more than
+    :data:`MAX_CHARS` characters (UTF-8 takes at most four bytes a character,
+    and a byte order mark three), so it is refused without being read."""
+    return 4 * lexer.MAX_CHARS + 3
+
+
 def _read(path: Path, rel: str) -> str:
-    data = path.read_bytes()
+    cap = _max_bytes()
+    try:
+        data = read_regular(path, cap)
+    except PathNotFound as e:
+        raise PathNotFound(f"{rel}: {e.message}", path=rel) from None
+    except InputTooLarge as e:
+        size = e.details.get("length", cap + 1)
+        raise InputTooLarge(f"{rel}: model file is {size} bytes, so more than {lexer.MAX_CHARS} "
+                            f"characters; the cap is {lexer.MAX_CHARS}", length=size,
+                            cap=lexer.MAX_CHARS) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -97,43 +117,78 @@ def _read(path: Path, rel: str) -> str:
                                column=col) from None
 
 
-def model_files(path: str | os.PathLike[str]) -> tuple[str, list[tuple[str, Path]]]:
-    """The root name and the ``(relative posix path, file)`` pairs of a model."""
+def _shown_rel(rel: str) -> str:
+    return rel if text_name(rel) else os.fsencode(rel).decode("ascii", "backslashreplace")
+
+
+def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
+                ) -> tuple[str, list[tuple[str, Path]]]:
+    """The root name and the ``(relative posix path, file)`` pairs of a model.
+
+    Only regular files are taken: a symbolic link is passed over, and any
+    other ``.sysml`` entry that is not a regular file (a FIFO, a socket, a
+    device) is skipped with a warning added to ``warn``. A ``path`` that is
+    neither a regular ``.sysml`` file nor a directory is a ``path_not_found``
+    error. Nothing is opened here.
+    """
     p = Path(path)
-    if p.is_file():
+    try:
+        mode = p.stat().st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is not None and stat.S_ISREG(mode):
         if p.suffix != ".sysml":
             raise MemNetError(f"{os.fspath(p)!r} is not a .sysml file",
                               code="path_not_found", path=os.fspath(p))
         return p.name, [(p.name, p)]
-    if not p.is_dir():
+    if mode is None:
         raise MemNetError(f"no SysML file or directory at {os.fspath(p)!r}",
                           code="path_not_found", path=os.fspath(p))
+    if not stat.S_ISDIR(mode):
+        raise PathNotFound(f"{os.fspath(p)!r} is {file_kind(mode)}, not a .sysml file or a "
+                             "directory", path=os.fspath(p))
     found: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(p):  # symbolic links are not followed
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in sorted(filenames):
+            if not fn.endswith(".sysml") or fn.startswith("."):
+                continue
             full = Path(dirpath) / fn
-            if fn.endswith(".sysml") and not fn.startswith(".") and not full.is_symlink():
-                rel = full.relative_to(p).as_posix()
-                if not text_name(rel):  # it could never be part of a locator
-                    raise ModelSyntaxError("the path is not UTF-8; rename it", path=os.fsencode(
-                        rel).decode("ascii", "backslashreplace"))
-                found.append((rel, full))
+            rel = full.relative_to(p).as_posix()
+            fmode = full.lstat().st_mode
+            if stat.S_ISLNK(fmode):
+                continue
+            if not stat.S_ISREG(fmode):  # never opened: a FIFO would block the read
+                if warn is not None:
+                    warn.append(Warning_(_shown_rel(rel), 0,
+                                         f"skipped: not a regular file ({file_kind(fmode)})"))
+                continue
+            if not text_name(rel):  # it could never be part of a locator
+                raise ModelSyntaxError("the path is not UTF-8; rename it", path=_shown_rel(rel))
+            found.append((rel, full))
     found.sort()
     return p.resolve().name or p.name, found
 
 
-def parse_files(path: str | os.PathLike[str], *, strict: bool = True
+def parse_files(path: str | os.PathLike[str], *, strict: bool = True,
+                warn: list[Warning_] | None = None
                 ) -> tuple[str, list[tuple[str, SysmlDoc]], list[Warning_]]:
     """The root, the parsed ``(relative path, document)`` pairs of a model, and
     (with ``strict=False``) each file that did not parse, as ``path:line:
-    message`` (with ``strict``, the first such file raises its error)."""
-    root, files = model_files(path)
+    message`` (with ``strict``, the first such file raises its error). A
+    ``.sysml`` entry that is not a regular file is skipped, with a warning
+    added to ``warn`` (see :func:`model_files`)."""
+    root, files = model_files(path, warn)
     docs: list[tuple[str, SysmlDoc]] = []
     failed: list[Warning_] = []
     for rel, full in files:
         try:
             docs.append((rel, parse_sysml(_read(full, rel), rel)))
+        except PathNotFound as e:  # swapped for a FIFO or the like since the walk
+            if full == Path(path):  # the model named itself: never read as empty
+                raise
+            if warn is not None:
+                warn.append(Warning_(rel, 0, "skipped: " + e.message.removeprefix(f"{rel}: ")))
         except (ModelSyntaxError, InputTooLarge) as e:
             if strict:
                 raise
@@ -156,16 +211,21 @@ def _failure(rel: str, e: MemNetError) -> Warning_:
 def scan_sysml(path: str | os.PathLike[str], *, strict: bool = True) -> Artefacts:
     """Ingest a ``.sysml`` file or every ``.sysml`` file under a directory.
 
-    The walk is sorted and skips hidden files and directories; a path that is
-    neither a file nor a directory is a ``path_not_found`` error. The root (the
+    The walk is sorted and skips hidden files and directories and symbolic
+    links; a ``.sysml`` entry that is not a regular file (a FIFO, a socket, a
+    device) is never opened but skipped with a warning in
+    ``Artefacts.warnings``. A path that is neither a regular file nor a
+    directory is a ``path_not_found`` error. The root (the
     scope a sync reconciles) is the directory's name, or for a single file the
     file's own name, so ingesting one file never claims its neighbours. A file
     that does not parse raises :class:`~memnet.errors.ModelSyntaxError` (a
     partial model would read as deletions); with ``strict=False`` it is left
     out and listed in ``Artefacts.failed`` instead.
     """
-    root, docs, failed = parse_files(path, strict=strict)
+    skipped: list[Warning_] = []
+    root, docs, failed = parse_files(path, strict=strict, warn=skipped)
     art = to_artefacts(docs, root)
+    art.warnings[:0] = skipped
     art.failed.extend(failed)
     return art
 
