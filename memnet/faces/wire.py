@@ -219,6 +219,7 @@ _WORD = re.compile(r"([A-Za-z]+)(?![A-Za-z0-9_])")
 _USE = re.compile(r"USE\s+(\S+)(?:\s+(CREATE))?\s*\Z", re.IGNORECASE | re.DOTALL)
 _OPT = r"[A-Za-z_]+\s*=\s*[^\s,']+"
 _WITH = re.compile(rf"(?:^|\s)WITH\s+({_OPT}(?:\s*,\s*{_OPT})*)\s*\Z", re.IGNORECASE)
+_BARE_WITH = re.compile(r"(?:^|\s)WITH(?:\s|\Z)")   # upper case: `with` may be a keyword
 _COMMITS = {"INSERT", "SET", "REMOVE", "DELETE", "SETTLE"}
 _NEEDS_SESSION = _COMMITS | {"RECALL", "MATCH", "OUTLINE"}
 _INT_OPTS = {"k": "k", "hops": "k", "rows": "max_rows", "limit": "limit", "fanout": "fanout"}
@@ -233,14 +234,22 @@ def _options(text: str, allowed: set[str]) -> tuple[str, dict[str, Any]]:
     """Split ``q [WITH name=value, ...]`` into q and Session.recall keywords."""
     m = _WITH.search(text)
     if m is None:
+        if _BARE_WITH.search(text):   # `WITH rows`, `WITH rows=` ...: not options
+            raise QueryError("WITH takes options as name=value, separated by commas "
+                             f"(options: {', '.join(sorted(allowed))})")
         return text.strip(), {}
     kw: dict[str, Any] = {}
+    seen: set[str] = set()
     for pair in m.group(1).split(","):
         name, _, raw = (s.strip() for s in pair.partition("="))
         key = name.lower()
         val = raw.lower()
         if key not in allowed:
             raise QueryError(f"unknown option {name!r} (options: {', '.join(sorted(allowed))})")
+        canon = _INT_OPTS.get(key, key)
+        if canon in seen:
+            raise QueryError(f"option {name} is given twice")
+        seen.add(canon)
         if key in _INT_OPTS:
             if not re.fullmatch(r"-?[0-9]{1,9}", raw):
                 raise QueryError(f"option {name} takes an integer, got {raw!r}")

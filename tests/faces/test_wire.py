@@ -354,3 +354,18 @@ def test_splitter_rest_and_oversize():
     assert out[0][0] == "too_large" and out[0][1] > MAX_FRAME
     assert out[1:] == [("stmt", b" PING")]
     assert sp.body.size == 0 and sp.body.file is None
+
+
+@pytest.mark.req("MN-REQ-15")
+def test_recall_options_that_are_not_name_value_pairs_are_bad_query():
+    from memnet.errors import QueryError
+    from memnet.faces.wire import _options
+
+    allowed = {"k", "hops", "rows", "limit", "fanout", "view", "laws", "since"}
+    assert _options("TSK deal with rounding", allowed) == ("TSK deal with rounding", {})
+    assert _options("TSK x WITH rows=3, view=shell", allowed) == (
+        "TSK x", {"max_rows": 3, "view": "shell"})
+    for text, words in (("TSK WITH rows", "name=value"), ("TSK WITH", "name=value"),
+                        ("TSK WITH rows=3, rows=4", "twice"), ("TSK WITH k=1, hops=2", "twice")):
+        with pytest.raises(QueryError, match=words):
+            _options(text, allowed)
