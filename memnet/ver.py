@@ -265,6 +265,9 @@ def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
     gives no trace at all (pytest crashed, the model does not load, ...) is
     :class:`~memnet.errors.TraceFailed` quoting pytest's error lines.
     """
+    for what, given in (("models", models), ("tests", tests)):
+        if not os.fspath(given):   # Path("") would be the working directory
+            raise PathNotFound(f"the {what} directory is an empty path", path="")
     m, t = Path(models).resolve(), Path(tests).resolve()
     for what, given, p in (("models", models, m), ("tests", tests, t)):
         if not p.exists():

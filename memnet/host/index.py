@@ -127,8 +127,11 @@ def _not_found(where: Path) -> MemNetError:
 
 
 def _corrupt(where: Path, why: object) -> MemNetError:
+    if not (where / MANIFEST).exists():   # not an index at all: never advise deleting it
+        return IndexCorrupt(f"{os.fspath(where)!r} is not a host index ({why}); nothing in "
+                            "it was changed", index=os.fspath(where))
     return IndexCorrupt(f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
-                       "delete the directory and index again",
+                       "delete that index directory and index again",
                        index=os.fspath(where))
 
 

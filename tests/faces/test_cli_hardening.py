@@ -164,3 +164,11 @@ def test_demo_with_a_bad_query_makes_nothing(
     rc, err = _cli(capsys, "--home", str(tmp_path / "cab"), "demo", "-q", "MATCH (")
     assert rc == 1 and err.startswith("memnet: error: gql_syntax:")
     assert not (tmp_path / "cab").exists()
+
+
+@pytest.mark.req(ERRORS)
+def test_ver_refuses_empty_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, err = _cli(capsys, "ver", "--models", "", "--tests", "")
+    assert rc == 1 and err.startswith("memnet: error: path_not_found:") and "empty path" in err

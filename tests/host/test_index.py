@@ -315,3 +315,15 @@ def test_a_file_over_the_cap_is_a_warning_and_never_read(tree, tmp_path, monkeyp
         f"not indexed: larger than {hindex.MAX_FILE} bytes"]
     assert big not in read
     assert index_tree(tree, tmp_path / "ix").parsed == 0   # and no work the next time
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_a_directory_that_is_not_an_index_is_never_advised_away(tree, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("the user's own files")
+    with pytest.raises(MemNetError) as e:
+        index_tree(tree, mine)
+    assert e.value.code == "index_corrupt" and "not a host index" in e.value.message
+    assert "delete" not in e.value.message
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
