@@ -12,6 +12,7 @@ Exit codes: 0 on success, 1 on a MemNetError (one line on stderr:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -364,6 +365,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         err = os_error(e)
         print(f"memnet: error: {err.code}: {err.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:   # Ctrl-C: whatever was not flushed was not written
+        print("memnet: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:   # a fault of MemNet's own: one line, the traceback on request
+        if os.environ.get("MEMNET_DEBUG"):
+            raise
+        print(f"memnet: error: internal: {type(e).__name__}: {e} (this is a bug in MemNet; "
+              "set MEMNET_DEBUG=1 to see where)", file=sys.stderr)
         return 1
 
 

@@ -172,3 +172,19 @@ def test_ver_refuses_empty_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(tmp_path)
     rc, err = _cli(capsys, "ver", "--models", "", "--tests", "")
     assert rc == 1 and err.startswith("memnet: error: path_not_found:") and "empty path" in err
+
+
+@pytest.mark.req(ERRORS)
+def test_a_fault_of_memnet_is_one_internal_line_and_a_traceback_on_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from memnet.faces import cli
+
+    monkeypatch.setattr(cli, "_session_list", lambda args: {}["boom"])
+    home = str(tmp_path / "cab")
+    assert _cli(capsys, "--home", home, "init")[0] == 0
+    rc, err = _cli(capsys, "--home", home, "session", "list")
+    assert rc == 1 and err.startswith("memnet: error: internal: KeyError: 'boom'")
+    monkeypatch.setenv("MEMNET_DEBUG", "1")
+    with pytest.raises(KeyError):
+        main(["--home", home, "session", "list"])
