@@ -153,7 +153,7 @@ _SKIP_RE = re.compile(
 _NOT_BRACKET_RE = re.compile(r"[^()\[\]{}]++")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _LEAD_RE = re.compile(r"(?:\s++|//[^\n]*+|/\*[\s\S]*?\*/)*+")
-_MATCH_RE = re.compile(r"match(?![A-Za-z0-9_])", re.IGNORECASE)
+_MATCH_RE = re.compile(r"match(?![A-Za-z0-9_:~])", re.IGNORECASE)  # (match:x is a key)
 
 
 def _nesting_depth(text: str) -> int:

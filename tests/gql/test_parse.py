@@ -489,3 +489,16 @@ def test_token_soup_raises_only_memnet_errors(tokens):
                 assert err.line is not None and err.line >= 1 and err.column >= 1
             except MemNetError:
                 pass
+
+
+@pytest.mark.req("MN-REQ-15")
+@pytest.mark.parametrize("q", ["match:x", "MATCH:x alpha", "/* c */ match:x", "match~'a b'",
+                               "alpha match:x", "set:x", "limit:3"])
+def test_a_property_named_like_a_keyword_is_a_codebook_pair(q: str) -> None:
+    """``match``, ``set`` and ``limit`` may be property keys: ``match:x`` is a
+    key:value pair (not the MATCH form), and the normalised q reads back."""
+    from memnet.gql.emit import format_query
+
+    got = parse_query(q)
+    assert got.form != "match" and got.props or got.contains or got.limit
+    assert parse_query(format_query(got)) == got
