@@ -124,19 +124,24 @@ class _PgTxn(Txn):
             self.pipe.__enter__()
         self.send_writes()
 
-    def end_pipeline(self, ok: bool) -> None:
+    def end_pipeline(self, ok: bool) -> bool:
         """Leave the pipeline send_soon opened: waiting for every answer
         (``ok``; a failed statement raises here), or, on the way out of a
         failed transaction, quietly (the caller rolls back or drops the
-        connection)."""
+        connection). Returns whether the pipeline was aborted: psycopg may
+        then believe in statements it prepared that the server never kept
+        ("prepared statement ... does not exist" on every later use), so the
+        connection is not to be used again."""
         pipe, self.pipe = self.pipe, None
         if pipe is None:
-            return
+            return False
         try:
             pipe.__exit__(None, None, None)
-        except Exception:  # noqa: BLE001 - abandoning: the caller rolls back
+        except Exception:  # noqa: BLE001 - abandoning: the caller drops the connection
             if ok:
                 raise
+            return True
+        return False
 
     # -- reads -----------------------------------------------------------------
     def _exec(self, query: str, params: tuple[Any, ...]) -> None:
@@ -446,7 +451,12 @@ class PgKV(KV):
         self._drop_connection()
         psycopg = _psycopg()
         try:
-            conn = psycopg.connect(self._conninfo, autocommit=True)
+            # prepare_threshold=None: no server-side prepared statements. psycopg
+            # prepares a statement after a few runs, and when a pipeline is
+            # aborted (a serialization failure, retried) it can go on believing
+            # in one the server dropped: every later create or drop then failed
+            # with "prepared statement ... does not exist"
+            conn = psycopg.connect(self._conninfo, autocommit=True, prepare_threshold=None)
             if not self.sync:
                 conn.execute("SET synchronous_commit = off")
         except psycopg.Error as e:
@@ -479,6 +489,14 @@ class PgKV(KV):
             self._end(conn)
             raise self._error(e, "begin a transaction on") from None
         return conn
+
+    def _abandon(self, txn: _PgTxn, conn: Any) -> None:
+        """Leave a failed write transaction: rolled back, or the connection
+        dropped when its pipeline was aborted (see end_pipeline)."""
+        if txn.end_pipeline(ok=False):
+            self._drop_connection()
+        else:
+            self._end(conn)
 
     def _end(self, conn: Any) -> None:
         """Roll back whatever is open; a connection that cannot is dropped."""
@@ -531,17 +549,14 @@ class PgKV(KV):
                     txn.send_writes(commit=True)
                     return out
                 except (pe.SerializationFailure, pe.DeadlockDetected):
-                    txn.end_pipeline(ok=False)
-                    self._end(conn)  # another writer got there first: run fn again
+                    self._abandon(txn, conn)  # another writer got there first: run fn again
                     continue
                 except psycopg.Error as e:
                     unknown = self._commit_sent
-                    txn.end_pipeline(ok=False)
-                    self._end(conn)
+                    self._abandon(txn, conn)
                     raise self._error(e, "write to", unknown=unknown) from None
                 except BaseException:
-                    txn.end_pipeline(ok=False)
-                    self._end(conn)
+                    self._abandon(txn, conn)
                     raise
             raise CabinetError(f"the PostgreSQL cabinet at {self.display} kept refusing the "
                                f"write after {MAX_ATTEMPTS} serialization failures; nothing "
