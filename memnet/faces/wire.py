@@ -272,6 +272,9 @@ class Wire:
         self.cab = cabinet
         self.out = out
         self.session: Any = None
+        # the session to read again before the next statement that needs one,
+        # after the cabinet could not be read (a server away): not forgotten
+        self.lost: str | None = None
 
     # -- framing ------------------------------------------------------------------
     def send(self, code: str | None, body: str) -> None:
@@ -320,6 +323,8 @@ class Wire:
         text = text[_LEAD.match(text).end():]  # type: ignore[union-attr]
         m = _WORD.match(text)
         word = m.group(1).upper() if m else ""
+        if word in _NEEDS_SESSION and self.session is None and self.lost is not None:
+            self.reopen()   # cabinet_unavailable again while the server is away
         if word in _NEEDS_SESSION and self.session is None:
             raise WireError(f"no session selected: USE a session first (USE sid; or "
                             f"USE sid CREATE;) before {word}")
@@ -363,7 +368,7 @@ class Wire:
             s = self.cab.create(sid)
         else:
             s = self.cab.open(sid)
-        self.session = s
+        self.session, self.lost = s, None
         return f"using {s.name} (version {s.version})"
 
     def commit(self, text: str) -> str:
@@ -380,14 +385,25 @@ class Wire:
         return json.dumps(out, ensure_ascii=False)
 
     def reload(self) -> None:
-        """Re-read the current session from the cabinet; if that fails too, no
-        session is selected (the next read or Commit asks for a USE)."""
-        name = self.session.name
-        self.session = None
+        """Re-read the current session from the cabinet. If that fails too, it is
+        read again before the next statement that needs it (until it is read,
+        or found dropped: then that statement asks for a USE)."""
+        self.lost, self.session = self.session.name, None
         try:
-            self.session = self.cab.open(name)
+            self.reopen()
         except MemNetError:
             pass
+
+    def reopen(self) -> None:
+        name, self.lost = self.lost, None
+        assert name is not None
+        try:
+            self.session = self.cab.open(name)
+        except SessionNotFound:
+            raise
+        except MemNetError:
+            self.lost = name
+            raise
 
     def refresh(self) -> None:
         """Read the current session again when another writer moved it on in

@@ -369,3 +369,57 @@ def test_recall_options_that_are_not_name_value_pairs_are_bad_query():
                         ("TSK WITH rows=3, rows=4", "twice"), ("TSK WITH k=1, hops=2", "twice")):
         with pytest.raises(QueryError, match=words):
             _options(text, allowed)
+
+
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
+def test_a_storage_outage_does_not_unselect_the_session(tmp_path):
+    """A Commit whose flush fails because the cabinet cannot be reached answers
+    that error; the wire keeps the session and reads it again once the
+    cabinet answers (before, every later statement said "USE a session
+    first", a bad_frame, for a storage outage)."""
+    import io
+
+    from memnet.errors import CabinetError
+    from memnet.faces.wire import Wire
+
+    class Flaky:
+        """A real cabinet that can be made unreachable."""
+
+        def __init__(self, cab):
+            self.cab, self.down = cab, False
+
+        def __getattr__(self, name):
+            attr = getattr(self.cab, name)
+            if name in ("flush", "open", "is_stale", "exists", "create") and callable(attr):
+                def call(*a, **k):
+                    if self.down:
+                        raise CabinetError("the server is away", code="cabinet_unavailable")
+                    return attr(*a, **k)
+                return call
+            return attr
+
+    with Cabinet.open(tmp_path / "cab") as real:
+        cab = Flaky(real)
+        out = io.BytesIO()
+        w = Wire(cab, out)
+        frames = []
+
+        def say(stmt):
+            out.seek(0)
+            out.truncate()
+            w.answer(("statement", stmt.encode()))
+            head, _, body = out.getvalue().decode().partition("\n")
+            frames.append((head.split()[0] if head.startswith("ok") else head.split()[1],
+                           body.strip()))
+            return frames[-1]
+
+        assert say("USE w CREATE")[0] == "ok"
+        assert say("INSERT (t:TSK {title: 'kept'})")[0] == "ok"
+        cab.down = True
+        assert say("INSERT (t:TSK {title: 'lost'})")[0] == "cabinet_unavailable"
+        assert say("RECALL TSK")[0] == "cabinet_unavailable"      # not "USE a session"
+        cab.down = False
+        status, body = say("RECALL TSK")
+        assert status == "ok" and "kept" in body and "lost" not in body
+        assert say("INSERT (t:TSK {title: 'after'})")[0] == "ok"
+        assert json.loads(say("SESSIONS")[1])[0]["version"] == 2
