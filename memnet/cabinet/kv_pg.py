@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ..errors import CabinetError, CabinetForked
+from ..errors import CabinetCorrupt, CabinetError, CabinetForked
 from .kv import KV, Txn
 from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, looks_like_url
 from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, _migrate
@@ -92,6 +92,16 @@ def _upper(p: bytes) -> bytes | None:
     """The smallest byte string above every string that starts with ``p``."""
     p = p.rstrip(b"\xff")
     return p[:-1] + bytes([p[-1] + 1]) if p else None
+
+
+def _blob(v: Any, table: str) -> bytes:
+    """A stored value as bytes; a column changed to another type is damage."""
+    if v.__class__ is bytes:
+        return v
+    if isinstance(v, (memoryview, bytearray)):
+        return bytes(v)
+    raise CabinetCorrupt(f"a value of the table memnet_{table} is {type(v).__name__}, not "
+                         "bytes: the cabinet's tables are not as MemNet made them")
 
 
 class _PgTxn(Txn):
@@ -181,7 +191,7 @@ class _PgTxn(Txn):
             return None
         if self.write:
             self.known.add((table, key))
-        return bytes(rows[0][0])
+        return _blob(rows[0][0], table)
 
     def _held(self, table: str, keys: list[bytes], buf: dict[bytes, bytes | None],
               values: bool) -> dict[bytes, bytes | None]:
@@ -200,7 +210,7 @@ class _PgTxn(Txn):
             pre = sid.encode("ascii") + b"\x00"
             for k, v in self._rows(f"SELECT {cols} FROM memnet_{table} "
                                    "WHERE sid = %b AND k = ANY(%b::bytea[])", (sid, rests)):
-                found[pre + bytes(k)] = None if v is None else bytes(v)
+                found[pre + _blob(k, table)] = None if v is None else _blob(v, table)
         if self.write:
             self.known.update((table, k) for k in found)
         return found
@@ -260,12 +270,17 @@ class _PgTxn(Txn):
             rows = self._rows(f"SELECT {cols}, v FROM memnet_{table} WHERE {fixed}{expr} {op} "
                               f"{marks} ORDER BY {cols} LIMIT %b", (*fixed_params, *after, page))
             for row in rows:
-                key = key_of(row)
+                try:
+                    key = key_of(row)
+                except (UnicodeError, AttributeError, TypeError):
+                    raise CabinetCorrupt(f"a key of the table memnet_{table} is malformed "
+                                         f"({row[0]!r}): the cabinet's tables are not as "
+                                         "MemNet made them") from None
                 if not key.startswith(prefix):
                     return
                 if self.write:
                     self.known.add((table, key))
-                yield key, row[-1]
+                yield key, _blob(row[-1], table)
             if len(rows) < page:
                 return
             after, op = tuple(rows[-1][:-1]), ">"

@@ -29,7 +29,10 @@ SCHEMES = ("postgresql", "postgres")
 
 # libpq settings MemNet adds unless the URL gives its own
 _DEFAULTS = {"connect_timeout": "10", "application_name": "memnet", "keepalives": "1",
-             "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
+             "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3",
+             # data sent and not acknowledged for 60 s: the link is dead (keepalives
+             # only watch an idle connection)
+             "tcp_user_timeout": "60000"}
 
 
 def _psycopg() -> Any:
@@ -113,6 +116,19 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
         return CabinetTimeout(f"{where}; nothing was written")
     if state in ("XX001", "XX002"):
         return CabinetCorrupt(where)
+    if state in ("42P01", "42703", "42883", "42P10", "42804", "42846"):
+        # a table, column or constraint of the schema is gone or changed
+        return CabinetCorrupt(f"{where}; the cabinet's tables are not as MemNet made them")
+    if state == "3D000" or (not state and (
+            "bad value for" in low or ("invalid" in low and "value" in low)
+            or "definition of service" in low or "service file" in low
+            or ('database "' in low and "does not exist" in low)
+            or "unrecognized configuration parameter" in low
+            or ("setsockopt" in low and "invalid argument" in low))) or (
+            state in ("42704", "22023") and "parameter" in low):
+        # the URL names no database, or a setting libpq or the server refuses:
+        # no retry can help
+        return CabinetUrlError(f"{where}; check the cabinet URL")
     lost = isinstance(e, psycopg.OperationalError) and (
         conn is None or conn.broken or conn.closed or not state
         or state.startswith(("08", "57P", "53")))

@@ -9,10 +9,11 @@ database at once build it once.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._version import __version__
-from ..errors import CabinetFormat
+from ..errors import CabinetCorrupt, CabinetFormat
 
 SCHEMA_VERSION = 1
 
@@ -60,6 +61,14 @@ def _migrate(conn: Any, display: str) -> None:
         got = conn.execute("SELECT version FROM memnet_schema").fetchone()
         have = int(got[0]) if got else 0
     if have == SCHEMA_VERSION:
+        # one query: every table there (a dropped one would otherwise surface
+        # later, as a failed write in the middle of some command)
+        missing = conn.execute(
+            "SELECT array_agg(t) FROM unnest(%b::text[]) AS t WHERE to_regclass(t) IS NULL",
+            (list(TABLES),)).fetchone()[0]
+        if missing:
+            raise CabinetCorrupt(f"the PostgreSQL cabinet at {display} lacks the table(s) "
+                                 f"{', '.join(sorted(missing))}: restore it from a backup")
         return
     if have > SCHEMA_VERSION:
         raise CabinetFormat(
@@ -78,4 +87,7 @@ def _migrate(conn: Any, display: str) -> None:
                      "memnet = EXCLUDED.memnet", (SCHEMA_VERSION, __version__))
 
 
-__all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION"]
+#: every table the schema makes
+TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA_SQL))
+
+__all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION", "TABLES"]

@@ -677,3 +677,35 @@ def test_cabinets_racing_on_create_and_drop_stay_usable(url: str) -> None:
         cab.drop(f"solo{k}-0")
         assert f"solo{k}-7" in [i.id for i in cab.sessions()]
         cab.close()
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("params,db", [({"sslmode": "bogus"}, None), ({}, "no_such_db"),
+                                       ({"options": "-cno_such_setting%3D1"}, None),
+                                       ({"target_session_attrs": "bogus"}, None)])
+def test_a_url_no_retry_can_help_is_bad_cabinet_url(pg_server: PgServer, params: dict,
+                                                      db: str | None) -> None:
+    u = pg_server.url(db or "postgres", **params)
+    with pytest.raises(memnet.MemNetError) as e:
+        memnet.Cabinet.open(u)
+    assert e.value.code == "bad_cabinet_url", e.value
+    assert pg_server.password not in str(e.value)
+
+
+@pytest.mark.req(ERRORS)
+@pytest.mark.parametrize("damage,when", [
+    ("DROP TABLE memnet_nodes", "open"),
+    ("ALTER TABLE memnet_catalog ALTER COLUMN v TYPE text USING encode(v, 'hex')", "list"),
+    ("INSERT INTO memnet_catalog (sid, v) VALUES ('Zé', '\\x00')", "list"),
+])
+def test_tables_not_as_memnet_made_them_are_cabinet_corrupt(url: str, pg_server: PgServer,
+                                                            damage: str, when: str) -> None:
+    with memnet.Cabinet.open(url) as cab:
+        s = cab.create("a")
+        s.commit("INSERT (t:TSK {title: 'x'})")
+        cab.flush(s)
+    pg_server.sql(damage, url.rsplit("/", 1)[1])
+    with pytest.raises(memnet.MemNetError) as e:
+        with memnet.Cabinet.open(url) as cab:
+            cab.sessions()
+    assert e.value.code == "cabinet_corrupt", e.value
