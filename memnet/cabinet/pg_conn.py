@@ -89,7 +89,9 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     for k, v in _DEFAULTS.items():
         params.setdefault(k, v)
     conninfo = make_conninfo("", **params)
-    host = params.get("host") or params.get("hostaddr") or "localhost"
+    # no host: libpq's default ($PGHOST, else the local socket), written as
+    # libpq writes it, postgresql:///dbname
+    host = params.get("host") or params.get("hostaddr") or ""
     display = (f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
                f"{host}{':' + str(params['port']) if params.get('port') else ''}"
                f"/{params.get('dbname', '')}")
