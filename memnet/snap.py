@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cabinet import Cabinet
-from .errors import MemNetError, QueryError
+from .errors import InvalidArgument, MemNetError, PathNotFound, QueryError, SessionExists
 from .ids import check_session_id
 from .ingest.model import Artefacts, Element, Link, Warning_
 from .ingest.sync import SyncResult, sync
@@ -308,6 +309,15 @@ def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[st
 
 
 # -- writing ----------------------------------------------------------------------
+def _foreign_catalog(cabinet: Cabinet, sid: str) -> bool:
+    """Whether the session ``sid`` holds live nodes and none of them is a
+    snapped element (a ``sysml:`` or ``snap:`` locator): not a snap's catalog."""
+    st = cabinet.open(sid).store
+    live = [n for n in st.live_node_ids()]
+    return bool(live) and not any(
+        str(st.node_props(n).get("locator", "")).startswith(("sysml:", "snap:")) for n in live)
+
+
 def load_model(model: str | os.PathLike[str] | Artefacts, *, strict: bool = True) -> Artefacts:
     """A model from a ``.sysml`` file or directory, or artefacts given as they are.
 
@@ -315,6 +325,11 @@ def load_model(model: str | os.PathLike[str] | Artefacts, *, strict: bool = True
     ``Artefacts.failed``; with ``strict`` it raises its error."""
     if isinstance(model, Artefacts):
         return model
+    if not isinstance(model, (str, os.PathLike)):
+        raise InvalidArgument(f"a model is a .sysml file or directory path, not "
+                              f"{type(model).__name__}")
+    if not os.fspath(model):   # Path("") would be the working directory
+        raise PathNotFound("the model path is empty", path="")
     from .ingest.sysml import scan_sysml
 
     return scan_sysml(model, strict=strict)
@@ -334,7 +349,13 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
     way, the sessions this call created are dropped again. Interiors of an
     earlier snap with the same prefix that this plan no longer needs are
     dropped (only ones the catalog lists, so nothing else is ever touched).
+    A ``<prefix>-cat`` that is not a snap's catalog, or a ``<prefix>-<n>``
+    the catalog does not list, is ``session_exists`` before anything is written.
     """
+    if not isinstance(cabinet, Cabinet):
+        raise InvalidArgument(f"snap needs a memnet.Cabinet, not {type(cabinet).__name__}")
+    if progress is not None and not callable(progress):
+        raise InvalidArgument("progress must be a function (done, total)")
     art = load_model(model, strict=strict)
     if not art.elements:
         failed = "; ".join(str(w) for w in art.failed[:3])
@@ -355,6 +376,21 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             if props and "sid" in props and loc.startswith("snap:"):
                 before.add(str(props["sid"]))
                 old_roots.add(loc[len("snap:"):].rpartition("/")[0])
+    # only sessions this prefix's snaps made are synced or dropped: the
+    # interiors its catalog lists, named <prefix>-<n> (a catalog edited by
+    # hand could name any session)
+    ours = re.compile(re.escape(prefix) + r"-[1-9][0-9]*")
+    before = {sid for sid in before if ours.fullmatch(sid)}
+    if cabinet.exists(plan.catalog_id) and not before and _foreign_catalog(cabinet,
+                                                                           plan.catalog_id):
+        raise SessionExists(f"session {plan.catalog_id!r} exists and is not the catalog of a "
+                            f"snap with prefix {prefix!r}: nothing was written (choose another "
+                            "prefix)")
+    for sid, _part in plan.interiors:
+        if sid not in before and cabinet.exists(sid):
+            raise SessionExists(f"session {sid!r} exists and was not made by a snap with "
+                                f"prefix {prefix!r} (its catalog does not list it): nothing was "
+                                "written (choose another prefix, or drop that session)")
     stale = sorted(old_roots - {art.root})
     created: list[str] = []
     try:

@@ -303,7 +303,9 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
     import memnet.snap as snap_module
 
     cab = Cabinet.open(tmp_path / "cab")
-    cab.create("mn-1")  # an interior that exists before stays
+    snap(cab, MODELS, "mn", budget=500)  # an earlier snap: mn-1 and mn-cat exist before
+    before = cab_ids(cab)
+    assert before == ["mn-1", "mn-cat"]
     calls = []
 
     def failing_sync(session: Session, art: Artefacts) -> Any:
@@ -316,4 +318,39 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
     with pytest.raises(QueryError):
         snap(cab, MODELS, "mn")
     assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was created, written, then dropped
-    assert cab_ids(cab) == ["mn-1"]
+    assert cab_ids(cab) == before
+
+
+@pytest.mark.req("MN-REQ-15")
+def test_snap_never_takes_over_or_drops_a_session_it_did_not_make(tmp_path: Path) -> None:
+    """A session named like an interior that no snap of the prefix made, a
+    catalog that is some other session, and a catalog edited to list another
+    session: snap refuses or leaves them alone, writing nothing."""
+    cab = Cabinet.open(tmp_path / "cab")
+    mine = cab.create("mn-2")
+    mine.commit("INSERT (t:TSK {title: 'mine'})")
+    cab.flush(mine)
+    with pytest.raises(MemNetError) as e:
+        snap(cab, MODELS, "mn")
+    assert e.value.code == "session_exists" and "'mn-2'" in e.value.message
+    assert cab_ids(cab) == ["mn-2"]
+    other = cab.create("zz-cat")
+    other.commit("INSERT (t:TSK {title: 'not a catalog'})")
+    cab.flush(other)
+    with pytest.raises(MemNetError) as e:
+        snap(cab, MODELS, "zz")
+    assert e.value.code == "session_exists" and cab_ids(cab) == ["mn-2", "zz-cat"]
+    # a catalog edited by hand to list a session of the user's: never dropped
+    snap(cab, MODELS, "pp", budget=500)
+    work = cab.create("work")
+    work.commit("INSERT (t:TSK {title: 'kept'})")
+    cab.flush(work)
+    cat = cab.open("pp-cat")
+    cat.commit("INSERT (s:SES {sid: 'work', locator: 'snap:x/work'}), "
+               "(b:SES {sid: 'Bad Id', locator: 'snap:x/bad'})")
+    cab.flush(cat)
+    snap(cab, MODELS, "pp", budget=500)
+    assert "work" in cab_ids(cab) and cab.open("work").version == 1
+    with pytest.raises(MemNetError) as e:
+        snap(cab, "", "pp")
+    assert e.value.code == "path_not_found"
