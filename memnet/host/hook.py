@@ -64,6 +64,16 @@ class RagHostHook(Protocol):
     def search(self, q: str, top: int = 10) -> list[Hit]: ...
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _finite(x: float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int past the float range
+        return False
+
+
 def check_hit(hit: object) -> Hit:
     """``hit`` when it is a well-formed :class:`Hit`, else a ``bad_hit`` error
     (a snap checks every hit of a retriever before it writes anything)."""
@@ -73,10 +83,13 @@ def check_hit(hit: object) -> Hit:
     if not isinstance(hit.locator, str) or not hit.locator.strip() \
             or len(hit.locator) > LOCATOR_MAX or hit.locator != hit.locator.strip():
         problem = f"locator must be 1-{LOCATOR_MAX} characters without surrounding blanks"
+    elif _SURROGATE.search(hit.locator) or (isinstance(hit.title, str)
+                                            and _SURROGATE.search(hit.title)):
+        problem = "locator and title must be valid Unicode (a lone surrogate is not)"
     elif not isinstance(hit.title, str):
         problem = "title must be a string"
     elif isinstance(hit.score, bool) or not isinstance(hit.score, (int, float)) \
-            or not math.isfinite(hit.score):
+            or not _finite(hit.score):
         problem = "score must be a finite number"
     elif not isinstance(hit.kind, str) or _KIND.fullmatch(hit.kind) is None:
         problem = "kind must be an upper-case code ([A-Z][A-Z0-9_]*)"

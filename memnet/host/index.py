@@ -102,12 +102,18 @@ def default_index_dir(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(base) / INDEX_DIR_NAME
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def query_words(q: object) -> list[str]:
     """The search words of ``q``, or ``bad_query`` when it has none."""
     if not isinstance(q, str):
         raise QueryError(f"a search query is text, not {type(q).__name__}")
     if len(q) > MAX_QUERY:
         raise QueryError(f"a search query is at most {MAX_QUERY} characters, got {len(q)}")
+    if not q.isascii() and _LONE_SURROGATE.search(q):
+        raise QueryError("a search query holds a lone surrogate (not valid Unicode: bytes "
+                         "that are not UTF-8?)")
     words = [w.lower() for w in _WORD.findall(q)][:MAX_WORDS]
     if not words:
         raise QueryError("empty search query: give some words to search for"

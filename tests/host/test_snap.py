@@ -131,7 +131,8 @@ def test_a_retriever_of_ones_own_and_bad_hits(tmp_path):
     version = s.version
     bad = [Hit("", "empty", 1.0), Hit(" x", "blanks", 1.0), Hit("x", "t", float("nan")),
            Hit("x", "t", 1.0, kind="doc"), Hit("x", None, 1.0), Hit("x" * 2000, "t", 1.0),
-           ("x", "t", 1.0)]
+           ("x", "t", 1.0), Hit("x\ud800", "t", 1.0), Hit("x", "t\udcff", 1.0),
+           Hit("x", "t", 10**400)]
     for h in bad:
         with pytest.raises(MemNetError) as e:
             snap(s, "q", hook=Listed([Hit("ok:1", "fine", 1.0), h]))
@@ -139,7 +140,7 @@ def test_a_retriever_of_ones_own_and_bad_hits(tmp_path):
     with pytest.raises(MemNetError) as e:
         snap(s, "q", hook=type("Odd", (), {"search": lambda self, q, top: "nope"})())
     assert e.value.code == "bad_hit"
-    for q in ("", "  ", "!!"):
+    for q in ("", "  ", "!!", "round \ud800"):
         with pytest.raises(MemNetError) as e:
             snap(s, q, hook=mine)
         assert e.value.code == "bad_query"
