@@ -250,6 +250,8 @@ class Session:
         fanout = _check_range("fanout", fanout, 1, LIMITS.fanout_max)
         if view not in VIEWS:
             raise QueryError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+        if type(laws) is not bool:
+            raise QueryError(f"laws must be true or false, got {laws!r}")
         if not isinstance(q, (str, ast.SeedQuery)):
             raise QueryError(f"q must be text (codebook tokens or the MATCH form), got "
                              f"{type(q).__name__}")

@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 from .cabinet import Cabinet
 from .commit import CommitResult
-from .errors import CapExceeded, ConflictError, SessionExists
+from .errors import CapExceeded, ConflictError, InvalidArgument, SessionExists, SessionNotFound
 from .gql import ast
 from .gql.emit import _cb_value, format_value
 from .gql.parse import parse_delta
@@ -138,6 +138,8 @@ def _with_catalog(cabinet: Cabinet, prefix: str, work: Callable[[Session], T]) -
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 def register(cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None,
              status: str | None = None) -> str:
     """Record session ``sid`` in the catalog of ``prefix``; returns its node handle.
@@ -150,7 +152,9 @@ def register(cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None
     """
     check_session_id(sid)
     if status not in (None, "open", "full"):
-        raise ValueError(f"status must be 'open' or 'full', got {status!r}")
+        raise InvalidArgument(f"status must be 'open' or 'full', got {status!r}")
+    if note is not None and (type(note) is not str or _SURROGATE.search(note)):
+        raise InvalidArgument(f"note must be text (valid Unicode), not {note!r}")
     info = cabinet.session_info(sid)  # session_not_found when sid is unknown
 
     def work(cat: Session) -> str:
@@ -182,13 +186,19 @@ def _linked(cat: Session, a: str, b: str) -> bool:
 
 
 def link(cabinet: Cabinet, prefix: str, old: str, new: str) -> None:
-    """Link two registered strata ``(:SES old)-[:NEXT]->(:SES new)`` (once)."""
+    """Link two registered strata ``(:SES old)-[:NEXT]->(:SES new)`` (once).
+    A session not registered there is ``session_not_found`` (and no catalog
+    is made for the link)."""
+    cid = catalog_id(prefix)
+    if not cabinet.exists(cid):
+        raise SessionNotFound(f"session {old!r} is not registered in {cid!r} (there is no "
+                              "such catalog)")
 
     def work(cat: Session) -> None:
         a, b = _find(cat, old), _find(cat, new)
         if a is None or b is None:
             missing = old if a is None else new
-            raise ValueError(f"session {missing!r} is not registered in {catalog_id(prefix)!r}")
+            raise SessionNotFound(f"session {missing!r} is not registered in {cid!r}")
         if not _linked(cat, a, b):
             cat.commit(f"INSERT ({a})-[:{LINK_TYPE}]->({b})")
 

@@ -55,3 +55,17 @@ def test_absorb_arguments_of_the_wrong_kind_are_invalid_argument(
         call(s)
     assert e.value.code == "invalid_argument"
     assert s.version == 1
+
+
+@pytest.mark.req(ERRORS)
+def test_recall_laws_and_apply_delta_inputs_are_checked() -> None:
+    s = _member()
+    for laws in ("no", 0, None):
+        with pytest.raises(memnet.MemNetError) as e:
+            s.recall("TSK", laws=laws)  # type: ignore[arg-type]
+        assert e.value.code == "bad_query"
+    shape = s.recall("TSK")
+    for old, new in ((None, shape.text), (5, shape.text), (shape.text, None), ([], [])):
+        with pytest.raises(memnet.MemNetError) as e:
+            memnet.apply_delta(old, new)  # type: ignore[arg-type]
+        assert e.value.code == "invalid_argument"

@@ -167,8 +167,21 @@ def test_register_twice_does_not_duplicate(cab: memnet.Cabinet) -> None:
 def test_register_unknown_session(cab: memnet.Cabinet) -> None:
     with pytest.raises(memnet.SessionNotFound):
         strata.register(cab, "nope", "nope")
-    with pytest.raises(ValueError):
+    with pytest.raises(memnet.MemNetError) as e:
         strata.register(cab, "x", "x", status="closed")
+    assert e.value.code == "invalid_argument" and isinstance(e.value, ValueError)
+    cab.create("notes")
+    for note in (5, ["a"], "bad \ud800"):
+        with pytest.raises(memnet.MemNetError) as e:
+            strata.register(cab, "notes", "notes", note=note)  # type: ignore[arg-type]
+        assert e.value.code == "invalid_argument"
+    with pytest.raises(memnet.MemNetError) as e:
+        strata.link(cab, "zzz", "a", "b")
+    assert e.value.code == "session_not_found" and not cab.exists(strata.catalog_id("zzz"))
+    strata.register(cab, "notes", "notes")
+    with pytest.raises(memnet.MemNetError) as e:
+        strata.link(cab, "notes", "notes", "ghost")
+    assert e.value.code == "session_not_found"
 
 
 def test_next_session_chain_and_free_number(cab: memnet.Cabinet) -> None:

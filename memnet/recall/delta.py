@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..commit import StoredChange, rewind
-from ..errors import DeltaMismatch, MemNetError, QueryError
+from ..errors import DeltaMismatch, InvalidArgument, MemNetError, QueryError
 from ..gql import ast
 from ..gql.emit import format_edge, format_value, node_text
 from ..gql.parse import parse_delta
@@ -288,6 +288,9 @@ def _parsed(text: str | ast.Delta | ast.Insert | Shape) -> tuple[ast.Statement, 
         text = parse_delta(text)
     if isinstance(text, ast.Insert):
         return (text,)
+    if not isinstance(text, ast.Delta):
+        raise InvalidArgument(f"a Shape or a delta answer is text, a Shape or a parsed Δ, "
+                              f"not {type(text).__name__}")
     return text.statements
 
 
