@@ -203,6 +203,9 @@ class ImportGuard:
     collisions judged by the policy. Raises :class:`AbsorbRejected`."""
 
     def __init__(self, *, max_rows: int = MAX_SLICE_ROWS) -> None:
+        if type(max_rows) is not int or not 1 <= max_rows <= MAX_SLICE_ROWS:
+            raise InvalidArgument(f"max_rows must be a whole number from 1 to {MAX_SLICE_ROWS}, "
+                                  f"not {max_rows!r}")
         self.max_rows = max_rows
 
     def check(self, lead: Session, slc: Any, id_policy: str) -> WorkingMemorySlice:
@@ -309,6 +312,8 @@ def import_slice(lead: Session, slc: Any, id_policy: str = "remint", *,
     """
     if not isinstance(lead, Session):
         raise InvalidArgument(f"the lead must be a memnet.Session, not {type(lead).__name__}")
+    if guard is not None and not isinstance(guard, ImportGuard):
+        raise InvalidArgument(f"guard must be a memnet.ImportGuard, not {type(guard).__name__}")
     slc = (guard or ImportGuard()).check(lead, slc, id_policy)
     index = {n.handle: i for i, n in enumerate(slc.nodes)}
     keep = id_policy == "keep"

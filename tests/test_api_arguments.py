@@ -69,3 +69,26 @@ def test_recall_laws_and_apply_delta_inputs_are_checked() -> None:
         with pytest.raises(memnet.MemNetError) as e:
             memnet.apply_delta(old, new)  # type: ignore[arg-type]
         assert e.value.code == "invalid_argument"
+
+
+@pytest.mark.req(ERRORS)
+def test_more_exported_functions_check_their_arguments(tmp_path: Path) -> None:
+    for call in (lambda: memnet.count_tokens(None), lambda: memnet.count_tokens(b"x"),
+                 lambda: memnet.ImportGuard(max_rows=None),
+                 lambda: memnet.ImportGuard(max_rows=float("nan")),
+                 lambda: import_slice(_member(), "{}", guard=5)):
+        with pytest.raises(memnet.MemNetError) as e:
+            call()  # type: ignore[no-untyped-call]
+        assert e.value.code == "invalid_argument"
+    with Cabinet.open(tmp_path / "cab") as cab:
+        with pytest.raises(memnet.MemNetError) as e:
+            cab.create("b", bogus=1)
+        assert e.value.code == "invalid_argument" and cab.sessions() == []
+        cab.create("b")
+        with pytest.raises(memnet.MemNetError) as e:
+            cab.open("b", bogus=1)
+        assert e.value.code == "invalid_argument"
+        (tmp_path / "x.txt").write_text("mine")
+        with pytest.raises(memnet.MemNetError) as e:
+            cab.backup(tmp_path / "x.txt")
+        assert e.value.code == "path_not_found" and (tmp_path / "x.txt").read_text() == "mine"

@@ -66,6 +66,7 @@ from ..errors import (
     CabinetError,
     ConflictError,
     InvalidArgument,
+    PathNotFound,
     SessionExists,
     SessionNotFound,
     VersionNotFound,
@@ -174,6 +175,16 @@ def _session_arg(session: Any) -> str:
     if not isinstance(session, Session):
         raise InvalidArgument(f"expected a memnet.Session, not {type(session).__name__}")
     return check_session_id(session.name)
+
+
+_SESSION_OPTIONS = frozenset({"caps", "delete_on_settle", "history_limit", "tokenizer"})
+
+
+def _check_session_options(options: dict[str, Any]) -> None:
+    unknown = set(options) - _SESSION_OPTIONS
+    if unknown:
+        raise InvalidArgument(f"unknown session option(s) {', '.join(sorted(unknown))} "
+                              f"(known: {', '.join(sorted(_SESSION_OPTIONS))})")
 
 class _CallerFailed(Exception):
     """A caller's progress function raised ``error`` (kept apart from the
@@ -334,6 +345,7 @@ class Cabinet:
                  "pdelta": 0, "precs": 0, **_options(s)}, key))
             _count_sessions(txn, 1)
 
+        _check_session_options(session_options)
         s = Session(sid, **session_options)
         token = R.new_token()
         self.kv.run_write(work)
@@ -447,6 +459,7 @@ class Cabinet:
         frozen are still freed when no longer referenced, but a reference
         cycle among them is not collected; :func:`gc.unfreeze` undoes it."""
         check_session_id(sid)
+        _check_session_options(session_options)
         if progress is not None:
             if not callable(progress):
                 raise InvalidArgument(f"progress must be a function (done, total), not "
@@ -695,6 +708,9 @@ class Cabinet:
         if not isinstance(dest, (str, os.PathLike)) or not os.fspath(dest) or type(
                 os.fspath(dest)) is not str:
             raise InvalidArgument(f"backup needs a directory path, not {dest!r}")
+        if os.path.exists(dest) and not os.path.isdir(dest):
+            raise PathNotFound(f"cannot back up to {os.fspath(dest)!r}: it is a file, not a "
+                               "directory", path=os.fspath(dest))
         self.kv.backup(os.fspath(dest))
 
     def verify(self) -> dict[str, int]:
