@@ -57,6 +57,7 @@ from ..errors import (
     IndexCorrupt,
     IndexNotFound,
     InputTooLarge,
+    InvalidArgument,
     MemNetError,
     PathNotFound,
     PathOutsideRoot,
@@ -98,8 +99,22 @@ def _tantivy() -> Any:
 def default_index_dir(home: str | os.PathLike[str] | None = None) -> Path:
     """``host-index`` in the MemNet home (``home``, else ``$MEMNET_HOME``,
     else ``./.memnet``)."""
-    base = os.fspath(home) if home is not None else os.environ.get("MEMNET_HOME") or ".memnet"
+    base = _dir_arg(home, "home") if home is not None else \
+        os.environ.get("MEMNET_HOME") or ".memnet"
     return Path(base) / INDEX_DIR_NAME
+
+
+def _dir_arg(path: object, what: str) -> str:
+    """A directory argument as text: ``path_not_found`` for one that is empty,
+    of another type, or holds a NUL."""
+    if not isinstance(path, (str, os.PathLike)) or type(os.fspath(path)) is not str:
+        raise PathNotFound(f"the {what} directory is a path, not {type(path).__name__}",
+                           path=str(path)[:200])
+    text = os.fspath(path)
+    if not text or "\x00" in text:
+        raise PathNotFound(f"the {what} directory {text!r} is not a usable path",
+                           path=text[:200])
+    return text
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -408,8 +423,10 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
     one is built in a directory beside ``index`` and moved into place whole).
     ``progress(done, total)`` is called as files are checked.
     """
+    if progress is not None and not callable(progress):
+        raise InvalidArgument("progress must be a function (done, total)")
     top = tree_root(path)
-    where = Path(index) if index is not None else default_index_dir()
+    where = Path(_dir_arg(index, "index")) if index is not None else default_index_dir()
     if not _check_dir(where):
         return _build(top, where, _tantivy(), progress)
     root = Path(_header(where)["root"])
@@ -582,7 +599,8 @@ def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,
 
 def open_index(index: str | os.PathLike[str] | None = None) -> HostIndex:
     """The host index in ``index`` (default :func:`default_index_dir`)."""
-    return HostIndex.open(index if index is not None else default_index_dir())
+    return HostIndex.open(_dir_arg(index, "index") if index is not None
+                          else default_index_dir())
 
 
 def search(q: str, index: str | os.PathLike[str] | None = None, *, top: int = 10

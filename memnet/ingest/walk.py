@@ -136,6 +136,8 @@ def path_kind(path: str | os.PathLike[str]) -> tuple[Path, str]:
     """``(path, kind)`` with kind ``dir``, ``file`` or ``other``; a path that
     names nothing (empty, missing, unreadable, too long, holding a NUL) is a
     ``path_not_found`` error, never the working directory or an ``OSError``."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise PathNotFound(f"a path is text, not {type(path).__name__}", path=str(path)[:200])
     where = os.fsdecode(path)
     if not where:
         raise PathNotFound("the path is empty (write . for the working directory)", path=where)

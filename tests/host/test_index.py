@@ -327,3 +327,14 @@ def test_a_directory_that_is_not_an_index_is_never_advised_away(tree, tmp_path):
     assert e.value.code == "index_corrupt" and "not a host index" in e.value.message
     assert "delete" not in e.value.message
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_paths_of_the_wrong_kind_are_path_not_found(tree, tmp_path):
+    for call in (lambda: index_tree(None), lambda: index_tree(5), lambda: index_tree(tree, 5),
+                 lambda: index_tree(tree, "ix\x00A"), lambda: index_tree(tree, ""),
+                 lambda: open_index(5), lambda: search("round", 5),
+                 lambda: hindex.default_index_dir(5)):
+        assert code_of(call) == "path_not_found"
+    assert code_of(lambda: index_tree(tree, tmp_path / "ix", progress=5)) == "invalid_argument"
+    assert not (tmp_path / "ix").exists()
