@@ -51,7 +51,7 @@ from typing import Any
 
 import pytest
 
-from .errors import MemNetError, PathNotFound, TraceFailed
+from .errors import InvalidArgument, MemNetError, PathNotFound, TraceFailed
 
 #: The marker a test uses to name the requirements it verifies.
 MARKER = "req"
@@ -266,8 +266,16 @@ def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
     :class:`~memnet.errors.TraceFailed` quoting pytest's error lines.
     """
     for what, given in (("models", models), ("tests", tests)):
-        if not os.fspath(given):   # Path("") would be the working directory
-            raise PathNotFound(f"the {what} directory is an empty path", path="")
+        if not isinstance(given, (str, os.PathLike)) or type(os.fspath(given)) is not str:
+            raise PathNotFound(f"the {what} directory is a path, not {type(given).__name__}",
+                               path=str(given)[:200])
+        if not os.fspath(given) or "\x00" in os.fspath(given):
+            # (Path("") would be the working directory)
+            raise PathNotFound(f"the {what} directory {os.fspath(given)!r} is not a usable "
+                               "path (empty, or holding a NUL)", path=os.fspath(given)[:200])
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(
+            timeout, (int, float)) or not timeout > 0 or timeout == float("inf")):
+        raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout!r}")
     m, t = Path(models).resolve(), Path(tests).resolve()
     for what, given, p in (("models", models, m), ("tests", tests, t)):
         if not p.exists():
@@ -287,6 +295,9 @@ def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
                                   timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             raise TraceFailed(f"collecting {t} took longer than {timeout} s") from None
+        except OSError as e:   # the python to collect with cannot be run
+            raise PathNotFound(f"cannot run {cmd[0]!r} to collect the tests: "
+                               f"{e.strerror or e}", path=str(cmd[0])) from None
         if not out.exists():
             said = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines()
                     if ln.startswith(("ERROR", "E ")) or "Error" in ln]

@@ -342,3 +342,21 @@ def test_trace_round_trips_and_formats() -> None:
     assert "a.py: t ×2" in text and "…" in text
     assert trace.summary().startswith("c.py::v names unknown requirement 'R-9'; ver/b.py::u")
     assert trace.summary().endswith("requirement R-1.1 has no test")
+
+
+@pytest.mark.req("MN-REQ-15")
+def test_collect_refuses_arguments_it_cannot_use(tmp_path: Path) -> None:
+    from memnet.errors import MemNetError
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "tests").mkdir()
+    m, t = tmp_path / "models", tmp_path / "tests"
+    for call, code in ((lambda: ver.collect(None, t), "path_not_found"),
+                       (lambda: ver.collect("mod\x00els", t), "path_not_found"),
+                       (lambda: ver.collect(m, t, timeout=float("nan")), "invalid_argument"),
+                       (lambda: ver.collect(m, t, timeout="x"), "invalid_argument"),
+                       (lambda: ver.collect(m, t, python=str(tmp_path / "no-python")),
+                        "path_not_found")):
+        with pytest.raises(MemNetError) as e:
+            call()
+        assert e.value.code == code
