@@ -92,3 +92,16 @@ def test_more_exported_functions_check_their_arguments(tmp_path: Path) -> None:
         with pytest.raises(memnet.MemNetError) as e:
             cab.backup(tmp_path / "x.txt")
         assert e.value.code == "path_not_found" and (tmp_path / "x.txt").read_text() == "mine"
+
+
+@pytest.mark.req(ERRORS)
+def test_a_version_that_is_not_a_whole_number_is_version_not_found() -> None:
+    with Cabinet.open(backend="memory") as cab:
+        s = cab.create("a")
+        s.commit("INSERT (t:TSK {title: 'x'})")
+        cab.flush(s)
+        for at in (True, "1", -1, 1.0):
+            with pytest.raises(memnet.MemNetError) as e:
+                cab.open("a", at=at)  # type: ignore[arg-type]
+            assert e.value.code == "version_not_found"
+        assert cab.open("a", at=0).version == 0

@@ -460,6 +460,8 @@ class Cabinet:
         cycle among them is not collected; :func:`gc.unfreeze` undoes it."""
         check_session_id(sid)
         _check_session_options(session_options)
+        if at is not None and (type(at) is not int or at < 0):
+            raise VersionNotFound(f"at must be a version number (0 or more), not {at!r}")
         if progress is not None:
             if not callable(progress):
                 raise InvalidArgument(f"progress must be a function (done, total), not "
