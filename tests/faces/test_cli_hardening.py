@@ -171,7 +171,7 @@ def test_ver_refuses_empty_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     rc, err = _cli(capsys, "ver", "--models", "", "--tests", "")
-    assert rc == 1 and err.startswith("memnet: error: path_not_found:") and "empty path" in err
+    assert rc == 1 and err.startswith("memnet: error: path_not_found:") and "empty" in err
 
 
 @pytest.mark.req(ERRORS)
