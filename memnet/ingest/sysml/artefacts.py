@@ -50,6 +50,7 @@ class _Model(Scope):
         self.short_ids: dict[str, str] = {}  # short id -> the first element that has it
         self.relations: list[tuple[str, Relation, str]] = []  # (namespace, relation, file)
         self.order: list[str] = []  # locators in document order
+        self._next_suffix: dict[str, int] = {}  # a duplicated locator -> its next -n to try
         # requirement → what it requires or references by name
         self.required: dict[str, list[str]] = {}
 
@@ -72,9 +73,12 @@ class _Model(Scope):
             qual = f"{owner_q}::{name}" if owner_q else name
             loc = f"{SCHEME}:{self.root}/{qual}"
             if loc in self.recs:
-                n = 2
+                # the next free suffix, remembered per name (counting from 2 for
+                # each duplicate took time quadratic in their number)
+                n = self._next_suffix.get(loc, 2)
                 while f"{loc}-{n}" in self.recs:
                     n += 1
+                self._next_suffix[loc] = n + 1
                 self.warn(file, el.line, f"duplicate qualified name {qual!r}; "
                                          f"this one is kept as {qual}-{n}")
                 name, qual, loc = f"{name}-{n}", f"{qual}-{n}", f"{loc}-{n}"

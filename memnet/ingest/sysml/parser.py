@@ -50,6 +50,11 @@ class Reader(Clauses):
     def __init__(self, toks: Tokens, path: str) -> None:
         super().__init__(toks, path)
         self.warnings: list[Warning_] = []
+        # positions (with the body's close and enum) where a member was tried and
+        # is not one: a result expression that nests bodies (`if {…} ? a else b`)
+        # would otherwise be tried as a member again at every level, in time
+        # exponential in the nesting
+        self._not_member: set[tuple[int, str, bool]] = set()
 
     def read(self) -> SysmlDoc:
         top = self.members("$END")
@@ -72,8 +77,11 @@ class Reader(Clauses):
                     continue
                 mark, warned, state = self.i, len(self.warnings), body.mark()
                 try:
+                    if (mark, close, enum) in self._not_member:
+                        raise Fail(mark, close)
                     self.member(body, enum)
                 except Fail:  # not a member: the result expression
+                    self._not_member.add((mark, close, enum))
                     self.i = mark
                     del self.warnings[warned:]
                     body.reset(state)

@@ -71,6 +71,11 @@ def split_ref(ref: str) -> list[str]:
     return [unquote(m.group(2)) for m in _REF_PART.finditer(ref)]
 
 
+#: aliases (and imports) followed one inside another at most; a longer chain
+#: resolves to nothing, like a cycle
+MAX_CHAIN = 100
+
+
 @dataclass(slots=True)
 class Rec:
     """One element placed in the model: its locator, owner and source."""
@@ -92,6 +97,7 @@ class Scope:
         self.aliases: dict[str, dict[str, Alias]] = {}  # namespace → name → alias
         self.import_target: dict[tuple[str, int], str | None] = {}
         self.alias_target: dict[tuple[str, str], str | None] = {}
+        self._chain = 0  # aliases and imports being followed now, one inside the other
         self.library_alias: set[tuple[str, str]] = set()
         self._quiet = False  # set when a lookup met an alias of a library element
         self.types: dict[str, list[str]] = {}  # locator → what it inherits members from
@@ -124,8 +130,14 @@ class Scope:
         key = (ns, name)
         if key not in self.alias_target:
             self.alias_target[key] = None  # a cycle resolves to nothing
+            if self._chain >= MAX_CHAIN:  # so does a chain this long (not a stack overflow)
+                return None
             quiet = self._quiet
-            target, why = self.resolve(alias.target, ns, False)
+            self._chain += 1
+            try:
+                target, why = self.resolve(alias.target, ns, False)
+            finally:
+                self._chain -= 1
             self._quiet = quiet
             self.alias_target[key] = target
             if why == "library":
@@ -138,7 +150,14 @@ class Scope:
         key = (ns, i)
         if key not in self.import_target:
             self.import_target[key] = None  # a cycle resolves to nothing
-            self.import_target[key] = self.resolve(imp.target, ns, False, use_imports=False)[0]
+            if self._chain >= MAX_CHAIN:
+                return None
+            self._chain += 1
+            try:
+                self.import_target[key] = self.resolve(imp.target, ns, False,
+                                                       use_imports=False)[0]
+            finally:
+                self._chain -= 1
         return self.import_target[key]
 
     def _via_imports(self, ns: str, name: str) -> str | None:
