@@ -55,11 +55,6 @@ def _check_range(name: str, value: object, lo: int, hi: int) -> int:
     return value
 
 
-
-def _count(v: Any) -> bool:
-    return type(v) is int and v >= 0
-
-
 def check_options(caps: Caps | None, delete_on_settle: Any, history_limit: Any,
                   tokenizer: Any) -> None:
     """Refuse session settings that could not work (``invalid_argument``), before
@@ -74,11 +69,12 @@ def check_options(caps: Caps | None, delete_on_settle: Any, history_limit: Any,
                                       f"not {v!r}")
     if type(delete_on_settle) is not bool:
         raise InvalidArgument(f"delete_on_settle must be true or false, not {delete_on_settle!r}")
-    if history_limit is not None and not _count(history_limit):
+    if history_limit is not None and (type(history_limit) is not int or history_limit < 0):
         raise InvalidArgument("history_limit must be None (keep all) or a whole number of at "
                               f"least 0, not {history_limit!r}")
     if tokenizer not in TOKENIZERS:
         raise InvalidArgument(f"unknown tokenizer {tokenizer!r}; known: {', '.join(TOKENIZERS)}")
+
 
 class Session:
     """A labelled property graph an agent reads with :meth:`recall` and writes

@@ -309,11 +309,10 @@ def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[st
 
 
 # -- writing ----------------------------------------------------------------------
-def _foreign_catalog(cabinet: Cabinet, sid: str) -> bool:
-    """Whether the session ``sid`` holds live nodes and none of them is a
-    snapped element (a ``sysml:`` or ``snap:`` locator): not a snap's catalog."""
-    st = cabinet.open(sid).store
-    live = [n for n in st.live_node_ids()]
+def _foreign_catalog(st: Any) -> bool:
+    """Whether a catalog session's store holds live nodes and none of them is
+    a snapped element (a ``sysml:`` or ``snap:`` locator): not a snap's catalog."""
+    live = list(st.live_node_ids())
     return bool(live) and not any(
         str(st.node_props(n).get("locator", "")).startswith(("sysml:", "snap:")) for n in live)
 
@@ -365,24 +364,24 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
     plan = plan_snap(art, prefix, budget=budget)
     todo = plan.sessions()
     results: dict[str, SyncResult] = {}
-    before: set[str] = set()
-    old_roots: set[str] = set()
-    if cabinet.exists(plan.catalog_id):
-        old = cabinet.open(plan.catalog_id)
-        st = old.store
-        for n in st.index.kind(SES_KIND):
-            props = st.node_props(n) if not st.node_recycled(n) else None
-            loc = str((props or {}).get("locator", ""))
-            if props and "sid" in props and loc.startswith("snap:"):
-                before.add(str(props["sid"]))
-                old_roots.add(loc[len("snap:"):].rpartition("/")[0])
     # only sessions this prefix's snaps made are synced or dropped: the
     # interiors its catalog lists, named <prefix>-<n> (a catalog edited by
     # hand could name any session)
     ours = re.compile(re.escape(prefix) + r"-[1-9][0-9]*")
-    before = {sid for sid in before if ours.fullmatch(sid)}
-    if cabinet.exists(plan.catalog_id) and not before and _foreign_catalog(cabinet,
-                                                                           plan.catalog_id):
+    before: set[str] = set()
+    old_roots: set[str] = set()
+    foreign = False
+    if cabinet.exists(plan.catalog_id):
+        st = cabinet.open(plan.catalog_id).store
+        for n in st.index.kind(SES_KIND):
+            props = st.node_props(n) if not st.node_recycled(n) else None
+            loc = str((props or {}).get("locator", ""))
+            if props and "sid" in props and loc.startswith("snap:"):
+                if ours.fullmatch(str(props["sid"])):
+                    before.add(str(props["sid"]))
+                old_roots.add(loc[len("snap:"):].rpartition("/")[0])
+        foreign = not before and _foreign_catalog(st)
+    if foreign:
         raise SessionExists(f"session {plan.catalog_id!r} exists and is not the catalog of a "
                             f"snap with prefix {prefix!r}: nothing was written (choose another "
                             "prefix)")

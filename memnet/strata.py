@@ -49,6 +49,7 @@ from .gql.parse import parse_delta
 from .graph.store import parse_handle
 from .ids import check_session_id
 from .session import Session
+from .values import has_lone_surrogate
 
 T = TypeVar("T")
 
@@ -138,8 +139,6 @@ def _with_catalog(cabinet: Cabinet, prefix: str, work: Callable[[Session], T]) -
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 def register(cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None,
              status: str | None = None) -> str:
     """Record session ``sid`` in the catalog of ``prefix``; returns its node handle.
@@ -153,7 +152,7 @@ def register(cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None
     check_session_id(sid)
     if status not in (None, "open", "full"):
         raise InvalidArgument(f"status must be 'open' or 'full', got {status!r}")
-    if note is not None and (type(note) is not str or _SURROGATE.search(note)):
+    if note is not None and (type(note) is not str or has_lone_surrogate(note)):
         raise InvalidArgument(f"note must be text (valid Unicode), not {note!r}")
     info = cabinet.session_info(sid)  # session_not_found when sid is unknown
 

@@ -294,11 +294,10 @@ def count_tokens(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
     Special-token strings inside ``text`` are counted as ordinary text, the way
     a harness that pastes a Shape into a prompt would send them.
     """
-    if type(text) is not str:
-        if not isinstance(text, str):
-            from .errors import InvalidArgument
+    if not isinstance(text, str):
+        from .errors import InvalidArgument
 
-            raise InvalidArgument(f"count_tokens counts text, not {type(text).__name__}")
+        raise InvalidArgument(f"count_tokens counts text, not {type(text).__name__}")
     cut = _PIECEWISE.get(tokenizer)
     if cut is None or _NOT_PLAIN.search(text) is not None:
         return len(_encoder(tokenizer)(text))

@@ -45,6 +45,14 @@ Props = tuple[tuple[str, Value], ...]
 SEP = "\x1f"
 
 _NEEDS_ESCAPE = re.compile(r"[\\'\x00-\x1f\x7f\ud800-\udfff]")
+#: a lone surrogate: a code point that no UTF-8 text holds (often a byte that
+#: was not UTF-8, decoded with surrogateescape)
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(s: str) -> bool:
+    """Whether ``s`` holds a lone surrogate, so is not valid Unicode text."""
+    return not s.isascii() and LONE_SURROGATE.search(s) is not None
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -104,5 +112,5 @@ def node_key(kind: str, labels: tuple[str, ...], props: Mapping[str, Value] | No
     return f"{kind}{SEP}{'&'.join(labels)}{SEP}{props_text(props)}"
 
 
-__all__ = ["Props", "SEP", "Scalar", "Value", "format_value", "node_key", "props_text", "quote",
-           "scalar_text"]
+__all__ = ["LONE_SURROGATE", "Props", "SEP", "Scalar", "Value", "format_value",
+           "has_lone_surrogate", "node_key", "props_text", "quote", "scalar_text"]

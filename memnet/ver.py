@@ -52,6 +52,7 @@ from typing import Any
 import pytest
 
 from .errors import InvalidArgument, MemNetError, PathNotFound, TraceFailed
+from .ingest.walk import dir_arg
 
 #: The marker a test uses to name the requirements it verifies.
 MARKER = "req"
@@ -265,14 +266,8 @@ def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
     gives no trace at all (pytest crashed, the model does not load, ...) is
     :class:`~memnet.errors.TraceFailed` quoting pytest's error lines.
     """
-    for what, given in (("models", models), ("tests", tests)):
-        if not isinstance(given, (str, os.PathLike)) or type(os.fspath(given)) is not str:
-            raise PathNotFound(f"the {what} directory is a path, not {type(given).__name__}",
-                               path=str(given)[:200])
-        if not os.fspath(given) or "\x00" in os.fspath(given):
-            # (Path("") would be the working directory)
-            raise PathNotFound(f"the {what} directory {os.fspath(given)!r} is not a usable "
-                               "path (empty, or holding a NUL)", path=os.fspath(given)[:200])
+    dir_arg(models, "models")
+    dir_arg(tests, "tests")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(
             timeout, (int, float)) or not timeout > 0 or timeout == float("inf")):
         raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout!r}")

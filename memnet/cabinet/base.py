@@ -168,8 +168,6 @@ class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
         return cast("Callable[_Q, _S]", self.on_instance.__get__(obj, cls))
 
 
-
-
 def _session_arg(session: Any) -> str:
     """The checked id of a Session argument (``invalid_argument`` otherwise)."""
     if not isinstance(session, Session):
@@ -185,6 +183,7 @@ def _check_session_options(options: dict[str, Any]) -> None:
     if unknown:
         raise InvalidArgument(f"unknown session option(s) {', '.join(sorted(unknown))} "
                               f"(known: {', '.join(sorted(_SESSION_OPTIONS))})")
+
 
 class _CallerFailed(Exception):
     """A caller's progress function raised ``error`` (kept apart from the
@@ -206,6 +205,7 @@ class _Guarded:
             self.fn(done, total)
         except Exception as e:
             raise _CallerFailed(e) from e
+
 
 class Cabinet:
     """Named sessions in one store (LMDB by default, PostgreSQL, or in memory).

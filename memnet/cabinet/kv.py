@@ -207,6 +207,12 @@ class MemoryKV(KV):
         return []
 
 
+def home_of(path: str | os.PathLike[str] | None) -> str:
+    """Where a cabinet is: ``path``, else ``$MEMNET_HOME`` (set and not
+    empty), else ``./.memnet``."""
+    return os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME") or ".memnet"
+
+
 def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
             sync: bool, tables: tuple[str, ...]) -> KV:
     """The backend behind ``Cabinet.open`` (see its docstring), holding ``tables``."""
@@ -219,7 +225,7 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
                               f"{type(path).__name__}")
-    where = os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME") or ".memnet"
+    where = home_of(path)
     if type(where) is not str or not where or "\x00" in where:
         raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
                               f"{where!r}")
@@ -245,4 +251,4 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
     return LmdbKV.acquire(where, tables, max_size=max_size, sync=sync)
 
 
-__all__ = ["KV", "MemoryKV", "Txn", "open_kv"]
+__all__ = ["KV", "MemoryKV", "Txn", "home_of", "open_kv"]

@@ -138,10 +138,9 @@ class _PgTxn(Txn):
         """Leave the pipeline send_soon opened: waiting for every answer
         (``ok``; a failed statement raises here), or, on the way out of a
         failed transaction, quietly (the caller rolls back or drops the
-        connection). Returns whether the pipeline was aborted: psycopg may
-        then believe in statements it prepared that the server never kept
-        ("prepared statement ... does not exist" on every later use), so the
-        connection is not to be used again."""
+        connection). Returns whether leaving it failed (an aborted pipeline):
+        the caller then drops the connection rather than roll it back, as the
+        state of a connection whose pipeline failed is not to be trusted."""
         pipe, self.pipe = self.pipe, None
         if pipe is None:
             return False

@@ -49,8 +49,7 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
                 bisect.bisect_left(ids, (rng + 1) * step, i)
             part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else \
                 le_bytes(ids[i:j])
-            key = R.big_key(sid, rng, term) if j - i > R.POSTING_BIG else b""
-            if key and R.own_record(key, j - i):
+            if j - i > R.POSTING_BIG and R.own_record(key := R.big_key(sid, rng, term), j - i):
                 big.append((key, R.seal(key, part)))
             else:
                 buckets.setdefault((b, rng), {})[term] = part

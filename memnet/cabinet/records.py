@@ -448,11 +448,12 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
     return raw[4:]
 
 
-__all__ = ["CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION", "LOG",
-           "BIG_KEY_MAX", "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
+__all__ = ["BIG_KEY_MAX", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION",
+           "LOG", "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
            "POSTING_BUCKETS", "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting",
            "big_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no", "chunk_span",
            "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_node_chunk",
            "decode_props", "delta_key", "delta_prefix", "element_key", "encode",
            "encode_edge_chunk", "encode_node_chunk", "key_id", "new_token", "node_chunk_key",
-           "node_chunk_prefix", "pending_limit", "prefix", "seal", "sid_key", "split_bucket_key"]
+           "node_chunk_prefix", "own_record", "pending_limit", "prefix", "seal", "sid_key",
+           "split_bucket_key"]

@@ -9,13 +9,12 @@ from typing import Any
 
 from ..errors import CommitRejected
 from ..gql import ast
-from ..values import props_text
+from ..values import has_lone_surrogate, props_text
 
 MAX_STRING = 1 << 20      # one property value
 MAX_LIST = 4096           # items in a list value
 MAX_PROPS = 256           # properties on one element
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def differs(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
@@ -48,7 +47,7 @@ def check_value(v: Any, where: ast.Pos) -> None:
         if len(v) > MAX_STRING:
             raise CommitRejected(f"a string value is longer than {MAX_STRING} characters",
                                  line=where.line, column=where.column)
-        if not v.isascii() and _SURROGATE.search(v):
+        if has_lone_surrogate(v):
             raise CommitRejected("a string holds a lone surrogate (not valid Unicode text)",
                                  line=where.line, column=where.column)
     if not isinstance(v, (str, int, float, bool, tuple)):

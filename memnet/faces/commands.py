@@ -61,9 +61,10 @@ def _cabinet(args: argparse.Namespace, *, create: bool = False, sid: str | None 
 
 def need_cabinet(home: str | None, sid: str | None = None) -> None:
     """Stop when there is no cabinet at ``home`` (see :func:`_cabinet`)."""
+    from ..cabinet.kv import home_of
     from ..cabinet.kv_pg import looks_like_url
 
-    where = home if home is not None else os.environ.get("MEMNET_HOME") or ".memnet"
+    where = home_of(home)
     if where and not looks_like_url(where) and not os.path.isfile(
             os.path.join(where, "data.mdb")):
         if sid is not None:

@@ -53,6 +53,7 @@ from memnet.gql.ast import (
     SeedQuery,
     Value,
 )
+from memnet.values import LONE_SURROGATE, has_lone_surrogate
 
 #: Longest Δ text accepted (characters).
 MAX_DELTA_CHARS = 4 * 1024 * 1024
@@ -174,7 +175,6 @@ def _nesting_depth(text: str) -> int:
     return deepest
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _check_caps(text: str, max_chars: int) -> None:
@@ -197,7 +197,7 @@ def _check_size(text: str, max_chars: int) -> None:
         raise InputTooLarge(f"input is {len(text)} characters; the cap is {max_chars}",
                             length=len(text), cap=max_chars)
     if not text.isascii():
-        m = _SURROGATE.search(text)
+        m = LONE_SURROGATE.search(text)
         if m is not None:
             line = text.count("\n", 0, m.start()) + 1
             col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
@@ -254,7 +254,7 @@ def _decode_text(inner: str) -> str | None:
     if "''" in inner:
         inner = _QUOTE_PAIR_RE.sub(r"\1\2", inner)
     out = inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    if not out.isascii() and _SURROGATE.search(out):
+    if has_lone_surrogate(out):
         try:
             return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
         except UnicodeDecodeError:

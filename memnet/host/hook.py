@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import BadHit
+from ..values import has_lone_surrogate
 
 #: Longest locator a hit may carry (characters).
 LOCATOR_MAX = 1024
@@ -64,9 +65,6 @@ class RagHostHook(Protocol):
     def search(self, q: str, top: int = 10) -> list[Hit]: ...
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _finite(x: float) -> bool:
     try:
         return math.isfinite(x)
@@ -83,8 +81,8 @@ def check_hit(hit: object) -> Hit:
     if not isinstance(hit.locator, str) or not hit.locator.strip() \
             or len(hit.locator) > LOCATOR_MAX or hit.locator != hit.locator.strip():
         problem = f"locator must be 1-{LOCATOR_MAX} characters without surrounding blanks"
-    elif _SURROGATE.search(hit.locator) or (isinstance(hit.title, str)
-                                            and _SURROGATE.search(hit.title)):
+    elif has_lone_surrogate(hit.locator) or (isinstance(hit.title, str)
+                                             and has_lone_surrogate(hit.title)):
         problem = "locator and title must be valid Unicode (a lone surrogate is not)"
     elif not isinstance(hit.title, str):
         problem = "title must be a string"

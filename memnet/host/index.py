@@ -64,7 +64,8 @@ from ..errors import (
     QueryError,
 )
 from ..ingest.model import Warning_
-from ..ingest.walk import read_regular, tree_root, walk
+from ..ingest.walk import dir_arg, read_regular, tree_root, walk
+from ..values import has_lone_surrogate
 from .hook import Hit
 from .units import READERS, SCHEMES, Doc, sysml_docs
 
@@ -99,25 +100,9 @@ def _tantivy() -> Any:
 def default_index_dir(home: str | os.PathLike[str] | None = None) -> Path:
     """``host-index`` in the MemNet home (``home``, else ``$MEMNET_HOME``,
     else ``./.memnet``)."""
-    base = _dir_arg(home, "home") if home is not None else \
+    base = dir_arg(home, "home") if home is not None else \
         os.environ.get("MEMNET_HOME") or ".memnet"
     return Path(base) / INDEX_DIR_NAME
-
-
-def _dir_arg(path: object, what: str) -> str:
-    """A directory argument as text: ``path_not_found`` for one that is empty,
-    of another type, or holds a NUL."""
-    if not isinstance(path, (str, os.PathLike)) or type(os.fspath(path)) is not str:
-        raise PathNotFound(f"the {what} directory is a path, not {type(path).__name__}",
-                           path=str(path)[:200])
-    text = os.fspath(path)
-    if not text or "\x00" in text:
-        raise PathNotFound(f"the {what} directory {text!r} is not a usable path",
-                           path=text[:200])
-    return text
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def query_words(q: object) -> list[str]:
@@ -126,7 +111,7 @@ def query_words(q: object) -> list[str]:
         raise QueryError(f"a search query is text, not {type(q).__name__}")
     if len(q) > MAX_QUERY:
         raise QueryError(f"a search query is at most {MAX_QUERY} characters, got {len(q)}")
-    if not q.isascii() and _LONE_SURROGATE.search(q):
+    if has_lone_surrogate(q):
         raise QueryError("a search query holds a lone surrogate (not valid Unicode: bytes "
                          "that are not UTF-8?)")
     words = [w.lower() for w in _WORD.findall(q)][:MAX_WORDS]
@@ -426,7 +411,7 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
     if progress is not None and not callable(progress):
         raise InvalidArgument("progress must be a function (done, total)")
     top = tree_root(path)
-    where = Path(_dir_arg(index, "index")) if index is not None else default_index_dir()
+    where = Path(dir_arg(index, "index")) if index is not None else default_index_dir()
     if not _check_dir(where):
         return _build(top, where, _tantivy(), progress)
     root = Path(_header(where)["root"])
@@ -599,7 +584,7 @@ def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,
 
 def open_index(index: str | os.PathLike[str] | None = None) -> HostIndex:
     """The host index in ``index`` (default :func:`default_index_dir`)."""
-    return HostIndex.open(_dir_arg(index, "index") if index is not None
+    return HostIndex.open(dir_arg(index, "index") if index is not None
                           else default_index_dir())
 
 

@@ -160,6 +160,19 @@ def walk(top: Path, kinds: Mapping[str, T]) -> tuple[list[tuple[str, T]], list[W
     return _walk(top, kinds, warn, top.name)[1], warn
 
 
+def dir_arg(path: object, what: str) -> str:
+    """A directory argument as text: ``path_not_found`` for one of another
+    type, empty (``Path("")`` would be the working directory) or holding a NUL."""
+    if not isinstance(path, (str, os.PathLike)) or type(os.fspath(path)) is not str:
+        raise PathNotFound(f"the {what} directory is a path, not {type(path).__name__}",
+                           path=str(path)[:200])
+    text = os.fspath(path)
+    if not text or "\x00" in text:
+        raise PathNotFound(f"the {what} directory {text!r} is not a usable path (empty, or "
+                           "holding a NUL)", path=text[:200])
+    return text
+
+
 def tree_root(path: str | os.PathLike[str]) -> Path:
     """``path`` resolved, or a ``path_not_found`` error when it is not a
     directory whose name is UTF-8 text (the name is the root of every locator)."""
@@ -174,5 +187,5 @@ def tree_root(path: str | os.PathLike[str]) -> Path:
     return top
 
 
-__all__ = ["SKIP_DIRS", "file_kind", "path_kind", "read_regular", "text_name",
+__all__ = ["SKIP_DIRS", "dir_arg", "file_kind", "path_kind", "read_regular", "text_name",
            "tree_root", "walk"]

@@ -155,7 +155,10 @@ def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
                 continue
             full = Path(dirpath) / fn
             rel = full.relative_to(p).as_posix()
-            fmode = full.lstat().st_mode
+            try:
+                fmode = full.lstat().st_mode
+            except OSError:  # gone since the listing (as is_symlink() took it before)
+                continue
             if stat.S_ISLNK(fmode):
                 continue
             if not stat.S_ISREG(fmode):  # never opened: a FIFO would block the read
