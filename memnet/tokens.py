@@ -184,6 +184,10 @@ class _Pieces:
         return len(self.fresh)
 
     def count(self, piece: str) -> int:
+        if len(piece) <= 3 and piece.isdigit() and piece.isascii():
+            # a run of up to three digits is a piece of its own and one token
+            # (tests/ver/test_tokens.py checks every one): never looked up
+            return 1
         n = self.more.get(piece)
         if n is not None:
             return n

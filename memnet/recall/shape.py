@@ -299,23 +299,26 @@ class LineCache:
             n = self.tokens[line] = count_tokens(line, self.tokenizer)
         return n
 
-    def edge_count(self, src: str, eid: str, etype: str, dst: str, last: bool) -> int:
-        """Tokens of the body line of a property-less edge."""
+    def edge_count(self, ends: int, eid: str, etype: str, last: bool) -> int:
+        """Tokens of the body line of a property-less edge whose two node
+        handles count ``ends`` tokens (see :meth:`node_count`)."""
         fixed = self.fixed.get((etype, last))
         if fixed is None:
             c = self.count
             fixed = self.fixed[(etype, last)] = (
                 c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
-        # the three handles' letter and digit runs; a node handle's sum is
-        # remembered, as a node is met on many edges
-        hc = self.handles
-        a = hc.get(src)
-        if a is None:
-            a = self.handle_count(src)
-        b = hc.get(dst)
-        if b is None:
-            b = self.handle_count(dst)
-        return fixed + a + b + self.run_count(eid)
+        return fixed + ends + self.run_count(eid)
+
+    def node_count(self, entry: list[Any]) -> int:
+        """Tokens of the handle of a node entry (its letter and digit runs),
+        kept in the entry and, as a node is met on many edges and in both
+        views, by handle."""
+        n: int = entry[7]
+        if n < 0:
+            h = entry[6]
+            got = self.handles.get(h)
+            n = entry[7] = got if got is not None else self.handle_count(h)
+        return n
 
     def run_count(self, handle: str) -> int:
         """Tokens of a handle: the sum over its letter and digit runs (each
@@ -371,9 +374,10 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
 
 
 def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
-    """``[key, nick, pattern, text, tokens of the line, the line]`` of a node,
-    cached while the node's key string and nick are the same objects; the
-    line is ``"  text,\n"``, its token count filled in when first needed."""
+    """``[key, nick, pattern, text, tokens of the line, the line, handle,
+    tokens of the handle]`` of a node, cached while the node's key string
+    and nick are the same objects; the line is ``"  text,\n"``, the token
+    counts filled in when first needed."""
     cols = store.view()
     key = cols.keys[nid]
     nick = cols.nicks.get(nid)
@@ -401,7 +405,7 @@ def _new_node_entry(store: Store, nid: int, view: str, bucket: dict[int, list[An
     else:
         maps = cols.prop_maps
         pat = (handle, store.node_labels(nid), maps, maps.raw(nid), nick)
-    entry = [key, nick, pat, text, -1, f"  {text},\n"]
+    entry = [key, nick, pat, text, -1, f"  {text},\n", handle, -1]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[nid] = entry
@@ -438,24 +442,26 @@ def _pattern(entry: list[Any]) -> NodePattern:
 
 
 def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[Any]],
-                    raw: dict[str, Value] | None) -> list[Any]:
+                    raw: dict[str, Value] | None, ends: dict[int, list[Any]]) -> list[Any]:
     """``[props, fields, text, tokens as a middle line, tokens as the last,
-    the middle line, pattern]`` of an edge, built and put in its view's
-    ``bucket`` (``build_body`` keeps it while the edge's property dict is the
-    same object); ``fields`` are the pattern's ``(var, type, src, dst,
-    props)``, and the pattern (None until then) is built from them by
-    :func:`_epattern`."""
+    the middle line, pattern, tokens of the end handles]`` of an edge, built
+    and put in its view's ``bucket`` (``build_body`` keeps it while the
+    edge's property dict is the same object); ``fields`` are the pattern's
+    ``(var, type, src, dst, props)``, and the pattern (None until then) is
+    built from them by :func:`_epattern`. ``ends`` holds the entries of the
+    Shape's nodes, among them the edge's two ends."""
     cols = store.view()
     props = view_props(raw, view) if raw and view == "interior" else ()
     types = cols.edge_types
     var, etype = edge_handle(eid), types.names[types.codes[eid]]
-    src, dst = node_handle(cols.sources[eid]), node_handle(cols.targets[eid])
+    a, b = ends[cols.sources[eid]], ends[cols.targets[eid]]
+    src, dst = a[6], b[6]
     if props:
         body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
         text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
     else:
         text = f"({src})-[{var}:{etype}]->({dst})"
-    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n", None]
+    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n", None, a, b]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[eid] = entry
@@ -526,11 +532,14 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
     last = len(edges) - 1
     fast = cache.pieces
     eprops, ebucket = cols.edge_props, cache.edges[view]
+    ends: dict[int, list[Any]] | None = None
     for i, eid in enumerate(edges):
         e = ebucket.get(eid)
         raw = eprops.get(eid)
         if e is None or e[0] is not raw:
-            e = _new_edge_entry(store, eid, view, ebucket, raw)
+            if ends is None:
+                ends = dict(zip(nodes, entries))
+            e = _new_edge_entry(store, eid, view, ebucket, raw, ends)
         eentries.append(e)
         if i == last:
             line = f"  {e[2]}"
@@ -541,8 +550,11 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
         lines.append(line)
         if e[slot] < 0:
             f = e[1]   # (var, type, src, dst, props)
-            e[slot] = (cache.edge_count(f[2], f[0], f[1], f[3], slot == 4)
-                       if fast and not f[4] else count_tokens(line, cache.tokenizer))
+            if fast and not f[4]:
+                e[slot] = cache.edge_count(cache.node_count(e[7]) + cache.node_count(e[8]),
+                                           f[0], f[1], slot == 4)
+            else:
+                e[slot] = count_tokens(line, cache.tokenizer)
         tokens += e[slot]
     return Rows(entries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens
 
@@ -575,14 +587,18 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
             return _finish_line(receipt, body, body_tokens, body_bytes, nl, cache)
         parts = receipt.parts()
         parts[-1] += nl   # a closing quote and the line break are one piece
-        at = parts.index(receipt.sizes_part(0, 0))
-        other_tok = count(parts[0]) + sum(count(" " + p) for i, p in enumerate(parts) if i and
-                                          i != at)
-        other_bytes = len(" ".join(parts).encode()) - len(parts[at].encode())
+        zero = receipt.sizes_part(0, 0)
+        at = parts.index(zero)
+        other_tok = count(parts[0]) + sum(_part_count(cache, p) for i, p in enumerate(parts)
+                                          if i and i != at)
+        other_bytes = len(" ".join(parts).encode()) - len(zero)
+        # the sizes part without its two numbers (each "0" is one digit piece)
+        sizes_tok = count(" " + zero) - 2
         tok, nbytes = body_tokens, body_bytes
         for _ in range(8):
             sizes = receipt.sizes_part(tok, nbytes)
-            new_tok = body_tokens + other_tok + count(" " + sizes)
+            new_tok = body_tokens + other_tok + sizes_tok + _digit_pieces(tok) + \
+                _digit_pieces(nbytes)
             new_bytes = body_bytes + other_bytes + len(sizes)
             if new_tok == tok and new_bytes == nbytes:
                 break
@@ -596,6 +612,24 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
             return " ".join(parts) + body, receipt
         alarm = not alarm
     raise MemNetError("receipt alarm did not settle", code="internal")  # pragma: no cover
+
+
+def _digit_pieces(n: int) -> int:
+    """Tokens of a non-negative number's digits: the pre-tokenisers cut them
+    into runs of up to three, and every such run is one token of each
+    tokenizer (tests/ver/test_tokens.py checks all 1,110 of them)."""
+    return (len(str(n)) + 2) // 3
+
+
+def _part_count(cache: LineCache, part: str) -> int:
+    """Tokens of ``" " + part``, a receipt part after the first. A part
+    ending in ``=value`` (the etag, a hex string) is counted as its head and
+    that tail: a pre-token never joins a letter to the ``=`` after it, so the
+    head's count, the same on every Recall, stays remembered."""
+    eq = part.rfind("=")
+    if eq > 0 and part[eq - 1].isalpha() and '"' not in part:
+        return cache.count(" " + part[:eq]) + cache.count(part[eq:])
+    return cache.count(" " + part)
 
 
 def _finish_line(receipt: Receipt, body: str, body_tokens: int, body_bytes: int, nl: str,

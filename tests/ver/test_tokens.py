@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memnet
+from memnet.graph.handles import edge_handle, node_handle
+from memnet.tokens import TOKENIZERS
 from tests.ver.strategies import (
     TRICKY,
     VER,
@@ -136,11 +138,16 @@ def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, ety
     s, e, d = node_handle(src), edge_handle(eid), node_handle(dst)
     line = f"  ({s})-[{e}:{etype}]->({d})" + ("" if last else ",\n")
     cache = LineCache("o200k_base")
-    assert cache.edge_count(s, e, etype, d, last) == memnet.count_tokens(line) == _pure_count(line)
-    # the node handles' counts are remembered now: the edge back reads them
+    # node entries as build_body keeps them: the handle, its count unknown yet
+    a, b = [None] * 6 + [s, -1], [None] * 6 + [d, -1]
+    ends = cache.node_count(a) + cache.node_count(b)
+    assert cache.edge_count(ends, e, etype, last) == memnet.count_tokens(line) == \
+        _pure_count(line)
+    # the node handles' counts are remembered now, by entry and by handle
+    assert cache.handles.keys() == {s, d} and a[7] >= 1 and b[7] >= 1
     back = f"  ({d})-[{e}:{etype}]->({s})" + ("" if last else ",\n")
-    assert cache.handles.keys() == {s, d}
-    assert cache.edge_count(d, e, etype, s, last) == _pure_count(back)
+    again = cache.node_count([None] * 6 + [d, -1]) + cache.node_count([None] * 6 + [s, -1])
+    assert cache.edge_count(again, e, etype, last) == _pure_count(back)
 
 
 _PLAIN = st.text(st.sampled_from([chr(c) for c in range(32, 127)] + ["\n", "\t", "\r"] +
@@ -211,25 +218,57 @@ def test_a_piece_merged_over_the_ranks_is_the_tokenizers_count(piece) -> None:  
     assert _piece_count("o200k_base", piece) == len(single(piece.encode()))
 
 
+_HANDLES = st.builds(lambda p, n: node_handle(n) if p == "n" else edge_handle(n),
+                     st.sampled_from("ne"), st.integers(1, 36 ** 6))
+
+
 @pytest.mark.req("MN-REQ-00")
 @VER
 @given(q=st.text(max_size=60), first=st.text(max_size=80),
-       advice=st.lists(st.text(max_size=30), max_size=2), body=st.booleans())
-def test_a_receipt_line_counts_as_the_sum_of_its_parts(q, first, advice, body) -> None:  # type: ignore[no-untyped-def]
-    """finish() counts the receipt line part by part; the sum must be the
-    tokenizer's count of the whole line, whatever text q and the advice hold."""
-    from memnet.recall.shape import LineCache, Receipt
+       advice=st.lists(st.text(max_size=30), max_size=2), body=st.booleans(),
+       etag=st.text("0123456789abcdef", min_size=16, max_size=16),
+       seeds=st.lists(_HANDLES, max_size=5), periphery=st.lists(_HANDLES, max_size=5),
+       census=st.lists(st.tuples(st.from_regex(r"[A-Z][A-Z0-9_]{0,8}", fullmatch=True),
+                                 st.integers(1, 10 ** 7)), max_size=3),
+       sizes=st.tuples(st.integers(0, 10 ** 9), st.integers(0, 10 ** 9)))
+def test_a_receipt_line_counts_as_the_sum_of_its_parts(q, first, advice, body, etag, seeds,  # type: ignore[no-untyped-def]
+                                                       periphery, census, sizes) -> None:
+    """finish() counts the receipt line part by part (a part ending in
+    ``=value`` as its head and that tail, the sizes part by its digit runs);
+    the sum must be the tokenizer's count of the whole line, whatever text q
+    and the advice hold."""
+    from memnet.recall.shape import LineCache, Receipt, _digit_pieces, _part_count
 
-    r = Receipt(session="s-1", version=3, q=q, seed_mode="match", seeds=("na1", "nb2c"),
+    r = Receipt(session="s-1", version=3, q=q, seed_mode="match", seeds=tuple(seeds),
                 matched=2, rows=4, max_rows=50, hops=1, k=2, clamped=0, hidden=0, laws=1,
-                laws_cut=0, periphery=(), view="interior", tokenizer="o200k_base",
-                holds_answer=True, read_first=first, advice=tuple(advice), census=(),
-                etag="0123456789abcdef", tokens=1234, bytes=5678, alarm=False)
+                laws_cut=0, periphery=tuple(periphery), view="interior",
+                tokenizer="o200k_base", holds_answer=True, read_first=first,
+                advice=tuple(advice), census=tuple(census), etag=etag, tokens=sizes[0],
+                bytes=sizes[1], alarm=False)
     parts = r.parts()
     parts[-1] += "\n" if body else ""
     cache = LineCache("o200k_base")
-    summed = cache.count(parts[0]) + sum(cache.count(" " + p) for p in parts[1:])
+    at = parts.index(r.sizes_part(*sizes))
+    summed = cache.count(parts[0]) + sum(_part_count(cache, p) for i, p in enumerate(parts)
+                                         if i and i != at)
+    summed += cache.count(" " + r.sizes_part(0, 0)) - 2 + sum(map(_digit_pieces, sizes))
     assert summed == memnet.count_tokens(r.line() + ("\n" if body else ""))
+    assert summed == _real_count(r.line() + ("\n" if body else ""))
+
+
+@pytest.mark.req("MN-REQ-00")
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_every_run_of_up_to_three_digits_is_one_token(tokenizer) -> None:  # type: ignore[no-untyped-def]
+    """Receipts count their numbers by digit runs, and the piece counter
+    never looks one up: both rest on this property of the vocabularies."""
+    from memnet.tokens import _encoder, _pieces
+
+    enc = _encoder(tokenizer)
+    runs = [f"{i:0{w}d}" for w in (1, 2, 3) for i in range(10 ** w)]
+    assert len(runs) == 1110
+    assert [r for r in runs if len(enc(r)) != 1] == []
+    assert {_pieces(tokenizer).count(r) for r in runs} == {1}
+    assert len(enc("1234")) == 2  # longer runs are cut at three digits
 
 
 @pytest.mark.req("MN-REQ-00")
@@ -320,9 +359,11 @@ def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # 
 
     monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(T, "RECENT_MAX", 5)
-    pieces = ["zqxjv", "vwkq", " qqzx", "xkcdq", "  ", "123", "Ünï", "!!!\n"]
+    pieces = ["zqxjv", "vwkq", " qqzx", "xkcdq", "  ", "#=", "Ünï", "!!!\n"]
     want = {p: T._piece_count("o200k_base", p) for p in pieces}
     memo = T._Pieces("o200k_base")
+    assert memo.count("123") == 1 and memo.count("07") == 1   # digit runs: never kept
+    assert memo.new == 0
     assert [memo.count(p) for p in pieces[:3]] == [want[p] for p in pieces[:3]]
     memo.save()                              # three recent pieces: no table yet
     assert not (tmp_path / "o200k_base.pieces").exists()
