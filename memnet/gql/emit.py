@@ -64,6 +64,9 @@ _BARE_WORD_RE = re.compile(r"[^\s'#]+")
 _NUMBER_LIKE_RE = re.compile(
     r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)?")
 _PAIR_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~]")
+#: text starting with the word MATCH, any case (``match:x`` is a key): a
+#: query whose first word it is reads as the MATCH form
+MATCH_WORD = re.compile(r"match(?![A-Za-z0-9_:~])", re.IGNORECASE)
 
 
 
@@ -175,8 +178,11 @@ def _cb_value(v: Value) -> str:
 
 
 def _cb_keyword(w: str) -> str:
+    if w.isalnum() and w.isascii() and w[0].islower() and w[:5].lower() != "match":
+        return w   # a plain word (most keywords): none of the tests below holds
     if (_BARE_WORD_RE.fullmatch(w) is None or _LABEL_RE.fullmatch(w) is not None
-            or _PAIR_LIKE_RE.match(w) is not None or w.startswith(("//", "/*"))):
+            or _PAIR_LIKE_RE.match(w) is not None or w.startswith(("//", "/*"))
+            or MATCH_WORD.match(w) is not None):
         return _quote(w)
     return w
 
@@ -185,6 +191,10 @@ def format_query(q: SeedQuery) -> str:
     """The normalised text of ``q``: MATCH form for a MATCH query (so a LIMIT
     reads back as a LIMIT), codebook form otherwise. Parsing the result gives
     back the same query."""
+    kws = q.keywords
+    if len(kws) == 1 and q.kind is None and not (q.labels or q.props or q.contains) and \
+            q.nick is None and q.limit is None:
+        return _cb_keyword(kws[0])   # one keyword, the usual fresh q
     if q.form == "match" and not q.keywords:
         node = format_node("n", (q.kind, *q.labels) if q.kind else q.labels, q.props, q.nick)
         text = f"MATCH {node}"

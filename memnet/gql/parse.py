@@ -53,6 +53,7 @@ from memnet.gql.ast import (
     SeedQuery,
     Value,
 )
+from memnet.gql.emit import MATCH_WORD
 from memnet.values import LONE_SURROGATE, has_lone_surrogate
 
 #: Longest Δ text accepted (characters).
@@ -154,7 +155,6 @@ _SKIP_RE = re.compile(
 _NOT_BRACKET_RE = re.compile(r"[^()\[\]{}]++")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _LEAD_RE = re.compile(r"(?:\s++|//[^\n]*+|/\*[\s\S]*?\*/)*+")
-_MATCH_RE = re.compile(r"match(?![A-Za-z0-9_:~])", re.IGNORECASE)  # (match:x is a key)
 
 
 def _nesting_depth(text: str) -> int:
@@ -210,7 +210,7 @@ def _check_size(text: str, max_chars: int) -> None:
 def _first_word_is_match(text: str) -> bool:
     """True when the first word after whitespace and comments is MATCH (any case)."""
     lead = _LEAD_RE.match(text)
-    return lead is not None and _MATCH_RE.match(text, lead.end()) is not None
+    return lead is not None and MATCH_WORD.match(text, lead.end()) is not None
 
 
 # --------------------------------------------------------------------------- values
@@ -476,6 +476,8 @@ def _parse_query_cached(q: str) -> SeedQuery:
         return SeedQuery()
     if _first_word_is_match(q):
         return _parse_match(q)
+    if q.isalnum() and q.isascii() and q[0].islower():
+        return SeedQuery(keywords=(q,))   # one plain word, the usual fresh q
     _check_caps(q, MAX_QUERY_CHARS)
     from .codebook import _direct_codebook  # it reads values with the helpers above
 

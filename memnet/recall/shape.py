@@ -116,7 +116,7 @@ class Receipt:
         joining blank: the line's tokens are the sum of its parts' tokens
         (``finish`` recounts only the part whose numbers moved)."""
         parts = [
-            f"// shape session={self.session} v={self.version} q={json.dumps(self.q)}",
+            f"// shape session={self.session} v={self.version} q={_json(self.q, True)}",
             f"mode={self.seed_mode} seeds={','.join(self.seeds) or '-'} matched={self.matched}",
             f"rows={self.rows}/{self.max_rows} hops={self.hops}/{self.k}",
             f"clamped={self.clamped} hidden={self.hidden} laws={self.laws}",
@@ -128,13 +128,21 @@ class Receipt:
         parts.append(f"alarm={str(self.alarm).lower()} "
                      f"holds_answer={str(self.holds_answer).lower()} etag={self.etag}")
         if self.since is not None:  # asked for a delta, answered whole: say why
-            parts.append(f"since={self.since} why={json.dumps(self.why, ensure_ascii=False)}")
+            parts.append(f"since={self.since} why={_json(self.why)}")
         if self.census:
             parts.append("census=" + ",".join(f"{k}:{c}" for k, c in self.census))
-        parts.append(f"read_first={json.dumps(self.read_first, ensure_ascii=False)}")
+        parts.append(f"read_first={_json(self.read_first)}")
         if self.advice:
-            parts.append(f"advice={json.dumps(' | '.join(self.advice), ensure_ascii=False)}")
+            parts.append(f"advice={_json(' | '.join(self.advice))}")
         return parts
+
+
+def _json(s: str, ascii: bool = False) -> str:
+    """``json.dumps(s, ensure_ascii=ascii)``; printable ASCII text with no
+    quote or backslash (most receipts) is only put in quotes."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    return json.dumps(s, ensure_ascii=ascii)
 
 
 def answer_line(answer: str, session: str, version: int, rows: int, max_rows: int, tokens: int,
@@ -538,7 +546,7 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
         raw = eprops.get(eid)
         if e is None or e[0] is not raw:
             if ends is None:
-                ends = dict(zip(nodes, entries))
+                ends = dict(zip(nodes, entries, strict=True))
             e = _new_edge_entry(store, eid, view, ebucket, raw, ends)
         eentries.append(e)
         if i == last:
@@ -581,6 +589,7 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
     alarm = body_tokens > ALARM_TOKENS
     for _ in range(4):
         advice = base_advice + ((ALARM_ADVICE,) if alarm else ())
+        # made once: its sizes are filled in below, before anyone else sees it
         receipt = Receipt(**receipt_fields, etag=etag, tokens=0, bytes=0, alarm=alarm,
                           advice=advice)
         if receipt.answer != "shape":
@@ -607,8 +616,8 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
             raise MemNetError("receipt token count did not settle", code="internal")
         if (tok > ALARM_TOKENS) == alarm:
             parts[at] = sizes
-            receipt = Receipt(**receipt_fields, etag=etag, tokens=tok, bytes=nbytes,
-                              alarm=alarm, advice=advice)
+            object.__setattr__(receipt, "tokens", tok)
+            object.__setattr__(receipt, "bytes", nbytes)
             return " ".join(parts) + body, receipt
         alarm = not alarm
     raise MemNetError("receipt alarm did not settle", code="internal")  # pragma: no cover

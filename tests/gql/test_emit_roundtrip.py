@@ -253,7 +253,8 @@ def codebook_queries(draw):
         labels=tuple(labels),
         props=tuple(draw(st.dictionaries(_names, _cb_scalars, max_size=4)).items()),
         keywords=tuple(draw(st.lists(_any_text | st.sampled_from(
-            ["TSK", "a:b", "x~y", "//c", "/*", "#n", "word", "v1.2-rc"]), max_size=4))),
+            ["TSK", "a:b", "x~y", "//c", "/*", "#n", "word", "v1.2-rc", "match", "Match-day",
+             "MATCH"]), max_size=4))),
         contains=tuple(draw(st.lists(st.tuples(_names, _any_text), max_size=3))),
         nick=draw(st.none() | _nicks),
         form="codebook",
@@ -317,3 +318,12 @@ def test_from_lark_strings_parse(start):
             assert isinstance(result, Delta if start == "delta" else SeedQuery)
 
     check()
+
+
+@pytest.mark.parametrize("word", ["match", "Match-day", "MATCH", "match.x", "matches"])
+def test_a_keyword_read_as_the_match_form_is_quoted(word):
+    """A q whose first keyword would read as the word MATCH prints it quoted,
+    so the q a receipt shows reads back as the same query."""
+    for q in (SeedQuery(keywords=(word,)), SeedQuery(keywords=(word, "x"))):
+        text = format_query(q)
+        assert parse_query(text) == q, text

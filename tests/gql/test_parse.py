@@ -502,3 +502,23 @@ def test_a_property_named_like_a_keyword_is_a_codebook_pair(q: str) -> None:
     got = parse_query(q)
     assert got.form != "match" and got.props or got.contains or got.limit
     assert parse_query(format_query(got)) == got
+
+
+@pytest.mark.req("MN-REQ-15")
+@given(st.from_regex(r"[a-z][A-Za-z0-9]{0,20}", fullmatch=True) | st.sampled_from(
+    ["match", "matchx", "matches", "mAtch1", "true", "limit", "set"]))
+def test_a_plain_word_q_reads_as_the_grammar_reads_it(word: str) -> None:
+    """One plain word (the usual fresh q) skips the word typing; the query
+    must be the one the grammar itself builds, and its normalised text the
+    word. The word MATCH alone is the MATCH form, unfinished."""
+    from memnet.gql.emit import format_query
+    from memnet.gql.parse import _run
+
+    if word.lower() == "match":
+        with pytest.raises(GQLSyntaxError):
+            parse_query(word)
+        return
+    want = _run(word, "codebook")
+    got = parse_query(word)
+    assert got == want and got.keywords == (word,)
+    assert format_query(got) == word

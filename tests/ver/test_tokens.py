@@ -406,3 +406,15 @@ def test_a_pieces_file_of_the_old_layout_is_read_then_written_as_a_table(  # typ
     assert {p: table[0](p.encode()) for p in old} == old
     assert T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2) == {
         p.encode(): n for p, n in old.items()}
+
+
+@pytest.mark.req("MN-REQ-00")
+@given(st.text(max_size=40) | st.text(st.characters(max_codepoint=0x80), max_size=40))
+def test_a_receipt_string_is_printed_as_json_prints_it(text) -> None:  # type: ignore[no-untyped-def]
+    """The receipt quotes plain text itself and leaves the rest to json."""
+    import json
+
+    from memnet.recall.shape import _json
+
+    assert _json(text, True) == json.dumps(text)
+    assert _json(text) == json.dumps(text, ensure_ascii=False)
