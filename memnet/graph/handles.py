@@ -26,6 +26,10 @@ _N_HEAD = [f"n{_LEN[len(p) + 1]}{p}" for p in _SHORT]
 _E_HEAD = [f"e{_LEN[len(p) + 1]}{p}" for p in _SHORT]
 _N_SHORT = [f"n{_LEN[len(p) - 1]}{p}" for p in _SHORT]
 _E_SHORT = [f"e{_LEN[len(p) - 1]}{p}" for p in _SHORT]
+#: the handle of an id ``i`` from 1,296 to 36**4 is ``HANDLE_HEADS[prefix][i //
+#: 1296] + HANDLE_TAILS[i % 1296]``
+HANDLE_HEADS = {"n": _N_HEAD, "e": _E_HEAD}
+HANDLE_TAILS = _PAIRS
 
 
 def b36(n: int) -> str:
@@ -77,4 +81,5 @@ def parse_handle(text: str) -> tuple[str, int] | None:
     return text[0], int(digits, 36)
 
 
-__all__ = ["b36", "edge_handle", "node_handle", "parse_handle", "text_bytes"]
+__all__ = ["HANDLE_HEADS", "HANDLE_TAILS", "b36", "edge_handle", "node_handle", "parse_handle",
+           "text_bytes"]

@@ -27,6 +27,7 @@ from typing import Any
 from ..errors import MemNetError
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
+from ..graph.handles import HANDLE_HEADS, HANDLE_TAILS
 from ..graph.store import Store, edge_handle, node_handle
 from ..record import FrozenInstanceError, as_dict, record, replace
 from ..tokens import count_tokens, piece_tokens
@@ -297,7 +298,11 @@ class LineCache:
         self.tokens: dict[str, int] = {}
         self.pieces = tokenizer == "o200k_base"
         self.fixed: dict[tuple[str, bool], int] = {}   # an edge line but its handles
-        self.handles: dict[str, int] = {}               # node handle -> its tokens
+        # the two parts of a handle (see id_count), cut into runs once each:
+        # heads by prefix and the id's high part, tails by its low part
+        self.heads: dict[str, list[tuple[int, str, bool, int] | None]] = {
+            "n": [None] * 1296, "e": [None] * 1296}
+        self.tails: list[tuple[int, str, bool, int] | None] = [None] * 1296
 
     def count(self, line: str) -> int:
         n = self.tokens.get(line)
@@ -307,26 +312,62 @@ class LineCache:
             n = self.tokens[line] = count_tokens(line, self.tokenizer)
         return n
 
-    def edge_count(self, ends: int, eid: str, etype: str, last: bool) -> int:
-        """Tokens of the body line of a property-less edge whose two node
-        handles count ``ends`` tokens (see :meth:`node_count`)."""
+    def edge_count(self, ends: int, eid: int, etype: str, last: bool) -> int:
+        """Tokens of the body line of property-less edge ``eid`` whose two
+        node handles count ``ends`` tokens (see :meth:`node_count`)."""
         fixed = self.fixed.get((etype, last))
         if fixed is None:
             c = self.count
             fixed = self.fixed[(etype, last)] = (
                 c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
-        return fixed + ends + self.run_count(eid)
+        return fixed + ends + self.id_count("e", eid)
 
     def node_count(self, entry: list[Any]) -> int:
-        """Tokens of the handle of a node entry (its letter and digit runs),
-        kept in the entry and, as a node is met on many edges and in both
-        views, by handle."""
+        """Tokens of the handle of a node entry, kept in the entry."""
         n: int = entry[7]
         if n < 0:
-            h = entry[6]
-            got = self.handles.get(h)
-            n = entry[7] = got if got is not None else self.handle_count(h)
+            n = entry[7] = self.id_count("n", entry[8])
         return n
+
+    def id_count(self, prefix: str, i: int) -> int:
+        """Tokens of the handle of element ``i`` (``prefix`` n or e).
+
+        A handle of an id from 1,296 to 36**4 is a head (the prefix, the
+        length letter, the id's high base-36 digits: ``HANDLE_HEADS``) and a
+        tail (its two low digits: ``HANDLE_TAILS``). Each head and
+        tail is cut into runs once; only the runs where they meet are joined:
+        two letter runs into one piece (looked up), two digit runs into one
+        run cut every three digits (a token each). Other ids are cut whole."""
+        if not 1296 <= i < 1679616:
+            return self.run_count(node_handle(i) if prefix == "n" else edge_handle(i))
+        hi, lo = divmod(i, 1296)
+        head = self.heads[prefix][hi]
+        if head is None:
+            head = self.heads[prefix][hi] = self._cut(HANDLE_HEADS[prefix][hi], True)
+        tail = self.tails[lo]
+        if tail is None:
+            tail = self.tails[lo] = self._cut(HANDLE_TAILS[lo], False)
+        if head[2] is not tail[2]:
+            return head[0] + head[3] + tail[3] + tail[0]
+        if head[2]:
+            return head[0] + (len(head[1]) + len(tail[1]) + 2) // 3 + tail[0]
+        return head[0] + self.piece(head[1] + tail[1]) + tail[0]
+
+    def _cut(self, text: str, head: bool) -> tuple[int, str, bool, int]:
+        """``(tokens of the other runs, the run at the cut, whether it is
+        digits, its tokens)`` of a head (the cut after it) or a tail (the
+        cut before it; its leading digits whole, as a head's digits may
+        join them)."""
+        runs = _HANDLE_RUNS.findall(text)
+        if head:
+            edge, others = runs[-1], runs[:-1]
+        else:
+            edge, others = runs[0], runs[1:]
+            while edge.isdigit() and others and others[0].isdigit():
+                edge += others.pop(0)
+        digits = edge.isdigit()
+        return (sum(map(self.piece, others)), edge, digits,
+                (len(edge) + 2) // 3 if digits else self.piece(edge))
 
     def run_count(self, handle: str) -> int:
         """Tokens of a handle: the sum over its letter and digit runs (each
@@ -335,20 +376,18 @@ class LineCache:
         n = 0
         for run in _HANDLE_RUNS.findall(handle):
             c = get(run)
-            if c is None:
-                if len(self.tokens) >= self.MAX:
-                    self.tokens.clear()
-                c = self.tokens[run] = piece_tokens(run, self.tokenizer)
-            n += c
+            n += c if c is not None else self.piece(run)
         return n
 
-    def handle_count(self, handle: str) -> int:
-        """:meth:`run_count`, remembered."""
-        hc = self.handles
-        if len(hc) >= self.MAX:
-            hc.clear()
-        n = hc[handle] = self.run_count(handle)
-        return n
+    def piece(self, run: str) -> int:
+        """Tokens of one letter or digit run of a handle (a piece of its
+        own), remembered."""
+        c = self.tokens.get(run)
+        if c is None:
+            if len(self.tokens) >= self.MAX:
+                self.tokens.clear()
+            c = self.tokens[run] = piece_tokens(run, self.tokenizer)
+        return c
 
 
 _HANDLE_RUNS = re.compile(r"[a-z]+|[0-9]{1,3}")
@@ -383,7 +422,7 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
 
 def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
     """``[key, nick, pattern, text, tokens of the line, the line, handle,
-    tokens of the handle]`` of a node, cached while the node's key string
+    tokens of the handle, id]`` of a node, cached while the node's key string
     and nick are the same objects; the line is ``"  text,\n"``, the token
     counts filled in when first needed."""
     cols = store.view()
@@ -413,7 +452,7 @@ def _new_node_entry(store: Store, nid: int, view: str, bucket: dict[int, list[An
     else:
         maps = cols.prop_maps
         pat = (handle, store.node_labels(nid), maps, maps.raw(nid), nick)
-    entry = [key, nick, pat, text, -1, f"  {text},\n", handle, -1]
+    entry = [key, nick, pat, text, -1, f"  {text},\n", handle, -1, nid]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[nid] = entry
@@ -560,7 +599,7 @@ def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
             f = e[1]   # (var, type, src, dst, props)
             if fast and not f[4]:
                 e[slot] = cache.edge_count(cache.node_count(e[7]) + cache.node_count(e[8]),
-                                           f[0], f[1], slot == 4)
+                                           eid, f[1], slot == 4)
             else:
                 e[slot] = count_tokens(line, cache.tokenizer)
         tokens += e[slot]
