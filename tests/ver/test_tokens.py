@@ -56,6 +56,23 @@ def _check(sh: memnet.Shape) -> None:
 
 @pytest.mark.req("MN-REQ-00")
 @VER
+@given(scenarios(n_queries=3))
+def test_receipt_tokens_are_exact_under_the_other_tokenizer(sc) -> None:  # type: ignore[no-untyped-def]
+    """A session counting with cl100k_base (no piece cutter: its lines are
+    counted whole) sums its receipt from parts and digit runs too; the sum
+    must be that tokenizer's count of the whole text."""
+    spec, qs = sc
+    s = memnet.Session("ver", delete_on_settle=spec.delete_on_settle, tokenizer="cl100k_base")
+    b = build(spec, session=s)
+    for q, kn in qs:
+        sh = b.session.recall(q.text, **kn.kwargs())
+        assert sh.receipt.tokenizer == "cl100k_base"
+        assert sh.receipt.tokens == memnet.count_tokens(sh.text, "cl100k_base"), sh.text
+        assert sh.receipt.bytes == len(sh.text.encode("utf-8"))
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
 @given(scenarios(n_queries=4))
 def test_receipt_tokens_and_bytes_are_exact(sc) -> None:  # type: ignore[no-untyped-def]
     spec, qs = sc
