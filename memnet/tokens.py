@@ -117,6 +117,90 @@ _O200K_ASCII = re.compile("|".join([
 # the tokenizer's ideas of white space differ
 _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
 _PIECEWISE = {"o200k_base": _O200K_ASCII}
+
+
+# Text with other characters is cut with the same pattern over a stand-in:
+# each character replaced by one of its class (the classes the pattern reads:
+# upper-case letters, lower-case letters, other letters and marks, numbers,
+# everything else), when that class is the one it had in Unicode 3.2 as well
+# as now. Such a character falls in the same classes in every table of
+# Unicode since, the tokenizer's included (a character new since 3.2 is
+# taken only when it was unassigned then and is neither letter, mark nor
+# number now: emoji, new symbols). Unassigned characters, controls, white
+# space (the regex engines disagree on it) and the long s (case-insensitive
+# matching ties it to the s of the contractions) have no stand-in, so text
+# holding one goes to the tokenizer. The pieces are then counted like ASCII
+# pieces, without building the tokenizer (most of a second);
+# tests/ver/test_tokens.py compares the cut with the tokenizer.
+_OTHER_LETTER = "\ue000"   # stands in for letters that are neither only upper nor only lower case
+_NO_STAND_IN = "\ue001"
+
+
+@functools.cache
+def _stand_in_cutter() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``(cut, other)``: o200k's pattern over stand-ins, and a character
+    with none (compiled when first needed: most text is plain ASCII)."""
+    cut = re.compile("|".join([
+        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000]*[a-z\ue000]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000]+[a-z\ue000]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[0-9]{1,3}""",
+        r""" ?[^\t\n\r A-Za-z0-9\ue000]+[\r\n/]*""",
+        r"""[\t\n\r ]*[\r\n]+""",
+        r"""[\t\n\r ]+(?![^\t\n\r ])""",
+        r"""[\t\n\r ]+""",
+    ]))
+    return cut, re.compile(r"[^\t\n\r\x20-\x7e\ue000]")
+
+
+def _stand_in_class(category: str) -> str:
+    if category in ("Lu", "Lt"):
+        return "A"
+    if category == "Ll":
+        return "a"
+    if category[0] in "LM":
+        return _OTHER_LETTER
+    if category[0] == "N":
+        return "0"
+    return "!"
+
+
+class _StandIns(dict):  # type: ignore[type-arg]
+    """code point -> its stand-in (see above), found when first met."""
+
+    def __missing__(self, cp: int) -> str:
+        import unicodedata
+
+        ch = chr(cp)
+        if cp < 0x80:
+            got = ch if ch in "\t\n\r" or 0x20 <= cp < 0x7F else _NO_STAND_IN
+        else:
+            cat = unicodedata.category(ch)
+            got = _stand_in_class(cat)
+            if cat in ("Cn", "Cs", "Cc") or cat[0] == "Z" or ch.isspace() or cp == 0x17F or \
+                    _stand_in_class(unicodedata.ucd_3_2_0.category(ch)) != got:
+                got = _NO_STAND_IN
+        if len(self) >= 1 << 16:
+            self.clear()
+        self[cp] = got
+        return got
+
+
+_STAND_INS = _StandIns()
+
+
+def _stood_in_pieces(text: str) -> list[str] | None:
+    """The o200k pieces of ``text`` cut over its stand-in, or None when a
+    character has none."""
+    cut, other = _stand_in_cutter()
+    proxy = text.translate(_STAND_INS)
+    if other.search(proxy) is not None:
+        return None
+    out: list[str] = []
+    at = 0
+    for p in cut.findall(proxy):
+        out.append(text[at:at + len(p)])
+        at += len(p)
+    return out if at == len(text) else None
 PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache files)
 MORE_MAX = 1 << 16            # pieces remembered past those, in this process only
 RECENT_MAX = 4096             # pieces the small file holds before they join the table
@@ -303,12 +387,19 @@ def count_tokens(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> int:
 
         raise InvalidArgument(f"count_tokens counts text, not {type(text).__name__}")
     cut = _PIECEWISE.get(tokenizer)
-    if cut is None or _NOT_PLAIN.search(text) is not None:
+    if cut is None:
         return len(_encoder(tokenizer)(text))
+    if _NOT_PLAIN.search(text) is None:
+        pieces = cut.findall(text)
+    else:
+        got = _stood_in_pieces(text)
+        if got is None:
+            return len(_encoder(tokenizer)(text))
+        pieces = got
     memo = _pieces(tokenizer)
     get = memo.counts.get
     n = 0
-    for piece in cut.findall(text):
+    for piece in pieces:
         c = get(piece)
         n += c if c is not None else memo.count(piece)
     return n

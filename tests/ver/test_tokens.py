@@ -450,3 +450,72 @@ def test_a_receipt_string_is_printed_as_json_prints_it(text) -> None:  # type: i
 
     assert _json(text, True) == json.dumps(text)
     assert _json(text) == json.dumps(text, ensure_ascii=False)
+
+
+def _stood_in_chars() -> list[str]:
+    """Every character of the Basic Multilingual Plane that has a stand-in,
+    and the emoji block (new since Unicode 3.2, symbols now)."""
+    from memnet.tokens import _NO_STAND_IN, _STAND_INS
+
+    def many(cp: int) -> bool:   # CJK ideographs, Hangul syllables: every 40th
+        return 0x4E00 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7A3
+
+    return [chr(cp) for cp in [*range(0x80, 0x10000), *range(0x1F300, 0x1F650)]
+            if _STAND_INS[cp] != _NO_STAND_IN and (not many(cp) or cp % 40 == 0)]
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_text_counted_over_stand_ins_is_the_tokenizers_count() -> None:
+    """Text with non-ASCII characters is cut over a stand-in of each one's
+    class; for every character that has one, in contexts that exercise each
+    branch of the pattern (letters of either case on either side, digits,
+    blanks, punctuation, a contraction, runs of it), the count must be the
+    tokenizer's."""
+    from memnet.tokens import _encoder, count_tokens
+
+    chars = _stood_in_chars()
+    assert len(chars) > 15_000   # Latin, Greek, Cyrillic, CJK, punctuation, emoji
+    enc = _encoder("o200k_base")
+    contexts = ["{c}", "a{c}b", "A{c}'s", "{c}{c}{c}x", " {c} 12{c}3", "x.{c}/\n{c}Ab",
+                "{c}'T", "Ab{c}cD{c}", "1{c}{c}{c}{c}2"]
+    wrong = []
+    for c in chars:
+        for ctx in contexts:
+            text = ctx.replace("{c}", c)
+            if count_tokens(text) != len(enc(text)):
+                wrong.append(text)
+    assert wrong == []
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_text_with_stand_ins_is_counted_without_the_tokenizer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Typographic quotes and dashes, accents, other scripts and emoji are
+    counted without building the tokenizer; a character with no stand-in
+    (a no-break space) still gets the tokenizer's count from it."""
+    import memnet.tokens as T
+
+    want = {t: _real_count(t) for t in ("“Café” — naïve 🚀", "Привет, 世界", "a\u00a0b")}
+
+    def no_encoder(name: str) -> object:
+        raise AssertionError("the tokenizer was built")
+
+    monkeypatch.setattr(T, "_encoder", no_encoder)
+    assert T.count_tokens("“Café” — naïve 🚀") == want["“Café” — naïve 🚀"]
+    assert T.count_tokens("Привет, 世界") == want["Привет, 世界"]
+    with pytest.raises(AssertionError, match="built"):
+        T.count_tokens("a\u00a0b")
+
+
+_MIXED = st.text(st.sampled_from(
+    list("aAzZ09 '\n\t.,/-_sStT") + list("éÉßøØñÑ–—’“”…€½²日本語のテキストПриветΩωǅ\u0301\u0308") +
+    ["\U0001F680", "\u2705", "\u00a0", "\u017f", "\u0378", "\x0b"]), max_size=40)
+
+
+@pytest.mark.req("MN-REQ-00")
+@VER
+@given(_MIXED)
+def test_mixed_text_counts_as_the_tokenizer_counts_it(text) -> None:  # type: ignore[no-untyped-def]
+    """Any mix of ASCII, characters with stand-ins and characters without
+    (no-break space, long s, an unassigned one, a control: those texts go
+    to the tokenizer) counts what the tokenizer counts."""
+    assert memnet.count_tokens(text) == _real_count(text)
