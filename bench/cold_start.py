@@ -5,7 +5,9 @@ round-robin so that load on the machine hits all of them alike, and each is
 printed with its ratio to ``python -c pass`` measured in the same run.
 
 * ``memnet --version``
-* ``memnet recall SID Q`` on a small session in an LMDB cabinet
+* ``memnet recall SID Q`` on a small session in an LMDB cabinet, and
+  (``recall-u``) on one whose titles hold accents, typographic quotes and
+  dashes, Cyrillic and CJK (their lines are counted without the tokenizer)
 * ``memnet commit SID`` of one small Δ (read from stdin, then flushed)
 * ``memnet wire`` answering one ``RECALL`` statement
 * MCP initialize: ``memnet mcp`` started, the ``initialize`` request answered
@@ -40,7 +42,7 @@ import sys
 import tempfile
 import time
 
-TARGETS = {"version": 2.0, "recall": 4.0, "commit": 4.0, "wire": 4.0,
+TARGETS = {"version": 2.0, "recall": 4.0, "recall-u": 4.0, "commit": 4.0, "wire": 4.0,
            "recall*": 4.0, "commit*": 4.0}
 PIECES_FILL = 250_000
 # fills a cache directory's piece cache with PIECES_FILL distinct pieces
@@ -109,6 +111,13 @@ def main() -> None:
     try:
         subprocess.run([*mem, "demo"], env=env, check=True, stdout=subprocess.DEVNULL)
         delta = "INSERT (t:TSK {title: 'cold start probe', status: 'open'})"
+        subprocess.run([*mem, "session", "create", "intl"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([*mem, "commit", "intl", "-"], env=env, check=True,
+                       stdout=subprocess.DEVNULL, text=True,
+                       input="INSERT (t:TSK {title: 'Café pricing – “naïve” résumé', "
+                             "status: 'open'}), (d:DEC {title: 'Цена: округление — 価格'}), "
+                             "(t)-[:NEEDS]->(d)")
         full = dict(env, MEMNET_CACHE_DIR=os.path.join(tmp, "cache-full"))
         t = time.perf_counter()
         # run from tmp: "python -c" puts the working directory first on the
@@ -121,6 +130,7 @@ def main() -> None:
             "pass": ([sys.executable, "-c", "pass"], None, env),
             "version": ([*mem, "--version"], None, env),
             "recall": ([*mem, "recall", "demo", "TSK status:open pricing"], None, env),
+            "recall-u": ([*mem, "recall", "intl", "TSK status:open pricing"], None, env),
             "commit": ([*mem, "commit", "demo", "-"], delta, env),
             "wire": ([*mem, "wire"], "USE demo; RECALL TSK status:open pricing;", env),
             "recall*": ([*mem, "recall", "demo", "TSK status:open pricing"], None, full),
