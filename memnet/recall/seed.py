@@ -514,12 +514,30 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
 def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
                    ) -> SeedResult:
     W = _Words(store)
-    kw_ids = [_keyword_ids(kw, W) for kw in kws]
     names = filt.apply(sorted(_name_ids(kws, W, store)))
+    if len(kws) > 1 and all(len(kw.toks) == 1 and len(kw.words) == 1 for kw in kws):
+        got = _match_pruned(store, filt, kws, W, names, limit)
+        if got is not None:
+            return got
+    kw_ids = [_keyword_ids(kw, W) for kw in kws]
     cand_set: set[int] = set(names).union(*kw_ids)
     cand = filt.apply(sorted(cand_set))
     if not cand:
         return SeedResult("match", (), 0)
+
+    def matched_kws(nid: int) -> int:
+        return sum(1 for ids in kw_ids if nid in ids)
+
+    seeds, _cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
+    return SeedResult("match", tuple(seeds), len(cand))
+
+
+def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: list[int],
+            names: list[int], limit: int, matched_kws: Callable[[int], int]
+            ) -> tuple[list[int], tuple[bool, float]]:
+    """The first ``limit`` of ``cand`` (ascending ids, the name matches
+    among them) in rank order, and the ``(name tier, score)`` of the last
+    candidate that could be one (every seed ranks at or above it)."""
     # columns aligned with cand, filled with C-level maps
     n_live = store.live_nodes
     scores: list[float] = [0.0] * len(cand)
@@ -543,11 +561,61 @@ def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
 
     def rank(i: int) -> tuple[bool, float, int, bool, str, int]:
         nid = cand[i]
-        return (not first[i][0], -first[i][1], -sum(1 for ids in kw_ids if nid in ids),
-                nid not in live, key[nid], nid)
+        return (not first[i][0], -first[i][1], -matched_kws(nid), nid not in live, key[nid],
+                nid)
 
-    seeds = [cand[i] for i in sorted(near, key=rank)[:limit]]
-    return SeedResult("match", tuple(seeds), len(cand))
+    return [cand[i] for i in sorted(near, key=rank)[:limit]], cut
+
+
+def _top_level(w: _Word) -> int:
+    """The highest level any node holds ``w`` at (exact or by stem)."""
+    return max([lv - NAME_FLAG if lv > NAME_FLAG else lv for lv, _t in w.xterms] +
+               [lv for lv, _t in w.sterms], default=0)
+
+
+def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
+                  names: list[int], limit: int) -> SeedResult | None:
+    """:func:`_match_general` for keywords of one word each, ranking only the
+    nodes of the rarest words when that settles the seeds, or None.
+
+    A node's score is the sum over the query's words of IDF times its level
+    for the word, and a node holds a word exactly when it matches that
+    keyword. So a node holding none of the rarest words scores at most the
+    sum of IDF times top level over the other words (``bound``). When the
+    last node that could be a seed among the name matches and the nodes of
+    the rarest words is a name match or scores above that bound, no other
+    node ranks before it, and ranking those nodes alone gives the seeds of
+    the whole ranking (docs/math/seeding.md)."""
+    words = [W(kw.words[0]) for kw in kws]
+    distinct = list({id(w): w for w in words}.values())
+    n_live = store.live_nodes
+    # the rarest words first; a word no node holds adds nothing
+    held = sorted((w for w in distinct if w.df), key=lambda w: w.df)
+    if len(held) < 2:
+        return None
+    tops = [_idf(n_live, w.df) * _top_level(w) for w in held]
+    everyone = set(names).union(*(w.ids() for w in held))
+    matched = len(everyone) if filt.trivial else len(filt.apply(sorted(everyone)))
+    if not matched:
+        return SeedResult("match", (), 0)
+    some: set[int] = set(names)
+    for i in range(1, len(held)):
+        some |= held[i - 1].ids()
+        if len(some) < limit or 2 * len(some) > len(everyone):
+            continue   # too few to hold the seeds, or too many to save work
+        cand = filt.apply(sorted(some))
+        if len(cand) < limit:
+            continue
+        bound = math.fsum(tops[i:])
+
+        def matched_kws(nid: int) -> int:
+            return sum(1 for w in words if w.level(nid))
+
+        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
+        # (a margin against the rounding of sums taken in another order)
+        if cut[0] or cut[1] > bound * (1.0 + 1e-9) + 1e-9:
+            return SeedResult("match", tuple(seeds), matched)
+    return None
 
 
 def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:

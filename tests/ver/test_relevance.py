@@ -479,3 +479,77 @@ def test_the_terms_a_query_looks_up_are_every_term_the_index_holds(texts, named)
         x, s = present_terms(lambda _prefix: have, w)
         assert x == [(lv, t) for lv, t in word_terms(w) if t in have]
         assert s == ([(lv, t) for lv, t in stem_terms(st_) if t in have] if st_ else [])
+
+
+_VOCAB = ("zebra", "quartz", "lemon", "graph", "test", "node", "edge", "alpha", "beta", "gamma")
+
+
+def _skewed_rows(draw_words: list[list[int]], kinds: list[str]) -> list[str]:
+    rows = []
+    for i, (ws, k) in enumerate(zip(draw_words, kinds, strict=True)):
+        title = " ".join(_VOCAB[w] for w in ws[:3]) or "empty"
+        text = " ".join(_VOCAB[w] for w in ws[3:])
+        status = ", status: 'open'" if k == "TSK" else ""
+        rows.append(f"{k} {{title: '{title}', text: '{text}', n: {i}{status}}}")
+    return rows
+
+
+# word indices skewed towards the common end of _VOCAB (graph, test, ...)
+_SKEWED = st.lists(st.integers(0, 9).map(lambda i: max(i, 3) if i % 3 else i), max_size=8)
+
+
+@pytest.mark.req(REL)
+@VER
+@given(words=st.lists(_SKEWED, min_size=8, max_size=60),
+       kinds=st.lists(st.sampled_from(("TSK", "DEC", "SYM")), min_size=60, max_size=60),
+       q=st.lists(st.integers(0, 9), min_size=2, max_size=5), kind=st.sampled_from((None, "SYM")),
+       limit=st.integers(1, 6), settle=st.sets(st.integers(0, 59), max_size=5))
+def test_ranking_the_rarest_words_first_gives_the_whole_ranking(words, kinds, q, kind, limit,  # type: ignore[no-untyped-def]
+                                                               settle) -> None:
+    """A q of several one-word keywords ranks only the nodes of its rarest
+    words when their scores already beat anything the other words can give;
+    the seeds and the match count must be those of ranking every match."""
+    from memnet.gql.parse import parse_query
+    from memnet.recall import seed as S
+
+    rows = _skewed_rows(words, kinds[:len(words)])
+    s, handles = _session(rows)
+    for i in settle:
+        if i < len(handles) and kinds[i] == "TSK":
+            s.commit(f"SETTLE {handles[i]}")
+    text = " ".join(_VOCAB[i] for i in q)
+    qq = parse_query(f"{kind} {text}" if kind else text)
+    kws = S._keywords(qq)
+    filt = S._Filters(s.store, qq)
+    got = S._match_general(s.store, filt, kws, limit)
+    real = S._match_pruned
+    try:
+        S._match_pruned = lambda *a: None   # type: ignore[assignment]
+        want = S._match_general(s.store, S._Filters(s.store, qq), kws, limit)
+    finally:
+        S._match_pruned = real   # type: ignore[assignment]
+    assert (got.seeds, got.matched) == (want.seeds, want.matched), (rows, text)
+
+
+@pytest.mark.req(REL)
+def test_a_rare_word_settles_the_seeds_without_ranking_the_common_one() -> None:
+    """``zebra graph``: the three zebra nodes outscore any node holding only
+    graph, so the ranking stops at them, with the seeds and the count of the
+    whole ranking."""
+    from memnet.gql.parse import parse_query
+    from memnet.graph.handles import node_handle
+    from memnet.recall import seed as S
+
+    rows = [f"SYM {{name: 'graph thing {i}'}}" for i in range(40)]
+    rows += ["SYM {name: 'zebra graph'}", "SYM {name: 'zebra'}", "DEC {title: 'zebra crossing'}"]
+    s, handles = _session(rows)
+    q = parse_query("zebra graph")
+    kws, filt, W = S._keywords(q), S._Filters(s.store, q), S._Words(s.store)
+    names = filt.apply(sorted(S._name_ids(kws, W, s.store)))
+    pruned = S._match_pruned(s.store, filt, kws, W, names, 3)
+    assert pruned is not None and pruned.matched == 43
+    full = s.recall("zebra graph", limit=3).receipt
+    assert full.matched == 43
+    assert full.seeds == tuple(node_handle(n) for n in pruned.seeds)
+    assert set(full.seeds) == set(handles[40:43])
+    assert full.seeds[0] == handles[40]   # the node named the whole phrase first
