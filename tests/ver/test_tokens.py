@@ -9,7 +9,7 @@ pure-Python encoder.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memnet
@@ -55,7 +55,7 @@ def _check(sh: memnet.Shape) -> None:
 
 
 @pytest.mark.req("MN-REQ-00")
-@VER
+@settings(VER, max_examples=25)
 @given(scenarios(n_queries=3))
 def test_receipt_tokens_are_exact_under_the_other_tokenizer(sc) -> None:  # type: ignore[no-untyped-def]
     """A session counting with cl100k_base (no piece cutter: its lines are
@@ -469,15 +469,14 @@ def test_text_counted_over_stand_ins_is_the_tokenizers_count() -> None:
     """Text with non-ASCII characters is cut over a stand-in of each one's
     class; for every character that has one, in contexts that exercise each
     branch of the pattern (letters of either case on either side, digits,
-    blanks, punctuation, a contraction, runs of it), the count must be the
+    blanks, punctuation, contractions, runs of it), the count must be the
     tokenizer's."""
     from memnet.tokens import _encoder, count_tokens
 
     chars = _stood_in_chars()
     assert len(chars) > 15_000   # Latin, Greek, Cyrillic, CJK, punctuation, emoji
     enc = _encoder("o200k_base")
-    contexts = ["{c}", "a{c}b", "A{c}'s", "{c}{c}{c}x", " {c} 12{c}3", "x.{c}/\n{c}Ab",
-                "{c}'T", "Ab{c}cD{c}", "1{c}{c}{c}{c}2"]
+    contexts = ["a{c}b", "A{c}'s", "{c}{c}{c}x", " {c} 12{c}3", "x.{c}/\n{c}Ab", "Ab{c}cD{c}'T"]
     wrong = []
     for c in chars:
         for ctx in contexts:
