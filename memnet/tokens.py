@@ -121,19 +121,24 @@ _PIECEWISE = {"o200k_base": _O200K_ASCII}
 
 # Text with other characters is cut with the same pattern over a stand-in:
 # each character replaced by one of its class (the classes the pattern reads:
-# upper-case letters, lower-case letters, other letters and marks, numbers,
-# everything else), when that class is the one it had in Unicode 3.2 as well
-# as now. Such a character falls in the same classes in every table of
-# Unicode since, the tokenizer's included (a character new since 3.2 is
-# taken only when it was unassigned then and is neither letter, mark nor
-# number now: emoji, new symbols). Unassigned characters, controls, white
-# space (the regex engines disagree on it) and the long s (case-insensitive
-# matching ties it to the s of the contractions) have no stand-in, so text
-# holding one goes to the tokenizer. The pieces are then counted like ASCII
+# upper-case letters, lower-case letters, other letters, marks, numbers,
+# everything else; a mark is a letter to the letter runs and not one to the
+# punctuation runs), when that class is the one it had in Unicode 3.2 as well
+# as in Python's tables and in those of the ``regex`` module (newer, as a
+# rule). Such a character falls in the same class in the tokenizer's tables,
+# whichever Unicode version between those they follow (a character new
+# since 3.2 is taken only when it was unassigned then and is neither letter,
+# mark nor number now: emoji, new symbols). A character whose class changed
+# lately (U+0295: a lower-case letter in Python 3.11's tables, another letter
+# in newer ones), unassigned characters, controls, white space (the regex
+# engines disagree on it) and the long s (case-insensitive matching ties it
+# to the s of the contractions) have no stand-in, so text holding one goes
+# to the tokenizer. The pieces are then counted like ASCII
 # pieces, without building the tokenizer (most of a second);
 # tests/ver/test_tokens.py compares the cut with the tokenizer.
 _OTHER_LETTER = "\ue000"   # stands in for letters that are neither only upper nor only lower case
 _NO_STAND_IN = "\ue001"
+_MARK = "\ue002"
 
 
 @functools.cache
@@ -141,15 +146,15 @@ def _stand_in_cutter() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """``(cut, other)``: o200k's pattern over stand-ins, and a character
     with none (compiled when first needed: most text is plain ASCII)."""
     cut = re.compile("|".join([
-        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000]*[a-z\ue000]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000]+[a-z\ue000]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000\ue002]*[a-z\ue000\ue002]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000\ue002]+[a-z\ue000\ue002]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""[0-9]{1,3}""",
         r""" ?[^\t\n\r A-Za-z0-9\ue000]+[\r\n/]*""",
         r"""[\t\n\r ]*[\r\n]+""",
         r"""[\t\n\r ]+(?![^\t\n\r ])""",
         r"""[\t\n\r ]+""",
     ]))
-    return cut, re.compile(r"[^\t\n\r\x20-\x7e\ue000]")
+    return cut, re.compile(r"[^\t\n\r\x20-\x7e\ue000\ue002]")
 
 
 def _stand_in_class(category: str) -> str:
@@ -157,11 +162,32 @@ def _stand_in_class(category: str) -> str:
         return "A"
     if category == "Ll":
         return "a"
-    if category[0] in "LM":
+    if category[0] == "L":
         return _OTHER_LETTER
+    if category[0] == "M":
+        return _MARK
     if category[0] == "N":
         return "0"
     return "!"
+
+
+@functools.cache
+def _newer_classes() -> Callable[[str], str | None] | None:
+    """A character's stand-in class by the tables of the ``regex`` module
+    (a tiktoken dependency, usually on a newer Unicode than Python's), or
+    None without it."""
+    try:
+        import regex
+    except ImportError:  # pragma: no cover - tiktoken brings it
+        return None
+    by = regex.compile(r"(?P<A>[\p{Lu}\p{Lt}])|(?P<a>\p{Ll})|(?P<L>[\p{Lm}\p{Lo}])|(?P<M>\p{M})"
+                       r"|(?P<N>\p{N})|(?P<S>\s)")
+    names = {"A": "A", "a": "a", "L": _OTHER_LETTER, "M": _MARK, "N": "0", "S": None}
+
+    def cls(ch: str) -> str | None:
+        m = by.match(ch)
+        return "!" if m is None else names[m.lastgroup or "S"]
+    return cls
 
 
 class _StandIns(dict):  # type: ignore[type-arg]
@@ -176,8 +202,10 @@ class _StandIns(dict):  # type: ignore[type-arg]
         else:
             cat = unicodedata.category(ch)
             got = _stand_in_class(cat)
+            newer = _newer_classes()
             if cat in ("Cn", "Cs", "Cc") or cat[0] == "Z" or ch.isspace() or cp == 0x17F or \
-                    _stand_in_class(unicodedata.ucd_3_2_0.category(ch)) != got:
+                    _stand_in_class(unicodedata.ucd_3_2_0.category(ch)) != got or \
+                    (newer is not None and newer(ch) != got):
                 got = _NO_STAND_IN
         if len(self) >= 1 << 16:
             self.clear()
