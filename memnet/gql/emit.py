@@ -190,7 +190,8 @@ def _cb_keyword(w: str) -> str:
 def format_query(q: SeedQuery) -> str:
     """The normalised text of ``q``: MATCH form for a MATCH query (so a LIMIT
     reads back as a LIMIT), codebook form otherwise. Parsing the result gives
-    back the same query."""
+    back the same query (but for its form when its only words are a kind
+    named MATCH and labels: the codebook cannot say that)."""
     kws = q.keywords
     if len(kws) == 1 and q.kind is None and not (q.labels or q.props or q.contains) and \
             q.nick is None and q.limit is None:
@@ -216,6 +217,15 @@ def format_query(q: SeedQuery) -> str:
         out.append("#" + q.nick)
     if q.limit is not None:
         out.append(f"limit:{q.limit}")
+    if q.kind is not None and MATCH_WORD.match(q.kind):
+        # a kind named MATCH would read as the MATCH form: another token goes
+        # first (the first upper-case word is the kind wherever it stands);
+        # with none, only the MATCH form can say it
+        at = 1 + len(q.labels)
+        if at < len(out):
+            out.insert(0, out.pop(at))
+        else:
+            return f"MATCH {format_node('n', (q.kind, *q.labels), (), None)}"
     return " ".join(out)
 
 

@@ -327,3 +327,21 @@ def test_a_keyword_read_as_the_match_form_is_quoted(word):
     for q in (SeedQuery(keywords=(word,)), SeedQuery(keywords=(word, "x"))):
         text = format_query(q)
         assert parse_query(text) == q, text
+
+
+@pytest.mark.parametrize("q", ["it MATCH", "MATCH:x it MATCH", "#nick MATCH URGENT",
+                               "status:open MATCH", "limit:3 MATCH x"])
+def test_a_kind_named_match_is_not_printed_first(q):
+    """The first upper-case word of a codebook q is its kind wherever it
+    stands; a kind named MATCH is printed after another word, so that the q
+    a receipt shows does not read as the MATCH form."""
+    got = parse_query(q)
+    assert got.kind == "MATCH"
+    text = format_query(got)
+    assert parse_query(text) == got, text
+
+
+def test_a_kind_named_match_alone_is_printed_in_the_match_form():
+    q = SeedQuery(kind="MATCH", labels=("URGENT",))
+    back = parse_query(format_query(q))
+    assert (back.kind, back.labels, back.form) == ("MATCH", ("URGENT",), "match")
