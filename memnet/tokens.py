@@ -133,9 +133,10 @@ _PIECEWISE = {"o200k_base": _O200K_ASCII}
 # in newer ones), unassigned characters, controls, white space (the regex
 # engines disagree on it) and the long s (case-insensitive matching ties it
 # to the s of the contractions) have no stand-in, so text holding one goes
-# to the tokenizer. The pieces are then counted like ASCII
-# pieces, without building the tokenizer (most of a second);
-# tests/ver/test_tokens.py compares the cut with the tokenizer.
+# to the tokenizer. The pieces are then counted like ASCII pieces, without
+# building the tokenizer (most of a second); tests/ver/test_tokens.py
+# compares the cut with the published pattern and the counts with the
+# tokenizer.
 _OTHER_LETTER = "\ue000"   # stands in for letters that are neither only upper nor only lower case
 _NO_STAND_IN = "\ue001"
 _MARK = "\ue002"

@@ -69,6 +69,10 @@ _PAIR_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~]")
 MATCH_WORD = re.compile(r"match(?![A-Za-z0-9_:~])", re.IGNORECASE)
 
 
+def plain_word(w: str) -> bool:
+    """ASCII letters and digits, a lower-case letter first: read as a bare
+    codebook keyword whatever the rules for the rest (``match`` aside)."""
+    return w.isalnum() and w.isascii() and w[0].islower()
 
 
 
@@ -178,7 +182,7 @@ def _cb_value(v: Value) -> str:
 
 
 def _cb_keyword(w: str) -> str:
-    if w.isalnum() and w.isascii() and w[0].islower() and w[:5].lower() != "match":
+    if plain_word(w) and w[:5].lower() != "match":
         return w   # a plain word (most keywords): none of the tests below holds
     if (_BARE_WORD_RE.fullmatch(w) is None or _LABEL_RE.fullmatch(w) is not None
             or _PAIR_LIKE_RE.match(w) is not None or w.startswith(("//", "/*"))

@@ -53,7 +53,7 @@ from memnet.gql.ast import (
     SeedQuery,
     Value,
 )
-from memnet.gql.emit import MATCH_WORD
+from memnet.gql.emit import MATCH_WORD, plain_word
 from memnet.values import LONE_SURROGATE, has_lone_surrogate
 
 #: Longest Δ text accepted (characters).
@@ -476,7 +476,7 @@ def _parse_query_cached(q: str) -> SeedQuery:
         return SeedQuery()
     if _first_word_is_match(q):
         return _parse_match(q)
-    if q.isalnum() and q.isascii() and q[0].islower():
+    if plain_word(q):
         return SeedQuery(keywords=(q,))   # one plain word, the usual fresh q
     _check_caps(q, MAX_QUERY_CHARS)
     from .codebook import _direct_codebook  # it reads values with the helpers above

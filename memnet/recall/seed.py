@@ -144,7 +144,7 @@ class _Word:
     used (a hub word's ranking reads only its top tiers)."""
 
     __slots__ = ("word", "idx", "xterms", "sterms", "xsize", "ssize", "df", "_exact", "_stems",
-                 "_levels")
+                 "_levels", "_ids")
 
     def __init__(self, store: Store, word: str) -> None:
         self.word = word
@@ -156,6 +156,7 @@ class _Word:
         self._exact: Tiers | None = None
         self._stems: Tiers | None = None
         self._levels: dict[int, int] | None = None
+        self._ids: set[int] | None = None
 
     @property
     def exact(self) -> Tiers:
@@ -170,7 +171,11 @@ class _Word:
         return self._stems
 
     def ids(self) -> set[int]:
-        return _idset(self.stems or self.exact)
+        """Every node holding the word or its stem (built once; callers
+        never change it)."""
+        if self._ids is None:
+            self._ids = _idset(self.stems or self.exact)
+        return self._ids
 
     def levels(self) -> dict[int, int]:
         """node → level (an exact level over a stem level; name flag removed)."""
@@ -179,7 +184,7 @@ class _Word:
             for lv, p in reversed(self.stems):
                 d.update(zip(p, repeat(lv)))
             for lv, p in reversed(self.exact):
-                d.update(zip(p, repeat(lv - NAME_FLAG if lv > NAME_FLAG else lv)))
+                d.update(zip(p, repeat(_unflagged(lv))))
             self._levels = d
         return self._levels
 
@@ -190,8 +195,13 @@ class _Word:
         for tiers in (self.exact, self.stems):
             for lv, p in tiers:
                 if _has(p, nid):
-                    return lv - NAME_FLAG if lv > NAME_FLAG else lv
+                    return _unflagged(lv)
         return 0
+
+
+def _unflagged(lv: int) -> int:
+    """A tier's level without the name flag an exact tier may carry."""
+    return lv - NAME_FLAG if lv > NAME_FLAG else lv
 
 
 def _idf(n: int, df: int) -> float:
@@ -569,8 +579,8 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
 
 def _top_level(w: _Word) -> int:
     """The highest level any node holds ``w`` at (exact or by stem)."""
-    return max([lv - NAME_FLAG if lv > NAME_FLAG else lv for lv, _t in w.xterms] +
-               [lv for lv, _t in w.sterms], default=0)
+    return max([_unflagged(lv) for lv, _t in w.xterms] + [lv for lv, _t in w.sterms],
+               default=0)
 
 
 def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
@@ -586,11 +596,10 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     the rarest words is a name match or scores above that bound, no other
     node ranks before it, and ranking those nodes alone gives the seeds of
     the whole ranking (docs/math/seeding.md)."""
-    words = [W(kw.words[0]) for kw in kws]
-    distinct = list({id(w): w for w in words}.values())
+    words = [W(kw.words[0]) for kw in kws]   # one object a word (W remembers them)
     n_live = store.live_nodes
     # the rarest words first; a word no node holds adds nothing
-    held = sorted((w for w in distinct if w.df), key=lambda w: w.df)
+    held = sorted((w for w in dict.fromkeys(words) if w.df), key=lambda w: w.df)
     if len(held) < 2:
         return None
     tops = [_idf(n_live, w.df) * _top_level(w) for w in held]
@@ -598,6 +607,10 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     matched = len(everyone) if filt.trivial else len(filt.apply(sorted(everyone)))
     if not matched:
         return SeedResult("match", (), 0)
+
+    def matched_kws(nid: int) -> int:
+        return sum(1 for w in words if w.level(nid))
+
     some: set[int] = set(names)
     for i in range(1, len(held)):
         some |= held[i - 1].ids()
@@ -607,10 +620,6 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
         if len(cand) < limit:
             continue
         bound = math.fsum(tops[i:])
-
-        def matched_kws(nid: int) -> int:
-            return sum(1 for w in words if w.level(nid))
-
         seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
         # (a margin against the rounding of sums taken in another order)
         if cut[0] or cut[1] > bound * (1.0 + 1e-9) + 1e-9:

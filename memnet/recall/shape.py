@@ -312,6 +312,17 @@ class LineCache:
             n = self.tokens[line] = count_tokens(line, self.tokenizer)
         return n
 
+    def piece(self, run: str) -> int:
+        """Tokens of one letter or digit run of a handle (a piece of its
+        own), remembered like :meth:`count`'s lines (written out twice: both
+        misses are on every fresh Recall's path)."""
+        n = self.tokens.get(run)
+        if n is None:
+            if len(self.tokens) >= self.MAX:
+                self.tokens.clear()
+            n = self.tokens[run] = piece_tokens(run, self.tokenizer)
+        return n
+
     def edge_count(self, ends: int, eid: int, etype: str, last: bool) -> int:
         """Tokens of the body line of property-less edge ``eid`` whose two
         node handles count ``ends`` tokens (see :meth:`node_count`)."""
@@ -350,7 +361,7 @@ class LineCache:
         if head[2] is not tail[2]:
             return head[0] + head[3] + tail[3] + tail[0]
         if head[2]:
-            return head[0] + (len(head[1]) + len(tail[1]) + 2) // 3 + tail[0]
+            return head[0] + _digit_run_tokens(len(head[1]) + len(tail[1])) + tail[0]
         return head[0] + self.piece(head[1] + tail[1]) + tail[0]
 
     def _cut(self, text: str, head: bool) -> tuple[int, str, bool, int]:
@@ -367,7 +378,7 @@ class LineCache:
                 edge += others.pop(0)
         digits = edge.isdigit()
         return (sum(map(self.piece, others)), edge, digits,
-                (len(edge) + 2) // 3 if digits else self.piece(edge))
+                _digit_run_tokens(len(edge)) if digits else self.piece(edge))
 
     def run_count(self, handle: str) -> int:
         """Tokens of a handle: the sum over its letter and digit runs (each
@@ -378,16 +389,6 @@ class LineCache:
             c = get(run)
             n += c if c is not None else self.piece(run)
         return n
-
-    def piece(self, run: str) -> int:
-        """Tokens of one letter or digit run of a handle (a piece of its
-        own), remembered."""
-        c = self.tokens.get(run)
-        if c is None:
-            if len(self.tokens) >= self.MAX:
-                self.tokens.clear()
-            c = self.tokens[run] = piece_tokens(run, self.tokenizer)
-        return c
 
 
 _HANDLE_RUNS = re.compile(r"[a-z]+|[0-9]{1,3}")
@@ -662,11 +663,16 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
     raise MemNetError("receipt alarm did not settle", code="internal")  # pragma: no cover
 
 
+def _digit_run_tokens(digits: int) -> int:
+    """Tokens of a run of ``digits`` digits: the pre-tokenisers cut it into
+    runs of up to three, and every such run is one token of each tokenizer
+    (tests/ver/test_tokens.py checks all 1,110 of them)."""
+    return (digits + 2) // 3
+
+
 def _digit_pieces(n: int) -> int:
-    """Tokens of a non-negative number's digits: the pre-tokenisers cut them
-    into runs of up to three, and every such run is one token of each
-    tokenizer (tests/ver/test_tokens.py checks all 1,110 of them)."""
-    return (len(str(n)) + 2) // 3
+    """Tokens of a non-negative number's digits."""
+    return _digit_run_tokens(len(str(n)))
 
 
 def _part_count(cache: LineCache, part: str) -> int:
