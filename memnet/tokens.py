@@ -450,11 +450,21 @@ def _piece_count(tokenizer: str, piece: str) -> int:
 
     The ranks of the byte strings asked about are remembered in this process
     (a merge asks about the same short pairs again and again); a rank of -1
-    there means the bytes are not a token."""
+    there means the bytes are not a token.
+
+    The merge takes time quadratic in the piece's length (1 KB: about
+    0.1 s), so a piece over ``LONG_PIECE`` bytes (a long run of letters: CJK
+    text without punctuation, a blob) is merged by the tokenizer itself
+    instead (built once, most of a second; 20,000 letters took minutes
+    here), and so is one over 64 bytes once the tokenizer is built."""
     rank, memo = _rank_memo(tokenizer)
     raw = piece.encode()
     if rank(raw) is not None:
         return 1
+    if len(raw) > LONG_PIECE or (len(raw) > 64 and tokenizer in _LOADED):
+        single = _single_piece(tokenizer)
+        if single is not None:
+            return len(single(raw))
     get = memo.get
     parts = [raw[i:i + 1] for i in range(len(raw))]
     while len(parts) > 1:
@@ -474,6 +484,18 @@ def _piece_count(tokenizer: str, piece: str) -> int:
             break
         parts[at:at + 2] = [parts[at] + parts[at + 1]]
     return len(parts)
+
+
+LONG_PIECE = 1024   # bytes past which a piece is merged by the tokenizer
+
+
+@functools.cache
+def _single_piece(name: str) -> Callable[[bytes], Any] | None:
+    """The tokenizer's own merge of one piece's bytes, or None when the
+    encoder at hand has none (the pure-Python fallback)."""
+    single: Callable[[bytes], Any] | None = getattr(
+        getattr(_encoder(name), "__self__", None), "_encode_single_piece", None)
+    return single
 
 
 @functools.cache

@@ -527,3 +527,18 @@ def test_mixed_text_counts_as_the_tokenizer_counts_it(text) -> None:  # type: ig
     (no-break space, long s, an unassigned one, a control: those texts go
     to the tokenizer) counts what the tokenizer counts."""
     assert memnet.count_tokens(text) == _real_count(text)
+
+
+@pytest.mark.req("MN-REQ-00")
+@pytest.mark.parametrize("text", ["a" * 3000, "é" * 1500, "日本語" * 400, "x" * 70 + "é" * 40])
+def test_a_long_piece_counts_as_the_tokenizer_counts_it(text, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A piece past LONG_PIECE bytes (or past 64 once the tokenizer is
+    built) is merged by the tokenizer, not by the quadratic merge here; its
+    count is the tokenizer's either way."""
+    import memnet.tokens as T
+
+    monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(T, "_memos", {})
+    assert len(text.encode()) > 64
+    assert T.count_tokens(text) == _real_count(text)
+    assert T._piece_count("o200k_base", text) == _real_count(text)
