@@ -63,7 +63,7 @@ def _make(cls: type, frozen: bool) -> type:
     for n in names:
         v = cls.__dict__.get(n, _MISSING)
         specs[n] = v if isinstance(v, _Field) else _Field(v, None, True, True)
-    env: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": _MISSING}
+    env: dict[str, Any] = {"_MISSING": _MISSING}
     params, body = [], []
     seen_default = False
     for n in names:
@@ -84,7 +84,9 @@ def _make(cls: type, frozen: bool) -> type:
                                 "with a default")
             params.append(n)
             value = n
-        body.append(f"  _set(self, {n!r}, {value})" if frozen else f"  self.{n} = {value}")
+        # a frozen record sets each slot through its descriptor (bound in env
+        # once the class exists): a third of object.__setattr__'s cost
+        body.append(f"  _s_{n}(self, {value})" if frozen else f"  self.{n} = {value}")
     src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["  pass"])
     exec(src, env)  # noqa: S102 - our own text, built from the class's field names
     ns = {k: v for k, v in cls.__dict__.items()
@@ -99,6 +101,8 @@ def _make(cls: type, frozen: bool) -> type:
     else:
         ns["__hash__"] = None
     new = type(cls)(cls.__name__, cls.__bases__, ns)
+    for n in names:
+        env[f"_s_{n}"] = new.__dict__[n].__set__
     for k, fn in ns.items():
         if k.startswith("__") and getattr(fn, "__qualname__", "").startswith("_methods."):
             fn.__qualname__ = f"{cls.__qualname__}.{k}"

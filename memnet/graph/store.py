@@ -504,6 +504,10 @@ class Store(StoredGraph):
     def edge_recycled(self, eid: int) -> bool:
         return bool(self._erec[eid])
 
+    def live_count(self, kind: str) -> int:
+        """How many live nodes have kind ``kind``."""
+        return self._kind_live.get(kind, 0)
+
     def live_kinds(self) -> dict[str, int]:
         """Live nodes per kind, by kind name (kinds with none left out)."""
         return {k: c for k, c in sorted(self._kind_live.items()) if c}

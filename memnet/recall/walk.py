@@ -41,6 +41,8 @@ class WalkResult:
 
 
 def live_laws(store: Store) -> list[int]:
+    if not store.live_count("LAW"):
+        return []
     cols = store.view()
     key, nrec = cols.keys, cols.node_recycled
     return sorted((n for n in store.index.kind("LAW") if not nrec[n]),
@@ -49,55 +51,61 @@ def live_laws(store: Store) -> list[int]:
 
 def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, fanout: int,
                laws: bool = True) -> WalkResult:
+    # The counters and lists live in locals while the walk runs (it is on
+    # every Recall's path) and go into the result at the end.
     r = WalkResult()
     emitted = r.depth
+    nodes, edges = r.nodes, r.edges
     edges_seen: set[int] = set()
+    # nodes noted past the cut, in order; a node noted may still be reached
+    # later by another path, so a few spares are kept and the emitted ones
+    # dropped at the end
     periphery: dict[int, None] = {}
-
-    def note(v: int) -> None:
-        # a node noted here may still be reached later by another path, so a
-        # few spares are kept and the emitted ones dropped at the end
-        if len(periphery) < 4 * PERIPHERY and v not in emitted:
-            periphery[v] = None
-
+    spares = 4 * PERIPHERY
+    truncated = False
     for s in seeds:
-        if r.rows >= max_rows:
-            r.truncated = True
-            note(s)
+        if len(nodes) + len(edges) >= max_rows:
+            truncated = True
+            if len(periphery) < spares and s not in emitted:
+                periphery[s] = None
             continue
         if s not in emitted:
             emitted[s] = 0
-            r.nodes.append(s)
+            nodes.append(s)
+    laws_set: set[int] = set()
     if laws:
         for law in live_laws(store):
             if law in emitted:
                 continue
-            if r.rows >= max_rows:
+            if len(nodes) + len(edges) >= max_rows:
                 r.laws_cut += 1
                 continue
             emitted[law] = 0
-            r.nodes.append(law)
+            nodes.append(law)
             r.laws.append(law)
+        laws_set.update(r.laws)
 
     cols = store.view()
     esrc, edst, erec, nrec = cols.sources, cols.targets, cols.edge_recycled, cols.node_recycled
     adj, hidden = cols.adjacency, cols.hidden_edges
     queue = deque(s for s in seeds if emitted.get(s) == 0)
-    laws_set = set(r.laws)
     boundary: list[int] = []   # nodes at depth k, for the periphery peek
     full = False
-    add_node, add_edge, seen_edge = r.nodes.append, r.edges.append, edges_seen.add
-    rows = r.rows
+    add_node, add_edge, seen_edge = nodes.append, edges.append, edges_seen.add
+    rows = len(nodes) + len(edges)
+    hops = clamped = hid = 0
     while queue and not full:
         u = queue.popleft()
         du = emitted[u]
-        if u in laws_set and u not in seeds:
+        if laws_set and u in laws_set and u not in seeds:
             continue  # rules ride along; they are not walk roots
         if du >= k:
             boundary.append(u)
             continue
         taken = 0
-        r.hidden += hidden.get(u, 0)
+        if hidden:
+            hid += hidden.get(u, 0)
+        dv = du + 1
         for entry in adj[u]:
             e = entry >> 1
             if e in edges_seen:
@@ -106,47 +114,54 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             if erec[e] or nrec[v]:  # pragma: no cover - recycled entries leave adj
                 continue
             if taken >= fanout:
-                r.clamped += 1
-                note(v)
+                clamped += 1
+                if len(periphery) < spares and v not in emitted:
+                    periphery[v] = None
                 break
             taken += 1
             if v in emitted:
                 if rows + 1 > max_rows:
-                    r.truncated = full = True
+                    truncated = full = True
                     break
                 seen_edge(e)
                 add_edge(e)
                 rows += 1
                 continue
             if rows + 2 > max_rows:
-                r.truncated = full = True
-                note(v)
+                truncated = full = True
+                if len(periphery) < spares:
+                    periphery[v] = None
                 break
-            emitted[v] = du + 1
+            emitted[v] = dv
             add_node(v)
             seen_edge(e)
             add_edge(e)
             rows += 2
-            if du + 1 > r.hops:
-                r.hops = du + 1
+            if dv > hops:
+                hops = dv
             queue.append(v)
+    r.hops, r.clamped, r.hidden, r.truncated = hops, clamped, hid, truncated
     # the walk is over: drop noted nodes it reached later, then name a few
-    # more handles just past the cut without sending them
+    # more handles just past the cut without sending them (once PERIPHERY
+    # are named, more would only come after them and be cut)
     for v in [v for v in periphery if v in emitted]:
         del periphery[v]
     budget = PEEK_BUDGET
-    for u in list(queue) + boundary:
-        if len(periphery) >= PERIPHERY or budget <= 0:
-            break
-        for entry in adj[u]:
-            budget -= 1
-            if budget <= 0:
+    if len(periphery) < PERIPHERY:
+        for u in list(queue) + boundary:
+            for entry in adj[u]:
+                budget -= 1
+                if budget <= 0:
+                    break
+                e = entry >> 1
+                v = edst[e] if entry & 1 == OUT else esrc[e]
+                if erec[e] or nrec[v] or v in emitted:
+                    continue
+                periphery[v] = None
+                if len(periphery) >= PERIPHERY:
+                    break
+            if len(periphery) >= PERIPHERY or budget <= 0:
                 break
-            e = entry >> 1
-            v = edst[e] if entry & 1 == OUT else esrc[e]
-            if erec[e] or nrec[v] or v in emitted:
-                continue
-            note(v)
     r.periphery = list(periphery)[:PERIPHERY]
     return r
 
