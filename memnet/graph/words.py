@@ -231,11 +231,39 @@ def _counts(infos: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     return sum(map(len, map(_PARTS_OF, infos))), wc, sc
 
 
+class _Stem1(dict):  # type: ignore[type-arg]
+    """word → its stem or None (:func:`stem`, in a dict: looked up in C)."""
+
+    def __missing__(self, w: str) -> str | None:
+        if len(self) >= 1 << 17:
+            self.clear()
+        st = self[w] = stem(w)
+        return st
+
+
+_STEM1 = _Stem1()
+
+
 @lru_cache(maxsize=1 << 14)
 def _field(text: str) -> tuple[int, dict[str, int], dict[str, int]]:
     """``(length, word counts, stem counts)`` of one string: each token counts
     once for each distinct word and each distinct stem it gives."""
-    return _counts(list(map(_TOKS.__getitem__, _TOKEN.findall(text))))
+    toks = _TOKEN.findall(text)
+    flat = "".join(toks)
+    if flat.isascii() and flat.isalpha() and (flat.islower() or all(
+            t.isupper() or t[1:].islower() for t in toks if not t.islower())):
+        # plain prose (most text): every token is one part (all lower case,
+        # all upper case or capitalised), its own only word, with at most
+        # one stem; counted without the per-token analysis
+        if not flat.islower():
+            toks = "\0".join(toks).lower().split("\0")
+        wc: dict[str, int] = {}
+        sc: dict[str | None, int] = {}
+        _count_elements(wc, toks)
+        _count_elements(sc, map(_STEM1.__getitem__, toks))
+        sc.pop(None, None)
+        return len(toks), wc, sc  # type: ignore[return-value]
+    return _counts(list(map(_TOKS.__getitem__, toks)))
 
 
 def _fields(strs: list[str]) -> tuple[int, dict[str, int], dict[str, int]]:

@@ -138,7 +138,8 @@ def test_index_and_query_split_and_stem_alike(text, data) -> None:  # type: igno
 
 
 _FIELD_WORDS = ("round", "rounding", "rounds", "Rounded", "ledger", "ledgers", "alpha",
-                "getUserName", "shop/pricing.py", "HTTPServer2", "x", "7", "utf8", "persons")
+                "getUserName", "shop/pricing.py", "HTTPServer2", "x", "7", "utf8", "persons",
+                "LEDGER", "I", "McRound", "ABc")
 _FIELD = st.lists(st.sampled_from(_FIELD_WORDS), max_size=9).map(" ".join)
 _PROPS = st.dictionaries(
     st.sampled_from(("title", "name", "path", "text", "note", "lemmas", "prio")),
@@ -210,6 +211,24 @@ def test_word_impacts_follow_the_formula(props) -> None:  # type: ignore[no-unty
 
     got = {t for t in Index.terms("DOC", (), props) if t[:1] in (b"w", b"s")}
     assert got == _oracle_text_terms(props), props
+
+
+@pytest.mark.req(REL)
+@VER
+@given(text=st.one_of(
+    _TEXT,
+    st.lists(st.sampled_from(_FIELD_WORDS + ("A", "aB", "Ab", "AB", "abC", "r\u00e9sum\u00e9")),
+             max_size=9).map(" ".join),
+    st.text(st.sampled_from("aAbB rR.-_1"), max_size=30)))
+def test_a_plain_field_is_counted_as_the_token_analysis_counts_it(text) -> None:  # type: ignore[no-untyped-def]
+    """A field of plain words (the shortcut that skips the per-token
+    analysis) gets the length, word counts and stem counts that analysis
+    gives."""
+    from memnet.graph import words as W
+
+    W._field.cache_clear()
+    want = W._counts([W._TOKS[t] for t in W.tokens(text)])
+    assert W._field(text) == want, text
 
 
 def _quote(t: str) -> str:
