@@ -11,7 +11,8 @@ The walk goes in sorted order and skips hidden entries (a leading dot),
 ``__pycache__``, ``node_modules``, ``*.egg-info`` and symbolic links. Files
 are handed to a handler by suffix (:data:`HANDLERS`; ``.py`` and ``.md`` come
 built in, and :func:`register` adds another, e.g. ``.sysml``). Only regular
-files are read: a FIFO, socket or device is passed over and never opened. A
+files are read: a FIFO, socket or device is never opened, and one whose name
+a handler takes gives a warning ``skipped: not a regular file (a FIFO)``. A
 file larger than :data:`MAX_FILE` bytes (16 MiB) is not read (its size is
 checked first) and gives a warning ``not read: the file is N bytes; the cap is
 16777216``; so does a file that cannot be read, and neither gets an element.

@@ -54,6 +54,14 @@ def _walk(top: Path, handlers: Mapping[str, T],
                 if h is not None:
                     files.append((sub, h))
                     found = True
+            elif os.path.splitext(e.name)[1] in handlers:
+                # a FIFO, socket or device with a handled name: never opened
+                try:
+                    what = file_kind(e.stat(follow_symlinks=False).st_mode)
+                except OSError:
+                    what = "not a regular file"
+                warn.append(Warning_(f"{root}/{sub}", 0,
+                                     f"skipped: not a regular file ({what})"))
         if not found:
             del dirs[mark:]
         return found
@@ -154,8 +162,9 @@ def path_kind(path: str | os.PathLike[str]) -> tuple[Path, str]:
 def walk(top: Path, kinds: Mapping[str, T]) -> tuple[list[tuple[str, T]], list[Warning_]]:
     """The files below ``top`` whose suffix is a key of ``kinds`` (relative
     posix paths with their ``kinds`` value, sorted depth-first), walked with
-    the rules of ingest (see :mod:`memnet.ingest.source`), and the directories
-    that could not be read."""
+    the rules of ingest (see :mod:`memnet.ingest.source`), and warnings for
+    the directories that could not be read and the entries with a handled
+    suffix that are not regular files (FIFOs, sockets, devices: never opened)."""
     warn: list[Warning_] = []
     return _walk(top, kinds, warn, top.name)[1], warn
 

@@ -169,7 +169,7 @@ def test_a_source_file_swapped_for_a_fifo_after_the_walk_is_a_warning(
     (top / "a.py").write_text("def f():\n    pass\n")
     os.mkfifo(top / "b.py")
     def walk_saw_a_file(top_: Path, handlers, warn, root):  # type: ignore[no-untyped-def]
-        dirs, files = _walk(top_, handlers, warn, root)
+        dirs, files = _walk(top_, handlers, [], root)  # (it saw b.py as a file: no warning)
         return dirs, sorted([*files, ("b.py", handlers[".py"])])
 
     monkeypatch.setattr(source, "_walk", walk_saw_a_file)
@@ -178,6 +178,23 @@ def test_a_source_file_swapped_for_a_fifo_after_the_walk_is_a_warning(
     assert "py:pkg/a.py::f" in art.elements and "py:pkg/b.py" not in art.elements
     assert [str(w) for w in art.warnings] == ["pkg/b.py:0: not read: not a regular file "
                                               "(a FIFO)"]
+
+
+def test_a_fifo_named_as_a_source_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    top = tmp_path / "pkg"
+    (top / "sub").mkdir(parents=True)
+    (top / "a.py").write_text("def f():\n    pass\n")
+    os.mkfifo(top / "sub" / "b.py")
+    os.mkfifo(top / "c.txt")   # a name no handler takes: passed over quietly
+    s = Session("t")
+    with deadline():
+        art = scan(top)
+        res = ingest_path(s, top)
+    assert "py:pkg/a.py::f" in art.elements and "py:pkg/sub/b.py" not in art.elements
+    assert [str(w) for w in art.warnings] == ["pkg/sub/b.py:0: skipped: not a regular file "
+                                              "(a FIFO)"]
+    assert res.tree is not None and [str(w) for w in res.tree.warnings] == [
+        str(w) for w in art.warnings]
 
 
 def test_memnet_snap_of_a_directory_with_a_fifo_answers(tmp_path: Path) -> None:
