@@ -231,19 +231,6 @@ def _counts(infos: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
     return sum(map(len, map(_PARTS_OF, infos))), wc, sc
 
 
-class _Stem1(dict):  # type: ignore[type-arg]
-    """word → its stem or None (:func:`stem`, in a dict: looked up in C)."""
-
-    def __missing__(self, w: str) -> str | None:
-        if len(self) >= 1 << 17:
-            self.clear()
-        st = self[w] = stem(w)
-        return st
-
-
-_STEM1 = _Stem1()
-
-
 @lru_cache(maxsize=1 << 14)
 def _field(text: str) -> tuple[int, dict[str, int], dict[str, int]]:
     """``(length, word counts, stem counts)`` of one string: each token counts
@@ -260,7 +247,7 @@ def _field(text: str) -> tuple[int, dict[str, int], dict[str, int]]:
         wc: dict[str, int] = {}
         sc: dict[str | None, int] = {}
         _count_elements(wc, toks)
-        _count_elements(sc, map(_STEM1.__getitem__, toks))
+        _count_elements(sc, map(_STEM_OF, map(_WINFO.__getitem__, toks)))
         sc.pop(None, None)
         return len(toks), wc, sc  # type: ignore[return-value]
     return _counts(list(map(_TOKS.__getitem__, toks)))
@@ -378,6 +365,7 @@ class _StemPrefix(dict):  # type: ignore[type-arg]
 
 
 _ROWS = _Rows(_Row)
+_STEM_OF = itemgetter(0)   # the stem in a _WINFO entry
 _SROWS = _Rows(_StemRow)
 _WINFO = _WordInfo()
 _SPREFIX = _StemPrefix()

@@ -492,7 +492,8 @@ def _pattern(entry: list[Any]) -> NodePattern:
 def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[Any]],
                     raw: dict[str, Value] | None, ends: dict[int, list[Any]]) -> list[Any]:
     """``[props, fields, text, tokens as a middle line, tokens as the last,
-    the middle line, pattern, tokens of the end handles]`` of an edge, built
+    the middle line, pattern, entry of the source, entry of the target]`` of
+    an edge (the ends' node entries hold their handles' token counts), built
     and put in its view's ``bucket`` (``build_body`` keeps it while the
     edge's property dict is the same object); ``fields`` are the pattern's
     ``(var, type, src, dst, props)``, and the pattern (None until then) is

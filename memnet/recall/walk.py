@@ -40,6 +40,14 @@ class WalkResult:
         return len(self.nodes) + len(self.edges)
 
 
+def _note(periphery: dict[int, None], emitted: dict[int, int], v: int) -> None:
+    """Name ``v`` past the cut. A node noted may still be reached later by
+    another path, so a few spares are kept (the emitted ones are dropped at
+    the end)."""
+    if len(periphery) < 4 * PERIPHERY and v not in emitted:
+        periphery[v] = None
+
+
 def live_laws(store: Store) -> list[int]:
     if not store.live_count("LAW"):
         return []
@@ -57,17 +65,12 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
     emitted = r.depth
     nodes, edges = r.nodes, r.edges
     edges_seen: set[int] = set()
-    # nodes noted past the cut, in order; a node noted may still be reached
-    # later by another path, so a few spares are kept and the emitted ones
-    # dropped at the end
-    periphery: dict[int, None] = {}
-    spares = 4 * PERIPHERY
+    periphery: dict[int, None] = {}   # nodes noted past the cut (_note), in order
     truncated = False
     for s in seeds:
         if len(nodes) + len(edges) >= max_rows:
             truncated = True
-            if len(periphery) < spares and s not in emitted:
-                periphery[s] = None
+            _note(periphery, emitted, s)
             continue
         if s not in emitted:
             emitted[s] = 0
@@ -115,8 +118,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
                 continue
             if taken >= fanout:
                 clamped += 1
-                if len(periphery) < spares and v not in emitted:
-                    periphery[v] = None
+                _note(periphery, emitted, v)
                 break
             taken += 1
             if v in emitted:
@@ -129,8 +131,7 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
                 continue
             if rows + 2 > max_rows:
                 truncated = full = True
-                if len(periphery) < spares:
-                    periphery[v] = None
+                _note(periphery, emitted, v)
                 break
             emitted[v] = dv
             add_node(v)
