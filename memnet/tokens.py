@@ -27,6 +27,7 @@ import threading
 import zlib
 from array import array
 from collections.abc import Callable
+from itertools import chain, islice
 from typing import Any
 
 DEFAULT_TOKENIZER = "o200k_base"
@@ -230,7 +231,8 @@ def _stood_in_pieces(text: str) -> list[str] | None:
         out.append(text[at:at + len(p)])
         at += len(p)
     return out if at == len(text) else None
-PIECES_MAX = 1 << 18          # pieces remembered (and kept in the cache files)
+PIECES_MAX = 1 << 18          # pieces the table keeps (the most recently used)
+FRESH_MAX = 1 << 16           # new pieces one process hands on to the cache files
 MORE_MAX = 1 << 16            # pieces remembered past those, in this process only
 RECENT_MAX = 4096             # pieces the small file holds before they join the table
 RANK_MEMO_MAX = 1 << 16       # byte pairs whose rank a merge remembers
@@ -258,15 +260,18 @@ class _Pieces:
     same whatever it holds, and a small map of the pieces counted since the
     table was last written (``<tokenizer>.pieces-recent``), read whole. A
     process adds what it counted to the small file when it exits; once that
-    holds RECENT_MAX pieces they are written into the table."""
+    holds RECENT_MAX pieces they are written into the table. The table keeps
+    the PIECES_MAX pieces most recently used: its entries lie oldest first,
+    and the process that writes it puts the pieces it met (new, recent or
+    found in the table) last and drops the oldest past that many."""
 
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
         # pieces this process has a count for: the recent file's, the ones
         # it found in the table, and its own
         self.counts: dict[str, int] = {}
-        # pieces met once the shared counts are full: remembered in this
-        # process only, forgotten all at once when this many are held
+        # new pieces met once this process holds FRESH_MAX for the files:
+        # remembered here only, forgotten all at once when MORE_MAX are held
         self.more: dict[str, int] = {}
         self.fresh: dict[str, int] = {}   # counted here, in neither file yet
         self.stored: Callable[[bytes], int | None] | None = None
@@ -310,7 +315,7 @@ class _Pieces:
                 self.counts[piece] = n
                 return n
         n = _piece_count(self.tokenizer, piece)
-        if self.held + len(self.fresh) < PIECES_MAX:
+        if len(self.fresh) < FRESH_MAX:
             self.counts[piece] = n
             self.fresh[piece] = n
         else:
@@ -332,16 +337,20 @@ class _Pieces:
             for k, v in self.fresh.items():
                 recent.setdefault(k, v)
             if len(recent) >= RECENT_MAX or self.fold:
+                # oldest first: the table's pieces that this process did not
+                # meet, then those it met, then the recent ones; the oldest
+                # past PIECES_MAX are dropped
                 table = _table_items(self.path, _TABLE_MAGIC, 2)
-                room = PIECES_MAX - len(table)
-                for k, v in recent.items():
-                    if room <= 0:
-                        break
+                for k in chain(self.counts, recent):
                     raw = k.encode()
-                    if raw not in table and 0 < len(raw) <= 256 and 0 < v < 1 << 16:
+                    v = table.pop(raw, 0) or recent.get(k) or self.counts.get(k, 0)
+                    if 0 < v < 1 << 16 and 0 < len(raw) <= 256:
                         table[raw] = v
-                        room -= 1
-                _write_table(self.path, _TABLE_MAGIC, table, 2)
+                over = len(table) - PIECES_MAX
+                if over > 0:
+                    for raw in list(islice(table, over)):
+                        del table[raw]
+                _write_table(self.path, _TABLE_MAGIC, table, 2, ordered=True)
                 recent = {}
             _write_file(recent_path, _pieces_file(recent))
             self.fresh.clear()
@@ -623,16 +632,19 @@ def _table_items(path: str, magic: bytes, width: int) -> dict[bytes, int]:
     return out
 
 
-def _write_table(path: str, magic: bytes, items: dict[bytes, int], width: int) -> None:
+def _write_table(path: str, magic: bytes, items: dict[bytes, int], width: int,
+                 ordered: bool = False) -> None:
     """Write a table file atomically; one that cannot be written is skipped
-    (keys longer than 256 bytes, or none, are not cached)."""
+    (keys longer than 256 bytes, or none, are not cached). The entries lie in
+    the order of ``items`` when ``ordered``, else by value and key."""
     if any(not 0 < len(t) <= 256 for t in items) or not items:
         return
     m = 1 << (2 * len(items) - 1).bit_length()
     slots = array("I", bytes(4 * m))
     blob = bytearray()
     mask = m - 1
-    for tok, r in sorted(items.items(), key=lambda kv: (kv[1], kv[0])):
+    for tok, r in (items.items() if ordered else
+                   sorted(items.items(), key=lambda kv: (kv[1], kv[0]))):
         h = zlib.crc32(tok) & mask
         while slots[h]:
             h = (h + 1) & mask

@@ -359,23 +359,23 @@ def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> No
 
 
 @pytest.mark.req("MN-REQ-00")
-def test_pieces_met_after_the_shared_counts_are_full_are_still_remembered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Once the counts kept for the next process are full, a new piece is
-    remembered in this process only: counted once, then read back."""
+def test_pieces_met_after_a_process_handed_on_its_share_are_still_remembered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Once a process holds FRESH_MAX new pieces for the cache files, a new
+    piece is remembered in this process only: counted once, then read back."""
     import memnet.tokens as T
 
     pieces = ["zqxjv", "vwkq", "zqxjv", "qqzx", "vwkq", "xkcdq", "zqxjv"]
     want = [T._piece_count("o200k_base", p) for p in pieces]
     memo = T._Pieces("o200k_base")
-    memo.counts = dict.fromkeys((f"p{i}" for i in range(4)), 1)
-    memo.held = 4   # what the cache files hold
-    monkeypatch.setattr(T, "PIECES_MAX", 4)
+    memo.fresh = dict.fromkeys((f"p{i}" for i in range(4)), 1)
+    memo.counts = dict(memo.fresh)
+    monkeypatch.setattr(T, "FRESH_MAX", 4)
     monkeypatch.setattr(T, "MORE_MAX", 3)
     merged: list[str] = []
     real = T._piece_count
     monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
     assert [memo.count(p) for p in pieces] == want
-    assert len(memo.counts) == 4 and memo.new == 0   # nothing more for the file
+    assert len(memo.counts) == 4 and memo.new == 4   # nothing more for the file
     # three held at most: the fourth new piece forgets them all
     assert merged == ["zqxjv", "vwkq", "qqzx", "xkcdq", "zqxjv"]
 
@@ -418,6 +418,42 @@ def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # 
     raw[-1] ^= 0xFF
     (tmp_path / "o200k_base.pieces").write_bytes(bytes(raw))
     assert T._Pieces("o200k_base").stored is None
+
+
+@pytest.mark.req("MN-REQ-00")
+def test_a_full_pieces_table_drops_its_oldest_pieces_for_new_ones(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch) -> None:
+    """A full table still takes what later processes count: the writer keeps
+    the pieces it met (new ones, and old ones it found in the table) and drops
+    the ones used longest ago, so the table never freezes."""
+    import memnet.tokens as T
+
+    monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(T, "RECENT_MAX", 2)
+    monkeypatch.setattr(T, "PIECES_MAX", 5)
+    first = ["zqxjv", "vwkq", "qqzx", "xkcdq", " zzyzx"]       # oldest first
+    memo = T._Pieces("o200k_base")
+    for p in first:
+        memo.count(p)
+    memo.save()
+    assert T._Pieces("o200k_base").held == 5                    # full
+    merged: list[str] = []
+    real = T._piece_count
+    monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
+    memo = T._Pieces("o200k_base")
+    assert memo.count("vwkq") == real("o200k_base", "vwkq")     # found in the table
+    for p in (" qwfp", "jjxq"):
+        memo.count(p)
+    memo.save()                                                 # two new: folded in
+    assert merged == [" qwfp", "jjxq"]
+    items = T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2)
+    # the oldest unmet pieces went; what was met lies last, new pieces newest
+    assert [k.decode() for k in items] == ["xkcdq", " zzyzx", "vwkq", " qwfp", "jjxq"]
+    merged.clear()
+    later = T._Pieces("o200k_base")
+    got = {p: later.count(p) for p in (" qwfp", "jjxq", "vwkq", " zzyzx")}
+    assert merged == [] and got == {p: real("o200k_base", p) for p in got}
+    assert later.count("zqxjv") == real("o200k_base", "zqxjv") and merged == ["zqxjv"]
 
 
 @pytest.mark.req("MN-REQ-00")
