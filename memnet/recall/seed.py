@@ -556,7 +556,7 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
         if not w.df:
             continue
         idf = _idf(n_live, w.df)
-        if w.df <= 8 * len(cand) * max(1, len(w.exact) + len(w.stems)):
+        if w.df <= 8 * len(cand) * max(1, len(w.xterms) + len(w.sterms)):
             levels = map(w.levels().get, cand, repeat(0))   # a dict from the postings
         else:
             levels = map(w.level, cand)                       # bisect the big postings
@@ -586,25 +586,37 @@ def _top_level(w: _Word) -> int:
 def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
                   names: list[int], limit: int) -> SeedResult | None:
     """:func:`_match_general` for keywords of one word each, ranking only the
-    nodes of the rarest words when that settles the seeds, or None.
+    nodes of the rarest words, or those and the top tiers of the commonest,
+    when that settles the seeds, or None.
 
     A node's score is the sum over the query's words of IDF times its level
     for the word, and a node holds a word exactly when it matches that
     keyword. So a node holding none of the rarest words scores at most the
-    sum of IDF times top level over the other words (``bound``). When the
-    last node that could be a seed among the name matches and the nodes of
-    the rarest words is a name match or scores above that bound, no other
-    node ranks before it, and ranking those nodes alone gives the seeds of
-    the whole ranking (docs/math/seeding.md)."""
+    sum of IDF times top level over the other words, and a node holding none
+    but the commonest word, at a level below ``t``, at most its IDF times the
+    next level below ``t`` (the bounds). When the last node that could be a
+    seed among the name matches and the nodes of the rarest words (and of
+    the commonest word's tiers down to ``t``) is a name match or scores above
+    the bound of the nodes left out, no other node ranks before it, and
+    ranking those nodes alone gives the seeds of the whole ranking
+    (docs/math/seeding.md)."""
     words = [W(kw.words[0]) for kw in kws]   # one object a word (W remembers them)
     n_live = store.live_nodes
     # the rarest words first; a word no node holds adds nothing
     held = sorted((w for w in dict.fromkeys(words) if w.df), key=lambda w: w.df)
     if len(held) < 2:
         return None
-    tops = [_idf(n_live, w.df) * _top_level(w) for w in held]
-    everyone = set(names).union(*(w.ids() for w in held))
-    matched = len(everyone) if filt.trivial else len(filt.apply(sorted(everyone)))
+    idfs = [_idf(n_live, w.df) for w in held]
+    tops = [idf * _top_level(w) for idf, w in zip(idfs, held, strict=True)]
+    big = held[-1]
+    small = set(names).union(*(w.ids() for w in held[:-1]))
+    if filt.trivial and 8 * len(small) * (len(big.xterms) + len(big.sterms)) < big.df:
+        # the union's size without a set of the commonest word's nodes
+        n_all = matched = big.df + sum(1 for n in small if not big.level(n))
+    else:
+        everyone = small | big.ids()
+        n_all = len(everyone)
+        matched = n_all if filt.trivial else len(filt.apply(sorted(everyone)))
     if not matched:
         return SeedResult("match", (), 0)
 
@@ -614,17 +626,54 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     some: set[int] = set(names)
     for i in range(1, len(held)):
         some |= held[i - 1].ids()
-        if len(some) < limit or 2 * len(some) > len(everyone):
+        if len(some) < limit or 2 * len(some) > n_all:
             continue   # too few to hold the seeds, or too many to save work
         cand = filt.apply(sorted(some))
         if len(cand) < limit:
             continue
-        bound = math.fsum(tops[i:])
         seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
-        # (a margin against the rounding of sums taken in another order)
-        if cut[0] or cut[1] > bound * (1.0 + 1e-9) + 1e-9:
+        if _beats(cut, math.fsum(tops[i:])):
+            return SeedResult("match", tuple(seeds), matched)
+    # the commonest word's nodes, read from its top level down: once L of
+    # them pass the filters, each scores at least its IDF times the level
+    # reached, above the bound of the nodes below that level
+    post = store.index.posting
+    top: set[int] = set()
+    tiers = _tiers_down(big)
+    for j, (_lv, terms) in enumerate(tiers[:-1]):
+        for t in terms:
+            top.update(post(t) or ())
+        if len(top) < limit:
+            continue
+        part = some | top
+        if 2 * len(part) > n_all:
+            return None
+        if not filt.trivial and len(filt.apply(sorted(top))) < limit:
+            continue
+        cand = filt.apply(sorted(part))
+        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
+        if _beats(cut, idfs[-1] * tiers[j + 1][0]):
             return SeedResult("match", tuple(seeds), matched)
     return None
+
+
+def _beats(cut: tuple[bool, float], bound: float) -> bool:
+    """Whether the last candidate that could be a seed, ``cut`` (name tier,
+    score), ranks above every node scoring at most ``bound`` (with a margin
+    against the rounding of sums taken in another order)."""
+    return cut[0] or cut[1] > bound * (1.0 + 1e-9) + 1e-9
+
+
+def _tiers_down(w: _Word) -> list[tuple[int, list[bytes]]]:
+    """The terms of ``w``'s nodes by level (exact or by stem, name flag
+    removed), the highest level first: a node is under a term of its level
+    or above it."""
+    by: dict[int, list[bytes]] = {}
+    for lv, t in w.xterms:
+        by.setdefault(_unflagged(lv), []).append(t)
+    for lv, t in w.sterms:
+        by.setdefault(lv, []).append(t)
+    return sorted(by.items(), reverse=True)
 
 
 def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:

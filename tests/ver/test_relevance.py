@@ -572,3 +572,40 @@ def test_a_rare_word_settles_the_seeds_without_ranking_the_common_one() -> None:
     assert full.seeds == tuple(node_handle(n) for n in pruned.seeds)
     assert set(full.seeds) == set(handles[40:43])
     assert full.seeds[0] == handles[40]   # the node named the whole phrase first
+
+
+@pytest.mark.req(REL)
+def test_a_rare_word_too_rare_for_l_seeds_reads_only_the_common_words_top_tiers() -> None:
+    """``zebra graph`` with two zebra nodes and five seeds: the zebra nodes
+    cannot fill the seeds, so the graph nodes are read from their top level
+    down, and ranking stops once five of them are read: the seeds and the
+    count are those of ranking all 62 matches, and no more than the top
+    tiers (plus the zebra nodes) are ranked."""
+    from memnet.gql.parse import parse_query
+    from memnet.graph.handles import node_handle
+    from memnet.recall import seed as S
+
+    # 'graph' alone in a short title ranks high; in longer text, lower
+    rows = [f"SYM {{name: 'graph'}}" if i < 3 else
+            f"DEC {{title: 'graph {' '.join(['filler'] * (i % 7))} {i}'}}" for i in range(60)]
+    rows += ["SYM {name: 'zebra crossing'}", "DEC {title: 'zebra graph notes on a long walk'}"]
+    s, handles = _session(rows)
+    q = parse_query("zebra graph")
+    kws, filt, W = S._keywords(q), S._Filters(s.store, q), S._Words(s.store)
+    names = filt.apply(sorted(S._name_ids(kws, W, s.store)))
+    ranked: list[int] = []
+    real_ranked, real_pruned = S._ranked, S._match_pruned
+    try:
+        S._ranked = lambda st_, f, k, w, cand, *a: ranked.append(len(cand)) or real_ranked(  # type: ignore[assignment]
+            st_, f, k, w, cand, *a)
+        pruned = S._match_pruned(s.store, filt, kws, W, names, 5)
+        S._match_pruned = lambda *a: None   # type: ignore[assignment]
+        full = S._match_general(s.store, S._Filters(s.store, q), kws, 5)
+    finally:
+        S._ranked, S._match_pruned = real_ranked, real_pruned  # type: ignore[assignment]
+    assert pruned is not None and (pruned.seeds, pruned.matched) == (full.seeds, full.matched)
+    assert full.matched == 62
+    assert ranked[0] < 31 and ranked[-1] == 62   # the pruned ranking, then the whole one
+    got = s.recall("zebra graph", limit=5).receipt
+    assert got.matched == 62 and got.seeds == tuple(map(node_handle, full.seeds))
+    assert {handles[60], handles[61]} <= set(got.seeds)   # both zebra nodes seed
