@@ -343,9 +343,13 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
     does not parse (``strict``), has no elements, or cannot be planned writes
     nothing. With ``strict=False`` files that do not parse are left out and
     listed in ``SnapResult.failed`` (their elements are then absent from the
-    sessions). Each session is created when missing, synced (one Commit) and
-    flushed; ``progress(done, total)`` counts sessions. If writing fails part
-    way, the sessions this call created are dropped again. Interiors of an
+    sessions). Each session is created when missing and synced (one Commit)
+    in memory; once every session is synced, they are flushed, so a sync
+    that fails (a cap exceeded, say) leaves the sessions of an earlier snap
+    as they were. ``progress(done, total)`` counts steps, two a session (its
+    sync, then its flush). If writing fails part way, the sessions this call
+    created are dropped again; a flush that fails after others landed leaves
+    those in their new state. Interiors of an
     earlier snap with the same prefix that this plan no longer needs are
     dropped (only ones the catalog lists, so nothing else is ever touched).
     A ``<prefix>-cat`` that is not a snap's catalog, or a ``<prefix>-<n>``
@@ -392,7 +396,12 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
                                 "written (choose another prefix, or drop that session)")
     stale = sorted(old_roots - {art.root})
     created: list[str] = []
+    steps = 2 * len(todo)
     try:
+        # every session is synced in memory first, and written only once all
+        # are: a sync that fails (a cap, a bad model) leaves the sessions of
+        # an earlier snap as they were
+        synced = []
         for done, (sid, part) in enumerate(todo, 1):
             if cabinet.exists(sid):
                 s = cabinet.open(sid)
@@ -402,12 +411,15 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             for root in stale:  # an earlier snap of a model with another root: clear it
                 sync(s, Artefacts(root=root, schemes=part.schemes,
                                   managed_types=part.managed_types))
-            res = sync(s, part)
-            if res.changed or s.pending:
-                cabinet.flush(s)
-            results[sid] = res
+            results[sid] = sync(s, part)
+            synced.append(s)
             if progress is not None:
-                progress(done, len(todo))
+                progress(done, steps)
+        for done, s in enumerate(synced, len(todo) + 1):
+            if s.pending:
+                cabinet.flush(s)
+            if progress is not None:
+                progress(done, steps)
     except BaseException:
         for sid in created:  # leave no half-made snap behind (the first error is the one)
             with contextlib.suppress(MemNetError, OSError):

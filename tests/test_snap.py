@@ -300,12 +300,18 @@ def test_strict_snap_and_a_failing_model_write_nothing(tmp_path: Path) -> None:
 
 def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-snap whose third sync fails: the session it created is dropped,
+    and the sessions of the earlier snap, one of which it had already synced
+    again, are as that snap left them (nothing is written before every
+    session is synced)."""
     import memnet.snap as snap_module
 
     cab = Cabinet.open(tmp_path / "cab")
     snap(cab, MODELS, "mn", budget=500)  # an earlier snap: mn-1 and mn-cat exist before
     before = cab_ids(cab)
     assert before == ["mn-1", "mn-cat"]
+    kept = {sid: (cab.session_info(sid).version, cab.open(sid).recall("").text)
+            for sid in before}
     calls = []
 
     def failing_sync(session: Session, art: Artefacts) -> Any:
@@ -317,8 +323,14 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
     monkeypatch.setattr(snap_module, "sync", failing_sync)
     with pytest.raises(QueryError):
         snap(cab, MODELS, "mn")
-    assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was created, written, then dropped
+    assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was created, synced, then dropped
     assert cab_ids(cab) == before
+    assert {sid: (cab.session_info(sid).version, cab.open(sid).recall("").text)
+            for sid in before} == kept
+    # the same re-snap, not failing, does change mn-1
+    monkeypatch.undo()
+    snap(cab, MODELS, "mn")
+    assert cab.session_info("mn-1").version > kept["mn-1"][0]
 
 
 @pytest.mark.req("MN-REQ-15")
