@@ -543,11 +543,13 @@ def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
 
 
 def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: list[int],
-            names: list[int], limit: int, matched_kws: Callable[[int], int]
+            names: list[int], limit: int, matched_kws: Callable[[int], int],
+            known: tuple[str, dict[int, int]] | None = None
             ) -> tuple[list[int], tuple[bool, float]]:
     """The first ``limit`` of ``cand`` (ascending ids, the name matches
     among them) in rank order, and the ``(name tier, score)`` of the last
-    candidate that could be one (every seed ranks at or above it)."""
+    candidate that could be one (every seed ranks at or above it).
+    ``known`` is a word and the levels of every candidate holding it."""
     # columns aligned with cand, filled with C-level maps
     n_live = store.live_nodes
     scores: list[float] = [0.0] * len(cand)
@@ -556,7 +558,9 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
         if not w.df:
             continue
         idf = _idf(n_live, w.df)
-        if w.df <= 8 * len(cand) * max(1, len(w.xterms) + len(w.sterms)):
+        if known is not None and word == known[0]:
+            levels = map(known[1].get, cand, repeat(0))
+        elif w.df <= 8 * len(cand) * max(1, len(w.xterms) + len(w.sterms)):
             levels = map(w.levels().get, cand, repeat(0))   # a dict from the postings
         else:
             levels = map(w.level, cand)                       # bisect the big postings
@@ -638,20 +642,28 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     # them pass the filters, each scores at least its IDF times the level
     # reached, above the bound of the nodes below that level
     post = store.index.posting
-    top: set[int] = set()
+    top: dict[int, int] = {}   # the nodes of the tiers read -> their level
     tiers = _tiers_down(big)
-    for j, (_lv, terms) in enumerate(tiers[:-1]):
+    for j, (lv, terms) in enumerate(tiers[:-1]):
         for t in terms:
-            top.update(post(t) or ())
+            for n in post(t) or ():
+                top.setdefault(n, lv)
         if len(top) < limit:
             continue
-        part = some | top
+        part = some.union(top)
         if 2 * len(part) > n_all:
             return None
         if not filt.trivial and len(filt.apply(sorted(top))) < limit:
             continue
         cand = filt.apply(sorted(part))
-        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
+        # the commonest word's levels: read with its tiers, or (the other
+        # words' nodes below those tiers) looked up
+        levels = dict(top)
+        for n in cand:
+            if n not in levels:
+                levels[n] = big.level(n)
+        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws,
+                             (big.word, levels))
         if _beats(cut, idfs[-1] * tiers[j + 1][0]):
             return SeedResult("match", tuple(seeds), matched)
     return None
