@@ -36,6 +36,7 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from functools import partial
 from itertools import compress, filterfalse, repeat
@@ -543,16 +544,21 @@ def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
 
 
 def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: list[int],
-            names: list[int], limit: int, matched_kws: Callable[[int], int],
-            known: tuple[str, dict[int, int]] | None = None
+            names: list[int], limit: int, matched_kws: Callable[[int], int] | None,
+            known: tuple[str, dict[int, int]] | None = None,
+            per_word: Mapping[str, int] | None = None
             ) -> tuple[list[int], tuple[bool, float]]:
     """The first ``limit`` of ``cand`` (ascending ids, the name matches
     among them) in rank order, and the ``(name tier, score)`` of the last
     candidate that could be one (every seed ranks at or above it).
-    ``known`` is a word and the levels of every candidate holding it."""
+    ``known`` is a word and the levels of every candidate holding it. The
+    keywords a candidate matches are ``matched_kws(nid)``, or, when every
+    keyword is one word, counted from the levels (``per_word``: how many
+    keywords each word is)."""
     # columns aligned with cand, filled with C-level maps
     n_live = store.live_nodes
     scores: list[float] = [0.0] * len(cand)
+    hits = [0] * len(cand) if per_word is not None else None
     for word in dict.fromkeys(w for kw in kws for w in kw.words):
         w = W(word)
         if not w.df:
@@ -564,7 +570,10 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
             levels = map(w.levels().get, cand, repeat(0))   # a dict from the postings
         else:
             levels = map(w.level, cand)                       # bisect the big postings
-        scores = list(map(add, scores, map(idf.__mul__, levels)))
+        lv = list(levels)
+        scores = list(map(add, scores, map(idf.__mul__, lv)))
+        if hits is not None and per_word is not None:
+            hits = list(map(add, hits, map(per_word[word].__mul__, map(bool, lv))))
     name_set = set(names)
     first = list(zip(map(name_set.__contains__, cand), scores, strict=True))
     # the candidates that can be seeds by (name tier, score), then the full order
@@ -575,8 +584,8 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
 
     def rank(i: int) -> tuple[bool, float, int, bool, str, int]:
         nid = cand[i]
-        return (not first[i][0], -first[i][1], -matched_kws(nid), nid not in live, key[nid],
-                nid)
+        matched = hits[i] if hits is not None else matched_kws(nid)  # type: ignore[misc]
+        return (not first[i][0], -first[i][1], -matched, nid not in live, key[nid], nid)
 
     return [cand[i] for i in sorted(near, key=rank)[:limit]], cut
 
@@ -614,18 +623,28 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     tops = [idf * _top_level(w) for idf, w in zip(idfs, held, strict=True)]
     big = held[-1]
     small = set(names).union(*(w.ids() for w in held[:-1]))
+    # the commonest word's level of each node of ``small`` (the other words'
+    # nodes), found by bisecting its postings, or its node set
+    small_lv: dict[int, int] | None = None
+    big_ids: set[int] = set()
     if filt.trivial and 8 * len(small) * (len(big.xterms) + len(big.sterms)) < big.df:
         # the union's size without a set of the commonest word's nodes
-        n_all = matched = big.df + sum(1 for n in small if not big.level(n))
+        small_lv = {n: big.level(n) for n in small}
+        n_all = matched = big.df + sum(1 for v in small_lv.values() if not v)
     else:
-        everyone = small | big.ids()
+        big_ids = big.ids()
+        everyone = small | big_ids
         n_all = len(everyone)
         matched = n_all if filt.trivial else len(filt.apply(sorted(everyone)))
     if not matched:
         return SeedResult("match", (), 0)
+    per_word = Counter(w.word for w in words)
 
-    def matched_kws(nid: int) -> int:
-        return sum(1 for w in words if w.level(nid))
+    def big_level(n: int) -> int:
+        """The commonest word's level of a node of ``small``."""
+        if small_lv is not None:
+            return small_lv[n]
+        return big.level(n) if n in big_ids else 0
 
     some: set[int] = set(names)
     for i in range(1, len(held)):
@@ -635,7 +654,8 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
         cand = filt.apply(sorted(some))
         if len(cand) < limit:
             continue
-        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws)
+        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
+                             (big.word, {n: big_level(n) for n in cand}), per_word)
         if _beats(cut, math.fsum(tops[i:])):
             return SeedResult("match", tuple(seeds), matched)
     # the commonest word's nodes, read from its top level down: once L of
@@ -661,9 +681,9 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
         levels = dict(top)
         for n in cand:
             if n not in levels:
-                levels[n] = big.level(n)
-        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, matched_kws,
-                             (big.word, levels))
+                levels[n] = big_level(n)
+        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
+                             (big.word, levels), per_word)
         if _beats(cut, idfs[-1] * tiers[j + 1][0]):
             return SeedResult("match", tuple(seeds), matched)
     return None
