@@ -46,7 +46,7 @@ from .ids import check_session_id
 from .ingest.model import Artefacts, Element, Link, Warning_
 from .ingest.sync import SyncResult, sync
 from .ingest.sysml.doc import DEF_KINDS
-from .session import LIMITS
+from .session import LIMITS, Session
 from .strata import catalog_id
 
 #: kinds that always stay in the catalog (the skeleton a reader navigates by):
@@ -343,13 +343,14 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
     does not parse (``strict``), has no elements, or cannot be planned writes
     nothing. With ``strict=False`` files that do not parse are left out and
     listed in ``SnapResult.failed`` (their elements are then absent from the
-    sessions). Each session is created when missing and synced (one Commit)
-    in memory; once every session is synced, they are flushed, so a sync
-    that fails (a cap exceeded, say) leaves the sessions of an earlier snap
+    sessions). Each session is synced (one Commit) in memory, a missing one
+    built there; once every session is synced, they are written (a new one
+    stored whole with ``Cabinet.adopt``), so a sync that fails (a cap
+    exceeded, say) writes nothing and leaves the sessions of an earlier snap
     as they were. ``progress(done, total)`` counts steps, two a session (its
-    sync, then its flush). If writing fails part way, the sessions this call
-    created are dropped again; a flush that fails after others landed leaves
-    those in their new state. Interiors of an
+    sync, then its write). If a write fails part way, the sessions this call
+    created are dropped again; the sessions it had already written keep
+    their new state. Interiors of an
     earlier snap with the same prefix that this plan no longer needs are
     dropped (only ones the catalog lists, so nothing else is ever touched).
     A ``<prefix>-cat`` that is not a snap's catalog, or a ``<prefix>-<n>``
@@ -403,11 +404,9 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
         # an earlier snap as they were
         synced = []
         for done, (sid, part) in enumerate(todo, 1):
-            if cabinet.exists(sid):
-                s = cabinet.open(sid)
-            else:
-                s = cabinet.create(sid)
-                created.append(sid)
+            # a new session is built in memory and stored whole (adopt) with
+            # the others: until then the cabinet holds no trace of it
+            s = cabinet.open(sid) if cabinet.exists(sid) else Session(sid)
             for root in stale:  # an earlier snap of a model with another root: clear it
                 sync(s, Artefacts(root=root, schemes=part.schemes,
                                   managed_types=part.managed_types))
@@ -416,7 +415,10 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             if progress is not None:
                 progress(done, steps)
         for done, s in enumerate(synced, len(todo) + 1):
-            if s.pending:
+            if s.base_version is None:
+                cabinet.adopt(s)
+                created.append(s.name)
+            elif s.pending:
                 cabinet.flush(s)
             if progress is not None:
                 progress(done, steps)

@@ -232,7 +232,7 @@ def _stood_in_pieces(text: str) -> list[str] | None:
         at += len(p)
     return out if at == len(text) else None
 PIECES_MAX = 1 << 18          # pieces the table keeps (the most recently used)
-FRESH_MAX = 1 << 16           # new pieces one process hands on to the cache files
+FRESH_MAX = 1 << 16           # new pieces a process hands on once the table is full
 MORE_MAX = 1 << 16            # pieces remembered past those, in this process only
 RECENT_MAX = 4096             # pieces the small file holds before they join the table
 RANK_MEMO_MAX = 1 << 16       # byte pairs whose rank a merge remembers
@@ -261,17 +261,20 @@ class _Pieces:
     table was last written (``<tokenizer>.pieces-recent``), read whole. A
     process adds what it counted to the small file when it exits; once that
     holds RECENT_MAX pieces they are written into the table. The table keeps
-    the PIECES_MAX pieces most recently used: its entries lie oldest first,
-    and the process that writes it puts the pieces it met (new, recent or
-    found in the table) last and drops the oldest past that many."""
+    at most PIECES_MAX pieces, its entries oldest first: the process that
+    writes it puts the pieces it met (new, recent or found in the table) last
+    and drops the oldest past that many. (Only the writing process's own
+    uses move pieces to the newest end: it is an approximation of "most
+    recently used".)"""
 
     def __init__(self, tokenizer: str) -> None:
         self.tokenizer = tokenizer
         # pieces this process has a count for: the recent file's, the ones
         # it found in the table, and its own
         self.counts: dict[str, int] = {}
-        # new pieces met once this process holds FRESH_MAX for the files:
-        # remembered here only, forgotten all at once when MORE_MAX are held
+        # new pieces met once this process holds as many for the files as
+        # the table has room for (FRESH_MAX at least): remembered here only,
+        # forgotten all at once when MORE_MAX are held
         self.more: dict[str, int] = {}
         self.fresh: dict[str, int] = {}   # counted here, in neither file yet
         self.stored: Callable[[bytes], int | None] | None = None
@@ -315,7 +318,7 @@ class _Pieces:
                 self.counts[piece] = n
                 return n
         n = _piece_count(self.tokenizer, piece)
-        if len(self.fresh) < FRESH_MAX:
+        if len(self.fresh) < max(FRESH_MAX, PIECES_MAX - self.held):
             self.counts[piece] = n
             self.fresh[piece] = n
         else:

@@ -323,7 +323,7 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
     monkeypatch.setattr(snap_module, "sync", failing_sync)
     with pytest.raises(QueryError):
         snap(cab, MODELS, "mn")
-    assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was created, synced, then dropped
+    assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was built in memory, never stored
     assert cab_ids(cab) == before
     assert {sid: (cab.session_info(sid).version, cab.open(sid).recall("").text)
             for sid in before} == kept
@@ -331,6 +331,33 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
     monkeypatch.undo()
     snap(cab, MODELS, "mn")
     assert cab.session_info("mn-1").version > kept["mn-1"][0]
+
+
+def test_a_snap_whose_write_fails_part_way_drops_what_it_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every session synced, then the second write fails: the session the
+    first write stored is dropped again, nothing else is left, and the same
+    snap then runs through."""
+    cab = Cabinet.open(tmp_path / "cab")
+    real = Cabinet.adopt
+    stored: list[str] = []
+
+    def failing_adopt(self: Cabinet, session: Session) -> int:
+        if len(stored) == 1:
+            raise OSError(28, "No space left on device (simulated)")
+        stored.append(session.name)
+        return real(self, session)
+
+    monkeypatch.setattr(Cabinet, "adopt", failing_adopt)
+    steps: list[tuple[int, int]] = []
+    with pytest.raises(OSError):
+        snap(cab, MODELS, "mn", progress=lambda d, t: steps.append((d, t)))
+    assert stored == ["mn-1"] and cab_ids(cab) == []
+    n = steps[0][1] // 2   # every session was synced before the first write
+    assert [d for d, _t in steps] == list(range(1, n + 2)) and n >= 2
+    monkeypatch.undo()
+    res = snap(cab, MODELS, "mn")
+    assert set(cab_ids(cab)) == {*res.interiors, res.catalog}
 
 
 @pytest.mark.req("MN-REQ-15")

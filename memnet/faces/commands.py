@@ -364,7 +364,7 @@ def _snap(args: argparse.Namespace) -> int:
     if not (p.is_dir() or p.is_file()):
         raise PathNotFound(f"no such model file or directory: {args.model!r}", path=args.model)
     with _cabinet(args, create=True) as cab, Progress(f"snap {args.prefix}") as bar:
-        bar.phase("writing sessions")
+        bar.phase("syncing, then writing sessions")
         res = snap(cab, args.model, args.prefix, budget=args.budget, strict=args.strict,
                    progress=lambda d, t: bar(d, t))
     for w in res.failed:

@@ -646,21 +646,28 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
             return small_lv[n]
         return big.level(n) if n in big_ids else 0
 
-    some: set[int] = set(names)
-    for i in range(1, len(held)):
-        some |= held[i - 1].ids()
+    def settle(some: set[int], bound: float) -> SeedResult | None:
+        """The seeds when ranking ``some`` alone gives them (see above)."""
         if len(some) < limit or 2 * len(some) > n_all:
-            continue   # too few to hold the seeds, or too many to save work
+            return None   # too few to hold the seeds, or too many to save work
         cand = filt.apply(sorted(some))
         if len(cand) < limit:
-            continue
+            return None
         seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
                              (big.word, {n: big_level(n) for n in cand}), per_word)
-        if _beats(cut, math.fsum(tops[i:])):
-            return SeedResult("match", tuple(seeds), matched)
+        return SeedResult("match", tuple(seeds), matched) if _beats(cut, bound) else None
+
+    some: set[int] = set(names)
+    for i in range(1, len(held) - 1):
+        some |= held[i - 1].ids()
+        got = settle(some, math.fsum(tops[i:]))
+        if got is not None:
+            return got
+    some |= held[-2].ids()
     # the commonest word's nodes, read from its top level down: once L of
     # them pass the filters, each scores at least its IDF times the level
-    # reached, above the bound of the nodes below that level
+    # reached, above the bound of the nodes below that level (a ranking
+    # that settles whatever the other words' nodes alone would, and more)
     post = store.index.posting
     top: dict[int, int] = {}   # the nodes of the tiers read -> their level
     tiers = _tiers_down(big)
@@ -672,7 +679,7 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
             continue
         part = some.union(top)
         if 2 * len(part) > n_all:
-            return None
+            break
         if not filt.trivial and len(filt.apply(sorted(top))) < limit:
             continue
         cand = filt.apply(sorted(part))
@@ -686,7 +693,9 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
                              (big.word, levels), per_word)
         if _beats(cut, idfs[-1] * tiers[j + 1][0]):
             return SeedResult("match", tuple(seeds), matched)
-    return None
+    # too few nodes above its last level, or too many: the other words'
+    # nodes alone
+    return settle(some, tops[-1])
 
 
 def _beats(cut: tuple[bool, float], bound: float) -> bool:

@@ -360,15 +360,26 @@ def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> No
 
 @pytest.mark.req("MN-REQ-00")
 def test_pieces_met_after_a_process_handed_on_its_share_are_still_remembered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Once a process holds FRESH_MAX new pieces for the cache files, a new
-    piece is remembered in this process only: counted once, then read back."""
+    """Once a process holds as many new pieces for the cache files as the
+    table has room for (FRESH_MAX at least), a new piece is remembered in
+    this process only: counted once, then read back. Below that, every new
+    piece is kept for the files."""
     import memnet.tokens as T
+
+    monkeypatch.setattr(T, "FRESH_MAX", 2)
+    monkeypatch.setattr(T, "PIECES_MAX", 8)
+    roomy = T._Pieces("o200k_base")
+    roomy.held = 4   # four places left in the table: more than FRESH_MAX
+    for p in ("zqxjv", "vwkq", "qqzx", "xkcdq"):
+        roomy.count(p)
+    assert roomy.new == 4 and not roomy.more
 
     pieces = ["zqxjv", "vwkq", "zqxjv", "qqzx", "vwkq", "xkcdq", "zqxjv"]
     want = [T._piece_count("o200k_base", p) for p in pieces]
     memo = T._Pieces("o200k_base")
     memo.fresh = dict.fromkeys((f"p{i}" for i in range(4)), 1)
     memo.counts = dict(memo.fresh)
+    memo.held = 8    # the table is full: FRESH_MAX (raised to 4 here) is the share
     monkeypatch.setattr(T, "FRESH_MAX", 4)
     monkeypatch.setattr(T, "MORE_MAX", 3)
     merged: list[str] = []
