@@ -670,18 +670,23 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     # that settles whatever the other words' nodes alone would, and more)
     post = store.index.posting
     top: dict[int, int] = {}   # the nodes of the tiers read -> their level
+    passed = 0                 # how many of them pass the filters
     tiers = _tiers_down(big)
     for j, (lv, terms) in enumerate(tiers[:-1]):
+        new = []
         for t in terms:
             for n in post(t) or ():
-                top.setdefault(n, lv)
-        if len(top) < limit:
+                if n not in top:
+                    top[n] = lv
+                    new.append(n)
+        if 2 * len(top) > n_all:
+            break
+        passed += len(new) if filt.trivial else len(filt.apply(sorted(new)))
+        if passed < limit:
             continue
         part = some.union(top)
         if 2 * len(part) > n_all:
             break
-        if not filt.trivial and len(filt.apply(sorted(top))) < limit:
-            continue
         cand = filt.apply(sorted(part))
         # the commonest word's levels: read with its tiers, or (the other
         # words' nodes below those tiers) looked up
