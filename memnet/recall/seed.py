@@ -640,11 +640,23 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
         return SeedResult("match", (), 0)
     per_word = Counter(w.word for w in words)
 
-    def big_level(n: int) -> int:
-        """The commonest word's level of a node of ``small``."""
+    big_tiers = len(big.xterms) + len(big.sterms)
+
+    def big_levels(nodes: list[int], into: dict[int, int]) -> dict[int, int]:
+        """``into`` with the commonest word's level of each of ``nodes`` (nodes
+        of ``small``): bisected in its postings for the few that hold it, read
+        from a map of all its nodes when many do."""
         if small_lv is not None:
-            return small_lv[n]
-        return big.level(n) if n in big_ids else 0
+            into.update((n, small_lv[n]) for n in nodes)
+            return into
+        holders = [n for n in nodes if n in big_ids]
+        into.update(dict.fromkeys(nodes, 0))
+        if 8 * len(holders) * big_tiers > big.df:
+            lv = big.levels()
+            into.update((n, lv.get(n, 0)) for n in holders)
+        else:
+            into.update((n, big.level(n)) for n in holders)
+        return into
 
     def settle(some: set[int], bound: float) -> SeedResult | None:
         """The seeds when ranking ``some`` alone gives them (see above)."""
@@ -654,7 +666,7 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
         if len(cand) < limit:
             return None
         seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
-                             (big.word, {n: big_level(n) for n in cand}), per_word)
+                             (big.word, big_levels(cand, {})), per_word)
         return SeedResult("match", tuple(seeds), matched) if _beats(cut, bound) else None
 
     some: set[int] = set(names)
@@ -690,10 +702,7 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
         cand = filt.apply(sorted(part))
         # the commonest word's levels: read with its tiers, or (the other
         # words' nodes below those tiers) looked up
-        levels = dict(top)
-        for n in cand:
-            if n not in levels:
-                levels[n] = big_level(n)
+        levels = big_levels([n for n in cand if n not in top], dict(top))
         seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
                              (big.word, levels), per_word)
         if _beats(cut, idfs[-1] * tiers[j + 1][0]):
