@@ -344,9 +344,9 @@ class _Pieces:
                 # meet, then those it met, then the recent ones; the oldest
                 # past PIECES_MAX are dropped
                 table = _table_items(self.path, _TABLE_MAGIC, 2)
-                for k in chain(self.counts, recent):
+                for k, v in chain(self.counts.items(), recent.items()):
                     raw = k.encode()
-                    v = table.pop(raw, 0) or recent.get(k) or self.counts.get(k, 0)
+                    table.pop(raw, None)   # (its count is the same) put it last
                     if 0 < v < 1 << 16 and 0 < len(raw) <= 256:
                         table[raw] = v
                 over = len(table) - PIECES_MAX

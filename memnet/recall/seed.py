@@ -627,7 +627,8 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     # nodes), found by bisecting its postings, or its node set
     small_lv: dict[int, int] | None = None
     big_ids: set[int] = set()
-    if filt.trivial and 8 * len(small) * (len(big.xterms) + len(big.sterms)) < big.df:
+    big_tiers = len(big.xterms) + len(big.sterms)
+    if filt.trivial and 8 * len(small) * big_tiers < big.df:
         # the union's size without a set of the commonest word's nodes
         small_lv = {n: big.level(n) for n in small}
         n_all = matched = big.df + sum(1 for v in small_lv.values() if not v)
@@ -639,8 +640,6 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     if not matched:
         return SeedResult("match", (), 0)
     per_word = Counter(w.word for w in words)
-
-    big_tiers = len(big.xterms) + len(big.sterms)
 
     def big_levels(nodes: list[int], into: dict[int, int]) -> dict[int, int]:
         """``into`` with the commonest word's level of each of ``nodes`` (nodes
