@@ -35,9 +35,8 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from itertools import compress, filterfalse, repeat
 from operator import add
@@ -53,15 +52,23 @@ from ..graph.words import (
     name_term,
     parts_of,
     present_terms,
-    token_words,
-    tokens,
 )
 from ..record import record
+from .relevance import (
+    Keyword,
+    Word,
+    Words,
+    has,
+    idf,
+    idset,
+    read_posting,
+    terms_size,
+    tiers_size,
+    unflagged,
+    union,
+)
 
 SETTLED_TERM = prop_term("settled", "b", True)
-_EMPTY = array("I")
-
-Tiers = list[tuple[int, "array[int]"]]   # (level, ascending ids), highest level first
 
 
 @record
@@ -119,127 +126,6 @@ def _same(a: Value, b: Value) -> bool:
     return type(a) is type(b) and a == b
 
 
-# -- postings as tiers ---------------------------------------------------------------
-def _read_tiers(idx: Index, terms: list[tuple[int, bytes]]) -> Tiers:
-    post = idx.posting
-    return [(lv, post(t)) for lv, t in terms]  # type: ignore[misc]
-
-
-def _terms_size(idx: Index, terms: list[tuple[int, bytes]]) -> int:
-    size = idx.posting_size
-    return sum(size(t) for _lv, t in terms)
-
-
-def _size(tiers: Sequence[tuple[int, Sized]]) -> int:
-    return sum(len(p) for _lv, p in tiers)
-
-
-def _idset(tiers: Sequence[tuple[int, Iterable[int]]]) -> set[int]:
-    return set().union(*(p for _lv, p in tiers)) if tiers else set()
-
-
-class _Word:
-    """One query word: the nodes holding it exactly (``exact``) and those
-    holding a word with its stem (``stems``, a superset), by level. The
-    tiers' terms are found at once; their postings are read when first
-    used (a hub word's ranking reads only its top tiers)."""
-
-    __slots__ = ("word", "idx", "xterms", "sterms", "xsize", "ssize", "df", "_exact", "_stems",
-                 "_levels", "_ids")
-
-    def __init__(self, store: Store, word: str) -> None:
-        self.word = word
-        idx = self.idx = store.index
-        self.xterms, self.sterms = present_terms(idx.shard, word)
-        self.xsize = _terms_size(idx, self.xterms)
-        self.ssize = _terms_size(idx, self.sterms)
-        self.df = self.ssize if self.sterms else self.xsize
-        self._exact: Tiers | None = None
-        self._stems: Tiers | None = None
-        self._levels: dict[int, int] | None = None
-        self._ids: set[int] | None = None
-
-    @property
-    def exact(self) -> Tiers:
-        if self._exact is None:
-            self._exact = _read_tiers(self.idx, self.xterms)
-        return self._exact
-
-    @property
-    def stems(self) -> Tiers:
-        if self._stems is None:
-            self._stems = _read_tiers(self.idx, self.sterms)
-        return self._stems
-
-    def ids(self) -> set[int]:
-        """Every node holding the word or its stem (built once; callers
-        never change it)."""
-        if self._ids is None:
-            self._ids = _idset(self.stems or self.exact)
-        return self._ids
-
-    def levels(self) -> dict[int, int]:
-        """node → level (an exact level over a stem level; name flag removed)."""
-        if self._levels is None:
-            d: dict[int, int] = {}
-            for lv, p in reversed(self.stems):
-                d.update(zip(p, repeat(lv)))
-            for lv, p in reversed(self.exact):
-                d.update(zip(p, repeat(_unflagged(lv))))
-            self._levels = d
-        return self._levels
-
-    def level(self, nid: int) -> int:
-        """The level of one node, by bisecting the tiers (no dict built)."""
-        if self._levels is not None:
-            return self._levels.get(nid, 0)
-        for tiers in (self.exact, self.stems):
-            for lv, p in tiers:
-                if _has(p, nid):
-                    return _unflagged(lv)
-        return 0
-
-
-def _unflagged(lv: int) -> int:
-    """A tier's level without the name flag an exact tier may carry."""
-    return lv - NAME_FLAG if lv > NAME_FLAG else lv
-
-
-def _idf(n: int, df: int) -> float:
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-
-# -- the query, analysed ---------------------------------------------------------------
-class _Keyword:
-    """One keyword: its tokens' words and parts."""
-
-    __slots__ = ("toks", "words", "parts")
-
-    def __init__(self, text: str) -> None:
-        self.toks = [token_words(t) for t in tokens(text)]
-        words: dict[str, None] = {}
-        parts: list[str] = []
-        for w, p in self.toks:
-            words.update(dict.fromkeys(w))
-            parts.extend(p)
-        self.words = list(words)
-        self.parts = parts
-
-
-def _read(idx: Index, term: bytes) -> array[int]:
-    return idx.posting(term) or _EMPTY
-
-
-def _union(idx: Index, terms: list[tuple[int, bytes]]) -> set[int]:
-    """The ids under any of ``terms`` (terms the index holds)."""
-    return _idset(_read_tiers(idx, terms))
-
-
-def _has(p: array[int], n: int) -> bool:
-    i = bisect_left(p, n)
-    return i < len(p) and p[i] == n
-
-
 class _Member:
     """A property filter: the nodes under any of a few terms. While the ids
     asked about are few against the postings, membership is read by
@@ -263,7 +149,7 @@ class _Member:
     def keep(self, out: list[int]) -> list[int]:
         if self._ids is None and len(out) * 16 < self.size:
             posts = [p for p in map(self.idx.posting, self.terms) if p]
-            return [n for n in out if any(_has(p, n) for p in posts)]
+            return [n for n in out if any(has(p, n) for p in posts)]
         return list(compress(out, map(self.ids().__contains__, out)))
 
 
@@ -309,17 +195,17 @@ class _Filters:
         offers: list[tuple[int, int, Callable[[], Any]]] = []   # (size, order, read)
         if q.kind is not None:
             t = ("k" + q.kind).encode()
-            offers.append((size(t), len(offers), partial(_read, idx, t)))
+            offers.append((size(t), len(offers), partial(read_posting, idx, t)))
         for lab in q.labels:
             t = ("l" + lab).encode()
-            offers.append((size(t), len(offers), partial(_read, idx, t)))
+            offers.append((size(t), len(offers), partial(read_posting, idx, t)))
         for m in self.sets:
             offers.append((m.size, len(offers), m.ids))
         for _k, needle in self.contains:
             for w in dict.fromkeys(needle):
                 terms = present_terms(idx.shard, w)[0]
-                offers.append((_terms_size(idx, terms), len(offers),
-                               partial(_union, idx, terms)))
+                offers.append((terms_size(idx, terms), len(offers),
+                               partial(union, idx, terms)))
         if not offers:
             return None
         return min(offers)[2]()  # type: ignore[no-any-return]
@@ -362,25 +248,11 @@ class _Filters:
 
 
 # -- MATCH_L ------------------------------------------------------------------------
-def _keywords(q: SeedQuery) -> list[_Keyword]:
-    return [k for k in map(_Keyword, q.keywords) if k.toks]
+def _keywords(q: SeedQuery) -> list[Keyword]:
+    return [k for k in map(Keyword, q.keywords) if k.toks]
 
 
-class _Words:
-    """The query words met so far, each analysed once per match."""
-
-    def __init__(self, store: Store) -> None:
-        self.s = store
-        self.memo: dict[str, _Word] = {}
-
-    def __call__(self, word: str) -> _Word:
-        w = self.memo.get(word)
-        if w is None:
-            w = self.memo[word] = _Word(self.s, word)
-        return w
-
-
-def _and(words: list[_Word]) -> set[int]:
+def _and(words: list[Word]) -> set[int]:
     """Nodes holding every one of ``words`` (exactly or by stem): the rarest
     word's nodes, tested against the others by bisecting their tiers."""
     words = sorted(words, key=lambda w: w.df)
@@ -392,7 +264,7 @@ def _and(words: list[_Word]) -> set[int]:
     return out
 
 
-def _keyword_ids(kw: _Keyword, W: Callable[[str], _Word]) -> set[int]:
+def _keyword_ids(kw: Keyword, W: Callable[[str], Word]) -> set[int]:
     """The nodes a keyword matches (see the module docstring)."""
     per_token: list[set[int]] = []
     for twords, tparts in kw.toks:
@@ -407,11 +279,11 @@ def _keyword_ids(kw: _Keyword, W: Callable[[str], _Word]) -> set[int]:
     return out
 
 
-def _name_ids(kws: list[_Keyword], W: Callable[[str], _Word], store: Store) -> set[int]:
+def _name_ids(kws: list[Keyword], W: Callable[[str], Word], store: Store) -> set[int]:
     """Nodes with a name-like value equal to the whole keyword phrase."""
     parts = [p for kw in kws for p in kw.parts]
     if len(parts) == 1:
-        return _idset([(lv, p) for lv, p in W(parts[0]).exact if lv > NAME_FLAG])
+        return idset([(lv, p) for lv, p in W(parts[0]).exact if lv > NAME_FLAG])
     if 1 < len(parts) <= NAME_MAX_PARTS:
         return set(store.index.posting(name_term(parts)) or ())
     return set()
@@ -471,7 +343,7 @@ def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> Se
     return SeedResult("match", tuple(seeds), len(cand))
 
 
-def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedResult:
+def _match_one_word(store: Store, filt: _Filters, w: Word, limit: int) -> SeedResult:
     """One keyword of one word: the score is the word's level, so the tiers,
     read from the top, are already in rank order. The filters run once, over
     the tiers that hold every match (the stem tiers hold every exact node
@@ -494,12 +366,12 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
         tier = _same_tier
         if sterms:
             stems = [(lv, filt.apply(list(post(t) or ()))) for lv, t in sterms]
-            passed = _idset(stems)
+            passed = idset(stems)
             exact = [(lv, list(filter(passed.__contains__, post(t) or ()))) for lv, t in xterms]
         else:
             stems = ()
             exact = [(lv, filt.apply(list(post(t) or ()))) for lv, t in xterms]
-        matched = _size(stems or exact)
+        matched = tiers_size(stems or exact)
     live = _tsk_live(store, filt)
     by_exact, by_stem = dict(exact), dict(stems)   # one tier a level
     # a stem tier repeats nodes of the exact tiers: each node counts once, at
@@ -522,9 +394,9 @@ def _match_one_word(store: Store, filt: _Filters, w: _Word, limit: int) -> SeedR
     return SeedResult("match", tuple(seeds), matched)
 
 
-def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
+def _match_general(store: Store, filt: _Filters, kws: list[Keyword], limit: int
                    ) -> SeedResult:
-    W = _Words(store)
+    W = Words(store)
     names = filt.apply(sorted(_name_ids(kws, W, store)))
     if len(kws) > 1 and all(len(kw.toks) == 1 and len(kw.words) == 1 for kw in kws):
         got = _match_pruned(store, filt, kws, W, names, limit)
@@ -543,7 +415,7 @@ def _match_general(store: Store, filt: _Filters, kws: list[_Keyword], limit: int
     return SeedResult("match", tuple(seeds), len(cand))
 
 
-def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: list[int],
+def _ranked(store: Store, filt: _Filters, kws: list[Keyword], W: Words, cand: list[int],
             names: list[int], limit: int, matched_kws: Callable[[int], int] | None,
             known: tuple[str, dict[int, int]] | None = None,
             per_word: Mapping[str, int] | None = None
@@ -563,7 +435,7 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
         w = W(word)
         if not w.df:
             continue
-        idf = _idf(n_live, w.df)
+        weight = idf(n_live, w.df)
         if known is not None and word == known[0]:
             levels = map(known[1].get, cand, repeat(0))
         elif w.df <= 8 * len(cand) * max(1, len(w.xterms) + len(w.sterms)):
@@ -571,7 +443,7 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
         else:
             levels = map(w.level, cand)                       # bisect the big postings
         lv = list(levels)
-        scores = list(map(add, scores, map(idf.__mul__, lv)))
+        scores = list(map(add, scores, map(weight.__mul__, lv)))
         if hits is not None and per_word is not None:
             hits = list(map(add, hits, map(per_word[word].__mul__, map(bool, lv))))
     name_set = set(names)
@@ -590,13 +462,13 @@ def _ranked(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words, cand: 
     return [cand[i] for i in sorted(near, key=rank)[:limit]], cut
 
 
-def _top_level(w: _Word) -> int:
+def _top_level(w: Word) -> int:
     """The highest level any node holds ``w`` at (exact or by stem)."""
-    return max([_unflagged(lv) for lv, _t in w.xterms] + [lv for lv, _t in w.sterms],
+    return max([unflagged(lv) for lv, _t in w.xterms] + [lv for lv, _t in w.sterms],
                default=0)
 
 
-def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
+def _match_pruned(store: Store, filt: _Filters, kws: list[Keyword], W: Words,
                   names: list[int], limit: int) -> SeedResult | None:
     """:func:`_match_general` for keywords of one word each, ranking only the
     nodes of the rarest words, or those and the top tiers of the commonest,
@@ -619,8 +491,8 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[_Keyword], W: _Words,
     held = sorted((w for w in dict.fromkeys(words) if w.df), key=lambda w: w.df)
     if len(held) < 2:
         return None
-    idfs = [_idf(n_live, w.df) for w in held]
-    tops = [idf * _top_level(w) for idf, w in zip(idfs, held, strict=True)]
+    idfs = [idf(n_live, w.df) for w in held]
+    tops = [wt * _top_level(w) for wt, w in zip(idfs, held, strict=True)]
     big = held[-1]
     small = set(names).union(*(w.ids() for w in held[:-1]))
     # the commonest word's level of each node of ``small`` (the other words'
@@ -718,13 +590,13 @@ def _beats(cut: tuple[bool, float], bound: float) -> bool:
     return cut[0] or cut[1] > bound * (1.0 + 1e-9) + 1e-9
 
 
-def _tiers_down(w: _Word) -> list[tuple[int, list[bytes]]]:
+def _tiers_down(w: Word) -> list[tuple[int, list[bytes]]]:
     """The terms of ``w``'s nodes by level (exact or by stem, name flag
     removed), the highest level first: a node is under a term of its level
     or above it."""
     by: dict[int, list[bytes]] = {}
     for lv, t in w.xterms:
-        by.setdefault(_unflagged(lv), []).append(t)
+        by.setdefault(unflagged(lv), []).append(t)
     for lv, t in w.sterms:
         by.setdefault(lv, []).append(t)
     return sorted(by.items(), reverse=True)
@@ -739,7 +611,7 @@ def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:
     if not kws:
         return _match_filters(store, q, filt, limit)
     if len(kws) == 1 and len(kws[0].toks) == 1 and len(kws[0].words) == 1:
-        return _match_one_word(store, filt, _Word(store, kws[0].words[0]), limit)
+        return _match_one_word(store, filt, Word(store, kws[0].words[0]), limit)
     return _match_general(store, filt, kws, limit)
 
 
@@ -752,7 +624,7 @@ def matches(store: Store, q: SeedQuery, nid: int) -> bool:
     kws = _keywords(q)
     if not kws:
         return not q.keywords
-    W = _Words(store)
+    W = Words(store)
     return nid in _name_ids(kws, W, store) or any(nid in _keyword_ids(kw, W) for kw in kws)
 
 

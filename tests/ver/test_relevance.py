@@ -386,7 +386,7 @@ def test_the_one_word_ranking_is_the_general_ranking(nodes, word, kind, limit) -
     q = parse_query(f"{kind} {word}" if kind else word)
     kws = S._keywords(q)
     filt = S._Filters(s.store, q)
-    fast = S._match_one_word(s.store, filt, S._Word(s.store, kws[0].words[0]), limit)
+    fast = S._match_one_word(s.store, filt, S.Word(s.store, kws[0].words[0]), limit)
     full = S._match_general(s.store, filt, kws, limit)
     assert (fast.seeds, fast.matched) == (full.seeds, full.matched), (rows, q)
 
@@ -563,7 +563,7 @@ def test_a_rare_word_settles_the_seeds_without_ranking_the_common_one() -> None:
     rows += ["SYM {name: 'zebra graph'}", "SYM {name: 'zebra'}", "DEC {title: 'zebra crossing'}"]
     s, handles = _session(rows)
     q = parse_query("zebra graph")
-    kws, filt, W = S._keywords(q), S._Filters(s.store, q), S._Words(s.store)
+    kws, filt, W = S._keywords(q), S._Filters(s.store, q), S.Words(s.store)
     names = filt.apply(sorted(S._name_ids(kws, W, s.store)))
     pruned = S._match_pruned(s.store, filt, kws, W, names, 3)
     assert pruned is not None and pruned.matched == 43
@@ -591,7 +591,7 @@ def test_a_rare_word_too_rare_for_l_seeds_reads_only_the_common_words_top_tiers(
     rows += ["SYM {name: 'zebra crossing'}", "DEC {title: 'zebra graph notes on a long walk'}"]
     s, handles = _session(rows)
     q = parse_query("zebra graph")
-    kws, filt, W = S._keywords(q), S._Filters(s.store, q), S._Words(s.store)
+    kws, filt, W = S._keywords(q), S._Filters(s.store, q), S.Words(s.store)
     names = filt.apply(sorted(S._name_ids(kws, W, s.store)))
     ranked: list[int] = []
     real_ranked, real_pruned = S._ranked, S._match_pruned
