@@ -20,6 +20,8 @@ class Limits(NamedTuple):
     max_rows_max: int = 500
     limit_max: int = 50
     fanout_max: int = 64
+    max_tokens_min: int = 64
+    max_tokens_max: int = 1_000_000
 
 
 LIMITS = Limits()

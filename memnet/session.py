@@ -37,16 +37,18 @@ from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .limits import LIMITS, Limits
 from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
+from .recall.hints import seed_q
 from .recall.peak import ExemplarState, PeakState, census
+from .recall.relevance import Relevance, Words, read_in
 from .recall.seed import SeedResult, by_nick, match, matches
-from .recall.shape import VIEWS, LineCache, Shape, build_body, finish, prime_lines
+from .recall.shape import LINE_TOKENS, VIEWS, LineCache, Shape, build_body, finish, prime_lines
 from .recall.walk import WalkResult, shape_walk
 from .record import replace
 from .tokens import DEFAULT_TOKENIZER, TOKENIZERS
 from .tokens import loaded as tokens_loaded
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
-_DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) session=")
+_DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) v=")
 
 
 def _check_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -119,7 +121,8 @@ class Session:
         # matches once per version, then a lookup
         # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
         # and true for the same value)
-        self._seed_cache: dict[tuple[str, str, int | None, int], SeedResult] = {}
+        self._seed_cache: dict[tuple[str, str, int | None, int, bool],
+                               tuple[SeedResult, Relevance | None]] = {}
         self._seed_cache_version = 0
         # the Shapes served lately, and (set by the cabinet the session was
         # opened from) its past versions: for Recall with since=
@@ -224,15 +227,24 @@ class Session:
 
     # -- Recall ---------------------------------------------------------------
     def recall(self, q: str | ast.SeedQuery = "", *, k: int = LIMITS.k,
-               max_rows: int = LIMITS.max_rows, limit: int = LIMITS.limit,
+               max_rows: int | None = None, limit: int | None = None,
                fanout: int = LIMITS.fanout, view: str = "interior", laws: bool = True,
-               since: str | None = None) -> Shape:
-        """Seed at most ``limit`` nodes from ``q``, walk ``k`` hops, return a Shape
-        of at most ``max_rows`` rows.
+               since: str | None = None, max_tokens: int | None = None) -> Shape:
+        """Seed nodes from ``q``, walk ``k`` hops, return a Shape of at most
+        ``max_rows`` rows (and, given ``max_tokens``, at most that many tokens).
 
         ``q`` is codebook tokens (``TSK status:open pricing``), the seed query
         form (``MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3``), or
         empty for the session outline.
+
+        ``max_rows`` defaults to ``LIMITS.max_rows`` (50), or, given
+        ``max_tokens``, to its ceiling (``LIMITS.max_rows_max``): the token
+        budget is then the bound. ``limit`` caps the seeds. Left out, the first ``LIMITS.limit`` (5)
+        matches seed the Shape and the next ones (up to ``LIMITS.limit_max``)
+        join the walk when they answer q better than what is left of it, as
+        rows and tokens allow (docs/math/walk.md). The Shape fills by rank,
+        seeds, rules, then the walk, and stops before ``max_rows`` rows or
+        ``max_tokens`` tokens, the receipt line included.
 
         ``since`` is the etag of a Shape this q gave with the same knobs, at
         this version or one of the 16 before it: the answer is then only what
@@ -241,8 +253,10 @@ class Session:
         resolved (``memnet/recall/delta.py``).
         """
         k = _check_range("k", k, 0, LIMITS.k_max)
-        max_rows = _check_range("max_rows", max_rows, 1, LIMITS.max_rows_max)
-        limit = _check_range("limit", limit, 1, LIMITS.limit_max)
+        if max_rows is not None:
+            max_rows = _check_range("max_rows", max_rows, 1, LIMITS.max_rows_max)
+        if limit is not None:
+            limit = _check_range("limit", limit, 1, LIMITS.limit_max)
         fanout = _check_range("fanout", fanout, 1, LIMITS.fanout_max)
         if view not in VIEWS:
             raise QueryError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
@@ -251,26 +265,31 @@ class Session:
         if not isinstance(q, (str, ast.SeedQuery)):
             raise QueryError(f"q must be text (codebook tokens or the MATCH form), got "
                              f"{type(q).__name__}")
+        if max_tokens is not None:
+            max_tokens = _check_range("max_tokens", max_tokens, LIMITS.max_tokens_min,
+                                      LIMITS.max_tokens_max)
+        if max_rows is None:   # a token budget is the bound unless rows are asked for too
+            max_rows = LIMITS.max_rows if max_tokens is None else LIMITS.max_rows_max
         if since is not None:
             check_etag(since)
         sq = parse_query(q) if isinstance(q, str) else q
         if sq.limit is not None:
             limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)
-        knobs = (k, max_rows, limit, fanout, view, laws)
+        knobs = (k, max_rows, limit, fanout, view, laws, max_tokens)
         with self._lock:
             if since is not None:
                 return recall_since(self, sq, knobs, since)
             shape = self._recall(sq, k=k, max_rows=max_rows, limit=limit, fanout=fanout,
-                                 view=view, laws=laws)
+                                 view=view, laws=laws, max_tokens=max_tokens)
             self._memo.put(memo_key(shape, sq, knobs), self.version, shape)
             return shape
 
-    def outline(self, *, max_rows: int = LIMITS.max_rows, limit: int = LIMITS.limit,
+    def outline(self, *, max_rows: int = LIMITS.max_rows, limit: int | None = None,
                 view: str = "shell", laws: bool = True) -> Shape:
         """The session outline: each kind with its count, exemplars and laws."""
         return self.recall("", max_rows=max_rows, limit=limit, view=view, laws=laws)
 
-    def _seed(self, sq: ast.SeedQuery, limit: int) -> SeedResult:
+    def _seed(self, sq: ast.SeedQuery, limit: int, open_l: bool, words: Words) -> SeedResult:
         s = self.store
         if sq.empty:
             return SeedResult("outline", self._cached_exemplars(limit), 0)
@@ -280,7 +299,7 @@ class Session:
             seeds: tuple[int, ...] = (nid,) if nid is not None else ()
             matched = len(seeds)
             if not rest.empty and limit > len(seeds):
-                m = match(s, rest, limit)
+                m = match(s, rest, limit, words)
                 seeds += tuple(x for x in m.seeds if x not in seeds)[: limit - len(seeds)]
                 # the nick's owner is counted once even when the rest matches it too
                 matched = m.matched + (0 if nid is None or matches(s, rest, nid) else 1)
@@ -289,7 +308,12 @@ class Session:
             if seeds:  # the nick is unknown but the rest of q matched
                 return SeedResult("match", seeds, matched)
         else:
-            m = match(s, sq, limit)
+            if open_l and sq.keywords:
+                # L left open: the next matches may join the walk as seeds
+                m = match(s, sq, LIMITS.limit_max, words)
+                m = replace(m, seeds=m.seeds[:limit], more=m.seeds[limit:])
+            else:
+                m = match(s, sq, limit, words)
             if m.seeds:
                 return m
         top = self._cached_peaks()[:limit]
@@ -317,45 +341,67 @@ class Session:
             self._exemplars = ExemplarState(self.store)
         return self._exemplars.top(limit)
 
-    def _cached_seed(self, sq: ast.SeedQuery, qtext: str, limit: int) -> SeedResult:
+    def _cached_seed(self, sq: ast.SeedQuery, qtext: str, limit: int, open_l: bool
+                     ) -> tuple[SeedResult, Relevance | None]:
+        """The seeds of ``sq`` and what scores nodes against it, once per
+        version."""
         if self._seed_cache_version != self.version:
             self._seed_cache.clear()
             self._seed_cache_version = self.version
-        key = (qtext, sq.form, sq.limit, limit)
-        seed = self._seed_cache.get(key)
-        if seed is None:
+        key = (qtext, sq.form, sq.limit, limit, open_l)
+        hit = self._seed_cache.get(key)
+        if hit is None:
             if len(self._seed_cache) >= 1024:
                 self._seed_cache.clear()
-            seed = self._seed_cache[key] = self._seed(sq, limit)
-        return seed
+            words = Words(self.store)
+            seed = self._seed(sq, limit, open_l, words)
+            rel = Relevance(self.store, sq.keywords, words) if (
+                sq.keywords and seed.mode in ("match", "nick")) else None
+            hit = self._seed_cache[key] = (seed, rel or None)
+        return hit
 
-    def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int, fanout: int,
-                view: str, laws: bool) -> Shape:
+    def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int | None,
+                fanout: int, view: str, laws: bool, max_tokens: int | None = None) -> Shape:
         s = self.store
         self._recalled = True
+        sq, note = read_in(s, sq)
         qtext = format_query(sq)
-        seed = self._cached_seed(sq, qtext, limit)
+        open_l = limit is None
+        limit = LIMITS.limit if limit is None else limit
+        seed, rel = self._cached_seed(sq, qtext, limit, open_l)
         if seed.mode == "skip":
             walk = WalkResult()
         else:
             walk = shape_walk(s, seed.seeds, k=0 if seed.mode == "outline" else k,
-                              max_rows=max_rows, fanout=fanout, laws=laws)
-        npats, epats, body, body_tokens = build_body(s, walk.nodes, walk.edges, view,
-                                                     self._lines)
-        seeds = tuple(node_handle(n) for n in seed.seeds)
+                              max_rows=max_rows, fanout=fanout, laws=laws, rel=rel,
+                              extra=seed.more)
+        budget = None if max_tokens is None else max_tokens - LINE_TOKENS - 1
         cen = tuple(census(s)) if seed.mode == "outline" else ()
-        fields: dict[str, Any] = dict(
-            session=self.name, version=self.version, q=qtext,
-            seed_mode=seed.mode, seeds=seeds, matched=seed.matched,
-            rows=walk.rows, max_rows=max_rows, hops=walk.hops,
-            k=0 if seed.mode == "outline" else k, clamped=walk.clamped,
-            hidden=walk.hidden, laws=len(walk.laws), laws_cut=walk.laws_cut,
-            periphery=tuple(node_handle(n) for n in walk.periphery), view=view,
-            tokenizer=self.tokenizer, holds_answer=self._holds(seed),
-            read_first=self._read_first(seed, sq, cen),
-            advice=self._advice(seed, walk, limit), census=cen)
-        text, receipt = finish(fields, body, body_tokens, self._lines)
-        return Shape(text, receipt, npats, epats, seeds)
+        while True:
+            npats, epats, body, body_tokens, taken = build_body(
+                s, walk.items, view, self._lines, None if budget is None else max(budget, 0))
+            walk.keep(taken)
+            roots = seed.seeds
+            if seed.more and len(walk.roots) > len(roots):
+                roots += tuple(n for n in walk.roots if n not in set(roots))
+            seeds = tuple(node_handle(n) for n in roots)
+            fields: dict[str, Any] = dict(
+                session=self.name, version=self.version, q=qtext,
+                seed_mode=seed.mode, seeds=seeds, matched=seed.matched,
+                rows=walk.rows, max_rows=max_rows, hops=walk.hops,
+                k=0 if seed.mode == "outline" else k, clamped=walk.clamped,
+                hidden=walk.hidden, laws=len(walk.laws), laws_cut=walk.laws_cut,
+                periphery=tuple(node_handle(n) for n in walk.periphery),
+                periphery_q=tuple(seed_q(s, n) for n in walk.periphery), view=view,
+                tokenizer=self.tokenizer, holds_answer=self._holds(seed),
+                read_first=self._read_first(seed, sq, cen),
+                advice=self._advice(seed, walk, limit, open_l, max_tokens), census=cen,
+                max_tokens=max_tokens, note=note)
+            text, receipt = finish(fields, body, body_tokens, self._lines)
+            if max_tokens is None or receipt.tokens <= max_tokens or not walk.items:
+                return Shape(text, receipt, npats, epats, seeds)
+            # the line took more than its share: give the body less
+            budget = body_tokens - (receipt.tokens - max_tokens)
 
     def _holds(self, seed: SeedResult) -> bool:
         if seed.mode in ("match", "nick"):
@@ -376,8 +422,7 @@ class Session:
         if seed.mode == "skip":
             return "the memory holds nothing on this q"
         if seed.mode == "peak":
-            return ("nothing matched q; the seeds are the busiest local hubs (Peak_L), "
-                    "so the memory may not hold the answer")
+            return "nothing matched q: these are the busiest hubs"
         first = seed.seeds[0]
         props = s.node_props(first)
         label = next((v for k in ("title", "name", "path") if isinstance(v := props.get(k), str)),
@@ -386,15 +431,18 @@ class Session:
         return (f"{len(seed.seeds)} seed(s) from {seed.matched} match(es); start at "
                 f"{node_handle(first)} ({s.node_kind(first)}{label})")
 
-    def _advice(self, seed: SeedResult, walk: WalkResult, limit: int) -> tuple[str, ...]:
+    def _advice(self, seed: SeedResult, walk: WalkResult, limit: int, open_l: bool,
+                max_tokens: int | None) -> tuple[str, ...]:
+        """What the caller should send next, when the Shape could not say it
+        all: each a change to the same Recall, runnable as written."""
         out: list[str] = []
-        if seed.mode in ("match", "nick") and seed.matched > limit:
-            out.append(f"q matched {seed.matched} nodes and only {limit} seed the Shape: "
-                       "narrow q with a kind, key:value or keyword")
-        if walk.truncated:
-            out.append("the Shape stopped at max_rows: narrow q or recall with view=shell")
+        if seed.mode in ("match", "nick") and seed.matched > limit and not open_l:
+            out.append(f"q matched {seed.matched} nodes and limit={limit} seeded the Shape: "
+                       "recall without limit to take more as room allows")
+        if max_tokens is not None and not walk.rows and seed.seeds:
+            out.append(f"max_tokens={max_tokens} leaves no room for a row: raise it")
         if walk.laws_cut:
-            out.append(f"{walk.laws_cut} standing rule(s) did not fit: recall with laws=False "
+            out.append(f"{walk.laws_cut} standing rule(s) did not fit: recall with laws=false "
                        "if you hold them already")
         s = self.store
         if (s.live_nodes + s.live_edges) >= 0.9 * self.caps.rows:

@@ -43,8 +43,7 @@ def test_the_three_answers_and_their_receipts() -> None:
     assert not added & first.receipt.to_dict().keys()
 
     same = s.recall(Q, since=first.receipt.etag)
-    assert same.text == (f"// unchanged session=demo v=1 rows=12/50 tokens={same.receipt.tokens} "
-                         f"etag={first.receipt.etag}")
+    assert same.text == f"// unchanged v=1 rows=12/50 etag={first.receipt.etag}"
     assert same.receipt.tokens == memnet.count_tokens(same.text) <= 40
     assert same.receipt.to_dict() == {
         "answer": "unchanged", "session": "demo", "version": 1, "rows": 12, "max_rows": 50,
@@ -60,7 +59,7 @@ def test_the_three_answers_and_their_receipts() -> None:
     assert d.receipt.answer == "unchanged"
     d = s.recall(Q, since=first.receipt.etag)
     head, _, body = d.text.partition("\n")
-    assert head.startswith("// delta session=demo v=2 rows=")
+    assert head.startswith("// delta v=2 rows=")
     assert f" since={first.receipt.etag} etag={d.receipt.etag}" in head
     new = s.recall(Q)
     assert d.receipt.etag == new.receipt.etag != first.receipt.etag
@@ -70,7 +69,7 @@ def test_the_three_answers_and_their_receipts() -> None:
         "  (na9)-[ea7:GOVERNS {since: 2024}]->(na3)",
         "SET na5.owner = 'ana', na5:URGENT, na5 #rounding",
         "REMOVE na5.prio",
-        "DELETE na7, ea3"]
+        "GONE na7, ea3"]
     assert (d.receipt.added, d.receipt.changed, d.receipt.gone) == (2, 1, 2)
     assert d.nodes == () and d.edges == ()  # a delta's rows are read from its text
     assert set(d.receipt.to_dict()) == {"answer", "session", "version", "rows", "max_rows",
@@ -100,11 +99,11 @@ def test_why_the_whole_shape_comes_back() -> None:
     first = s.recall(Q)
     other = s.recall(Q, k=1)
     s.commit("SET na5.prio = 2")
-    unknown = s.recall(Q, since="0123456789abcdef")
-    assert unknown.receipt.answer == "shape" and unknown.receipt.since == "0123456789abcdef"
+    unknown = s.recall(Q, since="012345678901")
+    assert unknown.receipt.answer == "shape" and unknown.receipt.since == "012345678901"
     assert unknown.receipt.why.startswith("not one of the Shapes this session served lately")
     head = unknown.text.partition("\n")[0]
-    assert f'since=0123456789abcdef why="{unknown.receipt.why}"' in head
+    assert f'since=012345678901 why="{unknown.receipt.why}"' in head
     assert unknown.receipt.tokens == memnet.count_tokens(unknown.text)
     assert unknown.text.partition("\n")[2] == s.recall(Q).text.partition("\n")[2]
     assert {"since", "answer", "why"} <= unknown.receipt.to_dict().keys()
@@ -142,7 +141,7 @@ def test_a_delta_as_large_as_the_shape_is_sent_whole() -> None:
 
 def test_a_bad_since_is_a_coded_error() -> None:
     s = demo()
-    for bad in ("xyz", "0123456789ABCDEF", "0123456789abcdef0", 12, b"0123456789abcdef"):
+    for bad in ("xyz", "0123456789ab", "01234567890123", 12, b"012345678901"):
         with pytest.raises(memnet.QueryError, match="since must be the etag"):
             s.recall(Q, since=bad)  # type: ignore[arg-type]
 
@@ -152,11 +151,20 @@ def test_a_delta_answer_is_not_a_commit() -> None:
     first = s.recall(Q)
     s.commit("DELETE na7")
     d = s.recall(Q, since=first.receipt.etag)
-    assert "DELETE" in d.text
+    assert "\nGONE na7" in d.text and "DELETE" not in d.text
     for text in (d.text, "  " + d.text, s.recall(Q, since=d.receipt.etag).text):
         with pytest.raises(memnet.EchoRefused, match="delta Recall answer"):
             s.commit(text)
+    # the part that says what left the Shape, pasted without its receipt line,
+    # or with every other line of the answer: refused whole, nothing recycled
+    gone = next(ln for ln in d.text.splitlines() if ln.startswith("GONE "))
+    body = d.text.split("\n", 1)[1]
+    for text in (gone, body, gone.lower(), "INSERT (x:TSK {title: 'new'})\n" + gone):
+        with pytest.raises(memnet.EchoRefused, match="delta Recall answer") as err:
+            s.commit(text)
+        assert err.value.code == "echo_refused"
     assert s.version == 2
+    assert memnet.apply_delta(first.text, d.text) == s.recall(Q).insert
 
 
 def test_apply_delta_refuses_another_shape() -> None:
@@ -197,7 +205,7 @@ def test_a_fresh_hydrate_rebuilds_the_old_shape(tmp_path: Path) -> None:
     past = cab.open("shop", at=1)
     assert past.recall(Q, since=first.receipt.etag).receipt.answer == "unchanged"
     # an etag no version of the window had
-    miss = cold.recall(Q, since="0123456789abcdef")
+    miss = cold.recall(Q, since="012345678901")
     assert miss.receipt.why == "no Shape of this q and knobs had that etag at versions 0-1"
 
 
@@ -258,7 +266,7 @@ def test_cli_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     etag = json.loads(capsys.readouterr().out)["receipt"]["etag"]
     assert main(["--home", home, "recall", "shop", Q, "--since", etag]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("// delta session=shop v=2 ") and out.endswith("SET na5.prio = 2\n")
+    assert out.startswith("// delta v=2 ") and out.endswith("SET na5.prio = 2\n")
     assert main(["--home", home, "recall", "shop", Q, "--since", etag, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["receipt"]["answer"] == "delta"
     assert main(["--home", home, "recall", "shop", Q, "--since", etag, "--format", "dot"]) == 1
@@ -275,7 +283,7 @@ def test_wire_since(tmp_path: Path) -> None:
         w = Wire(cab, out)
         w.execute("USE shop")
         text = w.execute(f"RECALL {Q} WITH since={first.receipt.etag}")
-        assert text.startswith("// delta session=shop v=2 ")
+        assert text.startswith("// delta v=2 ")
         etag = text.split(" etag=")[1].split()[0]
         assert w.execute(f"RECALL {Q} WITH rows=50, since={etag}").startswith("// unchanged ")
         w.answer(("stmt", f"RECALL {Q} WITH since=zz".encode()))

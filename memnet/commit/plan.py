@@ -244,6 +244,11 @@ class _Plan:
                     raise self._err(f"{st.var} was created in this Δ and would be recycled "
                                     "at once", st.pos)
                 self._recycle_node(ref, st.pos)
+        elif isinstance(st, ast.Gone):
+            raise EchoRefused(
+                f"GONE {st.var} is part of a delta Recall answer (rows that left a Shape), "
+                "not a Commit: nothing was applied; to recycle a row write DELETE with its "
+                "handle", line=st.pos.line, column=st.pos.column)
         else:  # pragma: no cover - the parser yields nothing else
             raise CommitRejected(f"unsupported statement {type(st).__name__}")
 

@@ -230,7 +230,7 @@ def _recall(args: argparse.Namespace) -> int:
         s = _hydrate(cab, args.sid, args.at)
         shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
                          fanout=args.fanout, view=args.view, laws=not args.no_laws,
-                         since=args.since)
+                         since=args.since, max_tokens=args.max_tokens)
     _print_shape(shape, args.format)
     return 0
 

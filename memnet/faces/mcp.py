@@ -173,12 +173,13 @@ class MemNetTools:
             self._cache.pop(sid, None)
             raise
 
-    def recall(self, session: str, q: str, *, k: int, max_rows: int, limit: int, fanout: int,
-               view: str, laws: bool, since: str | None = None) -> tuple[str, dict[str, Any]]:
+    def recall(self, session: str, q: str, *, k: int, max_rows: int | None, limit: int | None,
+               fanout: int, view: str, laws: bool, since: str | None = None,
+               max_tokens: int | None = None) -> tuple[str, dict[str, Any]]:
         with self._lock:
             shape = self._session(session).recall(q, k=k, max_rows=max_rows, limit=limit,
                                                   fanout=fanout, view=view, laws=laws,
-                                                  since=since)
+                                                  since=since, max_tokens=max_tokens)
         return shape.text, shape.receipt.to_dict()
 
     def outline(self, session: str, *, view: str) -> tuple[str, dict[str, Any]]:
@@ -353,7 +354,8 @@ def outcome(call: Callable[[], tuple[str, dict[str, Any]]]) -> tuple[str, dict[s
 CALLS: dict[str, Callable[[MemNetTools, dict[str, Any]], tuple[str, dict[str, Any]]]] = {
     "memnet_recall": lambda t, a: t.recall(
         a["session"], a["q"], k=a["k"], max_rows=a["max_rows"], limit=a["limit"],
-        fanout=a["fanout"], view=a["view"], laws=a["laws"], since=a["since"]),
+        fanout=a["fanout"], view=a["view"], laws=a["laws"], since=a["since"],
+        max_tokens=a.get("max_tokens")),
     "memnet_outline": lambda t, a: t.outline(a["session"], view=a["view"]),
     "memnet_commit": lambda t, a: t.commit(a["session"], a["delta"]),
     "memnet_sessions": lambda t, a: t.sessions(),
@@ -399,11 +401,12 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
                                             "LIMIT 3`; empty for the outline")] = "",
         k: Annotated[int, Field(description=f"hops to walk from the seeds "
                                             f"(0-{LIMITS.k_max})")] = LIMITS.k,
-        max_rows: Annotated[int, Field(description=f"most rows in the Shape "
-                                                   f"(1-{LIMITS.max_rows_max})")]
-        = LIMITS.max_rows,
-        limit: Annotated[int, Field(description=f"most seed nodes "
-                                                f"(1-{LIMITS.limit_max})")] = LIMITS.limit,
+        max_rows: Annotated[int | None, Field(description=f"most rows (1-{LIMITS.max_rows_max}; "
+                                                          f"default {LIMITS.max_rows})")]
+        = None,
+        limit: Annotated[int | None, Field(description=f"most seeds (1-{LIMITS.limit_max}; "
+                                                       f"default: {LIMITS.limit}, more as room "
+                                                       "allows)")] = None,
         fanout: Annotated[int, Field(description=f"most neighbours walked per node "
                                                  f"(1-{LIMITS.fanout_max})")] = LIMITS.fanout,
         view: Annotated[str, Field(description="interior (all properties) or shell (key "
@@ -412,6 +415,8 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
         since: Annotated[str | None, Field(description="the etag of a Shape of this q (same "
                                                        "options) you hold: answer only what "
                                                        "changed since")] = None,
+        max_tokens: Annotated[int | None, Field(description="stop the Shape before this many "
+                                                            "tokens")] = None,
     ) -> mtypes.CallToolResult:
         return result("memnet_recall", locals())
 

@@ -42,17 +42,14 @@ Q_FORMS = ("q is either codebook tokens — a kind, key:value filters and keywor
            "outline.")
 
 RECALL_DOC = (
-    "Recall a bounded Shape of a MemNet session: seed up to `limit` nodes from q, walk `k` "
-    "hops (at most `fanout` neighbours per node), and return at most `max_rows` rows as "
-    "shaped GQL text (INSERT-style lines with stable handles), followed by a `// shape` "
-    "receipt line. " + Q_FORMS + " The structured content is the receipt: rows, tokens, "
-    "etag, seed_mode (match|nick|peak|outline|skip), seeds, periphery (handles just outside "
-    "the Shape: recall them to see more), holds_answer, read_first and advice. Use the "
-    "handles in the text to SET properties or connect new rows with memnet_commit. Never "
-    "re-INSERT recalled rows. To re-read a Shape you hold, pass its etag as `since`: the "
-    "answer is then only what changed (a `// delta` line, then INSERT for rows added, SET/"
-    "REMOVE for changed ones, DELETE listing rows that left the Shape) or a `// unchanged` "
-    "line; an etag it cannot resolve gives the whole Shape, its receipt saying why.")
+    "Recall a bounded Shape of a MemNet session: a `// shape` receipt line, then shaped "
+    "GQL text (INSERT lines with stable handles), at most `max_rows` rows or `max_tokens` "
+    "tokens, the best matches of q first, then what they connect to. " + Q_FORMS + " The "
+    "receipt line's `more=` is a q that recalls the nodes just past the cut; the structured "
+    "content is the whole receipt. Use the handles to SET properties or connect new rows "
+    "with memnet_commit; never re-INSERT recalled rows. Pass a Shape's etag as `since` to "
+    "get only what changed (INSERT, SET/REMOVE, GONE for rows that left the Shape) or a "
+    "`// unchanged` line.")
 OUTLINE_DOC = (
     "The outline of a MemNet session: the census of kinds (e.g. TSK, LAW, MOD, DEC) with "
     "counts, a few exemplars per kind and the laws. Call it first on an unfamiliar session "

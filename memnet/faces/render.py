@@ -227,10 +227,14 @@ def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sid", help="session id")
     parser.add_argument("q", nargs="?", default="", help="the query (default: empty → outline)")
     parser.add_argument("--hops", type=int, default=LIMITS.k, help=f"k, hops (default {LIMITS.k})")
-    parser.add_argument("--rows", type=int, default=LIMITS.max_rows,
-                        help=f"M, max rows (default {LIMITS.max_rows})")
-    parser.add_argument("--limit", type=int, default=LIMITS.limit,
-                        help=f"L, max seeds (default {LIMITS.limit})")
+    parser.add_argument("--rows", type=int, default=None,
+                        help=f"M, max rows (default {LIMITS.max_rows}; with --max-tokens, "
+                             f"{LIMITS.max_rows_max})")
+    parser.add_argument("--limit", type=int, default=None,
+                        help=f"L, max seeds (default: {LIMITS.limit}, and up to "
+                             f"{LIMITS.limit_max} as room allows)")
+    parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                        help="stop the Shape before N tokens, its receipt line included")
     parser.add_argument("--fanout", type=int, default=LIMITS.fanout,
                         help=f"F, neighbours per node (default {LIMITS.fanout})")
     parser.add_argument("--view", choices=("interior", "shell"), default="interior",
@@ -258,7 +262,8 @@ def recall_shape(args: argparse.Namespace) -> Any:
         with Progress(f"hydrate {args.sid}") as bar:
             s = cab.open(args.sid, at=args.at, progress=bar)
         return s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
-                        fanout=args.fanout, view=args.view, laws=not args.no_laws)
+                        fanout=args.fanout, view=args.view, laws=not args.no_laws,
+                        max_tokens=args.max_tokens)
 
 
 def run(args: argparse.Namespace) -> int:

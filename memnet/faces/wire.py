@@ -222,7 +222,8 @@ _WITH = re.compile(rf"(?:^|\s)WITH\s+({_OPT}(?:\s*,\s*{_OPT})*)\s*\Z", re.IGNORE
 _BARE_WITH = re.compile(r"(?:^|\s)WITH(?:\s|\Z)")   # upper case: `with` may be a keyword
 _COMMITS = {"INSERT", "SET", "REMOVE", "DELETE", "SETTLE"}
 _NEEDS_SESSION = _COMMITS | {"RECALL", "MATCH", "OUTLINE"}
-_INT_OPTS = {"k": "k", "hops": "k", "rows": "max_rows", "limit": "limit", "fanout": "fanout"}
+_INT_OPTS = {"k": "k", "hops": "k", "rows": "max_rows", "limit": "limit", "fanout": "fanout",
+             "max_tokens": "max_tokens", "tokens": "max_tokens"}
 
 
 def _blank(text: str) -> bool:
@@ -262,7 +263,19 @@ def _options(text: str, allowed: set[str]) -> tuple[str, dict[str, Any]]:
             kw["laws"] = val == "true"
         elif key == "since":
             kw["since"] = raw
+        elif key == "format":
+            if val not in ("gql", "json"):
+                raise QueryError(f"option format takes gql or json, got {raw!r}")
+            kw["format"] = val
     return text[: m.start()].strip(), kw
+
+
+def _shown(shape: Any, fmt: str) -> str:
+    """A Shape as its text (``gql``), or with its whole receipt as data (``json``)."""
+    if fmt == "json":
+        return json.dumps({"text": shape.text, "receipt": shape.receipt.to_dict()},
+                          ensure_ascii=False)
+    return str(shape.text)
 
 
 class Wire:
@@ -342,16 +355,20 @@ class Wire:
             return json.dumps([i.to_dict() for i in self.cab.sessions()], ensure_ascii=False)
         if word == "RECALL":
             q, kw = _options(text[m.end():],  # type: ignore[union-attr]
-                             {"k", "hops", "rows", "limit", "fanout", "view", "laws", "since"})
-            return str(self.session.recall(q, **kw).text)
+                             {"k", "hops", "rows", "limit", "fanout", "view", "laws", "since",
+                              "max_tokens", "tokens", "format"})
+            fmt = kw.pop("format", "gql")
+            return _shown(self.session.recall(q, **kw), fmt)
         if word == "MATCH":
             return str(self.session.recall(text).text)
         if word == "OUTLINE":
             rest, kw = _options(text[m.end():],  # type: ignore[union-attr]
-                                {"rows", "limit", "view", "laws"})
+                                {"rows", "limit", "view", "laws", "format"})
             if not _blank(rest):
-                raise WireError("OUTLINE takes only WITH options (rows, limit, view, laws)")
-            return str(self.session.outline(**kw).text)
+                raise WireError("OUTLINE takes only WITH options (rows, limit, view, laws, "
+                                "format)")
+            fmt = kw.pop("format", "gql")
+            return _shown(self.session.outline(**kw), fmt)
         if word in _COMMITS:
             return self.commit(text)
         shown = text[:40] + ("…" if len(text) > 40 else "")

@@ -132,6 +132,17 @@ class Delete:
 
 
 @record
+class Gone:
+    """``GONE a, b`` - rows that left a Shape, in a delta Recall answer. Only
+    :func:`~memnet.recall.delta.apply_delta` reads it; a Commit refuses it
+    (``echo_refused``), so a delta answer pasted into a Commit recycles
+    nothing."""
+
+    var: str
+    pos: Pos = field(default=Pos(1, 1), compare=False)
+
+
+@record
 class Settle:
     """``SETTLE t`` - end a task."""
 
@@ -140,7 +151,7 @@ class Settle:
 
 
 Statement = (Insert | SetProp | SetLabel | SetNick | RemoveProp | RemoveLabel | RemoveNick
-             | Delete | Settle)
+             | Delete | Settle | Gone)
 
 
 @record
@@ -180,6 +191,9 @@ class SeedQuery:
     limit: int | None = None
     form: str = "codebook"
     bare: tuple[tuple[str, str], ...] = ()
+    # codebook form: where the kind and each label stood among the keywords
+    # (a Recall may read a capital word that names no kind as a keyword)
+    upper_at: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def empty(self) -> bool:
@@ -188,7 +202,7 @@ class SeedQuery:
 
 
 __all__ = [
-    "Delete", "Delta", "EdgePattern", "Insert", "NodePattern", "Pos", "Props", "RemoveLabel",
-    "RemoveNick", "RemoveProp", "Scalar", "SeedQuery", "SetLabel", "SetNick", "SetProp",
-    "Settle", "Statement", "Value",
+    "Delete", "Delta", "EdgePattern", "Gone", "Insert", "NodePattern", "Pos", "Props",
+    "RemoveLabel", "RemoveNick", "RemoveProp", "Scalar", "SeedQuery", "SetLabel", "SetNick",
+    "SetProp", "Settle", "Statement", "Value",
 ]

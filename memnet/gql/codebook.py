@@ -52,9 +52,11 @@ def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
     keywords: list[str] = []
     bare: list[tuple[str, str]] = []
     nick: str | None = None
+    upper_at: list[int] = []   # where each capital word stood among the keywords
     for tok in tokens:
         t = tok.type
         if t == "CB_UPPER":
+            upper_at.append(len(keywords))
             if kind is None:
                 kind = str(tok)
             else:
@@ -84,7 +86,8 @@ def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
             keywords.append(str(tok))
     return SeedQuery(kind=kind, labels=tuple(labels), props=tuple(props),
                      keywords=tuple(keywords), contains=tuple(contains), nick=nick,
-                     limit=None, form="codebook", bare=tuple(bare))
+                     limit=None, form="codebook", bare=tuple(bare),
+                     upper_at=tuple(upper_at) if keywords else ())
 
 
 class _Word(str):

@@ -26,6 +26,7 @@ from typing import Any
 from .ast import (
     Delete,
     Delta,
+    Gone,
     NodePattern,
     Pos,
     RemoveLabel,
@@ -55,7 +56,7 @@ _TOKENS = re.compile(r"""
 _LABEL = re.compile(r"[A-Z][A-Z0-9_]*")
 _ANON = re.compile(r"_anon[0-9]+")
 _NL = re.compile(r"\n")
-_STATEMENTS = frozenset({"insert", "set", "remove", "delete", "settle"})
+_STATEMENTS = frozenset({"insert", "set", "remove", "delete", "settle", "gone"})
 _INF = (float("inf"), float("-inf"))
 
 
@@ -296,7 +297,7 @@ class _Reader:
                 while self.is_punct(","):
                     out.append(self.item(setting))
             else:
-                make = Delete if word == "delete" else Settle
+                make = Delete if word == "delete" else Settle if word == "settle" else Gone
                 while True:
                     start = self.i
                     out.append(make(self.name(), self.pos(start)))

@@ -21,6 +21,7 @@ from ..errors import GQLSyntaxError
 from .ast import (
     Delete,
     Delta,
+    Gone,
     NodePattern,
     RemoveLabel,
     RemoveNick,
@@ -102,6 +103,7 @@ def _describe_expected(expected: Iterable[str]) -> str:
     if _STATEMENT_TERMS <= names:
         parts.append("a statement (INSERT, SET, REMOVE, DELETE or SETTLE)")
         names -= _STATEMENT_TERMS
+        names.discard("GONE")   # only a delta Recall answer writes it
     if {"CB_UPPER", "CB_PAIR", "CB_NICK", "CB_STRING", "CB_WORD"} <= names:
         parts.append("a query token")
         names -= {"CB_UPPER", "CB_PAIR", "CB_NICK", "CB_STRING", "CB_WORD"}
@@ -319,6 +321,9 @@ class _Builder(Transformer):  # type: ignore[type-arg]
 
     def settle_stmt(self, c: list[Any]) -> list[Statement]:
         return [Settle(str(t), _pos(t)) for t in c[1:]]
+
+    def gone_stmt(self, c: list[Any]) -> list[Statement]:
+        return [Gone(str(t), _pos(t)) for t in c[1:]]
 
     # ---- the whole Δ
     def delta(self, c: list[Any]) -> Delta:

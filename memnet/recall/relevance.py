@@ -20,9 +20,11 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence, Sized
 from itertools import repeat
 
+from ..gql.ast import SeedQuery
 from ..graph.index import Index
 from ..graph.store import Store
 from ..graph.words import NAME_FLAG, present_terms, token_words, tokens
+from ..record import replace
 
 EMPTY = array("I")
 
@@ -68,8 +70,12 @@ def unflagged(lv: int) -> int:
 
 
 def idf(n: int, df: int) -> float:
-    """The weight of a word held by ``df`` of ``n`` live nodes."""
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    """The weight of a word held by ``df`` of ``n`` live nodes: the square of
+    BM25's inverse document frequency, so that the common words of a
+    question as people write it (``when``, ``did``, ``the``) cannot outvote
+    the rare word that says what it is about (docs/math/seeding.md)."""
+    w = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return w * w
 
 
 # -- the query, analysed ---------------------------------------------------------------
@@ -163,3 +169,74 @@ class Words:
         if w is None:
             w = self.memo[word] = Word(self.s, word)
         return w
+
+
+#: a word held by more live nodes than this does not steer the walk: its idf is
+#: small, and the map of its nodes would cost more than the walk itself
+STEER_DF = 4096
+
+
+class Relevance:
+    """``score(v, q)`` for any node: how well it answers q's keywords, as
+    MATCH_L ranks its candidates (see the module docstring).
+
+    Built once per query and session version from the words MATCH_L read
+    (``words``): each word held by at most ``STEER_DF`` live nodes adds its
+    idf times its level to the score of every node that holds it, so a
+    node's score is one lookup in :attr:`scores` (absent: 0). A query with no
+    such word is falsy: the walk then keeps the stored order.
+    """
+
+    __slots__ = ("scores",)
+
+    def __init__(self, store: Store, keywords: Iterable[str], words: Words | None = None
+                 ) -> None:
+        W = words if words is not None else Words(store)
+        n = store.live_nodes
+        scores: dict[int, float] = {}
+        for word in dict.fromkeys(w for kw in map(Keyword, keywords) for w in kw.words):
+            w = W(word)
+            if not 0 < w.df <= STEER_DF:
+                continue
+            weight = idf(n, w.df)
+            if not scores:   # the first word: its levels times its weight
+                scores = {v: weight * lv for v, lv in w.levels().items()}
+                continue
+            get = scores.get
+            scores.update((v, get(v, 0.0) + weight * lv) for v, lv in w.levels().items())
+        self.scores = scores
+
+    def __bool__(self) -> bool:
+        return bool(self.scores)
+
+    def score(self, nid: int) -> float:
+        return self.scores.get(nid, 0.0)
+
+
+def read_in(store: Store, q: SeedQuery) -> tuple[SeedQuery, str]:
+    """``q`` as this session reads it, and a note when that differs from the
+    text: in the codebook form a capital word that names no kind (or label)
+    of a live node is read as a keyword, where it stood among the keywords
+    (``recall("read a GML file")`` looks for the word GML; an ``I`` in a
+    question is a word), since a kind that no node has would match nothing.
+    The MATCH form is taken as written."""
+    if q.form != "codebook" or (q.kind is None and not q.labels):
+        return q, ""
+    caps = [q.kind, *q.labels] if q.kind is not None else list(q.labels)
+    absent = [not store.live_count(c) and not store.index.label(c) for c in caps]
+    if not any(absent) and (q.kind is None or store.live_count(q.kind)):
+        return q, ""
+    at = list(q.upper_at) if len(q.upper_at) == len(caps) else [0] * len(caps)
+    keywords = list(q.keywords)
+    for j in sorted(range(len(caps)), key=lambda j: (-at[j], -j)):
+        if absent[j]:   # from the last back, so the earlier ones keep their place
+            keywords.insert(at[j], caps[j])
+    words = [c for c, gone in zip(caps, absent, strict=True) if gone]
+    kept = [c for c, gone in zip(caps, absent, strict=True) if not gone]
+    # the kind is the first capital word left that is a kind of a live node;
+    # the others filter as labels (a label matches a node's kind too)
+    kind = kept[0] if kept and store.live_count(kept[0]) else None
+    labels = tuple(kept[1:] if kind is not None else kept)
+    note = f"{', '.join(words)} read as {'a keyword' if len(words) == 1 else 'keywords'}: " \
+        f"no node has that {'kind' if len(words) == 1 else 'kind or label'}" if words else ""
+    return replace(q, kind=kind, labels=labels, keywords=tuple(keywords), upper_at=()), note

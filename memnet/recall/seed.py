@@ -76,6 +76,7 @@ class SeedResult:
     mode: str            # match | nick | peak | outline | skip
     seeds: tuple[int, ...]
     matched: int         # candidates that passed every filter
+    more: tuple[int, ...] = ()   # the next-ranked matches, when L was left open
 
 
 # -- text filters (these read properties) ----------------------------------------
@@ -394,9 +395,10 @@ def _match_one_word(store: Store, filt: _Filters, w: Word, limit: int) -> SeedRe
     return SeedResult("match", tuple(seeds), matched)
 
 
-def _match_general(store: Store, filt: _Filters, kws: list[Keyword], limit: int
-                   ) -> SeedResult:
-    W = Words(store)
+def _match_general(store: Store, filt: _Filters, kws: list[Keyword], limit: int,
+                   W: Words | None = None) -> SeedResult:
+    if W is None:
+        W = Words(store)
     names = filt.apply(sorted(_name_ids(kws, W, store)))
     if len(kws) > 1 and all(len(kw.toks) == 1 and len(kw.words) == 1 for kw in kws):
         got = _match_pruned(store, filt, kws, W, names, limit)
@@ -602,8 +604,11 @@ def _tiers_down(w: Word) -> list[tuple[int, list[bytes]]]:
     return sorted(by.items(), reverse=True)
 
 
-def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:
-    """MATCH_L: at most ``limit`` seeds, ranked as the module docstring says."""
+def match(store: Store, q: SeedQuery, limit: int, words: Words | None = None) -> SeedResult:
+    """MATCH_L: at most ``limit`` seeds, ranked as the module docstring says.
+    ``words`` remembers the query words read (the walk scores nodes with
+    them afterwards, :class:`~memnet.recall.relevance.Relevance`)."""
+    W = words if words is not None else Words(store)
     filt = _Filters(store, q)
     kws = _keywords(q)
     if q.keywords and not kws:   # keywords with no word in them match nothing
@@ -611,8 +616,8 @@ def match(store: Store, q: SeedQuery, limit: int) -> SeedResult:
     if not kws:
         return _match_filters(store, q, filt, limit)
     if len(kws) == 1 and len(kws[0].toks) == 1 and len(kws[0].words) == 1:
-        return _match_one_word(store, filt, Word(store, kws[0].words[0]), limit)
-    return _match_general(store, filt, kws, limit)
+        return _match_one_word(store, filt, W(kws[0].words[0]), limit)
+    return _match_general(store, filt, kws, limit, W)
 
 
 def matches(store: Store, q: SeedQuery, nid: int) -> bool:

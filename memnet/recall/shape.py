@@ -24,7 +24,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..errors import MemNetError
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
 from ..gql.emit import format_value, node_text
 from ..graph.handles import HANDLE_HEADS, HANDLE_TAILS
@@ -45,12 +44,17 @@ ALARM_TOKENS = 8000
 class Receipt:
     """What a Recall did and what its Shape costs.
 
-    Every field is also printed, in this order, on the Shape's first line.
-    A Recall given ``since`` (``memnet/recall/delta.py``) fills the last
-    fields: ``answer`` is ``delta`` or ``unchanged`` when the text is the
-    difference from the Shape with etag ``since`` (``added``, ``changed`` and
-    ``gone`` rows), and stays ``shape`` with ``why`` set when it could not be.
-    A delta answer prints a short line of its own (:meth:`line`).
+    The Shape's first line prints the few fields an agent acts on
+    (:meth:`line`); every field is here, and in ``to_dict()``. A Recall given
+    ``since`` (``memnet/recall/delta.py``) fills the last fields: ``answer`` is
+    ``delta`` or ``unchanged`` when the text is the difference from the Shape
+    with etag ``since`` (``added``, ``changed`` and ``gone`` rows), and stays
+    ``shape`` with ``why`` set when it could not be.
+
+    ``periphery`` names a few nodes just past the cut, and ``periphery_q``
+    for each a q that seeds it; ``body_tokens`` are the tokens of the text
+    after the receipt line. ``note`` says how q was read when that may
+    surprise (a capital word that names no kind was read as a keyword).
     """
 
     session: str
@@ -78,6 +82,10 @@ class Receipt:
     read_first: str
     advice: tuple[str, ...] = ()
     census: tuple[tuple[str, int], ...] = ()
+    periphery_q: tuple[str, ...] = ()
+    note: str = ""
+    max_tokens: int | None = None
+    body_tokens: int = 0
     since: str | None = None
     answer: str = "shape"
     why: str = ""
@@ -91,6 +99,7 @@ class Receipt:
         d = as_dict(self)
         d["seeds"] = list(self.seeds)
         d["periphery"] = list(self.periphery)
+        d["periphery_q"] = list(self.periphery_q)
         d["advice"] = list(self.advice)
         d["census"] = {k: c for k, c in self.census}
         for k in _SINCE_KEYS if self.since is None else _SINCE_KEYS[3:]:
@@ -98,44 +107,67 @@ class Receipt:
         return d
 
     def line(self) -> str:
-        """The receipt as one ``//`` comment line."""
+        """The receipt as the one ``//`` comment line a Shape starts with."""
         if self.answer != "shape":
-            return answer_line(self.answer, self.session, self.version, self.rows,
-                               self.max_rows, self.tokens, self.etag, self.since,
-                               (self.added, self.changed, self.gone))
-        return " ".join(self.parts())
+            return answer_line(self.answer, self.version, self.rows, self.max_rows, self.etag,
+                               self.since, (self.added, self.changed, self.gone))
+        cap = None if self.max_tokens is None else self.max_tokens - self.body_tokens
+        return receipt_line(self, count_tokens, cap)
 
-    def sizes_part(self, tokens: int, nbytes: int) -> str:
-        """The part of :meth:`parts` that prints the token count and size."""
-        return f"tokens={tokens} tokenizer={self.tokenizer} bytes={nbytes}"
 
-    def parts(self) -> list[str]:
-        """The fields of a Shape's receipt line, joined by single blanks.
+#: the tokens a Shape's receipt line may cost (SPEC §3); q is shortened, and
+#: the periphery cue left out, to keep it there
+LINE_TOKENS = 40
+_NEW_NEWS = ("peak", "skip")   # seed modes whose read_first says something new
 
-        Each part after the first starts with a lower-case letter and none
-        ends in white space, so the tokenizers' pre-tokenisers cut at every
-        joining blank: the line's tokens are the sum of its parts' tokens
-        (``finish`` recounts only the part whose numbers moved)."""
-        parts = [
-            f"// shape session={self.session} v={self.version} q={_json(self.q, True)}",
-            f"mode={self.seed_mode} seeds={','.join(self.seeds) or '-'} matched={self.matched}",
-            f"rows={self.rows}/{self.max_rows} hops={self.hops}/{self.k}",
-            f"clamped={self.clamped} hidden={self.hidden} laws={self.laws}",
-        ]
-        if self.laws_cut:
-            parts.append(f"laws_cut={self.laws_cut}")
-        parts.append(f"periphery={','.join(self.periphery) or '-'} view={self.view}")
-        parts.append(self.sizes_part(self.tokens, self.bytes))
-        parts.append(f"alarm={str(self.alarm).lower()} "
-                     f"holds_answer={str(self.holds_answer).lower()} etag={self.etag}")
-        if self.since is not None:  # asked for a delta, answered whole: say why
-            parts.append(f"since={self.since} why={_json(self.why)}")
-        if self.census:
-            parts.append("census=" + ",".join(f"{k}:{c}" for k, c in self.census))
-        parts.append(f"read_first={_json(self.read_first)}")
-        if self.advice:
-            parts.append(f"advice={_json(' | '.join(self.advice))}")
-        return parts
+
+def receipt_line(r: Receipt, count: Callable[[str], int], cap: int | None = None) -> str:
+    """The line an agent reads first: version, q as read, rows, whether the
+    memory holds an answer, the etag, in at most ``LINE_TOKENS`` tokens (a
+    long q is shown by its start); then, when they say something new, a note
+    on how q was read and what read_first or the advice say; then, while the
+    line stays within ``LINE_TOKENS``, a q that seeds the first node past the
+    cut (``more``). With ``cap`` (what a token budget leaves the line), the
+    census and then the note are cut short to keep within it."""
+    head = f"// shape v={r.version}"
+    tail = (f" rows={r.rows}/{r.max_rows} holds_answer={str(r.holds_answer).lower()} "
+            f"etag={r.etag}")
+    extra = []
+    if r.since is not None:   # asked for a delta, answered whole: say why
+        extra.append(f" since={r.since} why={_json(r.why)}")
+    if r.census:
+        extra.append(" census=" + ",".join(f"{k}:{c}" for k, c in r.census[:6]))
+    news = [r.note] if r.note else []
+    if r.seed_mode in _NEW_NEWS:
+        news.append(r.read_first)
+    news += r.advice
+    if news:
+        extra.append(f" note={_json('; '.join(news))}")
+    more = f" more={_json(r.periphery_q[0])}" if r.periphery_q else ""
+    q = r.q
+    room = LINE_TOKENS - count(head) - count(tail) - 1   # the line break
+    qtok = count(f" q={_json(q, True)}")
+    if qtok > room and len(q) > 1:   # a long q, shown by its start
+        cut, short = len(q), q
+        while cut > 1 and qtok > room:
+            cut = max(1, min(cut - 1, cut * 3 // 4))
+            short = q[:cut].rsplit(" ", 1)[0] if " " in q[:cut] else q[:cut]
+            qtok = count(f" q={_json(short + '...', True)}")
+        q = short + "..."
+    line = f"{head} q={_json(q, True)}{tail}"
+    if cap is not None:   # what is left for the optional parts, last ones dropped first
+        left = cap - count(line) - 1
+        kept = []
+        for part in extra:
+            n = count(part)
+            if n <= left:
+                kept.append(part)
+                left -= n
+        extra = kept
+    line += "".join(extra)
+    if more and qtok + sum(map(count, extra)) + count(more) <= room:
+        line += more
+    return line
 
 
 def _json(s: str, ascii: bool = False) -> str:
@@ -146,16 +178,14 @@ def _json(s: str, ascii: bool = False) -> str:
     return json.dumps(s, ensure_ascii=ascii)
 
 
-def answer_line(answer: str, session: str, version: int, rows: int, max_rows: int, tokens: int,
-                etag: str, since: str | None = None, counts: tuple[int, int, int] = (0, 0, 0)
-                ) -> str:
+def answer_line(answer: str, version: int, rows: int, max_rows: int, etag: str,
+                since: str | None = None, counts: tuple[int, int, int] = (0, 0, 0)) -> str:
     """The short receipt line of a delta answer (``answer`` is ``delta`` or
     ``unchanged``): what the caller needs to follow the Shape it holds."""
-    head = f"// {answer} session={session} v={version} rows={rows}/{max_rows}"
     if answer == "unchanged":
-        return f"{head} tokens={tokens} etag={etag}"
-    return (f"{head} added={counts[0]} changed={counts[1]} gone={counts[2]} tokens={tokens} "
-            f"since={since} etag={etag}")
+        return f"// unchanged v={version} rows={rows}/{max_rows} etag={etag}"
+    return (f"// delta v={version} rows={rows}/{max_rows} added={counts[0]} "
+            f"changed={counts[1]} gone={counts[2]} since={since} etag={etag}")
 
 
 # the fields a Recall with ``since`` fills, and what the receipt of a delta
@@ -167,6 +197,13 @@ _DELTA_KEYS = {
     "delta": ("answer", "session", "version", "rows", "max_rows", "tokens", "tokenizer",
               "bytes", "etag", "since", "added", "changed", "gone"),
 }
+
+
+def etag_of(body: str) -> str:
+    """The etag of a Shape's body: twelve decimal digits of its hash (about
+    40 bits), four tokens where sixteen hex digits cost eight to eleven."""
+    h = int.from_bytes(hashlib.blake2b(body.encode(), digest_size=8).digest(), "big")
+    return f"{h % 10**12:012d}"
 
 
 class Shape:
@@ -297,7 +334,9 @@ class LineCache:
         self.edges: dict[str, dict[int, list[Any]]] = {v: {} for v in VIEWS}
         self.tokens: dict[str, int] = {}
         self.pieces = tokenizer == "o200k_base"
-        self.fixed: dict[tuple[str, bool], int] = {}   # an edge line but its handles
+        # an edge line (type, last) or a line start (type, False, out) but
+        # its handles
+        self.fixed: dict[tuple[str, bool] | tuple[str, bool, bool], int] = {}
         # the two parts of a handle (see id_count), cut into runs once each:
         # heads by prefix and the id's high part, tails by its low part
         self.heads: dict[str, list[tuple[int, str, bool, int] | None]] = {
@@ -332,6 +371,18 @@ class LineCache:
             fixed = self.fixed[(etype, last)] = (
                 c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
         return fixed + ends + self.id_count("e", eid)
+
+    def prefix_count(self, parent: int, eid: int, etype: str, out: bool) -> int:
+        """Tokens of ``"  (parent)-[edge:TYPE]->("`` (``out``) or
+        ``"  (parent)<-[edge:TYPE]-("`` for a property-less edge ``eid``,
+        whose parent handle counts ``parent`` tokens: fixed pieces and the
+        runs of the two handles, as :meth:`edge_count`."""
+        fixed = self.fixed.get((etype, not out, out))
+        if fixed is None:
+            c = self.count
+            fixed = self.fixed[(etype, not out, out)] = c(" ") + c(" (") + (
+                c(")-[") + c(f":{etype}]->(") if out else c(")<-[") + c(f":{etype}]-("))
+        return fixed + parent + self.id_count("e", eid)
 
     def node_count(self, entry: list[Any]) -> int:
         """Tokens of the handle of a node entry, kept in the entry."""
@@ -492,7 +543,8 @@ def _pattern(entry: list[Any]) -> NodePattern:
 def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[Any]],
                     raw: dict[str, Value] | None, ends: dict[int, list[Any]]) -> list[Any]:
     """``[props, fields, text, tokens as a middle line, tokens as the last,
-    the middle line, pattern, entry of the source, entry of the target]`` of
+    the middle line, pattern, entry of the source, entry of the target, the
+    line start from the source and its tokens, the same from the target]`` of
     an edge (the ends' node entries hold their handles' token counts), built
     and put in its view's ``bucket`` (``build_body`` keeps it while the
     edge's property dict is the same object); ``fields`` are the pattern's
@@ -510,7 +562,8 @@ def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[An
         text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
     else:
         text = f"({src})-[{var}:{etype}]->({dst})"
-    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n", None, a, b]
+    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n", None, a, b,
+             None, 0, None, 0]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[eid] = entry
@@ -549,119 +602,153 @@ def prime_lines(store: Store, nids: Iterable[int], cache: LineCache) -> None:
             _node_tokens(store, nid, f"  {e[3]},\n", "interior", cache)
 
 
-def build_body(store: Store, nodes: list[int], edges: list[int], view: str,
-               cache: LineCache
-               ) -> tuple[Rows | tuple[()], Rows | tuple[()], str, int]:
-    """The INSERT literal, its patterns (the nodes' built when first read)
-    and its exact token count."""
-    if not nodes:
-        return (), (), "", 0
-    entries: list[list[Any]] = []
+def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache: LineCache,
+               budget: int | None = None
+               ) -> tuple[Rows | tuple[()], Rows | tuple[()], str, int, int]:
+    """The INSERT literal of a walk's rows, its patterns (built when first
+    read), its exact token count, and how many of ``items`` it holds.
+
+    ``items`` are the walk's rows in order (``WalkResult.items``): a root
+    node prints on a line of its own, a node the walk reached prints after
+    the edge from the node it came from (``(na4)-[ea7:NEXT]->(na5:TURN
+    {…})``, one line and two rows), and an edge between two nodes already
+    printed on a line of its own. With ``budget``, the literal stops before
+    the first line that would take it past that many tokens."""
+    if not items:
+        return (), (), "", 0, 0
     lines = ["INSERT\n"]
     tokens = cache.count("INSERT\n")
-    last_node = len(nodes) - 1 if not edges else -1
     cols = store.view()
     keys, nicks, nbucket = cols.keys, cols.nicks, cache.nodes[view]
-    for i, nid in enumerate(nodes):
-        e = nbucket.get(nid)
-        key, nick = keys[nid], nicks.get(nid)
-        if e is None or e[0] is not key or e[1] != nick:
-            e = _new_node_entry(store, nid, view, nbucket, key, nick)
-        entries.append(e)
-        if i == last_node:
-            line = f"  {e[3]}"
-            tokens += cache.count(line)
-        else:
-            line = e[5]
-            if e[4] < 0:
-                e[4] = _node_tokens(store, nid, line, view, cache)
-            tokens += e[4]
-        lines.append(line)
-    eentries: list[list[Any]] = []
-    last = len(edges) - 1
-    fast = cache.pieces
     eprops, ebucket = cols.edge_props, cache.edges[view]
-    ends: dict[int, list[Any]] | None = None
-    for i, eid in enumerate(edges):
-        e = ebucket.get(eid)
-        raw = eprops.get(eid)
-        if e is None or e[0] is not raw:
-            if ends is None:
-                ends = dict(zip(nodes, entries, strict=True))
-            e = _new_edge_entry(store, eid, view, ebucket, raw, ends)
-        eentries.append(e)
-        if i == last:
-            line = f"  {e[2]}"
-            slot = 4
-        else:
-            line = e[5]
-            slot = 3
+    fast = cache.pieces
+    lead = cache.count(" ") + cache.count(" (")   # "  (" starting a node's line
+    ends: dict[int, list[Any]] = {}   # the entries of the nodes printed so far
+    nentries: list[list[Any]] = []
+    eentries: list[list[Any]] = []
+    lasts: list[str] = []   # each line as it reads when it ends the literal
+    taken = 0
+    e: list[Any] = []
+    ee: list[Any] = []
+    for nid, eid, parent in items:
+        if nid:
+            got = nbucket.get(nid)
+            key, nick = keys[nid], nicks.get(nid)
+            e = got if got is not None and got[0] is key and got[1] == nick else \
+                _new_node_entry(store, nid, view, nbucket, key, nick)
+            if e[4] < 0:
+                e[4] = _node_tokens(store, nid, e[5], view, cache)
+            ends[nid] = e
+        if eid:
+            egot = ebucket.get(eid)
+            raw = eprops.get(eid)
+            ee = egot if egot is not None and egot[0] is raw else \
+                _new_edge_entry(store, eid, view, ebucket, raw, ends)
+        if not nid:   # an edge between two nodes printed before
+            line, last = ee[5], f"  {ee[2]}"
+            if ee[3] < 0:
+                f = ee[1]   # (var, type, src, dst, props)
+                ee[3] = cache.edge_count(cache.node_count(ee[7]) + cache.node_count(ee[8]),
+                                         eid, f[1], False) if fast and not f[4] \
+                    else count_tokens(line, cache.tokenizer)
+            n = ee[3]
+        elif not eid:   # a root: a seed or a rule
+            line, last, n = e[5], f"  {e[3]}", e[4]
+        else:   # reached from ``parent`` by edge ``eid``
+            out = ee[1][2] == ends[parent][6]   # the parent is the edge's source
+            prefix, ptok = _prefix(ee, out, ends[parent], eid, cache)
+            line = prefix + e[5][3:]
+            last = prefix + e[3][1:]
+            n = ptok - lead + e[4] if fast else count_tokens(line, cache.tokenizer)
+        if budget is not None and tokens + n > budget:
+            break
+        tokens += n
         lines.append(line)
-        if e[slot] < 0:
-            f = e[1]   # (var, type, src, dst, props)
-            if fast and not f[4]:
-                e[slot] = cache.edge_count(cache.node_count(e[7]) + cache.node_count(e[8]),
-                                           eid, f[1], slot == 4)
-            else:
-                e[slot] = count_tokens(line, cache.tokenizer)
-        tokens += e[slot]
-    return Rows(entries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens
+        lasts.append(last)
+        taken += 1
+        if nid:
+            nentries.append(e)
+        if eid:
+            eentries.append(ee)
+    while taken:
+        # the last line ends the literal: no comma, no line break
+        end = cache.count(lasts[taken - 1])
+        total = tokens - _line_tokens(lines[taken], cache) + end
+        if budget is None or total <= budget:
+            lines[taken] = lasts[taken - 1]
+            tokens = total
+            break
+        tokens -= _line_tokens(lines[taken], cache)
+        nid, eid, _p = items[taken - 1]
+        del lines[taken], lasts[taken - 1]
+        if nid:
+            nentries.pop()
+        if eid:
+            eentries.pop()
+        taken -= 1
+    if not taken:
+        return (), (), "", 0, 0
+    return (Rows(nentries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens,
+            taken)
+
+
+def _line_tokens(line: str, cache: LineCache) -> int:
+    """Tokens of a body line (only for the rare line a budget drops)."""
+    return cache.count(line)
+
+
+def _prefix(ee: list[Any], out: bool, parent: list[Any], eid: int, cache: LineCache
+            ) -> tuple[str, int]:
+    """The start of the line of a node reached by edge entry ``ee`` from the
+    node of entry ``parent``: ``"  (parent)-[edge:TYPE]->("`` when the parent
+    is the edge's source (``out``), ``"  (parent)<-[edge:TYPE]-("`` when it is
+    its target, and its tokens (kept in the edge entry)."""
+    slot = 9 if out else 11
+    got = ee[slot]
+    if got is not None:
+        return got, ee[slot + 1]
+    var, etype, src, dst, props = ee[1]
+    body = " {" + ", ".join(f"{k}: {format_value(v)}" for k, v in props) + "}" if props else ""
+    if out:
+        text = f"  ({src})-[{var}:{etype}{body}]->("
+    else:
+        text = f"  ({dst})<-[{var}:{etype}{body}]-("
+    if cache.pieces and not props:
+        n = cache.prefix_count(cache.node_count(parent), eid, etype, out)
+    else:
+        n = cache.count(text)
+    ee[slot], ee[slot + 1] = text, n
+    return text, n
 
 
 def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
            cache: LineCache, etag: str | None = None) -> tuple[str, Receipt]:
-    """Add the receipt line to ``body`` with an exact total token count.
+    """Put the receipt line before ``body`` and count the whole text.
 
-    The receipt prints the token count and byte size of the whole text, itself
-    included, so those numbers are found as a fixed point. Only the part that
-    prints them changes from one round to the next (its neighbours end and
-    start at piece boundaries, see :meth:`Receipt.parts`), so the other parts
-    are printed and counted once, and each round counts that part alone; the
-    alarm (and its advice) is decided again only if the total crosses
-    ``ALARM_TOKENS``. ``etag`` defaults to the hash of ``body`` (a delta answer
+    The line prints neither the token count nor the size (the receipt holds
+    them), so the text is the line and the body, counted apart: no pre-token
+    crosses the line break. The alarm (and its advice) is decided on the
+    total. ``etag`` defaults to :func:`etag_of` the body (a delta answer
     passes the etag of the Shape it leads to).
     """
     if etag is None:
-        etag = hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
-    base_advice = tuple(receipt_fields.pop("advice", ()))
-    body_bytes = len(body.encode())
+        etag = etag_of(body)
+    advice = tuple(receipt_fields.pop("advice", ()))
     nl = "\n" if body else ""
-    count = cache.count
-    alarm = body_tokens > ALARM_TOKENS
-    for _ in range(4):
-        advice = base_advice + ((ALARM_ADVICE,) if alarm else ())
-        # made once: its sizes are filled in below, before anyone else sees it
-        receipt = Receipt(**receipt_fields, etag=etag, tokens=0, bytes=0, alarm=alarm,
-                          advice=advice)
-        if receipt.answer != "shape":
-            return _finish_line(receipt, body, body_tokens, body_bytes, nl, cache)
-        parts = receipt.parts()
-        parts[-1] += nl   # a closing quote and the line break are one piece
-        zero = receipt.sizes_part(0, 0)
-        at = parts.index(zero)
-        other_tok = count(parts[0]) + sum(_part_count(cache, p) for i, p in enumerate(parts)
-                                          if i and i != at)
-        other_bytes = len(" ".join(parts).encode()) - len(zero)
-        # the sizes part without its two numbers (each "0" is one digit piece)
-        sizes_tok = count(" " + zero) - 2
-        tok, nbytes = body_tokens, body_bytes
-        for _ in range(8):
-            sizes = receipt.sizes_part(tok, nbytes)
-            new_tok = body_tokens + other_tok + sizes_tok + _digit_pieces(tok) + \
-                _digit_pieces(nbytes)
-            new_bytes = body_bytes + other_bytes + len(sizes)
-            if new_tok == tok and new_bytes == nbytes:
-                break
-            tok, nbytes = new_tok, new_bytes
-        else:  # pragma: no cover
-            raise MemNetError("receipt token count did not settle", code="internal")
-        if (tok > ALARM_TOKENS) == alarm:
-            parts[at] = sizes
-            object.__setattr__(receipt, "tokens", tok)
-            object.__setattr__(receipt, "bytes", nbytes)
-            return " ".join(parts) + body, receipt
-        alarm = not alarm
-    raise MemNetError("receipt alarm did not settle", code="internal")  # pragma: no cover
+    body_bytes = len(body.encode())
+    receipt = Receipt(**receipt_fields, etag=etag, tokens=0, bytes=0, alarm=False,
+                      advice=advice, body_tokens=body_tokens)
+    cap = None if receipt.max_tokens is None else receipt.max_tokens - body_tokens
+    for alarm in (False, True):
+        if alarm:
+            receipt = replace(receipt, alarm=True, advice=advice + (ALARM_ADVICE,))
+        head = receipt_line(receipt, cache.count, cap) + nl
+        tokens = cache.count(head) + body_tokens
+        if tokens <= ALARM_TOKENS or alarm:
+            break
+    object.__setattr__(receipt, "tokens", tokens)
+    object.__setattr__(receipt, "bytes", len(head.encode()) + body_bytes)
+    return head + body, receipt
 
 
 def _digit_run_tokens(digits: int) -> int:
@@ -669,36 +756,6 @@ def _digit_run_tokens(digits: int) -> int:
     runs of up to three, and every such run is one token of each tokenizer
     (tests/ver/test_tokens.py checks all 1,110 of them)."""
     return (digits + 2) // 3
-
-
-def _digit_pieces(n: int) -> int:
-    """Tokens of a non-negative number's digits."""
-    return _digit_run_tokens(len(str(n)))
-
-
-def _part_count(cache: LineCache, part: str) -> int:
-    """Tokens of ``" " + part``, a receipt part after the first. A part
-    ending in ``=value`` (the etag, a hex string) is counted as its head and
-    that tail: a pre-token never joins a letter to the ``=`` after it, so the
-    head's count, the same on every Recall, stays remembered."""
-    eq = part.rfind("=")
-    if eq > 0 and part[eq - 1].isalpha() and '"' not in part:
-        return cache.count(" " + part[:eq]) + cache.count(part[eq:])
-    return cache.count(" " + part)
-
-
-def _finish_line(receipt: Receipt, body: str, body_tokens: int, body_bytes: int, nl: str,
-                 cache: LineCache) -> tuple[str, Receipt]:
-    """:func:`finish` for a delta answer's short line (counted whole)."""
-    tok, nbytes = body_tokens, body_bytes
-    for _ in range(8):
-        receipt = replace(receipt, tokens=tok, bytes=nbytes)
-        head = receipt.line() + nl
-        new_tok, new_bytes = cache.count(head) + body_tokens, len(head.encode()) + body_bytes
-        if new_tok == tok and new_bytes == nbytes:
-            return head + body, receipt
-        tok, nbytes = new_tok, new_bytes
-    raise MemNetError("receipt token count did not settle", code="internal")  # pragma: no cover
 
 
 ALARM_ADVICE = "over 8k tokens: narrow q or recall with view=shell"

@@ -1,32 +1,59 @@
-"""ShapeWalk: a bounded breadth-first walk from the seed set.
+"""ShapeWalk: a bounded, best-first walk from the seed set.
 
 From the seeds ``Q`` (at most ``L``) the walk follows edges in both directions
-for at most ``k`` hops, expands at most ``F`` live neighbours per node (the
-first ``F`` of its pre-ordered adjacency, so a hub costs what a leaf costs),
-skips recycled elements, and stops when the Shape holds ``M`` rows. One ``M``
-for the whole Shape. A row is one emitted node or edge; an edge is only
-emitted with both of its ends.
+for at most ``k`` hops, expands at most ``F`` live neighbours per node, skips
+recycled elements, and stops when the Shape holds ``M`` rows. One ``M`` for
+the whole Shape. A row is one emitted node or edge; an edge is only emitted
+with both of its ends.
+
+What it takes first follows q (``docs/math/walk.md``):
+
+* at a node, the ``F`` neighbours kept by the clamp are those that answer q
+  best (their :class:`~memnet.recall.relevance.Relevance` score), then the
+  rest in the stored order of the adjacency (a function of observables);
+* across the frontier, the node with the highest *activation* is taken
+  next: a node's own score plus half its parent's activation, so the
+  neighbours of the best seeds and the nodes that answer q come before
+  the far and the unrelated;
+* further candidates of MATCH_L (``extra``, only when the caller left
+  ``L`` open) join the frontier as roots with their own score, so a strong
+  next match is taken before the faint context of an earlier one.
+
+With no q words to score (a filter-only q, a nickname, Peak_L, the outline)
+every activation is 0 and the walk is breadth-first in stored order.
 
 Standing rules (live ``LAW`` nodes) ride along after the seeds and count
 against ``M`` unless the caller leaves them out.
+
+Hot path: this module runs on every Recall, so its loop keeps its state in
+locals.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappop, heappush
 
 from ..graph.store import OUT, Store
 from ..record import field, record
+from .relevance import Relevance
 
 PERIPHERY = 5
 PEEK_BUDGET = 64  # adjacency entries read past the cut to name the periphery
+GAMMA = 0.5       # the share of its parent's activation a neighbour inherits
+SCAN = 8          # the clamp scores at most SCAN * F adjacency entries of a node
 
 
 @record(frozen=False)
 class WalkResult:
     nodes: list[int] = field(default_factory=list)       # emission order
     edges: list[int] = field(default_factory=list)
+    # emission order of rows: (node, 0, 0) a root (seed, rule, further seed),
+    # (node, edge, parent) a node reached by edge from parent, (0, edge, 0)
+    # an edge between two nodes already emitted
+    items: list[tuple[int, int, int]] = field(default_factory=list)
     depth: dict[int, int] = field(default_factory=dict)  # node -> hop from Q
+    roots: list[int] = field(default_factory=list)       # the seeds taken, in order
     laws: list[int] = field(default_factory=list)        # law nodes added as rules
     hops: int = 0
     clamped: int = 0          # nodes whose fan-out was clamped
@@ -34,18 +61,37 @@ class WalkResult:
     truncated: bool = False   # stopped by M
     laws_cut: int = 0         # live laws that did not fit
     periphery: list[int] = field(default_factory=list)
+    # what the periphery is read from: the nodes the walk stopped at, those
+    # the clamp left out, and the nodes at hop k (whose neighbours are past it)
+    cut: list[int] = field(default_factory=list)
+    clamped_off: list[int] = field(default_factory=list)
+    boundary: list[int] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
         return len(self.nodes) + len(self.edges)
 
-
-def _note(periphery: dict[int, None], emitted: dict[int, int], v: int) -> None:
-    """Name ``v`` past the cut. A node noted may still be reached later by
-    another path, so a few spares are kept (the emitted ones are dropped at
-    the end)."""
-    if len(periphery) < 4 * PERIPHERY and v not in emitted:
-        periphery[v] = None
+    def keep(self, n: int) -> None:
+        """Keep the first ``n`` of :attr:`items` (a token budget stopped the
+        Shape there): the nodes of the rows left out go first on the
+        periphery."""
+        dropped = self.items[n:]
+        if not dropped:
+            return
+        del self.items[n:]
+        nodes = {v for v, _e, _u in self.items if v}
+        edges = {e for _v, e, _u in self.items if e}
+        self.laws_cut += sum(1 for v in self.laws if v not in nodes)
+        self.nodes[:] = [v for v in self.nodes if v in nodes]
+        self.edges[:] = [e for e in self.edges if e in edges]
+        self.roots[:] = [v for v in self.roots if v in nodes]
+        self.laws[:] = [v for v in self.laws if v in nodes]
+        for v in [v for v in self.depth if v not in nodes]:
+            del self.depth[v]
+        self.hops = max(self.depth.values(), default=0)
+        self.truncated = True
+        cut = list(dict.fromkeys(v for v, _e, _u in dropped if v))
+        self.periphery = list(dict.fromkeys([*cut, *self.periphery]))[:PERIPHERY]
 
 
 def live_laws(store: Store) -> list[int]:
@@ -58,24 +104,24 @@ def live_laws(store: Store) -> list[int]:
 
 
 def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, fanout: int,
-               laws: bool = True) -> WalkResult:
-    # The counters and lists live in locals while the walk runs (it is on
-    # every Recall's path) and go into the result at the end.
+               laws: bool = True, rel: Relevance | None = None,
+               extra: tuple[int, ...] = ()) -> WalkResult:
+    """Walk from ``seeds``: best first by activation when ``rel`` scores q's
+    words (``extra`` may then join as seeds), else breadth-first in stored
+    order (see the module docstring)."""
     r = WalkResult()
     emitted = r.depth
-    nodes, edges = r.nodes, r.edges
-    edges_seen: set[int] = set()
-    periphery: dict[int, None] = {}   # nodes noted past the cut (_note), in order
-    truncated = False
+    nodes, edges, items, roots = r.nodes, r.edges, r.items, r.roots
     for s in seeds:
         if len(nodes) + len(edges) >= max_rows:
-            truncated = True
-            _note(periphery, emitted, s)
+            r.truncated = True
+            r.cut.append(s)
             continue
         if s not in emitted:
             emitted[s] = 0
             nodes.append(s)
-    laws_set: set[int] = set()
+            roots.append(s)
+            items.append((s, 0, 0))
     if laws:
         for law in live_laws(store):
             if law in emitted:
@@ -85,86 +131,277 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
                 continue
             emitted[law] = 0
             nodes.append(law)
+            items.append((law, 0, 0))
             r.laws.append(law)
-        laws_set.update(r.laws)
+    if rel:
+        frontier = _best_first(store, r, k=k, max_rows=max_rows, fanout=fanout,
+                               scores=rel.scores, extra=extra)
+    else:
+        frontier = _stored_order(store, r, k=k, max_rows=max_rows, fanout=fanout)
+    r.periphery = _periphery(store, r, frontier)
+    return r
 
+
+def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: int
+                  ) -> list[int]:
+    """The breadth-first walk in stored order, for a q with nothing to score:
+    a node's first ``fanout`` live neighbours, nearest hop first. Returns the
+    nodes left on the frontier."""
+    emitted, nodes, edges, items = r.depth, r.nodes, r.edges, r.items
+    laws_set = set(r.laws)
     cols = store.view()
-    esrc, edst, erec, nrec = cols.sources, cols.targets, cols.edge_recycled, cols.node_recycled
+    esrc, edst = cols.sources, cols.targets
     adj, hidden = cols.adjacency, cols.hidden_edges
-    queue = deque(s for s in seeds if emitted.get(s) == 0)
-    boundary: list[int] = []   # nodes at depth k, for the periphery peek
-    full = False
-    add_node, add_edge, seen_edge = nodes.append, edges.append, edges_seen.add
+    edges_seen: set[int] = set()
+    queue = deque(r.roots)
     rows = len(nodes) + len(edges)
     hops = clamped = hid = 0
+    full = False
     while queue and not full:
         u = queue.popleft()
         du = emitted[u]
-        if laws_set and u in laws_set and u not in seeds:
-            continue  # rules ride along; they are not walk roots
         if du >= k:
-            boundary.append(u)
+            r.boundary.append(u)
             continue
-        taken = 0
         if hidden:
             hid += hidden.get(u, 0)
+        taken = 0
         dv = du + 1
         for entry in adj[u]:
             e = entry >> 1
             if e in edges_seen:
                 continue  # the edge that led here: not a neighbour to expand
             v = edst[e] if entry & 1 == OUT else esrc[e]
-            if erec[e] or nrec[v]:  # pragma: no cover - recycled entries leave adj
-                continue
             if taken >= fanout:
                 clamped += 1
-                _note(periphery, emitted, v)
+                r.clamped_off.append(v)
                 break
             taken += 1
             if v in emitted:
                 if rows + 1 > max_rows:
-                    truncated = full = True
+                    full = True
                     break
-                seen_edge(e)
-                add_edge(e)
+                edges_seen.add(e)
+                edges.append(e)
+                items.append((0, e, 0))
                 rows += 1
                 continue
             if rows + 2 > max_rows:
-                truncated = full = True
-                _note(periphery, emitted, v)
+                full = True
+                r.cut.append(v)
                 break
             emitted[v] = dv
-            add_node(v)
-            seen_edge(e)
-            add_edge(e)
+            nodes.append(v)
+            edges_seen.add(e)
+            edges.append(e)
+            items.append((v, e, u))
             rows += 2
             if dv > hops:
                 hops = dv
-            queue.append(v)
-    r.hops, r.clamped, r.hidden, r.truncated = hops, clamped, hid, truncated
-    # the walk is over: drop noted nodes it reached later, then name a few
-    # more handles just past the cut without sending them (once PERIPHERY
-    # are named, more would only come after them and be cut)
-    for v in [v for v in periphery if v in emitted]:
-        del periphery[v]
-    budget = PEEK_BUDGET
-    if len(periphery) < PERIPHERY:
-        for u in list(queue) + boundary:
-            for entry in adj[u]:
-                budget -= 1
-                if budget <= 0:
-                    break
-                e = entry >> 1
-                v = edst[e] if entry & 1 == OUT else esrc[e]
-                if erec[e] or nrec[v] or v in emitted:
+            if v not in laws_set:   # rules ride along; they are not walk roots
+                queue.append(v)
+    r.hops, r.clamped, r.hidden = hops, clamped, hid
+    r.truncated = r.truncated or full
+    return list(queue)
+
+
+def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: int,
+                scores: dict[int, float], extra: tuple[int, ...]) -> list[int]:
+    """The walk by activation (see the module docstring). Returns the nodes
+    left on the frontier, best first."""
+    emitted, nodes, edges, items, roots = r.depth, r.nodes, r.edges, r.items, r.roots
+    laws_set = set(r.laws)
+    cols = store.view()
+    esrc, edst = cols.sources, cols.targets
+    adj, hidden = cols.adjacency, cols.hidden_edges
+    get = scores.get
+    scan = SCAN * fanout
+    edges_seen: set[int] = set()
+    # The frontier, best first: (-activation, order pushed, group). A group
+    # is a list [position, parent, hop, edge, node, edge, node, ...] of
+    # candidates of one activation, taken in order: the neighbours of one
+    # node that q does not score (in stored order), one scored neighbour, or
+    # one further seed (parent and edge 0). A group at position -1 is a node
+    # whose neighbours are not read yet: they are read when its turn comes
+    # (most nodes of a Shape never get one, M being reached first). Ties go
+    # by the order pushed.
+    heap: list[tuple[float, int, list[int]]] = []
+    boundary, clamped_off = r.boundary, r.clamped_off
+    seq = hops = clamped = hid = 0
+
+    def expand(group: list[int], act: float) -> None:
+        """Read the neighbours of the group's parent: those q scores go on
+        the frontier, best first; the others, in stored order, become the
+        group; ``fanout`` of them in all."""
+        nonlocal seq, clamped, hid
+        u, dv = group[1], group[2]
+        if hidden:
+            hid += hidden.get(u, 0)
+        entries = adj[u]
+        over = len(entries) > scan
+        group[0] = 3
+        hits: list[tuple[float, int, int, int]] = []   # (-score, position, edge, node)
+        n = 0
+        for entry in entries[:scan] if over else entries:
+            e = entry >> 1
+            if e in edges_seen:
+                continue  # the edge that led here: not a neighbour to expand
+            v = edst[e] if entry & 1 == OUT else esrc[e]
+            n += 1
+            if v in scores:
+                hits.append((-scores[v], n, e, v))
+            else:
+                group.append(e)
+                group.append(v)
+        if n > fanout or over:
+            clamped += 1
+            hits.sort()
+            kept = min(len(hits), fanout)
+            cut_at = 3 + 2 * (fanout - kept)
+            clamped_off.extend(([x[3] for x in hits[kept:]] + group[cut_at + 1::2])[:PERIPHERY])
+            del hits[kept:]
+            del group[cut_at:]
+        base = -act * GAMMA
+        for neg, _n, e, v in hits:
+            seq += 1
+            heappush(heap, (base + neg, seq, [3, u, dv, e, v]))
+
+    def later(u: int, act: float, du: int) -> None:
+        """Put ``u`` on the frontier, its neighbours to be read in turn."""
+        nonlocal seq
+        if du >= k:
+            boundary.append(u)
+            return
+        seq += 1
+        heappush(heap, (-act * GAMMA, seq, [-1, u, du + 1]))
+
+    for s in roots:
+        later(s, get(s, 0.0), 0)
+    for x in extra:
+        if x not in emitted:
+            seq += 1
+            heappush(heap, (-get(x, 0.0), seq, [3, 0, 0, 0, x]))
+    rows = len(nodes) + len(edges)
+    full = False
+    later_edges: list[int] = []
+    while heap and not full:
+        item = heappop(heap)
+        neg, _seq, group = item
+        if group[0] < 0:   # read the node's neighbours now
+            expand(group, -neg / GAMMA)
+            if heap and heap[0] < item:
+                heappush(heap, item)
+                continue
+        i, u, dv = group[0], group[1], group[2]
+        end = len(group)
+        # take the group's candidates while none on the frontier beats them
+        while i < end:
+            e, v = group[i], group[i + 1]
+            i += 2
+            if not e:   # a further seed
+                if v in emitted:
                     continue
-                periphery[v] = None
-                if len(periphery) >= PERIPHERY:
+                if rows + 1 > max_rows:
+                    full = True
+                    r.cut.append(v)
                     break
-            if len(periphery) >= PERIPHERY or budget <= 0:
+                emitted[v] = 0
+                nodes.append(v)
+                roots.append(v)
+                items.append((v, 0, 0))
+                rows += 1
+                later(v, -neg, 0)
+            elif e in edges_seen:
+                continue
+            elif v in emitted:
+                # an edge between two nodes of the Shape: shown once every
+                # node the walk takes is in, as rows allow (it names nothing new)
+                edges_seen.add(e)
+                later_edges.append(e)
+            else:
+                if rows + 2 > max_rows:
+                    full = True
+                    r.cut.append(v)
+                    break
+                emitted[v] = dv
+                nodes.append(v)
+                edges_seen.add(e)
+                edges.append(e)
+                items.append((v, e, u))
+                rows += 2
+                if dv > hops:
+                    hops = dv
+                if v not in laws_set:   # rules ride along; they are not walk roots
+                    later(v, -neg, dv)
+            if i < end and heap and heap[0] < item:
+                group[0] = i
+                heappush(heap, item)
                 break
-    r.periphery = list(periphery)[:PERIPHERY]
-    return r
+        if full:
+            group[0] = i - 2   # the candidate that did not fit stays first
+            heappush(heap, item)
+    for e in later_edges:
+        if rows + 1 > max_rows:
+            full = True
+            break
+        edges.append(e)
+        items.append((0, e, 0))
+        rows += 1
+    r.hops, r.clamped, r.hidden = hops, clamped, hid
+    r.truncated = r.truncated or full
+    left: list[int] = []
+    for _neg, _seq, group in sorted(heap)[:4 * PERIPHERY]:
+        if 0 < group[0] < len(group):
+            left.append(group[group[0] + 1])
+        elif group[0] < 0:   # not read: the first of its neighbours is as near
+            left.extend(_first_neighbours(store, group[1], emitted, 1))
+    return left
 
 
-__all__ = ["PERIPHERY", "WalkResult", "live_laws", "shape_walk"]
+def _first_neighbours(store: Store, u: int, emitted: dict[int, int], n: int) -> list[int]:
+    """The first ``n`` neighbours of ``u`` in stored order not emitted."""
+    cols = store.view()
+    esrc, edst = cols.sources, cols.targets
+    out: list[int] = []
+    for entry in cols.adjacency[u][:PEEK_BUDGET]:
+        e = entry >> 1
+        v = edst[e] if entry & 1 == OUT else esrc[e]
+        if v not in emitted:
+            out.append(v)
+            if len(out) >= n:
+                break
+    return out
+
+
+def _periphery(store: Store, r: WalkResult, frontier: list[int]) -> list[int]:
+    """A few nodes just past the cut, named without being sent: the ones the
+    walk stopped at, then the frontier left (best first), then what the
+    clamp left out, then (read from the adjacency, a bounded peek) the
+    neighbours of the nodes at hop k."""
+    emitted = r.depth
+    out: dict[int, None] = {}
+    for v in (*r.cut, *frontier, *r.clamped_off):
+        if v not in emitted:
+            out[v] = None
+            if len(out) >= PERIPHERY:
+                return list(out)
+    cols = store.view()
+    esrc, edst, adj = cols.sources, cols.targets, cols.adjacency
+    budget = PEEK_BUDGET
+    for u in r.boundary:
+        for entry in adj[u]:
+            budget -= 1
+            if budget <= 0:
+                break
+            e = entry >> 1
+            v = edst[e] if entry & 1 == OUT else esrc[e]
+            if v not in emitted:
+                out[v] = None
+                if len(out) >= PERIPHERY:
+                    return list(out)
+        if budget <= 0:
+            break
+    return list(out)
+
+
+__all__ = ["GAMMA", "PERIPHERY", "SCAN", "WalkResult", "live_laws", "shape_walk"]

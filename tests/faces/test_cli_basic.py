@@ -29,7 +29,7 @@ def test_demo_persists_between_processes(tmp_path):
     first = run("demo", home=tmp_path / "cab")
     assert first.returncode == 0, first.stderr
     assert "created session 'demo'" in first.stdout
-    assert "mode=match" in first.stdout
+    assert "holds_answer=true" in first.stdout
     second = run("demo", home=tmp_path / "cab")
     assert second.returncode == 0, second.stderr
     assert "is in the cabinet at version 1" in second.stdout

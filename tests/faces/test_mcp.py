@@ -67,7 +67,7 @@ def test_tools_in_process(tmp_path, mode):
             assert a.read_only_hint is False and a.idempotent_hint is False
             props = tools["memnet_recall"].input_schema["properties"]
             assert list(props) == ["session", "q", "k", "max_rows", "limit", "fanout",
-                                   "view", "laws", "since"]
+                                   "view", "laws", "since", "max_tokens"]
             assert props["k"]["default"] == 2 and props["laws"]["default"] is True
             assert tools["memnet_recall"].input_schema["required"] == ["session"]
             assert "TSK status:open pricing" in tools["memnet_recall"].description
@@ -177,7 +177,7 @@ def test_recall_since_answers_what_changed(tmp_path):
             etag = first.structured_content["etag"]
             res = await call(client, "memnet_recall", session="work", q="TSK pricing",
                              since=etag)
-            assert text_of(res).startswith("// unchanged session=work v=1 ")
+            assert text_of(res).startswith("// unchanged v=1 ")
             assert res.structured_content["answer"] == "unchanged"
             await call(client, "memnet_commit", session="work", delta="SET na1.status = 'review'")
             res = await call(client, "memnet_recall", session="work", q="TSK pricing",

@@ -151,7 +151,7 @@ def test_cli_shows_a_bar_on_a_terminal(big_home):
     assert "\r" in err and "hydrate big: [" in err and "100.0%" in err, err
     total = BIG_NODES + BIG_NODES // 2   # records read: nodes and edges
     assert f"{total:,}/{total:,}" in err, err
-    assert b"// shape session=big" in out
+    assert b"// shape v=" in out
 
 
 @pytest.mark.req("MN-REQ-15")
@@ -160,4 +160,4 @@ def test_cli_is_silent_on_a_pipe(big_home):
                        env=cli_env(big_home), timeout=60, check=False)
     assert r.returncode == 0, r.stderr
     assert r.stderr == b""
-    assert r.stdout.startswith(b"// shape session=big")
+    assert r.stdout.startswith(b"// shape v=")

@@ -138,11 +138,11 @@ def _stream(rng: random.Random, count: int, handles: list[str], state: dict[str,
             out.append((f"SET {h}.prio = {i} /* ; */;", ("ok", '"changed": true')))
             state["commits"] += 1
         elif kind == "recall":
-            out.append(("recall TSK status:open WITH k=1, rows=10, limit=3;",
-                        ("ok", f" matched={state['open']} ")))
+            out.append(("recall TSK status:open WITH k=1, rows=10, limit=3, format=json;",
+                        ("ok", f'"matched": {state["open"]},')))
         elif kind == "match":
             out.append(("MATCH (n:TSK {status: 'open'}) LIMIT 2;",
-                        ("ok", f" matched={state['open']} ")))
+                        ("ok", f"rows={min(2, state['open'])}/50 ")))
         elif kind == "syntax":
             out.append((f"INSERT (x:TSK {{title: 'oops {i};' );", ("gql_syntax", None)))
         elif kind == "use":
@@ -154,7 +154,7 @@ def _stream(rng: random.Random, count: int, handles: list[str], state: dict[str,
         elif kind == "blank":
             out.append((rng.choice(["  ;", "/* only; a comment */ ;", "// c;\n;", "\n;"]), None))
         elif kind == "outline":
-            out.append(("OUTLINE WITH view=shell;", ("ok", "mode=outline")))
+            out.append(("OUTLINE WITH view=shell;", ("ok", " census=")))
         elif kind == "sessions":
             out.append(("SESSIONS;", ("ok", '"id": "work"')))
         else:

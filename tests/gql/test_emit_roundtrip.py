@@ -289,7 +289,7 @@ _SEMANTIC = ("defined twice", "reserved", "already an edge", "duplicate property
              "unknown escape", "four hex digits", "too long", "out of range", "at least 1",
              "not bound", "is not the MATCH variable")
 _KEYWORDS = {
-    "delta": ("INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "TRUE", "FALSE"),
+    "delta": ("INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "GONE", "TRUE", "FALSE"),
     "seed": ("MATCH", "WHERE", "AND", "CONTAINS", "LIMIT", "RETURN", "TRUE", "FALSE"),
 }
 

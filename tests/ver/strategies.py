@@ -26,6 +26,7 @@ Main pieces
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -1030,3 +1031,27 @@ def graph_data(g: nx.MultiDiGraph) -> tuple[Any, ...]:
     edges = sorted((u, v, k, a["type"], repr(sorted(a["props"].items())))
                    for u, v, k, a in g.edges(keys=True, data=True))
     return tuple(nodes), tuple(edges)
+
+
+def as_read(g: nx.MultiDiGraph, q: QuerySpec) -> QuerySpec:
+    """``q`` as a session holding ``g`` reads it: in the codebook form a
+    capital word that names no kind of a live node (nor, for a label, a label
+    of one) is a keyword, where it stood among the keywords; a label that
+    names a kind present takes the place of an absent kind."""
+    if q.form != "codebook" or (q.kind is None and not q.labels):
+        return q
+    kinds = {a["kind"] for _h, a in g.nodes(data=True)}
+    labels = {lab for _h, a in g.nodes(data=True) for lab in a["labels"]}
+    caps = ([q.kind] if q.kind is not None else []) + list(q.labels)
+    absent = [c not in kinds and c not in labels for c in caps]
+    if not any(absent) and (q.kind is None or q.kind in kinds):
+        return q
+    at = memnet.parse_query(q.text).upper_at or (0,) * len(caps)
+    keywords = list(q.keywords)
+    for j in sorted(range(len(caps)), key=lambda j: (-at[j], -j)):
+        if absent[j]:
+            keywords.insert(at[j], caps[j])
+    kept = [c for c, gone in zip(caps, absent, strict=True) if not gone]
+    kind = kept[0] if kept and kept[0] in kinds else None
+    rest = kept[1:] if kind is not None else kept
+    return dataclasses.replace(q, kind=kind, labels=tuple(rest), keywords=tuple(keywords))

@@ -61,7 +61,7 @@ def apply(old: tuple[dict[str, Any], dict[str, Any]], statements: Any
             for e in st.edges:
                 assert e.var not in edges
                 edges[e.var] = (e.type, e.src, e.dst, _props(e.props))
-        elif isinstance(st, ast.Delete):
+        elif isinstance(st, ast.Gone):
             assert (st.var in nodes) != (st.var in edges)
             (nodes if st.var in nodes else edges).pop(st.var)
         elif isinstance(st, (ast.SetProp, ast.RemoveProp)):

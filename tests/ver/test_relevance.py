@@ -586,7 +586,7 @@ def test_a_rare_word_too_rare_for_l_seeds_reads_only_the_common_words_top_tiers(
     from memnet.recall import seed as S
 
     # 'graph' alone in a short title ranks high; in longer text, lower
-    rows = [f"SYM {{name: 'graph'}}" if i < 3 else
+    rows = ["SYM {name: 'graph'}" if i < 3 else
             f"DEC {{title: 'graph {' '.join(['filler'] * (i % 7))} {i}'}}" for i in range(60)]
     rows += ["SYM {name: 'zebra crossing'}", "DEC {title: 'zebra graph notes on a long walk'}"]
     s, handles = _session(rows)
