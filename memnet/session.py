@@ -37,7 +37,7 @@ from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .limits import LIMITS, Limits
 from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
-from .recall.hints import seed_q
+from .recall.hints import Hints
 from .recall.peak import ExemplarState, PeakState, census
 from .recall.relevance import Relevance, Words, read_in
 from .recall.seed import SeedResult, by_nick, match, matches
@@ -392,7 +392,7 @@ class Session:
                 k=0 if seed.mode == "outline" else k, clamped=walk.clamped,
                 hidden=walk.hidden, laws=len(walk.laws), laws_cut=walk.laws_cut,
                 periphery=tuple(node_handle(n) for n in walk.periphery),
-                periphery_q=tuple(seed_q(s, n) for n in walk.periphery), view=view,
+                periphery_q=Hints(s, walk.periphery), view=view,
                 tokenizer=self.tokenizer, holds_answer=self._holds(seed),
                 read_first=self._read_first(seed, sq, cen),
                 advice=self._advice(seed, walk, limit, open_l, max_tokens), census=cen,

@@ -173,6 +173,12 @@ def _cb_string(s: str) -> str:
     return s
 
 
+def codebook_value(v: Value) -> str:
+    """A value as a codebook ``key:value`` writes it (bare when it reads back
+    as the same value, quoted otherwise)."""
+    return _cb_value(v)
+
+
 def _cb_value(v: Value) -> str:
     if isinstance(v, str):
         return _cb_string(v)
@@ -233,5 +239,5 @@ def format_query(q: SeedQuery) -> str:
     return " ".join(out)
 
 
-__all__ = ["format_edge", "format_insert", "format_node", "format_props", "format_query",
-           "format_value"]
+__all__ = ["codebook_value", "format_edge", "format_insert", "format_node", "format_props",
+           "format_query", "format_value"]

@@ -193,15 +193,16 @@ class Relevance:
                  ) -> None:
         W = words if words is not None else Words(store)
         n = store.live_nodes
+        held = [w for w in map(W, dict.fromkeys(x for kw in map(Keyword, keywords)
+                                                for x in kw.words))
+                if 0 < w.df <= STEER_DF]
         scores: dict[int, float] = {}
-        for word in dict.fromkeys(w for kw in map(Keyword, keywords) for w in kw.words):
-            w = W(word)
-            if not 0 < w.df <= STEER_DF:
-                continue
+        if len(held) == 1:
+            # one word: its levels order the nodes as its weight times them
+            # would (the walk compares scores and shares of scores only)
+            scores = held[0].levels()  # type: ignore[assignment]
+        for w in held if len(held) > 1 else ():
             weight = idf(n, w.df)
-            if not scores:   # the first word: its levels times its weight
-                scores = {v: weight * lv for v, lv in w.levels().items()}
-                continue
             get = scores.get
             scores.update((v, get(v, 0.0) + weight * lv) for v, lv in w.levels().items())
         self.scores = scores

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..gql.ast import EdgePattern, Insert, NodePattern, Value
@@ -82,7 +82,7 @@ class Receipt:
     read_first: str
     advice: tuple[str, ...] = ()
     census: tuple[tuple[str, int], ...] = ()
-    periphery_q: tuple[str, ...] = ()
+    periphery_q: Sequence[str] = ()
     note: str = ""
     max_tokens: int | None = None
     body_tokens: int = 0
@@ -626,8 +626,7 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
     ends: dict[int, list[Any]] = {}   # the entries of the nodes printed so far
     nentries: list[list[Any]] = []
     eentries: list[list[Any]] = []
-    lasts: list[str] = []   # each line as it reads when it ends the literal
-    taken = 0
+    counts: list[int] = []   # the tokens of each line taken
     e: list[Any] = []
     ee: list[Any] = []
     for nid, eid, parent in items:
@@ -645,7 +644,7 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
             ee = egot if egot is not None and egot[0] is raw else \
                 _new_edge_entry(store, eid, view, ebucket, raw, ends)
         if not nid:   # an edge between two nodes printed before
-            line, last = ee[5], f"  {ee[2]}"
+            line = ee[5]
             if ee[3] < 0:
                 f = ee[1]   # (var, type, src, dst, props)
                 ee[3] = cache.edge_count(cache.node_count(ee[7]) + cache.node_count(ee[8]),
@@ -653,34 +652,32 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
                     else count_tokens(line, cache.tokenizer)
             n = ee[3]
         elif not eid:   # a root: a seed or a rule
-            line, last, n = e[5], f"  {e[3]}", e[4]
+            line, n = e[5], e[4]
         else:   # reached from ``parent`` by edge ``eid``
-            out = ee[1][2] == ends[parent][6]   # the parent is the edge's source
-            prefix, ptok = _prefix(ee, out, ends[parent], eid, cache)
+            prefix, ptok = _prefix(ee, ee[1][2] == ends[parent][6], ends[parent], eid, cache)
             line = prefix + e[5][3:]
-            last = prefix + e[3][1:]
             n = ptok - lead + e[4] if fast else count_tokens(line, cache.tokenizer)
         if budget is not None and tokens + n > budget:
             break
         tokens += n
         lines.append(line)
-        lasts.append(last)
-        taken += 1
+        counts.append(n)
         if nid:
             nentries.append(e)
         if eid:
             eentries.append(ee)
+    taken = len(counts)
     while taken:
         # the last line ends the literal: no comma, no line break
-        end = cache.count(lasts[taken - 1])
-        total = tokens - _line_tokens(lines[taken], cache) + end
+        last = lines[taken][:-2]
+        total = tokens - counts[-1] + cache.count(last)
         if budget is None or total <= budget:
-            lines[taken] = lasts[taken - 1]
+            lines[taken] = last
             tokens = total
             break
-        tokens -= _line_tokens(lines[taken], cache)
+        tokens -= counts.pop()
         nid, eid, _p = items[taken - 1]
-        del lines[taken], lasts[taken - 1]
+        del lines[taken]
         if nid:
             nentries.pop()
         if eid:
@@ -690,11 +687,6 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
         return (), (), "", 0, 0
     return (Rows(nentries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens,
             taken)
-
-
-def _line_tokens(line: str, cache: LineCache) -> int:
-    """Tokens of a body line (only for the rare line a budget drops)."""
-    return cache.count(line)
 
 
 def _prefix(ee: list[Any], out: bool, parent: list[Any], eid: int, cache: LineCache
