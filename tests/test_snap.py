@@ -258,7 +258,7 @@ def _model_with_a_broken_file(tmp_path: Path) -> Path:
     shutil.copytree(MODELS / "models", model)
     (model / "broken.sysml").write_text("package Broken {\n  part def A {\n    part x : ;\n"
                                         "  }\n}\n", encoding="utf-8")
-    (model / "views.sysml").write_text("package Views { view def V; part def Seen; }\n",
+    (model / "views.sysml").write_text("package Views { view def V; part def Seen :> Gone; }\n",
                                        encoding="utf-8")
     return model
 
@@ -271,7 +271,8 @@ def test_a_file_that_does_not_parse_is_left_out_and_listed(tmp_path: Path) -> No
         "broken.sysml:3: not ingested (model_syntax, column 14): unexpected ';'; expected "
         "'~' or a name"]
     assert [str(w) for w in res.warnings] == [
-        "views.sysml:1: unsupported construct 'view def' skipped"]
+        "views.sysml:1: unresolved supertype 'Gone' of PARTDEF 'Seen': no element named 'Gone' "
+        "is visible"]
     assert res.to_dict()["failed"] == [str(w) for w in res.failed]
     assert res.to_dict()["warnings"] == [str(w) for w in res.warnings]
     assert "1 warning(s), 1 file(s) not ingested" in res.summary()

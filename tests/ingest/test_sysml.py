@@ -184,7 +184,7 @@ def test_attributes_and_values():
     assert values == {"k": 2, "ratio": 0.5, "title": "main dial", "enabled": True,
                       "offset": -3, "formula": "k * 2 + 1", "setting": None, "label": "dial"}
     label = _el(doc, "Knobs", "Dial").children[-1]
-    assert label.name is None and label.redefines == ("label",)
+    assert (label.name, label.derived, label.redefines) == ("label", True, ("label",))
 
     art = _art("attributes.sysml")
     assert art.warnings == []
@@ -361,11 +361,19 @@ def test_unresolved_relations_warn_and_leave_the_link_out():
     ]
 
 
-def test_anonymous_usage_is_skipped_with_a_warning():
-    art = to_artefacts([("a.sysml", parse_sysml("part def A { part : A; }", "a.sysml"))], "a")
-    assert set(_kinds(art)) == {"A"}
-    assert [str(w) for w in art.warnings] == [
-        "a.sysml:1: anonymous PART skipped (give it a name)"]
+def test_anonymous_usages_are_named_by_keyword_and_position():
+    text = "part def A { part : A; item; part : A; in item; ref : A; }"
+    art = to_artefacts([("a.sysml", parse_sysml(text, "a.sysml"))], "a")
+    assert _kinds(art) == {"A": "PARTDEF", "A::part1": "PART", "A::item1": "ITEM",
+                           "A::part2": "PART", "A::item2": "ITEM", "A::ref1": "REF"}
+    assert _edges(art, "TYPED") == {("A::part1", "A"), ("A::part2", "A"), ("A::ref1", "A")}
+    assert art.warnings == []
+    # the same text gives the same names; a name the model already uses gets a suffix
+    doc = parse_sysml("part def B { part part1; part : B; }")
+    assert [(e.name, e.derived) for e in doc.elements[0].children] == [
+        ("part1", False), ("part1", True)]
+    art = to_artefacts([("b.sysml", doc)], "b")
+    assert set(_kinds(art)) == {"B", "B::part1", "B::part1-2"} and art.warnings == []
 
 
 def test_top_level_elements_have_no_owner():
@@ -375,35 +383,46 @@ def test_top_level_elements_have_no_owner():
     assert _edges(art, "CONTAINS") == set() and _edges(art, "TYPED") == {("a", "A")}
 
 
-# --------------------------------------------------------------------------- unsupported
+# --------------------------------------------------------------------------- views, metadata
 
 
-def test_statements_outside_the_model_are_skipped_with_warnings():
-    doc = _doc("unsupported.sysml")
-    assert [(w.line, w.message) for w in doc.warnings] == [
-        (3, "unsupported construct 'view def' skipped"),
-        (4, "unsupported construct 'filter' skipped"),
-        (5, "unsupported construct 'metadata def' skipped"),
-        (10, "unsupported construct 'view' skipped"),
-        (13, "unsupported construct 'not satisfy' skipped"),
-        (14, "unsupported construct 'rendering def' skipped"),
-    ]
-    assert all(w.path == "unsupported.sysml" for w in doc.warnings)
-    art = _art("unsupported.sysml")
-    # what stands around and after them still loads, nested ones too
-    assert _kinds(art) == {"Mixed": "PKG", "Mixed::Before": "PARTDEF",
-                           "Mixed::Middle": "PARTDEF", "Mixed::Middle::inner": "PART",
-                           "Mixed::Need": "REQDEF", "Mixed::After": "PARTDEF"}
-    assert _edges(art, "TYPED") == {("Mixed::Middle::inner", "Mixed::Before")}
-    assert _edges(art, "SATISFIES") == set()
-    assert [w.line for w in art.warnings] == [3, 4, 5, 10, 13, 14]
+def test_views_metadata_renderings_and_negated_satisfaction():
+    doc = _doc("views_metadata.sysml")
+    assert doc.warnings == []
+    art = _art("views_metadata.sysml")
+    assert art.warnings == []
+    assert _kinds(art) == {
+        "Mixed": "PKG", "Mixed::Before": "PARTDEF", "Mixed::Overview": "VIEWDEF",
+        "Mixed::Safety": "METADEF", "Mixed::Safety::isMandatory": "ATTR",
+        "Mixed::Middle": "PARTDEF", "Mixed::Middle::inner": "PART",
+        "Mixed::Middle::inner::metadata1": "META",
+        "Mixed::Middle::inner::metadata1::isMandatory": "REF",
+        "Mixed::Middle::v": "VIEW", "Mixed::Need": "REQDEF", "Mixed::Tree": "RENDERDEF",
+        "Mixed::After": "PARTDEF"}
+    props = {q: art.elements[_loc(art, q)].props for q in _kinds(art)}
+    assert props["Mixed"]["filter"] == "Before"
+    assert props["Mixed::Overview"]["filter"] == "@Safety"
+    assert props["Mixed::Middle::inner"]["meta"] == "Safety"
+    assert props["Mixed::Before"]["meta"] == "Safety" and props["Mixed::After"]["meta"] == "Safety"
+    assert props["Mixed::Middle::inner::metadata1::isMandatory"]["value"] is True
+    assert _edges(art, "TAGGED") == {("Mixed::Middle::inner", "Mixed::Safety"),
+                                     ("Mixed::Before", "Mixed::Safety"),
+                                     ("Mixed::After", "Mixed::Safety")}
+    assert ("Mixed::Middle::inner::metadata1", "Mixed::Safety") in _edges(art, "TYPED")
+    assert _edges(art, "REDEFINES") == {("Mixed::Middle::inner::metadata1::isMandatory",
+                                         "Mixed::Safety::isMandatory")}
+    assert _edges(art, "EXPOSES") == {("Mixed::Middle::v", "Mixed")}
+    assert _edges(art, "RENDERS") == set()  # asTreeDiagram is the library's (Views::*)
+    assert [lk.props for lk in art.links.values() if lk.type == "SATISFIES"] == [
+        {"negated": True}]
+    assert _edges(art, "SATISFIES") == {("Mixed::Middle", "Mixed::Need")}
 
 
-def test_a_skipped_block_does_not_swallow_what_follows():
+def test_a_view_and_what_follows_it_are_read():
     doc = parse_sysml("package P { action def A { action b { } part p; } view v { } part q; }")
     assert [(e.kind, e.name) for _, e in doc.walk()] == [
-        ("PKG", "P"), ("ACTDEF", "A"), ("ACT", "b"), ("PART", "p"), ("PART", "q")]
-    assert [w.message for w in doc.warnings] == ["unsupported construct 'view' skipped"]
+        ("PKG", "P"), ("ACTDEF", "A"), ("ACT", "b"), ("PART", "p"), ("VIEW", "v"), ("PART", "q")]
+    assert doc.warnings == []
 
 
 def test_connection_definitions_and_usages():

@@ -37,6 +37,13 @@ def unquote(raw: str) -> str:
     return _ESCAPE.sub(r"\1", raw[1:-1]) if raw.startswith("'") else raw
 
 
+def last_name(ref: str) -> str:
+    """The last name of a reference (``a.b::'c d'`` → ``c d``)."""
+    cut = max(ref.rfind("."), ref.rfind("::"))
+    tail = ref[cut + (2 if ref[cut:cut + 2] == "::" else 1):] if cut >= 0 else ref
+    return unquote(tail)
+
+
 def doc_text(raw: str) -> str:
     """A ``/* ... */`` body: the markers and each line's leading ``*`` dropped."""
     return norm(_DOC_LINE.sub(" ", raw[2:-2]))
@@ -257,4 +264,5 @@ def literal(kinds: list[str], values: list[str], text: str) -> Value:
     return text
 
 
-__all__ = ["DECL_START", "Clauses", "Decl", "doc_text", "literal", "norm", "unquote"]
+__all__ = ["DECL_START", "Clauses", "Decl", "doc_text", "last_name", "literal", "norm",
+           "unquote"]
