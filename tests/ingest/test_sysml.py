@@ -459,7 +459,7 @@ def test_syntax_error_fixtures(name, line, column, words):
     assert err.to_dict()["line"] == line and err.to_dict()["column"] == column
 
 
-@pytest.mark.parametrize(("text", "line", "column", "words"), [
+SYNTAX_ERRORS = [
     ("part def ;", 1, 10, "unexpected ';'"),
     ("package P {\n  part x : T\n}", 3, 1, "expected ';', '{'"),
     ("part def A { 42 }", 1, 14, "expected a declaration"),
@@ -498,12 +498,76 @@ def test_syntax_error_fixtures(name, line, column, words):
     ("import A::*::;", 1, 14, "unexpected ';'"),
     ("part 'p' ! q;", 1, 10, "unexpected character '!'"),
     ("part frame;", 1, 6, "unexpected 'frame'"),
-])
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "words"), SYNTAX_ERRORS)
 def test_syntax_errors_have_line_and_column(text, line, column, words):
     with pytest.raises(ModelSyntaxError) as info:
         parse_sysml(text, "t.sysml")
     assert (info.value.line, info.value.column) == (line, column), info.value.message
     assert words in info.value.message
+
+
+_LEXICAL = ("never closed", "cannot close", "closes nothing", "unterminated",
+            "unexpected character", "NUL character", "lone surrogate")
+
+
+@pytest.mark.parametrize(("text", "line", "column", "words"), SYNTAX_ERRORS)
+def test_with_recover_a_bad_statement_is_a_warning_with_the_same_line_and_column(
+        text, line, column, words):
+    """What is a syntax error read strictly is, read with ``recover``, one warning
+    with the same line, column and words, and the statement is skipped; text
+    whose brackets, strings or comments do not close stays an error."""
+    if any(w in words for w in _LEXICAL):
+        with pytest.raises(ModelSyntaxError) as info:
+            parse_sysml(text, "t.sysml", recover=True)
+        assert (info.value.line, info.value.column) == (line, column)
+        return
+    at_end = "end of input" in words  # text after it would be read as its rest
+    doc = parse_sysml(text + ("" if at_end else "\npart def After;\n"), "t.sysml", recover=True)
+    assert len(doc.warnings) == 1, doc.warnings
+    w = doc.warnings[0]
+    assert w.line == line and f"syntax error at line {line}, column {column}: " in w.message
+    assert words in w.message and "is skipped" in w.message
+    assert at_end or ("PARTDEF", "After") in [(e.kind, e.name) for _, e in doc.walk()]
+
+
+def test_recovery_keeps_everything_around_the_bad_statements():
+    text = """package P {
+    part def A;
+    part x : ;
+    part def B {
+        part y : A;
+        attribute z = ;
+        part w;
+    }
+    calc def C { in v; part p { bad bad; part ok; } v * 2 }
+    part a part b;
+    part def D;
+}
+"""
+    doc = parse_sysml(text, "r.sysml", recover=True)
+    assert [(w.line, w.message.split(":")[0]) for w in doc.warnings] == [
+        (3, "syntax error at line 3, column 14"), (6, "syntax error at line 6, column 23"),
+        (9, "syntax error at line 9, column 37"), (10, "syntax error at line 10, column 12")]
+    assert [w.message.rpartition("; ")[2] for w in doc.warnings] == [
+        "the statement at line 3 is skipped", "the statement at line 6 is skipped",
+        "the statement at line 9 is skipped", "the statement at line 10 is skipped"]
+    assert [(e.kind, e.name) for _, e in doc.walk()] == [
+        ("PKG", "P"), ("PARTDEF", "A"), ("PARTDEF", "B"), ("PART", "y"), ("PART", "w"),
+        ("CALCDEF", "C"), ("REF", "v"), ("PART", "p"), ("PART", "ok"), ("PARTDEF", "D")]
+    assert _el(doc, "P", "C").text == "v * 2"  # the result expression after it is kept
+    # read strictly, the same text is an error at the first bad statement
+    with pytest.raises(ModelSyntaxError) as info:
+        parse_sysml(text, "r.sysml")
+    assert (info.value.line, info.value.column) == (3, 14)
+    # a statement over several lines is skipped whole, and the warning says which lines
+    doc = parse_sysml("package Q {\n  part def E {\n    part f : ;\n  } part g : ;\n"
+                      "  part def F { part h; }\n}\n", "s.sysml", recover=True)
+    assert [e.name for _, e in doc.walk()] == ["Q", "E", "F", "h"]
+    assert [w.message.rpartition("; ")[2] for w in doc.warnings] == [
+        "the statement at line 3 is skipped", "the statement at line 4 is skipped"]
 
 
 def test_model_syntax_is_a_stable_code():
@@ -548,20 +612,25 @@ _SOUP = ["package", "part", "def", "port", "attribute", "requirement", "satisfy"
          "// n\n", "#", "@", "action", "-", "\n", "'", "/*", "\x00", "é"]
 
 
-@given(st.lists(st.sampled_from(_SOUP), max_size=40))
-def test_token_soup_never_crashes(words):
+@given(st.lists(st.sampled_from(_SOUP), max_size=40), st.booleans())
+def test_token_soup_never_crashes(words, recover):
     try:
-        doc = parse_sysml(" ".join(words))
-    except MemNetError:
+        doc = parse_sysml(" ".join(words), recover=recover)
+    except MemNetError as e:
+        # recovering, only text a statement boundary cannot be found in is an error
+        assert not recover or isinstance(e, InputTooLarge) or any(
+            w in e.message for w in _LEXICAL), e.message
         return
     to_artefacts([("soup.sysml", doc)], "soup")
 
 
-@given(st.text(max_size=200))
-def test_random_text_never_crashes(text):
+@given(st.text(max_size=200), st.booleans())
+def test_random_text_never_crashes(text, recover):
     try:
-        doc = parse_sysml(text)
-    except MemNetError:
+        doc = parse_sysml(text, recover=recover)
+    except MemNetError as e:
+        assert not recover or isinstance(e, InputTooLarge) or any(
+            w in e.message for w in _LEXICAL), e.message
         return
     to_artefacts([("rand.sysml", doc)], "rand")
 

@@ -68,13 +68,16 @@ from .parser import parse_tokens
 from .resolve import LIBRARY_NAMES
 
 
-def parse_sysml(text: str, path: str = "<text>") -> SysmlDoc:
+def parse_sysml(text: str, path: str = "<text>", *, recover: bool = False) -> SysmlDoc:
     """Read one SysML v2 text (see the module doc).
 
     Raises :class:`~memnet.errors.ModelSyntaxError` (code ``model_syntax``) with
     the line and column of the first error, or
-    :class:`~memnet.errors.InputTooLarge` past a cap. Statements MemNet does
-    not model are skipped and reported in ``SysmlDoc.warnings``.
+    :class:`~memnet.errors.InputTooLarge` past a cap. With ``recover``, a
+    statement that does not parse is skipped instead (up to its ``;`` or the
+    end of its body) with a warning in ``SysmlDoc.warnings`` that names the line
+    and column, and everything before and after it is read; text whose
+    strings, comments or brackets do not close is still an error.
 
     >>> doc = parse_sysml("part def Car { part engine : Engine; }")
     >>> [(e.kind, e.name) for _, e in doc.walk()]
@@ -86,7 +89,7 @@ def parse_sysml(text: str, path: str = "<text>") -> SysmlDoc:
     if text.startswith("\ufeff"):  # a byte order mark: blank, columns unchanged
         text = " " + text[1:]
     check_input(text, path)
-    return parse_tokens(tokenize(text, path), path)
+    return parse_tokens(tokenize(text, path), path, recover)
 
 
 def _max_bytes() -> int:
@@ -173,20 +176,23 @@ def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
     return p.resolve().name or p.name, found
 
 
-def parse_files(path: str | os.PathLike[str], *, strict: bool = True,
+def parse_files(path: str | os.PathLike[str], *, strict: bool = True, recover: bool = False,
                 warn: list[Warning_] | None = None
                 ) -> tuple[str, list[tuple[str, SysmlDoc]], list[Warning_]]:
     """The root, the parsed ``(relative path, document)`` pairs of a model, and
     (with ``strict=False``) each file that did not parse, as ``path:line:
-    message`` (with ``strict``, the first such file raises its error). A
-    ``.sysml`` entry that is not a regular file is skipped, with a warning
-    added to ``warn`` (see :func:`model_files`)."""
+    message`` (with ``strict``, the first such file raises its error). With
+    ``recover`` a statement that does not parse costs only itself (see
+    :func:`parse_sysml`); a file fails whole only when its brackets, strings or
+    comments do not close, or past a cap. A ``.sysml`` entry that is not a
+    regular file is skipped, with a warning added to ``warn`` (see
+    :func:`model_files`)."""
     root, files = model_files(path, warn)
     docs: list[tuple[str, SysmlDoc]] = []
     failed: list[Warning_] = []
     for rel, full in files:
         try:
-            docs.append((rel, parse_sysml(_read(full, rel), rel)))
+            docs.append((rel, parse_sysml(_read(full, rel), rel, recover=recover)))
         except PathNotFound as e:  # swapped for a FIFO or the like since the walk
             if full == Path(path):  # the model named itself: never read as empty
                 raise
@@ -222,11 +228,13 @@ def scan_sysml(path: str | os.PathLike[str], *, strict: bool = True) -> Artefact
     scope a sync reconciles) is the directory's name, or for a single file the
     file's own name, so ingesting one file never claims its neighbours. A file
     that does not parse raises :class:`~memnet.errors.ModelSyntaxError` (a
-    partial model would read as deletions); with ``strict=False`` it is left
-    out and listed in ``Artefacts.failed`` instead.
+    partial model would read as deletions); with ``strict=False`` a statement
+    that does not parse is skipped with a warning (everything around it is
+    read), and a file that cannot be read at all (brackets, strings or comments
+    that do not close) is left out and listed in ``Artefacts.failed``.
     """
     skipped: list[Warning_] = []
-    root, docs, failed = parse_files(path, strict=strict, warn=skipped)
+    root, docs, failed = parse_files(path, strict=strict, recover=not strict, warn=skipped)
     art = to_artefacts(docs, root)
     art.warnings[:0] = skipped
     art.failed.extend(failed)
