@@ -326,6 +326,38 @@ def test_resolution_order_scope_then_imports_then_global():
     ]
 
 
+def test_names_resolve_as_each_file_scopes_them_and_unrelated_files_never_collide():
+    files = {
+        "a.sysml": "package A { part def Car; part def Engine; }",
+        "b.sysml": "package B { part def Car; }",
+        "c.sysml": "package C { private import A::*; part car : Car; }",
+        "d.sysml": "package D { public import A::*; }",  # passes A's members on
+        "e.sysml": "package E { private import D::*; part e : Engine; part c2 : Car; }",
+        "f.sysml": "package F { private import G::*; part f : Car; }",
+        "g.sysml": "package G { private import A::*; }",  # keeps them to itself
+        "h.sysml": "private import A::*;\npart h : Car;",  # a file's own top-level import
+        "i.sysml": "part i : Car;",  # ... is not another file's
+        "j.sysml": "package Dup { part def X; part y : X; }",
+        "k.sysml": "package Dup { part def X; part z : X; part w : $::B::Car; }",
+    }
+    art = to_artefacts([(n, parse_sysml(t, n)) for n, t in files.items()], "m")
+    assert _edges(art, "TYPED") == {
+        ("C::car", "A::Car"), ("E::e", "A::Engine"), ("E::c2", "A::Car"), ("h", "A::Car"),
+        ("Dup::y", "Dup::X"), ("Dup-2::z", "Dup-2::X"), ("Dup-2::w", "B::Car")}
+    # two files' top-level packages of one name are two root namespaces: no warning
+    assert sorted(str(w) for w in art.warnings) == [
+        "f.sysml:1: unresolved type 'Car' of PART 'f': 'Car' is ambiguous (2 elements carry "
+        "it)",
+        "i.sysml:1: unresolved type 'Car' of PART 'i': 'Car' is ambiguous (2 elements carry it)"]
+    # an import's target is looked up in the enclosing namespaces, with their imports
+    art = to_artefacts([("n.sysml", parse_sysml(
+        "package N { private import A::*; package Inner { public import Car; part c : Car; } }"
+        "package A { part def Car; }", "n.sysml"))], "n")
+    assert _edges(art, "TYPED") == {("N::Inner::c", "A::Car")}
+    assert _edges(art, "IMPORTS") == {("N", "A"), ("N::Inner", "A::Car")}
+    assert art.warnings == []
+
+
 def test_duplicates_get_a_suffix_and_a_warning():
     text = "package P {\n part def A;\n part def A { part x; }\n part def A;\n}\n"
     art = to_artefacts([("d.sysml", parse_sysml(text, "d.sysml"))], "d")

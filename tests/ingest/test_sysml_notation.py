@@ -29,6 +29,8 @@ NOTATION = [
     "import A::*[@S and (as S).isMandatory][x > 1] { doc /* d */ }",
     "alias B for A::B;", "alias <'b'> B for A::B { doc /* d */ }",
     "doc /* text */", "doc <'d1'> Intro locale \"en_US\" /* text */",
+    "locale \"en_US\" /* a comment with a locale and no keyword */", "part x : $::A::B;",
+    "attribute x = $::A::b + 1;", "import $::A::*;",
     "comment /* text */", "comment C about A, B::c locale \"en\" /* text */", "/* a comment */",
     "rep inOCL language \"ocl\" /* self.x > 0 */", "language \"alf\" /* x = 1; */",
     "dependency A to B;", "dependency d from A, B to C, D;", "#refinement dependency A to B;",

@@ -357,7 +357,8 @@ class _Model(Scope):
 
     def _reference(self, ns: str, r: Reference, file: str) -> None:
         if ns not in self.recs:
-            self.warn(file, r.line, f"{r.edge} outside any element names nothing; skipped")
+            self.warn(file, r.line, f"{r.edge} at the top of a file has no element to start "
+                                    f"from: no link")
             return
         target = self._find(ns, r.target, file, r.line, f"target of {r.edge}", own=r.own)
         if target is None:

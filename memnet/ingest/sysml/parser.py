@@ -326,13 +326,6 @@ class Reader(Clauses):
     def warn(self, i: int, message: str) -> None:
         self.warnings.append(Warning_(self.path, self.where(i)[0], message))
 
-    def skip(self, i0: int, construct: str, since: int | None = None) -> None:
-        """Warn that a statement is skipped; the warnings its members raised since
-        ``since`` go with it (one warning per skipped statement)."""
-        if since is not None:
-            del self.warnings[since:]
-        self.warn(i0, f"unsupported construct '{construct}' skipped")
-
     def element(self, body: Body, kind: str, decl: Decl, i0: int, pre: Pre,
                 inner: Body | None = None, role: str | None = None,
                 props: dict[str, Value] | None = None, word: str | None = None,
@@ -401,7 +394,7 @@ class Reader(Clauses):
                    transition: bool = False) -> None:
         """A ``then`` edge (a TRANSITION after a state) from ``src`` to ``dst``."""
         if src is None:
-            self.warn(i0, f"a succession to {dst!r} follows no step; skipped")
+            self.warn(i0, f"a succession to {dst!r} has no step before it: no link")
             return
         line, col = self.where(i0)
         edge = "TRANSITION" if transition or body.prev_state else "THEN"

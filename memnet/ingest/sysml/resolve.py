@@ -313,12 +313,14 @@ class Scope:
         another of the same name looks past itself); ``own_imports=False``
         leaves out the imports of ``ns`` itself (an import's own target)."""
         segs = split_ref(ref)
+        cur: str | None = ns
+        if segs[:1] == ["$"]:  # `$::A::B`: from the global namespace
+            segs, cur = segs[1:], ""
         if not segs:
             return None, "empty reference"
         first = segs[0]
         self._quiet = False
         found: str | None = None
-        cur: str | None = ns
         while cur is not None:
             found = self.member(cur, first, inherit)
             if found is not None and found == avoid:
