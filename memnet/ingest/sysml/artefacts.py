@@ -63,6 +63,9 @@ class _Model(Scope):
         self._next_suffix: dict[str, int] = {}  # a duplicated locator -> its next -n to try
         # requirement → what it requires or references by name
         self.required: dict[str, list[str]] = {}
+        # (owner, line, column) → an element the reader named itself, so the statement
+        # that declared it (`perform a { ... }`) can look past it
+        self.derived_at: dict[tuple[str, int, int], str] = {}
 
     # -- placing ---------------------------------------------------------------------------
 
@@ -101,6 +104,8 @@ class _Model(Scope):
                 name, qual, loc = f"{name}-{n}", f"{qual}-{n}", f"{loc}-{n}"
             self.recs[loc] = Rec(loc, el, owner, file)
             self.order.append(loc)
+            if el.derived:
+                self.derived_at.setdefault((owner or top, el.line, el.column), loc)
             self.art.add(Element(loc, el.kind, self._props(el, name, file), unit=unit))
             if owner:
                 self.art.link("CONTAINS", owner, loc)
@@ -241,10 +246,14 @@ class _Model(Scope):
             self.art.elements[loc].props["meta"] = ", ".join(dict.fromkeys(names))
 
     def _find(self, ns: str, ref: str, file: str, line: int, what: str,
-              where: str = "", own: str | None = None) -> str | None:
-        """What ``ref`` names from ``ns`` (a warning when nothing); ``own`` is the
-        name of an element of ``ns`` the reference must look past."""
-        avoid = self.members.get(ns, {}).get(own) if own is not None else None
+              where: str = "", own: str | None = None, column: int = 0) -> str | None:
+        """What ``ref`` names from ``ns`` (a warning when nothing); with ``own``,
+        the element the same statement declared (at ``line`` and ``column``) is
+        looked past."""
+        avoid = None
+        if own is not None:
+            avoid = self.derived_at.get((ns, line, column)) or \
+                self.members.get(ns, {}).get(own)
         loc, why = self.resolve(ref, ns, True, avoid=avoid)
         if loc is None and why != "library":
             self.warn(file, line, f"unresolved {what} {ref!r}{where}: {why}")
@@ -286,7 +295,7 @@ class _Model(Scope):
 
     def _satisfy(self, ns: str, r: Satisfy, file: str) -> tuple[str, str] | None:
         req = self._find(ns, r.requirement, file, r.line, "requirement", " in satisfy",
-                         own=r.own)
+                         own=r.own, column=r.column)
         if req is None:
             return None
         if self.recs[req].el.kind not in REQ_KINDS:
@@ -360,7 +369,8 @@ class _Model(Scope):
             self.warn(file, r.line, f"{r.edge} at the top of a file has no element to start "
                                     f"from: no link")
             return
-        target = self._find(ns, r.target, file, r.line, f"target of {r.edge}", own=r.own)
+        target = self._find(ns, r.target, file, r.line, f"target of {r.edge}", own=r.own,
+                            column=r.column)
         if target is None:
             return
         if r.edge in _FEATURES and r.own is None:  # `perform a.b;`: ns now has a feature b
