@@ -13,26 +13,26 @@ Three steps, each usable on its own:
 * :func:`scan_sysml` does both for a ``.sysml`` file or a directory of them, and
   :func:`load_requirements` lists a model's requirement short ids with their doc.
 
-The reader recognises the whole textual notation (SysML v2 clause 8.2.2 and the
-KerML expressions it uses) statement by statement. Modelled: packages, imports
-and aliases; part, port, attribute, item, action, state, requirement, concern,
-constraint, calculation, interface, connection, flow, allocation, enumeration,
-occurrence and case definitions and usages (kinds in :data:`KINDS`), usages
-written without a keyword (``REF``), with short ids, typing, specialisation,
-subsetting, redefinition, multiplicity, values and defaults, direction and
-``doc``; requirement subjects, actors, objectives, ``require``/``assume``
-constraints, ``assert``, every form of ``satisfy``, ``perform``, ``exhibit``,
-``include``, ``verify``, ``frame``; ``connect``, ``interface``, ``flow``,
-``message``, ``bind``, ``allocate``, ``dependency``; action nodes, successions
-(``first``, ``then``, guarded ``if ... then``) and state transitions.
-Recognised but not modelled, and skipped with a warning naming the construct
-and its line: views, viewpoints, renderings, ``filter``/``expose``/``render``,
-metadata definitions, extended (``#Kw def``) definitions, ``metadata ...
-about``, negated satisfaction. What follows a skipped statement reads as if it
-were not there. Text that is not SysML raises
+The reader reads the whole textual notation (SysML v2 clause 8.2.2 and the
+KerML expressions it uses) statement by statement, and keeps every statement:
+packages, imports and aliases; definitions and usages of every keyword (kinds
+in :data:`KINDS`), usages written without a keyword (``REF``), with short ids,
+typing, specialisation, subsetting, redefinition, multiplicity, values and
+defaults, direction and ``doc``; requirement subjects, actors, objectives,
+``require``/``assume`` constraints, ``assert``, every form of ``satisfy``
+(``not satisfy`` too), ``perform``, ``exhibit``, ``include``, ``verify``,
+``frame``; ``connect``, ``interface``, ``flow``, ``message``, ``bind``,
+``allocate``, ``dependency``; action nodes, successions and state
+transitions; metadata definitions and usages (``#M``, ``@M``, ``metadata …
+about``), user keywords (``#kw def``), views, viewpoints, renderings,
+``filter``, ``expose`` and ``render``. A usage without a name is named from
+what it redefines or references, its role, or its keyword and position
+(``item1``). Text that is not SysML raises
 :class:`~memnet.errors.ModelSyntaxError` with a line and column (also a
-definition or package without a name); past the caps (:data:`MAX_CHARS`,
-:data:`MAX_TOKENS`, :data:`MAX_DEPTH`),
+definition or package without a name); read with ``recover``, a statement
+that does not parse is skipped with a warning instead, and only brackets,
+strings or comments that do not close fail the file. Past the caps
+(:data:`MAX_CHARS`, :data:`MAX_TOKENS`, :data:`MAX_DEPTH`),
 :class:`~memnet.errors.InputTooLarge`; a model file too big in bytes to stay
 within :data:`MAX_CHARS` characters is refused from its size, unread.
 """
