@@ -317,7 +317,9 @@ def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str
         functions.setdefault(file, set()).add(base)
         cases[file] = cases.get(file, 0) + 1
     for file in sorted(files):
-        loc = f"{TEST_SCHEME}:{root}/{file.removeprefix(f'{root}/')}"
+        parts = file.split("/")  # a node id's file, relative to pytest's rootdir
+        rel = "/".join(parts[parts.index(root) + 1:]) if root in parts[:-1] else file
+        loc = f"{TEST_SCHEME}:{root}/{rel}"
         art.add(Element(loc, TEST_KIND, {"path": file, "tests": len(functions[file]),
                                          "cases": cases[file]}))
         for rid, nodeids in sorted(files[file].items()):

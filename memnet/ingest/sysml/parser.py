@@ -155,6 +155,8 @@ class Reader(Clauses):
         ``close``), with one warning naming the line and column where reading
         failed (what its own members had warned goes with it)."""
         k = self.k
+        if self.far < mark:  # every failure notes where it happened; this is a safeguard
+            self.far, self.far_what = mark, set()
         err = self.error()
         del self.warnings[warned:]
         body.reset(state)  # type: ignore[arg-type]
@@ -281,9 +283,10 @@ class Reader(Clauses):
         decl = Decl()
         if k[self.i] == "NAME" and k[self.i + 1] == "::":  # `A::b = 1;` redefines A::b
             decl.redefines.append(self.qname())
+        named_at = self.i if k[self.i] == "NAME" else None
         self.usage_decl(decl)
-        if meta and decl.name is not None and not decl.redefines:
-            decl.redefines.append(self.toks.value[i0] if k[i0] == "NAME" else decl.name)
+        if meta and named_at is not None and decl.name is not None and not decl.redefines:
+            decl.redefines.append(self.toks.value[named_at])  # as written, quotes kept
         self.value_part(decl)
         inner = self.body(meta=meta)
         if enum:
