@@ -88,6 +88,8 @@ NOTATION = [
     "for n : Integer in (1, 2, 3) { assign i := i * n; }", "first start;", "first a;",
     "first a then b;", "first a if g then b;", "succession s first a then b;",
     "succession s : S first [1] a then [1] b { }", "action a; then b;",
+    "succession c first causes.startShot[n] then effects[m] { attribute n = 1; }",
+    "connect a.b[1] to c[0..*];",
     "action a; then action b;", "action a; then [1] action b;", "decide; if g then b; else c;",
     "action a; if g then b;",
     # states and transitions

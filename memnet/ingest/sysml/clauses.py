@@ -199,13 +199,18 @@ class Clauses(Cursor):
     # -- ends and payloads -----------------------------------------------------------------
 
     def end(self) -> str:
-        """A connector end: ``[mult] [name ::>] a.b.c`` (the chain is what it names)."""
+        """A connector end: ``[mult] [name ::>] a.b.c [mult]`` (the chain is what it
+        names; the multiplicity after it is the older spelling, which the library
+        still uses: ``first causes.startShot[nCauses] then …``)."""
         k = self.k
         if k[self.i] == "[":
             self.multiplicity()
         if k[self.i] == "NAME" and k[self.i + 1] in ("::>", "references", "=>"):
             self.i += 2  # `=>` as an older spelling
-        return self.chain()
+        target = self.chain()
+        if k[self.i] == "[":
+            self.multiplicity()
+        return target
 
     def ends(self) -> list[str]:
         """``a to b`` or ``(a, b, c)``."""
