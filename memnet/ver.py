@@ -29,7 +29,12 @@ two values with ``=``: pytest settles its rootdir before a conftest's plugin
 options are known, so a value after a space is first read as a path to test.
 
 *A library* for ``memnet ver``: :func:`collect` runs pytest's collection in a
-subprocess and returns a :class:`Trace`; :func:`format_matrix` renders it.
+subprocess and returns a :class:`Trace`; :func:`format_matrix` renders it;
+:func:`commit_trace` writes it into a session (``memnet ver --commit SID``): a
+``TEST`` node per test file whose tests name a requirement, with a ``VERIFIES``
+link to each requirement they name (the link lists the tests), so a Recall on
+a requirement shows the tests that verify it. It is an ingest
+(:func:`memnet.ingest.sync`): running it again changes only what changed.
 
 This module imports pytest, so only pytest and the ``memnet ver`` command load
 it; nothing else in ``memnet`` depends on it.
@@ -52,6 +57,8 @@ from typing import Any
 import pytest
 
 from .errors import InvalidArgument, MemNetError, PathNotFound, TraceFailed
+from .ingest.model import Artefacts, Element
+from .ingest.sync import LOCATOR, SyncResult, sync
 from .ingest.walk import dir_arg
 
 #: The marker a test uses to name the requirements it verifies.
@@ -64,6 +71,11 @@ ENV_MODELS = "MEMNET_VER_MODELS"
 DEFAULT_MODELS = "sysml-models"
 
 _MARKER_LINE = f"{MARKER}(*ids): the requirement ids (MN-REQ-..) a test verifies"
+#: The locator scheme and kind of the test nodes :func:`commit_trace` writes.
+TEST_SCHEME = "test"
+TEST_KIND = "TEST"
+#: The kinds of node a requirement id (``rid``) is looked up on.
+REQUIREMENT_KINDS = ("REQ", "REQDEF")
 
 
 def id_key(rid: str) -> tuple[Any, ...]:
@@ -251,6 +263,100 @@ def default_models(rootdir: str | os.PathLike[str]) -> Path | None:
     """``<rootdir>/sysml-models`` when it is a directory, else ``None``."""
     p = Path(rootdir) / DEFAULT_MODELS
     return p if p.is_dir() else None
+
+
+# --------------------------------------------------------------------------- into a session
+
+
+def requirement_nodes(session: Any, ids: Iterable[str]) -> dict[str, list[str]]:
+    """Each requirement id → the locators of the live requirement nodes of
+    ``session`` whose ``rid`` it is (sorted; a model ingested or snapped twice
+    has two). Ids the session holds no node for are left out."""
+    wanted = set(ids)
+    store = session.store
+    out: dict[str, list[str]] = {}
+    for nid in store.live_node_ids():
+        if store.node_kind(nid) not in REQUIREMENT_KINDS:
+            continue
+        props = store.node_props(nid)
+        rid, loc = props.get("rid"), props.get(LOCATOR)
+        if isinstance(rid, str) and rid in wanted and isinstance(loc, str):
+            out.setdefault(rid, []).append(loc)
+    return {rid: sorted(set(locs)) for rid, locs in sorted(out.items())}
+
+
+def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str]]
+                    ) -> Artefacts:
+    """The artefacts of a trace: a ``TEST`` node per test file that holds a test
+    naming a requirement of ``requirements``, with a ``VERIFIES`` link to each
+    node of each id its tests name; the link's ``tests`` lists those tests
+    (``test_a, test_b ×3``, a parametrized test once) and ``cases`` counts the
+    collected cases.
+
+    A file's locator is ``test:<root>/<file>`` (the file relative to the tests
+    directory ``root``); its properties are ``path`` (the file as pytest names
+    it), ``tests`` (how many of its test functions name a requirement) and
+    ``cases`` (how many collected cases do). One node per file, not per test,
+    keeps a requirement's Shape whole: the walk expands at most ``F`` (8)
+    neighbours of a node, and the 5 files that verify MN-REQ-13.1 name all 13
+    of its tests where 13 test nodes would be cut to the first few.
+    """
+    art = Artefacts(root=root, schemes=(TEST_SCHEME,), managed_types=("VERIFIES",),
+                    outside=frozenset(loc for locs in requirements.values() for loc in locs))
+    files: dict[str, dict[str, list[str]]] = {}  # file -> requirement id -> node ids
+    functions: dict[str, set[str]] = {}
+    cases: dict[str, int] = {}
+    for nodeid, ids in trace.tests.items():
+        known = [rid for rid in ids if rid in requirements]
+        if not known:
+            continue
+        file, base, _params = _split_nodeid(nodeid)
+        per = files.setdefault(file, {})
+        for rid in known:
+            per.setdefault(rid, []).append(nodeid)
+        functions.setdefault(file, set()).add(base)
+        cases[file] = cases.get(file, 0) + 1
+    for file in sorted(files):
+        parts = file.split("/")  # a node id's file, relative to pytest's rootdir
+        rel = "/".join(parts[parts.index(root) + 1:]) if root in parts[:-1] else file
+        loc = f"{TEST_SCHEME}:{root}/{rel}"
+        art.add(Element(loc, TEST_KIND, {"path": file, "tests": len(functions[file]),
+                                         "cases": cases[file]}))
+        for rid, nodeids in sorted(files[file].items()):
+            named = ", ".join(names for _file, names in _compact(nodeids))
+            for target in requirements[rid]:
+                art.link("VERIFIES", loc, target, tests=named, cases=len(nodeids))
+    return art
+
+
+def commit_trace(session: Any, trace: Trace, models: str | os.PathLike[str], *,
+                 root: str = "tests") -> tuple[SyncResult | None, SyncResult]:
+    """Write ``trace`` into ``session``: its test files as ``TEST`` nodes with
+    ``VERIFIES`` links to the requirement nodes (found by their ``rid``), as
+    one sync of the scope ``test:<root>`` (see :func:`trace_artefacts`).
+
+    When the session holds none of the model's requirements, the model under
+    ``models`` is ingested first (its own sync, as ``memnet ingest`` would).
+    Returns the two results (the first ``None`` when the model was there).
+    A trace whose collection failed somewhere is refused
+    (:class:`~memnet.errors.TraceFailed`) before anything is written: it
+    would drop the tests it could not see.
+
+    >>> s = memnet.Session("trace")                        # doctest: +SKIP
+    >>> commit_trace(s, collect("sysml-models", "tests"), "sysml-models")  # doctest: +SKIP
+    >>> s.recall("REQ rid:MN-REQ-13.1")                    # shows its TEST nodes  # doctest: +SKIP
+    """
+    if trace.errors:
+        raise TraceFailed(f"the collection failed for {', '.join(trace.errors)}: a partial "
+                          f"trace would drop their tests; nothing was written")
+    found = requirement_nodes(session, trace.requirements)
+    model_res = None
+    if not found:
+        from .ingest.sysml import scan_sysml
+
+        model_res = sync(session, scan_sysml(models))
+        found = requirement_nodes(session, trace.requirements)
+    return model_res, sync(session, trace_artefacts(trace, root, found))
 
 
 # --------------------------------------------------------------------------- memnet ver
@@ -478,14 +584,20 @@ __all__ = [
     "DEFAULT_MODELS",
     "ENV_MODELS",
     "MARKER",
+    "REQUIREMENT_KINDS",
+    "TEST_KIND",
+    "TEST_SCHEME",
     "VER_DIR",
     "Trace",
     "build_trace",
     "collect",
+    "commit_trace",
     "default_models",
     "format_matrix",
     "id_key",
     "is_whole_run",
     "load_model",
+    "requirement_nodes",
     "requirements_of",
+    "trace_artefacts",
 ]

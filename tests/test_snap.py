@@ -258,8 +258,10 @@ def _model_with_a_broken_file(tmp_path: Path) -> Path:
     shutil.copytree(MODELS / "models", model)
     (model / "broken.sysml").write_text("package Broken {\n  part def A {\n    part x : ;\n"
                                         "  }\n}\n", encoding="utf-8")
-    (model / "views.sysml").write_text("package Views { view def V; part def Seen; }\n",
+    (model / "views.sysml").write_text("package Views { view def V; part def Seen :> Gone; }\n",
                                        encoding="utf-8")
+    (model / "unclosed.sysml").write_text("package Unclosed {\n  part def B;\n",
+                                          encoding="utf-8")
     return model
 
 
@@ -268,18 +270,21 @@ def test_a_file_that_does_not_parse_is_left_out_and_listed(tmp_path: Path) -> No
     cab = Cabinet.open(tmp_path / "cab")
     res = snap(cab, model, "mn", strict=False)
     assert [str(w) for w in res.failed] == [
-        "broken.sysml:3: not ingested (model_syntax, column 14): unexpected ';'; expected "
-        "'~' or a name"]
+        "unclosed.sysml:1: not ingested (model_syntax, column 18): '{' is never closed"]
     assert [str(w) for w in res.warnings] == [
-        "views.sysml:1: unsupported construct 'view def' skipped"]
+        "broken.sysml:3: syntax error at line 3, column 14: unexpected ';'; expected '~' or a "
+        "name; the statement at line 3 is skipped",
+        "views.sysml:1: unresolved supertype 'Gone' of PARTDEF 'Seen': no element named 'Gone' "
+        "is visible"]
     assert res.to_dict()["failed"] == [str(w) for w in res.failed]
     assert res.to_dict()["warnings"] == [str(w) for w in res.warnings]
-    assert "1 warning(s), 1 file(s) not ingested" in res.summary()
+    assert "2 warning(s), 1 file(s) not ingested" in res.summary()
     scope = plan_snap(scan_sysml(model, strict=False), "mn").catalog
     held = [_held(cab, sid, scope) for sid in (*res.interiors, res.catalog)]
     els, _links = unsnap(held)
-    # everything but the broken file is there
-    assert "sysml:model/Views::Seen" in els and not [e for e in els if "Broken" in e]
+    # everything but the unclosed file and the one bad statement is there
+    assert "sysml:model/Views::Seen" in els and not [e for e in els if "Unclosed" in e]
+    assert "sysml:model/Broken::A" in els and "sysml:model/Broken::A::x" not in els
     assert all(e.startswith("sysml:model/") for e in els)
 
 
@@ -292,7 +297,7 @@ def test_strict_snap_and_a_failing_model_write_nothing(tmp_path: Path) -> None:
     assert cab.sessions() == []
     only_broken = tmp_path / "only"
     only_broken.mkdir()
-    shutil.copy(model / "broken.sysml", only_broken)
+    shutil.copy(model / "unclosed.sysml", only_broken)
     with pytest.raises(QueryError) as nothing:
         snap(cab, only_broken, "mn", strict=False)
     assert "not ingested" in nothing.value.message and cab.sessions() == []

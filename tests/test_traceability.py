@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memnet import ver
+from memnet import Session, ver
 from memnet.errors import CODES, TraceFailed
+from memnet.ingest import ingest_path
 from memnet.ingest.sysml import load_requirements
 
 pytestmark = pytest.mark.req("MN-REQ-20")
@@ -226,6 +227,88 @@ def test_without_pytest_it_is_dependency_missing(project: Path) -> None:
     assert r.returncode == 1
     assert error_line(r).startswith("memnet: error: dependency_missing: ")
     assert "pip install" in r.stderr
+
+
+# --------------------------------------------------------------------------- into a session
+
+
+def _verifies(s: Session) -> dict[tuple[str, str], dict[str, object]]:
+    """(test file, requirement id) → properties of every live VERIFIES edge."""
+    st = s.store
+    out = {}
+    for e in st.live_edge_ids():
+        if st.edge_type(e) == "VERIFIES":
+            src, dst = st.edge_ends(e)
+            out[(str(st.node_props(src)["path"]), str(st.node_props(dst)["rid"]))] = \
+                dict(st.edge_props(e))
+    return out
+
+
+def test_commit_writes_the_trace_into_a_session_and_a_recall_shows_it(project: Path) -> None:
+    trace = ver.collect(project / "sysml-models", project / "tests")
+    s = Session("trace")
+    model, tests = ver.commit_trace(s, trace, project / "sysml-models")
+    # the session held no requirement: the model was ingested first, then the tests
+    assert model is not None and model.changed and tests.changed
+    assert (model.version, tests.version) == (1, 2)
+    assert tests.created == 2 and tests.links_added == 5  # two files, five (file, id) pairs
+    assert _verifies(s) == {
+        ("tests/test_alpha.py", "T-1"): {"tests": "test_a, test_b ×3", "cases": 4},
+        ("tests/test_alpha.py", "T-2"): {"tests": "test_b ×3", "cases": 3},
+        ("tests/test_alpha.py", "T-10"): {"tests": "test_b ×3", "cases": 3},
+        ("tests/ver/test_beta.py", "T-2.1"): {"tests": "test_c", "cases": 1},
+        ("tests/ver/test_beta.py", "T-10"): {"tests": "TestGroup::test_d", "cases": 1}}
+    # which tests verify T-10? one Recall answers it
+    shape = s.recall("REQ rid:T-10")
+    assert shape.receipt.seed_mode == "match"
+    assert "test:tests/test_alpha.py" in shape.text and "test:tests/ver/test_beta.py" in shape.text
+    assert "VERIFIES {cases: 1, tests: 'TestGroup::test_d'}" in shape.text
+    # again: nothing changes
+    model, again = ver.commit_trace(s, trace, project / "sysml-models")
+    assert model is None and not again.changed and s.version == 2
+    # a test that stops naming T-1: only its link goes
+    alpha = project / "tests" / "test_alpha.py"
+    alpha.write_text(alpha.read_text(encoding="utf-8").replace("pytestmark = pytest.mark.req(ONE)",
+                                                               ""), encoding="utf-8")
+    _model, third = ver.commit_trace(s, ver.collect(project / "sysml-models",
+                                                    project / "tests"), project / "sysml-models")
+    assert (third.created, third.updated, third.recycled) == (0, 1, 0)  # alpha: 1 test, 3 cases
+    assert (third.links_added, third.links_updated, third.links_removed) == (0, 0, 1)
+    assert ("tests/test_alpha.py", "T-1") not in _verifies(s)
+    assert _verifies(s)[("tests/test_alpha.py", "T-2")] == {"tests": "test_b ×3", "cases": 3}
+
+
+def test_commit_links_to_the_requirements_wherever_the_session_holds_them(
+        project: Path, tmp_path: Path) -> None:
+    s = Session("mixed")
+    # the model came in with the whole project (another root): its nodes are used as they are
+    ingest_path(s, project)
+    before = s.store.live_count("REQ")
+    trace = ver.collect(project / "sysml-models", project / "tests")
+    model, tests = ver.commit_trace(s, trace, project / "sysml-models")
+    assert model is None and s.store.live_count("REQ") == before == 4
+    assert len(_verifies(s)) == 5
+    # a trace whose collection failed writes nothing
+    broken = ver.Trace(requirements=trace.requirements, tests=trace.tests,
+                       errors=["tests/test_gone.py"])
+    with pytest.raises(TraceFailed, match="nothing was written"):
+        ver.commit_trace(s, broken, project / "sysml-models")
+    assert s.version == tests.version
+
+
+def test_memnet_ver_commit_writes_flushes_and_reports(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "cab"
+    r = memnet("--home", str(home), "ver", "--commit", "mn", cwd=project)
+    assert r.returncode == 1 and "session_not_found" in r.stderr  # the session must exist
+    assert memnet("--home", str(home), "session", "create", "mn", cwd=project).returncode == 0
+    r = memnet("--home", str(home), "ver", "--commit", "mn", cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == ("traced into mn: version 2: +2 ~0 -0 elements, "
+                                         "+5 ~0 -0 links")
+    r = memnet("--home", str(home), "ver", "--commit", "mn", "--format", "json", cwd=project)
+    assert json.loads(r.stdout)["commit"]["changed"] is False
+    out = memnet("--home", str(home), "recall", "mn", "REQ rid:T-2.1", cwd=project).stdout
+    assert "test:tests/ver/test_beta.py" in out and "tests: 'test_c'" in out
 
 
 # --------------------------------------------------------------------------- the plugin

@@ -275,6 +275,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      help="the tests directory; pytest runs in its parent (default ./tests)")
     ver.add_argument("--format", choices=("text", "json"), default="text",
                      help="text (the matrix, default) or json (the whole trace)")
+    ver.add_argument("--commit", metavar="SID", default=None,
+                     help="also write the trace into session SID: a TEST node per test with "
+                          "VERIFIES links to the requirements it names (the model is "
+                          "ingested first when SID holds none of them); again later, only "
+                          "what changed is written")
     ver.set_defaults(func=_ver)
 
     # the other faces live in their own modules, imported only when used

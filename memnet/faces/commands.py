@@ -403,6 +403,25 @@ def _cabinet_copy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ver_commit(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
+    """``memnet ver --commit SID``: the trace written into SID, then flushed."""
+    from pathlib import Path
+
+    from .. import ver
+
+    with _cabinet(args, sid=args.commit) as cab:
+        s = _hydrate(cab, args.commit)
+        model, tests = ver.commit_trace(s, trace, args.models,
+                                        root=Path(args.tests).resolve().name)
+        if (model is not None and model.changed) or tests.changed:
+            cab.flush(s)
+    out = tests.to_dict()
+    out["summary"] = tests.summary()
+    if model is not None:
+        out["model"] = model.to_dict()
+    return out
+
+
 def _ver(args: argparse.Namespace) -> int:
     """Trace requirements to tests: collect TESTS with pytest, check against MODELS."""
     import importlib.util
@@ -415,13 +434,17 @@ def _ver(args: argparse.Namespace) -> int:
     from .. import ver
 
     trace = ver.collect(args.models, args.tests)
+    committed = _ver_commit(args, trace) if args.commit else None
     if args.format == "json":
-        print(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(trace.to_dict() | ({"commit": committed} if committed else {}),
+                         indent=2, ensure_ascii=False))
     else:
         import shutil
 
         print(ver.format_matrix(trace, width=min(shutil.get_terminal_size((100, 24)).columns,
                                                  120)), end="")
+        if committed:
+            print(f"traced into {args.commit}: {committed['summary']}")
     sys.stdout.flush()
     if not trace.ok:
         raise TraceFailed(trace.summary())

@@ -68,14 +68,17 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     before is recycled like any deleted file): one Commit each, in that order.
     A ``.sysml`` entry that is not a regular file (a FIFO, a socket, a device)
     is never opened: it is skipped with a warning in the model's result.
-    The model is parsed before anything is written, so a syntax error in it
-    leaves the session unchanged. Returns an :class:`IngestResult`.
+    A statement of the model that does not parse is skipped with a warning
+    naming its line and column, and the rest of its file is read; a file whose
+    brackets, strings or comments do not close is an error. The model is parsed
+    before anything is written, so such an error leaves the session unchanged.
+    Returns an :class:`IngestResult`.
     """
     from .sysml import parse_files, to_artefacts
 
     p = check_ingest_path(path)
     skipped: list[Warning_] = []
-    root, docs, _failed = parse_files(p, warn=skipped)
+    root, docs, _failed = parse_files(p, recover=True, warn=skipped)
     model = to_artefacts(docs, root)
     model.warnings[:0] = skipped
     if p.is_file():

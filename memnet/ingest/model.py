@@ -80,7 +80,11 @@ class Artefacts:
     elements and links from the session's snapshot). ``files`` and ``parsed``
     let a file ingester say how many files it saw and how many it read afresh;
     ``failed`` lists the files a lenient ingester could not read (where and why),
-    whose elements are therefore missing.
+    whose elements are therefore missing. ``outside`` names locators out of the
+    scope that links may still point at: nodes the session already holds (an
+    ingester's links to another ingester's nodes, such as a test's ``VERIFIES``
+    link to a requirement of the model); the sync finds them by locator and
+    never changes them, and it owns the managed links from its scope to them.
     """
 
     root: str
@@ -92,6 +96,7 @@ class Artefacts:
     files: int = 0      # files the ingester looked at
     parsed: int = 0     # of those, files it read afresh (the rest came from the snapshot)
     failed: list[Warning_] = field(default_factory=list)
+    outside: frozenset[str] = frozenset()
 
     def add(self, element: Element) -> Element:
         if element.locator in self.elements:

@@ -21,7 +21,11 @@ applies; the rate cap does, and a refusal leaves the session untouched):
 
 Everything outside the scope - hand-written tasks, decisions, other trees,
 edges of other types - is never touched, except that recycling a node takes its
-edges with it. Statements go in a fixed order (by locator, then by link key),
+edges with it. A link may also end at a node outside the scope that the
+artefacts name in ``outside`` (found by its locator; the oldest live one when
+several hold it): such links, from a node of the scope, are owned like the
+others, and one whose far node the session does not hold is left out with a
+warning. Statements go in a fixed order (by locator, then by link key),
 so the same session and the same artefacts always mint the same handles, and
 a sync that finds nothing to change commits nothing (the version stays).
 
@@ -99,13 +103,18 @@ class SyncResult:
 
 
 # -- reading the session ------------------------------------------------------------
-def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list[int]]:
-    """The snapshot, plus the ids of duplicate nodes and edges to recycle."""
+def _read(session: Any, art_scope: Artefacts
+          ) -> tuple[Snapshot, list[int], list[int], dict[str, str]]:
+    """The snapshot, the ids of duplicate nodes and edges to recycle, and the
+    handles of the nodes outside the scope that links may end at."""
     s = session.store
     managed = frozenset(art_scope.managed_types)
     in_scope = art_scope.in_scope
+    outside = art_scope.outside
     elements: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}
     loc_of: dict[int, str] = {}
+    far_of: dict[int, str] = {}  # node id -> locator, for the nodes named in `outside`
+    far: dict[str, str] = {}  # locator -> handle of the oldest live node holding it
     dup_nodes: list[int] = []
     cols = s.view()
     prop_maps, etypes = cols.prop_maps, cols.edge_types
@@ -114,7 +123,14 @@ def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list
         if not props:
             continue
         loc = props.get(LOCATOR)
-        if not isinstance(loc, str) or not in_scope(loc):
+        if not isinstance(loc, str):
+            continue
+        if loc in outside and not in_scope(loc):
+            if loc not in far:  # ids ascend: the first one seen is the oldest
+                far[loc] = node_handle(nid)
+                far_of[nid] = loc
+            continue
+        if not in_scope(loc):
             continue
         if loc in elements:          # ids ascend, so the first one seen is the oldest
             dup_nodes.append(nid)
@@ -129,7 +145,7 @@ def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list
         for e, d, other in s.live_entries(nid):
             if d != OUT or etypes[e] not in managed:
                 continue
-            dst_loc = loc_of.get(other)
+            dst_loc = loc_of.get(other) or far_of.get(other)
             if dst_loc is None:
                 continue
             key = (etypes[e], src_loc, dst_loc)
@@ -142,7 +158,7 @@ def _read(session: Any, art_scope: Artefacts) -> tuple[Snapshot, list[int], list
                 dup_edges.append(e)
     for key, e in first_edge.items():
         links[key] = (edge_handle(e), dict(s.edge_props(e)))
-    return (elements, links), sorted(dup_nodes), sorted(dup_edges)
+    return (elements, links), sorted(dup_nodes), sorted(dup_edges), far
 
 
 def snapshot(session: Any, art_scope: Artefacts) -> Snapshot:
@@ -222,9 +238,11 @@ def _desired(art: Artefacts) -> tuple[dict[str, tuple[str, tuple[str, ...], dict
         if lk.type not in managed:
             raise InvalidArgument(f"{where}: edge type {lk.type!r} is not one of the managed types "
                              f"{tuple(art.managed_types)}")
-        for end in (lk.src, lk.dst):
-            if end not in elements:
-                raise InvalidArgument(f"{where}: {end!r} is not an element of the artefacts")
+        if lk.src not in elements:
+            raise InvalidArgument(f"{where}: {lk.src!r} is not an element of the artefacts")
+        if lk.dst not in elements and lk.dst not in art.outside:
+            raise InvalidArgument(f"{where}: {lk.dst!r} is neither an element of the "
+                                  f"artefacts nor named in their outside locators")
         links[key] = _props(lk.props, where)
     return elements, links
 
@@ -258,11 +276,16 @@ def sync(session: Any, artefacts: Artefacts) -> SyncResult:
         return _sync(session, artefacts, None)
 
 
-def _sync(session: Any, art: Artefacts, read: tuple[Snapshot, list[int], list[int]] | None
-          ) -> SyncResult:
+def _sync(session: Any, art: Artefacts,
+          read: tuple[Snapshot, list[int], list[int], dict[str, str]] | None) -> SyncResult:
     want_el, want_ln = _desired(art)
-    (have_el, have_ln), dup_nodes, dup_edges = read if read is not None else _read(session, art)
+    (have_el, have_ln), dup_nodes, dup_edges, far = read if read is not None else \
+        _read(session, art)
     warnings = list(art.warnings)
+    for key in [k for k in sorted(want_ln) if k[2] not in want_el and k[2] not in far]:
+        del want_ln[key]  # its far node is not in the session: no link to draw
+        warnings.append(Warning_(key[1], 0, f"no {key[0]} link to {key[2]!r}: the session "
+                                            f"holds no node with that locator"))
     for nid in dup_nodes:
         warnings.append(Warning_(node_handle(nid), 0, "a second live node with the locator "
                                  f"{session.store.node_props(nid).get(LOCATOR)!r}; recycled"))
@@ -287,7 +310,7 @@ def _sync(session: Any, art: Artefacts, read: tuple[Snapshot, list[int], list[in
             updated += 1
             edits.extend(ch)
     gone += [have_el[loc][0] for loc in sorted(have_el) if loc not in want_el]
-    survives = {loc for loc in have_el if loc in want_el and loc not in fresh}
+    survives = {loc for loc in have_el if loc in want_el and loc not in fresh} | set(far)
 
     new_nodes = [ast.NodePattern(fresh[loc], (want_el[loc][0], *want_el[loc][1]),
                                  _sorted_props({**want_el[loc][2], LOCATOR: loc}))
@@ -297,7 +320,7 @@ def _sync(session: Any, art: Artefacts, read: tuple[Snapshot, list[int], list[in
     links_updated = 0
 
     def ref(loc: str) -> str:
-        return fresh.get(loc) or have_el[loc][0]
+        return fresh.get(loc) or (have_el[loc][0] if loc in have_el else far[loc])
 
     for key in sorted(want_ln):
         t, src, dst = key

@@ -34,7 +34,7 @@ def _tree(tmp_path: Path, *, broken: bool) -> Path:
     tree.mkdir(exist_ok=True)
     (tree / "pricing.py").write_text("def price():\n    pass\n")
     if broken:
-        (tree / "bad.sysml").write_text("package P { part def ; }\n")
+        (tree / "bad.sysml").write_text("package P { part def 'A; }\n")  # never closes
     return tree
 
 

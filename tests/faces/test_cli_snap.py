@@ -67,7 +67,7 @@ def test_ingest_a_sysml_file_and_a_broken_model(tmp_path: Path) -> None:
     assert both.returncode == 0, both.stderr
     out = json.loads(both.stdout)
     assert out["created"] >= 2 and out["model"]["created"] > 20 and out["version"] == 2
-    (tree / "broken.sysml").write_text("package P {\n  part def ;\n}\n")
+    (tree / "broken.sysml").write_text("package P {\n  part def 'A;\n}\n")  # never closes
     bad = cli(home, "ingest", "mix", str(tree))
     assert bad.returncode == 1 and bad.stderr.startswith("memnet: error: model_syntax:")
     assert "line 2" in bad.stderr
@@ -81,8 +81,8 @@ def test_snap_in_process_counts_warnings_lists_failures_and_strict_writes_nothin
 
     model = tmp_path / "model"
     shutil.copytree(MODELS / "models", model)
-    (model / "views.sysml").write_text("package Views { view def V; }\n")
-    (model / "broken.sysml").write_text("package P {\n  part x : ;\n}\n")
+    (model / "views.sysml").write_text("package Views { view def V :> Gone; }\n")
+    (model / "broken.sysml").write_text("package P {\n  part x : 'T;\n}\n")  # never closes
     home = str(tmp_path / "cab")
     assert main(["--home", home, "snap", str(model), "--prefix", "mn", "--strict"]) == 1
     err = capsys.readouterr().err
@@ -92,12 +92,13 @@ def test_snap_in_process_counts_warnings_lists_failures_and_strict_writes_nothin
     assert main(["--home", home, "snap", str(model), "--prefix", "mn"]) == 0
     out, err = capsys.readouterr()
     assert err == ("memnet: warning: broken.sysml:2: not ingested (model_syntax, column 12): "
-                   "unexpected ';'; expected '~' or a name\n")
+                   "unterminated string or name (no closing ' on its line)\n")
     assert "; 1 warning(s), 1 file(s) not ingested" in out.splitlines()[0]
     assert main(["--home", home, "snap", str(model), "--prefix", "mn", "--format",
                  "json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["warnings"] == ["views.sysml:1: unsupported construct 'view def' skipped"]
+    assert res["warnings"] == ["views.sysml:1: unresolved supertype 'Gone' of VIEWDEF 'V': no "
+                               "element named 'Gone' is visible"]
     assert res["failed"] == ["broken.sysml:2: not ingested (model_syntax, column 12): "
-                             "unexpected ';'; expected '~' or a name"]
+                             "unterminated string or name (no closing ' on its line)"]
     assert res["changed"] == []  # the same model again changes nothing

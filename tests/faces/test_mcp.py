@@ -500,8 +500,8 @@ def test_ingest_and_snap_tools(tmp_path):
 def test_snap_tool_lists_files_it_left_out_and_strict_writes_nothing(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
-    (model / "good.sysml").write_text("package Good { part def A; part a : A; view v; }\n")
-    (model / "bad.sysml").write_text("package Bad {\n  part def ;\n}\n")
+    (model / "good.sysml").write_text("package Good { part def A; part a : A; part b : Gone; }\n")
+    (model / "bad.sysml").write_text("package Bad {\n  part def 'A;\n}\n")  # never closes
     cab = Cabinet.open(tmp_path / "cab")
     server = build_server(cab)
 
@@ -515,8 +515,9 @@ def test_snap_tool_lists_files_it_left_out_and_strict_writes_nothing(tmp_path):
             assert not sn.is_error, text_of(sn)
             out = sn.structured_content
             assert out["failed"] == ["bad.sysml:2: not ingested (model_syntax, column 12): "
-                                     "unexpected ';'; expected '<' or a name"]
-            assert out["warnings"] == ["good.sysml:1: unsupported construct 'view' skipped"]
+                                     "unterminated string or name (no closing ' on its line)"]
+            assert out["warnings"] == ["good.sysml:1: unresolved type 'Gone' of PART 'b': no "
+                                       "element named 'Gone' is visible"]
             assert "not ingested: bad.sysml:2" in text_of(sn)
             assert "1 warning(s), 1 file(s) not ingested" in text_of(sn)
 

@@ -55,11 +55,26 @@ def test_one_sysml_file_and_a_mixed_tree(tmp_path: Path) -> None:
     assert not again.changed and again.model is not None
 
 
+def test_a_statement_that_does_not_parse_costs_only_itself(tmp_path: Path) -> None:
+    model = tmp_path / "m.sysml"
+    model.write_text("package P {\n  part def A;\n  part x : ;\n  part def B { part y : A; }\n"
+                     "}\n")
+    s = Session("m")
+    res = ingest_path(s, model).model
+    assert res is not None
+    assert [str(w) for w in res.warnings] == [
+        "m.sysml:3: syntax error at line 3, column 12: unexpected ';'; expected '~' or a name; "
+        "the statement at line 3 is skipped"]
+    names = {p.get("name") for p in (s.store.node_props(n) for n in s.store.live_node_ids())}
+    assert names == {"P", "A", "B", "y"}  # everything before and after the bad statement
+    assert s.recall("PART y").receipt.seed_mode == "match"
+
+
 def test_a_broken_model_writes_nothing(tmp_path: Path) -> None:
     tree = tmp_path / "proj"
     tree.mkdir()
     (tree / "a.py").write_text("x = 1\n")
-    (tree / "bad.sysml").write_text("package P { part def ; }\n")
+    (tree / "bad.sysml").write_text("package P { part def A;\n")  # the { never closes
     s = Session("m")
     with pytest.raises(MemNetError) as info:
         ingest_path(s, tree)

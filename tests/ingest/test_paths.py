@@ -78,7 +78,7 @@ def test_a_directory_whose_name_is_not_utf8_is_refused(tmp_path: Path) -> None:
 def test_ingest_new_stores_the_session_only_when_the_ingest_succeeds(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     with Cabinet.open(tmp_path / "cab") as cab:
-        (tree / "bad.sysml").write_text("package P { part def ; }\n")
+        (tree / "bad.sysml").write_text("package P { part def 'A; }\n")  # never closes
         with pytest.raises(MemNetError) as e:
             ingest_new(cab, "code", tree)
         assert e.value.code == "model_syntax"

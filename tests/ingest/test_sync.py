@@ -277,3 +277,39 @@ def test_the_delta_is_built_without_gql_text_so_big_syncs_pass_the_parser_cap():
         a.link("CONTAINS", "py:t", loc)
     r = sync(s, a)
     assert r.created == 3001 and r.links_added == 3000
+
+
+def test_links_may_end_at_nodes_outside_the_scope_named_in_outside():
+    s = memnet.Session("s")
+    sync(s, base())  # the far nodes: another ingester's
+    far = frozenset({"py:t/a.py", "py:t/b.py", "py:t/gone.py"})
+
+    def tests(*pairs: tuple[str, str]) -> Artefacts:
+        a = Artefacts(root="t", schemes=("test",), managed_types=("VERIFIES",), outside=far)
+        a.add(Element("test:t/x.py", "TEST", {"path": "x.py"}))
+        for src, dst in pairs:
+            a.link("VERIFIES", src, dst)
+        return a
+
+    r = sync(s, tests(("test:t/x.py", "py:t/a.py"), ("test:t/x.py", "py:t/gone.py")))
+    assert (r.created, r.links_added) == (1, 1)
+    # a far node the session does not hold: no link, a warning
+    assert [str(w) for w in r.warnings] == [
+        "test:t/x.py:0: no VERIFIES link to 'py:t/gone.py': the session holds no node with "
+        "that locator"]
+    el, _ = snapshot(s, base())
+    a_handle = el["py:t/a.py"][0]
+    nid = s.store.resolve(a_handle)[1]
+    assert [s.store.edge_type(e) for e, _d, _o in s.store.live_entries(nid)].count(
+        "VERIFIES") == 1
+    # the same again changes nothing; a changed target moves only that link
+    assert not sync(s, tests(("test:t/x.py", "py:t/a.py"))).changed
+    r = sync(s, tests(("test:t/x.py", "py:t/b.py")))
+    assert (r.links_added, r.links_removed, r.created, r.recycled) == (1, 1, 0, 0)
+    assert snapshot(s, base())[0] == el  # the far nodes are never changed
+    # a link to a locator neither in the artefacts nor in outside is refused
+    bad = Artefacts(root="t", schemes=("test",), managed_types=("VERIFIES",))
+    bad.add(Element("test:t/x.py", "TEST", {}))
+    bad.link("VERIFIES", "test:t/x.py", "py:t/a.py")
+    with pytest.raises(memnet.errors.InvalidArgument, match="outside locators"):
+        sync(s, bad)

@@ -184,7 +184,7 @@ def test_attributes_and_values():
     assert values == {"k": 2, "ratio": 0.5, "title": "main dial", "enabled": True,
                       "offset": -3, "formula": "k * 2 + 1", "setting": None, "label": "dial"}
     label = _el(doc, "Knobs", "Dial").children[-1]
-    assert label.name is None and label.redefines == ("label",)
+    assert (label.name, label.derived, label.redefines) == ("label", True, ("label",))
 
     art = _art("attributes.sysml")
     assert art.warnings == []
@@ -326,6 +326,38 @@ def test_resolution_order_scope_then_imports_then_global():
     ]
 
 
+def test_names_resolve_as_each_file_scopes_them_and_unrelated_files_never_collide():
+    files = {
+        "a.sysml": "package A { part def Car; part def Engine; }",
+        "b.sysml": "package B { part def Car; }",
+        "c.sysml": "package C { private import A::*; part car : Car; }",
+        "d.sysml": "package D { public import A::*; }",  # passes A's members on
+        "e.sysml": "package E { private import D::*; part e : Engine; part c2 : Car; }",
+        "f.sysml": "package F { private import G::*; part f : Car; }",
+        "g.sysml": "package G { private import A::*; }",  # keeps them to itself
+        "h.sysml": "private import A::*;\npart h : Car;",  # a file's own top-level import
+        "i.sysml": "part i : Car;",  # ... is not another file's
+        "j.sysml": "package Dup { part def X; part y : X; }",
+        "k.sysml": "package Dup { part def X; part z : X; part w : $::B::Car; }",
+    }
+    art = to_artefacts([(n, parse_sysml(t, n)) for n, t in files.items()], "m")
+    assert _edges(art, "TYPED") == {
+        ("C::car", "A::Car"), ("E::e", "A::Engine"), ("E::c2", "A::Car"), ("h", "A::Car"),
+        ("Dup::y", "Dup::X"), ("Dup-2::z", "Dup-2::X"), ("Dup-2::w", "B::Car")}
+    # two files' top-level packages of one name are two root namespaces: no warning
+    assert sorted(str(w) for w in art.warnings) == [
+        "f.sysml:1: unresolved type 'Car' of PART 'f': 'Car' is ambiguous (2 elements carry "
+        "it)",
+        "i.sysml:1: unresolved type 'Car' of PART 'i': 'Car' is ambiguous (2 elements carry it)"]
+    # an import's target is looked up in the enclosing namespaces, with their imports
+    art = to_artefacts([("n.sysml", parse_sysml(
+        "package N { private import A::*; package Inner { public import Car; part c : Car; } }"
+        "package A { part def Car; }", "n.sysml"))], "n")
+    assert _edges(art, "TYPED") == {("N::Inner::c", "A::Car")}
+    assert _edges(art, "IMPORTS") == {("N", "A"), ("N::Inner", "A::Car")}
+    assert art.warnings == []
+
+
 def test_duplicates_get_a_suffix_and_a_warning():
     text = "package P {\n part def A;\n part def A { part x; }\n part def A;\n}\n"
     art = to_artefacts([("d.sysml", parse_sysml(text, "d.sysml"))], "d")
@@ -361,11 +393,19 @@ def test_unresolved_relations_warn_and_leave_the_link_out():
     ]
 
 
-def test_anonymous_usage_is_skipped_with_a_warning():
-    art = to_artefacts([("a.sysml", parse_sysml("part def A { part : A; }", "a.sysml"))], "a")
-    assert set(_kinds(art)) == {"A"}
-    assert [str(w) for w in art.warnings] == [
-        "a.sysml:1: anonymous PART skipped (give it a name)"]
+def test_anonymous_usages_are_named_by_keyword_and_position():
+    text = "part def A { part : A; item; part : A; in item; ref : A; }"
+    art = to_artefacts([("a.sysml", parse_sysml(text, "a.sysml"))], "a")
+    assert _kinds(art) == {"A": "PARTDEF", "A::part1": "PART", "A::item1": "ITEM",
+                           "A::part2": "PART", "A::item2": "ITEM", "A::ref1": "REF"}
+    assert _edges(art, "TYPED") == {("A::part1", "A"), ("A::part2", "A"), ("A::ref1", "A")}
+    assert art.warnings == []
+    # the same text gives the same names; a name the model already uses gets a suffix
+    doc = parse_sysml("part def B { part part1; part : B; }")
+    assert [(e.name, e.derived) for e in doc.elements[0].children] == [
+        ("part1", False), ("part1", True)]
+    art = to_artefacts([("b.sysml", doc)], "b")
+    assert set(_kinds(art)) == {"B", "B::part1", "B::part1-2"} and art.warnings == []
 
 
 def test_top_level_elements_have_no_owner():
@@ -375,35 +415,46 @@ def test_top_level_elements_have_no_owner():
     assert _edges(art, "CONTAINS") == set() and _edges(art, "TYPED") == {("a", "A")}
 
 
-# --------------------------------------------------------------------------- unsupported
+# --------------------------------------------------------------------------- views, metadata
 
 
-def test_statements_outside_the_model_are_skipped_with_warnings():
-    doc = _doc("unsupported.sysml")
-    assert [(w.line, w.message) for w in doc.warnings] == [
-        (3, "unsupported construct 'view def' skipped"),
-        (4, "unsupported construct 'filter' skipped"),
-        (5, "unsupported construct 'metadata def' skipped"),
-        (10, "unsupported construct 'view' skipped"),
-        (13, "unsupported construct 'not satisfy' skipped"),
-        (14, "unsupported construct 'rendering def' skipped"),
-    ]
-    assert all(w.path == "unsupported.sysml" for w in doc.warnings)
-    art = _art("unsupported.sysml")
-    # what stands around and after them still loads, nested ones too
-    assert _kinds(art) == {"Mixed": "PKG", "Mixed::Before": "PARTDEF",
-                           "Mixed::Middle": "PARTDEF", "Mixed::Middle::inner": "PART",
-                           "Mixed::Need": "REQDEF", "Mixed::After": "PARTDEF"}
-    assert _edges(art, "TYPED") == {("Mixed::Middle::inner", "Mixed::Before")}
-    assert _edges(art, "SATISFIES") == set()
-    assert [w.line for w in art.warnings] == [3, 4, 5, 10, 13, 14]
+def test_views_metadata_renderings_and_negated_satisfaction():
+    doc = _doc("views_metadata.sysml")
+    assert doc.warnings == []
+    art = _art("views_metadata.sysml")
+    assert art.warnings == []
+    assert _kinds(art) == {
+        "Mixed": "PKG", "Mixed::Before": "PARTDEF", "Mixed::Overview": "VIEWDEF",
+        "Mixed::Safety": "METADEF", "Mixed::Safety::isMandatory": "ATTR",
+        "Mixed::Middle": "PARTDEF", "Mixed::Middle::inner": "PART",
+        "Mixed::Middle::inner::metadata1": "META",
+        "Mixed::Middle::inner::metadata1::isMandatory": "REF",
+        "Mixed::Middle::v": "VIEW", "Mixed::Need": "REQDEF", "Mixed::Tree": "RENDERDEF",
+        "Mixed::After": "PARTDEF"}
+    props = {q: art.elements[_loc(art, q)].props for q in _kinds(art)}
+    assert props["Mixed"]["filter"] == "Before"
+    assert props["Mixed::Overview"]["filter"] == "@Safety"
+    assert props["Mixed::Middle::inner"]["meta"] == "Safety"
+    assert props["Mixed::Before"]["meta"] == "Safety" and props["Mixed::After"]["meta"] == "Safety"
+    assert props["Mixed::Middle::inner::metadata1::isMandatory"]["value"] is True
+    assert _edges(art, "TAGGED") == {("Mixed::Middle::inner", "Mixed::Safety"),
+                                     ("Mixed::Before", "Mixed::Safety"),
+                                     ("Mixed::After", "Mixed::Safety")}
+    assert ("Mixed::Middle::inner::metadata1", "Mixed::Safety") in _edges(art, "TYPED")
+    assert _edges(art, "REDEFINES") == {("Mixed::Middle::inner::metadata1::isMandatory",
+                                         "Mixed::Safety::isMandatory")}
+    assert _edges(art, "EXPOSES") == {("Mixed::Middle::v", "Mixed")}
+    assert _edges(art, "RENDERS") == set()  # asTreeDiagram is the library's (Views::*)
+    assert [lk.props for lk in art.links.values() if lk.type == "SATISFIES"] == [
+        {"negated": True}]
+    assert _edges(art, "SATISFIES") == {("Mixed::Middle", "Mixed::Need")}
 
 
-def test_a_skipped_block_does_not_swallow_what_follows():
+def test_a_view_and_what_follows_it_are_read():
     doc = parse_sysml("package P { action def A { action b { } part p; } view v { } part q; }")
     assert [(e.kind, e.name) for _, e in doc.walk()] == [
-        ("PKG", "P"), ("ACTDEF", "A"), ("ACT", "b"), ("PART", "p"), ("PART", "q")]
-    assert [w.message for w in doc.warnings] == ["unsupported construct 'view' skipped"]
+        ("PKG", "P"), ("ACTDEF", "A"), ("ACT", "b"), ("PART", "p"), ("VIEW", "v"), ("PART", "q")]
+    assert doc.warnings == []
 
 
 def test_connection_definitions_and_usages():
@@ -440,7 +491,7 @@ def test_syntax_error_fixtures(name, line, column, words):
     assert err.to_dict()["line"] == line and err.to_dict()["column"] == column
 
 
-@pytest.mark.parametrize(("text", "line", "column", "words"), [
+SYNTAX_ERRORS = [
     ("part def ;", 1, 10, "unexpected ';'"),
     ("package P {\n  part x : T\n}", 3, 1, "expected ';', '{'"),
     ("part def A { 42 }", 1, 14, "expected a declaration"),
@@ -479,12 +530,76 @@ def test_syntax_error_fixtures(name, line, column, words):
     ("import A::*::;", 1, 14, "unexpected ';'"),
     ("part 'p' ! q;", 1, 10, "unexpected character '!'"),
     ("part frame;", 1, 6, "unexpected 'frame'"),
-])
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "words"), SYNTAX_ERRORS)
 def test_syntax_errors_have_line_and_column(text, line, column, words):
     with pytest.raises(ModelSyntaxError) as info:
         parse_sysml(text, "t.sysml")
     assert (info.value.line, info.value.column) == (line, column), info.value.message
     assert words in info.value.message
+
+
+_LEXICAL = ("never closed", "cannot close", "closes nothing", "unterminated",
+            "unexpected character", "NUL character", "lone surrogate")
+
+
+@pytest.mark.parametrize(("text", "line", "column", "words"), SYNTAX_ERRORS)
+def test_with_recover_a_bad_statement_is_a_warning_with_the_same_line_and_column(
+        text, line, column, words):
+    """What is a syntax error read strictly is, read with ``recover``, one warning
+    with the same line, column and words, and the statement is skipped; text
+    whose brackets, strings or comments do not close stays an error."""
+    if any(w in words for w in _LEXICAL):
+        with pytest.raises(ModelSyntaxError) as info:
+            parse_sysml(text, "t.sysml", recover=True)
+        assert (info.value.line, info.value.column) == (line, column)
+        return
+    at_end = "end of input" in words  # text after it would be read as its rest
+    doc = parse_sysml(text + ("" if at_end else "\npart def After;\n"), "t.sysml", recover=True)
+    assert len(doc.warnings) == 1, doc.warnings
+    w = doc.warnings[0]
+    assert w.line == line and f"syntax error at line {line}, column {column}: " in w.message
+    assert words in w.message and "is skipped" in w.message
+    assert at_end or ("PARTDEF", "After") in [(e.kind, e.name) for _, e in doc.walk()]
+
+
+def test_recovery_keeps_everything_around_the_bad_statements():
+    text = """package P {
+    part def A;
+    part x : ;
+    part def B {
+        part y : A;
+        attribute z = ;
+        part w;
+    }
+    calc def C { in v; part p { bad bad; part ok; } v * 2 }
+    part a part b;
+    part def D;
+}
+"""
+    doc = parse_sysml(text, "r.sysml", recover=True)
+    assert [(w.line, w.message.split(":")[0]) for w in doc.warnings] == [
+        (3, "syntax error at line 3, column 14"), (6, "syntax error at line 6, column 23"),
+        (9, "syntax error at line 9, column 37"), (10, "syntax error at line 10, column 12")]
+    assert [w.message.rpartition("; ")[2] for w in doc.warnings] == [
+        "the statement at line 3 is skipped", "the statement at line 6 is skipped",
+        "the statement at line 9 is skipped", "the statement at line 10 is skipped"]
+    assert [(e.kind, e.name) for _, e in doc.walk()] == [
+        ("PKG", "P"), ("PARTDEF", "A"), ("PARTDEF", "B"), ("PART", "y"), ("PART", "w"),
+        ("CALCDEF", "C"), ("REF", "v"), ("PART", "p"), ("PART", "ok"), ("PARTDEF", "D")]
+    assert _el(doc, "P", "C").text == "v * 2"  # the result expression after it is kept
+    # read strictly, the same text is an error at the first bad statement
+    with pytest.raises(ModelSyntaxError) as info:
+        parse_sysml(text, "r.sysml")
+    assert (info.value.line, info.value.column) == (3, 14)
+    # a statement over several lines is skipped whole, and the warning says which lines
+    doc = parse_sysml("package Q {\n  part def E {\n    part f : ;\n  } part g : ;\n"
+                      "  part def F { part h; }\n}\n", "s.sysml", recover=True)
+    assert [e.name for _, e in doc.walk()] == ["Q", "E", "F", "h"]
+    assert [w.message.rpartition("; ")[2] for w in doc.warnings] == [
+        "the statement at line 3 is skipped", "the statement at line 4 is skipped"]
 
 
 def test_model_syntax_is_a_stable_code():
@@ -529,20 +644,25 @@ _SOUP = ["package", "part", "def", "port", "attribute", "requirement", "satisfy"
          "// n\n", "#", "@", "action", "-", "\n", "'", "/*", "\x00", "é"]
 
 
-@given(st.lists(st.sampled_from(_SOUP), max_size=40))
-def test_token_soup_never_crashes(words):
+@given(st.lists(st.sampled_from(_SOUP), max_size=40), st.booleans())
+def test_token_soup_never_crashes(words, recover):
     try:
-        doc = parse_sysml(" ".join(words))
-    except MemNetError:
+        doc = parse_sysml(" ".join(words), recover=recover)
+    except MemNetError as e:
+        # recovering, only text a statement boundary cannot be found in is an error
+        assert not recover or isinstance(e, InputTooLarge) or any(
+            w in e.message for w in _LEXICAL), e.message
         return
     to_artefacts([("soup.sysml", doc)], "soup")
 
 
-@given(st.text(max_size=200))
-def test_random_text_never_crashes(text):
+@given(st.text(max_size=200), st.booleans())
+def test_random_text_never_crashes(text, recover):
     try:
-        doc = parse_sysml(text)
-    except MemNetError:
+        doc = parse_sysml(text, recover=recover)
+    except MemNetError as e:
+        assert not recover or isinstance(e, InputTooLarge) or any(
+            w in e.message for w in _LEXICAL), e.message
         return
     to_artefacts([("rand.sysml", doc)], "rand")
 

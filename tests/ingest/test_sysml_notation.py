@@ -29,6 +29,8 @@ NOTATION = [
     "import A::*[@S and (as S).isMandatory][x > 1] { doc /* d */ }",
     "alias B for A::B;", "alias <'b'> B for A::B { doc /* d */ }",
     "doc /* text */", "doc <'d1'> Intro locale \"en_US\" /* text */",
+    "locale \"en_US\" /* a comment with a locale and no keyword */", "part x : $::A::B;",
+    "attribute x = $::A::b + 1;", "import $::A::*;",
     "comment /* text */", "comment C about A, B::c locale \"en\" /* text */", "/* a comment */",
     "rep inOCL language \"ocl\" /* self.x > 0 */", "language \"alf\" /* x = 1; */",
     "dependency A to B;", "dependency d from A, B to C, D;", "#refinement dependency A to B;",
@@ -86,6 +88,8 @@ NOTATION = [
     "for n : Integer in (1, 2, 3) { assign i := i * n; }", "first start;", "first a;",
     "first a then b;", "first a if g then b;", "succession s first a then b;",
     "succession s : S first [1] a then [1] b { }", "action a; then b;",
+    "succession c first causes.startShot[n] then effects[m] { attribute n = 1; }",
+    "connect a.b[1] to c[0..*];",
     "action a; then action b;", "action a; then [1] action b;", "decide; if g then b; else c;",
     "action a; if g then b;",
     # states and transitions
@@ -283,8 +287,8 @@ def test_requirements_subjects_constraints_and_every_satisfy() -> None:
         ("P::other", "P::checked"): {},  # `requirement checked : MassLimit` declares one
         ("P::car", "P::MassLimit"): {},
         ("P::other", "P::r1"): {},
-    }
-    assert [w.message for w in art.warnings] == ["unsupported construct 'not satisfy' skipped"]
+    } | {("P::car", "P::r2"): {"negated": True}}  # `not satisfy` is kept, marked
+    assert art.warnings == []
     doc = parse_sysml("satisfy r by x; satisfy q;")
     assert doc.satisfies == [Satisfy("r", "x", 1, 1), Satisfy("q", None, 1, 17)]
 
@@ -344,6 +348,7 @@ def test_refs_enumerations_values_defaults_and_metadata() -> None:
         enum def Colour { red; green; enum blue = 3; }
         part def Base { attribute mass; ref driver : Person; }
         part def Person;
+        metadata def Safety; metadata def Audit;
         #Safety part def Car :> Base {
             attribute :>> mass default 1000;
             ref owner :> driver;
@@ -359,6 +364,7 @@ def test_refs_enumerations_values_defaults_and_metadata() -> None:
     assert {kinds[f"P::Colour::{c}"] for c in ("red", "green", "blue")} == {"ENUM"}
     assert element(art, "P::Colour::blue")[1]["value"] == 3
     assert element(art, "P::Car") == ("PARTDEF", {"name": "Car", "meta": "Safety, Audit"})
+    assert set(links(art, "TAGGED")) == {("P::Car", "P::Safety"), ("P::Car", "P::Audit")}
     assert element(art, "P::Car::mass") == ("ATTR", {"name": "mass", "default": 1000})
     assert element(art, "P::Car::owner") == ("REF", {"name": "owner", "subsets": "driver"})
     assert element(art, "P::Car::lugBoltSize") == ("REF", {"name": "lugBoltSize",
@@ -379,7 +385,7 @@ def test_calculations_keep_their_result_expression() -> None:
         ("w", "in", None), ("h", "in", None), ("a", None, "return")]
 
 
-def test_a_skipped_statement_is_one_warning_and_reading_goes_on() -> None:
+def test_views_and_renderings_are_read_and_reading_goes_on() -> None:
     doc = parse_sysml("""package P {
         view def V {
             filter @S;
@@ -389,18 +395,42 @@ def test_a_skipped_statement_is_one_warning_and_reading_goes_on() -> None:
         rendering r;
         part last;
     }""", "v.sysml")
-    assert [(w.line, w.message) for w in doc.warnings] == [
-        (2, "unsupported construct 'view def' skipped"),
-        (7, "unsupported construct 'rendering' skipped")]
-    assert [e.name for _, e in doc.walk()] == ["P", "later", "last"]
+    assert doc.warnings == []
+    assert [(e.kind, e.name) for _, e in doc.walk()] == [
+        ("PKG", "P"), ("VIEWDEF", "V"), ("VIEW", "inner"), ("PART", "later"), ("RENDER", "r"),
+        ("PART", "last")]
+    assert dict(doc.elements[0].children[0].props) == {"filter": "@S"}
+    art = to_artefacts([("v.sysml", doc)], "v")
+    assert links(art, "EXPOSES") == {("P::V::inner", "P"): {"wildcard": "*"}}
 
 
-def test_statements_that_name_a_feature_keep_their_doc_and_warn_about_members() -> None:
+def test_a_statement_naming_a_feature_with_members_becomes_an_element_too() -> None:
     doc = parse_sysml("part p { perform a { doc /* bound */ in x = y; } }", "w.sysml")
-    assert doc.references == [Reference("PERFORMS", "a", 1, 10, (("doc", "bound"),))]
-    assert [w.message for w in doc.warnings] == [
-        "unsupported construct 'perform' with members skipped (the perform itself is kept)"]
-    assert parse_sysml("part p { perform a { doc /* only */ } }").warnings == []
+    assert doc.references == [Reference("PERFORMS", "a", 1, 10, own="a")]
+    act = doc.elements[0].children[0]
+    assert (act.kind, act.name, act.derived, act.role, act.references, act.doc) == (
+        "ACT", "a", True, "perform", ("a",), "bound")
+    assert [(c.name, c.direction, c.value) for c in act.children] == [("x", "in", "y")]
+    assert doc.warnings == []
+    # a doc alone is no member: the link carries it, and no element is made
+    doc = parse_sysml("part p { perform a { doc /* only */ } }")
+    assert doc.references == [Reference("PERFORMS", "a", 1, 10, (("doc", "only"),))]
+    assert doc.elements[0].children == ()
+    # the link looks past the element it made; the element references what it names
+    art = _art("""package Q {
+        action a { action b; }
+        part p { perform a { in x; } perform a.b { out y; } }
+        part r { perform a.b; }
+        part s { perform a.b :>> c; }
+        connect r.b to s.c;
+    }""")
+    assert links(art, "PERFORMS") == {("Q::p", "Q::a"): {}, ("Q::p", "Q::a::b"): {},
+                                      ("Q::r", "Q::a::b"): {}, ("Q::s", "Q::a::b"): {"as": "c"}}
+    assert set(links(art, "REFERENCES")) == {("Q::p::a", "Q::a"), ("Q::p::b", "Q::a::b")}
+    assert element(art, "Q::p::b")[1]["role"] == "perform"
+    # `perform a.b;` gives r a feature b, as the language does (so r.b resolves)
+    assert set(links(art, "CONNECTS")) == {("Q::a::b", "Q::a::b")}
+    assert art.warnings == []
 
 
 def test_connect_records_keep_names_types_and_edge_kinds() -> None:

@@ -13,26 +13,26 @@ Three steps, each usable on its own:
 * :func:`scan_sysml` does both for a ``.sysml`` file or a directory of them, and
   :func:`load_requirements` lists a model's requirement short ids with their doc.
 
-The reader recognises the whole textual notation (SysML v2 clause 8.2.2 and the
-KerML expressions it uses) statement by statement. Modelled: packages, imports
-and aliases; part, port, attribute, item, action, state, requirement, concern,
-constraint, calculation, interface, connection, flow, allocation, enumeration,
-occurrence and case definitions and usages (kinds in :data:`KINDS`), usages
-written without a keyword (``REF``), with short ids, typing, specialisation,
-subsetting, redefinition, multiplicity, values and defaults, direction and
-``doc``; requirement subjects, actors, objectives, ``require``/``assume``
-constraints, ``assert``, every form of ``satisfy``, ``perform``, ``exhibit``,
-``include``, ``verify``, ``frame``; ``connect``, ``interface``, ``flow``,
-``message``, ``bind``, ``allocate``, ``dependency``; action nodes, successions
-(``first``, ``then``, guarded ``if ... then``) and state transitions.
-Recognised but not modelled, and skipped with a warning naming the construct
-and its line: views, viewpoints, renderings, ``filter``/``expose``/``render``,
-metadata definitions, extended (``#Kw def``) definitions, ``metadata ...
-about``, negated satisfaction. What follows a skipped statement reads as if it
-were not there. Text that is not SysML raises
+The reader reads the whole textual notation (SysML v2 clause 8.2.2 and the
+KerML expressions it uses) statement by statement, and keeps every statement:
+packages, imports and aliases; definitions and usages of every keyword (kinds
+in :data:`KINDS`), usages written without a keyword (``REF``), with short ids,
+typing, specialisation, subsetting, redefinition, multiplicity, values and
+defaults, direction and ``doc``; requirement subjects, actors, objectives,
+``require``/``assume`` constraints, ``assert``, every form of ``satisfy``
+(``not satisfy`` too), ``perform``, ``exhibit``, ``include``, ``verify``,
+``frame``; ``connect``, ``interface``, ``flow``, ``message``, ``bind``,
+``allocate``, ``dependency``; action nodes, successions and state
+transitions; metadata definitions and usages (``#M``, ``@M``, ``metadata …
+about``), user keywords (``#kw def``), views, viewpoints, renderings,
+``filter``, ``expose`` and ``render``. A usage without a name is named from
+what it redefines or references, its role, or its keyword and position
+(``item1``). Text that is not SysML raises
 :class:`~memnet.errors.ModelSyntaxError` with a line and column (also a
-definition or package without a name); past the caps (:data:`MAX_CHARS`,
-:data:`MAX_TOKENS`, :data:`MAX_DEPTH`),
+definition or package without a name); read with ``recover``, a statement
+that does not parse is skipped with a warning instead, and only brackets,
+strings or comments that do not close fail the file. Past the caps
+(:data:`MAX_CHARS`, :data:`MAX_TOKENS`, :data:`MAX_DEPTH`),
 :class:`~memnet.errors.InputTooLarge`; a model file too big in bytes to stay
 within :data:`MAX_CHARS` characters is refused from its size, unread.
 """
@@ -68,13 +68,16 @@ from .parser import parse_tokens
 from .resolve import LIBRARY_NAMES
 
 
-def parse_sysml(text: str, path: str = "<text>") -> SysmlDoc:
+def parse_sysml(text: str, path: str = "<text>", *, recover: bool = False) -> SysmlDoc:
     """Read one SysML v2 text (see the module doc).
 
     Raises :class:`~memnet.errors.ModelSyntaxError` (code ``model_syntax``) with
     the line and column of the first error, or
-    :class:`~memnet.errors.InputTooLarge` past a cap. Statements MemNet does
-    not model are skipped and reported in ``SysmlDoc.warnings``.
+    :class:`~memnet.errors.InputTooLarge` past a cap. With ``recover``, a
+    statement that does not parse is skipped instead (up to its ``;`` or the
+    end of its body) with a warning in ``SysmlDoc.warnings`` that names the line
+    and column, and everything before and after it is read; text whose
+    strings, comments or brackets do not close is still an error.
 
     >>> doc = parse_sysml("part def Car { part engine : Engine; }")
     >>> [(e.kind, e.name) for _, e in doc.walk()]
@@ -86,7 +89,7 @@ def parse_sysml(text: str, path: str = "<text>") -> SysmlDoc:
     if text.startswith("\ufeff"):  # a byte order mark: blank, columns unchanged
         text = " " + text[1:]
     check_input(text, path)
-    return parse_tokens(tokenize(text, path), path)
+    return parse_tokens(tokenize(text, path), path, recover)
 
 
 def _max_bytes() -> int:
@@ -173,20 +176,23 @@ def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
     return p.resolve().name or p.name, found
 
 
-def parse_files(path: str | os.PathLike[str], *, strict: bool = True,
+def parse_files(path: str | os.PathLike[str], *, strict: bool = True, recover: bool = False,
                 warn: list[Warning_] | None = None
                 ) -> tuple[str, list[tuple[str, SysmlDoc]], list[Warning_]]:
     """The root, the parsed ``(relative path, document)`` pairs of a model, and
     (with ``strict=False``) each file that did not parse, as ``path:line:
-    message`` (with ``strict``, the first such file raises its error). A
-    ``.sysml`` entry that is not a regular file is skipped, with a warning
-    added to ``warn`` (see :func:`model_files`)."""
+    message`` (with ``strict``, the first such file raises its error). With
+    ``recover`` a statement that does not parse costs only itself (see
+    :func:`parse_sysml`); a file fails whole only when its brackets, strings or
+    comments do not close, or past a cap. A ``.sysml`` entry that is not a
+    regular file is skipped, with a warning added to ``warn`` (see
+    :func:`model_files`)."""
     root, files = model_files(path, warn)
     docs: list[tuple[str, SysmlDoc]] = []
     failed: list[Warning_] = []
     for rel, full in files:
         try:
-            docs.append((rel, parse_sysml(_read(full, rel), rel)))
+            docs.append((rel, parse_sysml(_read(full, rel), rel, recover=recover)))
         except PathNotFound as e:  # swapped for a FIFO or the like since the walk
             if full == Path(path):  # the model named itself: never read as empty
                 raise
@@ -222,11 +228,13 @@ def scan_sysml(path: str | os.PathLike[str], *, strict: bool = True) -> Artefact
     scope a sync reconciles) is the directory's name, or for a single file the
     file's own name, so ingesting one file never claims its neighbours. A file
     that does not parse raises :class:`~memnet.errors.ModelSyntaxError` (a
-    partial model would read as deletions); with ``strict=False`` it is left
-    out and listed in ``Artefacts.failed`` instead.
+    partial model would read as deletions); with ``strict=False`` a statement
+    that does not parse is skipped with a warning (everything around it is
+    read), and a file that cannot be read at all (brackets, strings or comments
+    that do not close) is left out and listed in ``Artefacts.failed``.
     """
     skipped: list[Warning_] = []
-    root, docs, failed = parse_files(path, strict=strict, warn=skipped)
+    root, docs, failed = parse_files(path, strict=strict, recover=not strict, warn=skipped)
     art = to_artefacts(docs, root)
     art.warnings[:0] = skipped
     art.failed.extend(failed)

@@ -21,6 +21,16 @@ from .statements import Body, Handler, Pre, flow, named_link
 if TYPE_CHECKING:
     from .parser import Reader
 
+
+def _kept(r: Reader, body: Body, i0: int, pre: Pre, inner: Body, word: str) -> None:
+    """A succession or transition whose body has members of its own is kept as an
+    element (``succession1``) holding them; it is not a step a ``then`` follows."""
+    if inner.members:
+        prev = body.prev, body.prev_state
+        r.element(body, "CONN", Decl(), i0, pre, inner, role=word, word=word)
+        body.prev, body.prev_state = prev
+
+
 def first(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     """``first a;`` (the first step), ``first a then b;``, ``first a if g then b;``,
     and ``succession s first a then b;``."""
@@ -40,14 +50,15 @@ def first(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         guard = r.expr_text()[0]
         r.expect("then")
     elif not r.accept("then"):
-        r.body()
+        _kept(r, body, i0, pre, r.body(), "succession")
         body.prev, body.prev_state = src, False
         if src != "start":
             r.succession(body, i0, "start", src)
         return
     dst = r.end()
-    r.body()
+    inner = r.body()
     r.succession(body, i0, src, dst, {"if": guard} if guard else None)
+    _kept(r, body, i0, pre, inner, "succession")
 
 
 def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -57,8 +68,9 @@ def then(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.multiplicity()
     if r.k[r.i] == "NAME":
         dst = r.end()
-        r.body()
+        inner = r.body()
         r.succession(body, i0, body.prev, dst)
+        _kept(r, body, i0, pre, inner, "succession")
         return
     src, src_state = body.prev, body.prev_state
     r.member(body)
@@ -76,8 +88,9 @@ def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     if k[r.i] == "else":
         r.i += 1
         dst = r.end()
-        r.body()
+        inner = r.body()
         r.succession(body, i0, body.prev, dst, {"if": "else"})
+        _kept(r, body, i0, pre, inner, "succession")
         return
     r.i += 1
     guard = r.expr_text()[0]
@@ -85,9 +98,10 @@ def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         effect = _effect(r) if r.accept("do") else None
         r.expect("then")
         dst = r.end()
-        r.body()
+        inner = r.body()
         r.succession(body, i0, body.prev, dst, {"if": guard, "do": effect},
                      transition=effect is not None)
+        _kept(r, body, i0, pre, inner, "succession")
         return
     _node_rest(r, body, i0, pre, Decl(), "if")
 
@@ -114,7 +128,7 @@ def node(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl | None = None) -> 
     if word == "accept":
         trigger = _accepted(r)
         if k[r.i] in ("if", "do", "then"):  # a transition from the state before
-            _transition_rest(r, body, i0, body.prev, decl.name, trigger)
+            _transition_rest(r, body, i0, pre, body.prev, decl.name, trigger)
             return
     elif word == "if":
         r.expr()
@@ -176,7 +190,7 @@ def _node_rest(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, word: str) 
             r.expect(";")
     else:
         inner = r.body()
-    r.element(body, "ACT", decl, i0, pre, inner, role=word, named=True)
+    r.element(body, "ACT", decl, i0, pre, inner, role=word)
 
 
 def state(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -199,7 +213,7 @@ def subaction(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.i += 1
         decl = r.usage_decl()
         r.value_part(decl)
-        r.element(body, "ACT", decl, i0, pre, r.body(), role=role, named=True)
+        r.element(body, "ACT", decl, i0, pre, r.body(), role=role)
     elif k[r.i] in ("accept", "send", "assign"):
         before = len(body.elements)
         node(r, body, i0, pre)
@@ -210,7 +224,7 @@ def subaction(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         decl = Decl()
         r.specialisations(decl)
         r.value_part(decl)
-        named_link(r, body, i0, "PERFORMS", target, decl, r.body(), role, when=role)
+        named_link(r, body, i0, pre, "PERFORMS", target, decl, r.body(), role, when=role)
     if role == "entry":
         body.prev, body.prev_state = "start", False
 
@@ -237,18 +251,19 @@ def transition(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     trigger = None
     if r.accept("accept"):
         trigger = _accepted(r)
-    _transition_rest(r, body, i0, src, name, trigger)
+    _transition_rest(r, body, i0, pre, src, name, trigger)
 
 
-def _transition_rest(r: Reader, body: Body, i0: int, src: str | None, name: str | None,
-                     trigger: str | None) -> None:
+def _transition_rest(r: Reader, body: Body, i0: int, pre: Pre, src: str | None,
+                     name: str | None, trigger: str | None) -> None:
     guard = r.expr_text()[0] if r.accept("if") else None
     effect = _effect(r) if r.accept("do") else None
     r.expect("then")
     dst = r.end()
-    r.body()
+    inner = r.body()
     r.succession(body, i0, src, dst, {"name": name, "accept": trigger, "if": guard,
                                       "do": effect}, transition=True)
+    _kept(r, body, i0, pre, inner, "transition")
 
 
 def _effect(r: Reader) -> str:

@@ -37,6 +37,13 @@ def unquote(raw: str) -> str:
     return _ESCAPE.sub(r"\1", raw[1:-1]) if raw.startswith("'") else raw
 
 
+def last_name(ref: str) -> str:
+    """The last name of a reference (``a.b::'c d'`` → ``c d``)."""
+    cut = max(ref.rfind("."), ref.rfind("::"))
+    tail = ref[cut + (2 if ref[cut:cut + 2] == "::" else 1):] if cut >= 0 else ref
+    return unquote(tail)
+
+
 def doc_text(raw: str) -> str:
     """A ``/* ... */`` body: the markers and each line's leading ``*`` dropped."""
     return norm(_DOC_LINE.sub(" ", raw[2:-2]))
@@ -192,13 +199,18 @@ class Clauses(Cursor):
     # -- ends and payloads -----------------------------------------------------------------
 
     def end(self) -> str:
-        """A connector end: ``[mult] [name ::>] a.b.c`` (the chain is what it names)."""
+        """A connector end: ``[mult] [name ::>] a.b.c [mult]`` (the chain is what it
+        names; the multiplicity after it is the older spelling, which the library
+        still uses: ``first causes.startShot[nCauses] then …``)."""
         k = self.k
         if k[self.i] == "[":
             self.multiplicity()
         if k[self.i] == "NAME" and k[self.i + 1] in ("::>", "references", "=>"):
             self.i += 2  # `=>` as an older spelling
-        return self.chain()
+        target = self.chain()
+        if k[self.i] == "[":
+            self.multiplicity()
+        return target
 
     def ends(self) -> list[str]:
         """``a to b`` or ``(a, b, c)``."""
@@ -257,4 +269,5 @@ def literal(kinds: list[str], values: list[str], text: str) -> Value:
     return text
 
 
-__all__ = ["DECL_START", "Clauses", "Decl", "doc_text", "literal", "norm", "unquote"]
+__all__ = ["DECL_START", "Clauses", "Decl", "doc_text", "last_name", "literal", "norm",
+           "unquote"]

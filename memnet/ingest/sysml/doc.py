@@ -3,7 +3,7 @@
 :func:`~memnet.ingest.sysml.parse_sysml` returns a :class:`SysmlDoc`: a tree of
 :class:`SysmlElement` records, each holding the relations written directly
 inside it (:class:`Import`, :class:`Alias`, :class:`Satisfy`, :class:`Connect`,
-:class:`Reference`), and the warnings met on the way. References are kept as
+:class:`Reference`, :class:`Tag`), and the warnings met on the way. References are kept as
 written: qualified names joined by ``::``, feature chains by ``.``,
 unrestricted names with their quotes, a conjugated port type with its ``~``.
 Nothing here is resolved; :func:`~memnet.ingest.sysml.to_artefacts` does that
@@ -27,36 +27,44 @@ DEF_KIND = {
     "action": "ACTDEF", "state": "STATEDEF", "interface": "IFACEDEF", "enum": "ENUMDEF",
     "calc": "CALCDEF", "occurrence": "OCCDEF", "individual": "OCCDEF", "connection": "CONNDEF",
     "flow": "FLOWDEF", "allocation": "ALLOCDEF", "case": "CASEDEF", "analysis": "CASEDEF",
-    "verification": "CASEDEF", "use case": "CASEDEF",
+    "verification": "CASEDEF", "use case": "CASEDEF", "metadata": "METADEF", "view": "VIEWDEF",
+    "rendering": "RENDERDEF",
 }
+#: The kind of an extended definition (``#Kw def X``): a definition of a user keyword.
+EXT_DEF_KIND = "DEF"
 USAGE_KIND = {
     "part": "PART", "port": "PORT", "attribute": "ATTR", "requirement": "REQ", "concern": "REQ",
     "viewpoint": "REQ", "constraint": "CONSTRAINT", "item": "ITEM", "action": "ACT",
     "state": "STATE", "interface": "IFACE", "enum": "ENUM", "calc": "CALC", "occurrence": "OCC",
     "connection": "CONN", "flow": "FLOW", "message": "FLOW", "allocation": "ALLOC",
     "case": "CASE", "analysis": "CASE", "verification": "CASE", "use case": "CASE", "ref": "REF",
+    "view": "VIEW", "rendering": "RENDER", "metadata": "META",
 }
 #: Every element kind the SysML ingester produces.
-KINDS = tuple(dict.fromkeys(["PKG", *DEF_KIND.values(), *USAGE_KIND.values()]))
+KINDS = tuple(dict.fromkeys(["PKG", *DEF_KIND.values(), EXT_DEF_KIND, *USAGE_KIND.values()]))
 #: The definition kinds (the skeleton of a model; Model Snap keeps them in its catalog).
-DEF_KINDS = frozenset(DEF_KIND.values()) - {"CONSTRAINT"}
+DEF_KINDS = frozenset(DEF_KIND.values()) - {"CONSTRAINT"} | {EXT_DEF_KIND}
 REQ_KINDS = frozenset({"REQ", "REQDEF"})
 #: Edge types the SysML ingester owns in a session.
 MANAGED_TYPES = ("CONTAINS", "TYPED", "SPECIALIZES", "SATISFIES", "CONNECTS", "IMPORTS",
                  "SUBSETS", "REDEFINES", "REFERENCES", "PERFORMS", "EXHIBITS", "INCLUDES",
                  "REQUIRES", "ASSUMES", "ASSERTS", "VERIFIES", "FRAMES", "FLOWS", "BINDS",
-                 "ALLOCATES", "THEN", "TRANSITION", "DEPENDS")
+                 "ALLOCATES", "THEN", "TRANSITION", "DEPENDS", "TAGGED", "ANNOTATES", "EXPOSES",
+                 "RENDERS")
 
 
 @dataclass(frozen=True, slots=True)
 class Import:
-    """``import Target;`` (``wildcard`` ``"*"`` or ``"**"`` for ``Target::*`` / ``::**``)."""
+    """``import Target;``; ``wildcard`` is ``"*"``, ``"**"`` or ``"*::**"`` for
+    ``Target::*``, ``Target::**``, ``Target::*::**``; ``filter`` the text of the
+    conditions in brackets (``import A::**[@Safety];``), ``"; "``-joined."""
 
     target: str
     wildcard: str = ""
     visibility: str | None = None
     line: int = 0
     column: int = 0
+    filter: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +79,18 @@ class Alias:
 
 @dataclass(frozen=True, slots=True)
 class Satisfy:
-    """``satisfy Requirement by Satisfier;`` (``by`` is None: the enclosing element)."""
+    """``satisfy Requirement by Satisfier;`` (``by`` is None: the enclosing element).
+
+    ``negated`` for ``not satisfy``; ``own`` is the name of the element the
+    statement declared for its body (its name never stands for the requirement).
+    """
 
     requirement: str
     by: str | None = None
     line: int = 0
     column: int = 0
+    negated: bool = False
+    own: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +117,31 @@ class Reference:
     """An edge from the enclosing element to ``target``, from a statement that
     names an existing feature: ``perform a;`` (PERFORMS), ``exhibit s;``,
     ``include u;``, ``assert c;``, ``require r;``, ``assume c;``, ``verify r;``,
-    ``frame c;``."""
+    ``frame c;``, ``expose p;`` (EXPOSES), ``render r;`` (RENDERS), and a
+    metadata usage's ``about x`` (ANNOTATES). ``own`` is the name of the element
+    the statement declared for its body (``perform a { in x = y; }``): the
+    target is looked up past it."""
 
     edge: str
     target: str
     line: int = 0
     column: int = 0
     props: tuple[tuple[str, Value], ...] = ()
+    own: str | None = None
 
 
-Relation = Import | Alias | Satisfy | Connect | Reference
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """Metadata ``tag`` applied to ``target`` (None: the enclosing element), from
+    a ``#Tag`` prefix, ``@Tag;`` or ``metadata Tag about target;``."""
+
+    tag: str
+    target: str | None = None
+    line: int = 0
+    column: int = 0
+
+
+Relation = Import | Alias | Satisfy | Connect | Reference | Tag
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +157,10 @@ class SysmlElement:
     ``subject``, ``actor``, ``objective``, ``perform``, ``return``, an action
     node's keyword such as ``decide`` ...). ``text`` is a constraint's or
     calculation's result expression. ``props`` holds the rest (``default``,
-    ``variation``, ``end``, ``individual``, ``meta`` ...). ``relations`` are
-    the relations written directly inside the element.
+    ``variation``, ``end``, ``individual``, ``filter`` ...). ``relations`` are
+    the relations written directly inside the element. ``derived`` tells that
+    the element has no name of its own and ``name`` was derived from what it
+    redefines or references, its role, or its keyword and position (``item1``).
     """
 
     kind: str
@@ -152,6 +183,7 @@ class SysmlElement:
     relations: tuple[Relation, ...] = ()
     references: tuple[str, ...] = ()
     props: tuple[tuple[str, Value], ...] = ()
+    derived: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +229,12 @@ class SysmlDoc:
     def references(self) -> list[Reference]:
         return self._relations(Reference)
 
+    @property
+    def tags(self) -> list[Tag]:
+        """Every metadata tag applied in the file (prefixes, ``@T;``, ``about``)."""
+        return self._relations(Tag)
 
-__all__ = ["DEF_KIND", "DEF_KINDS", "KINDS", "MANAGED_TYPES", "REQ_KINDS", "USAGE_KIND", "Alias",
-           "Connect", "Import", "Reference", "Relation", "Satisfy", "SysmlDoc", "SysmlElement"]
+
+__all__ = ["DEF_KIND", "DEF_KINDS", "EXT_DEF_KIND", "KINDS", "MANAGED_TYPES", "REQ_KINDS",
+           "USAGE_KIND", "Alias", "Connect", "Import", "Reference", "Relation", "Satisfy",
+           "SysmlDoc", "SysmlElement", "Tag"]

@@ -106,9 +106,13 @@ class Cursor:
     # -- names ----------------------------------------------------------------------------
 
     def qname(self) -> str:
-        """``A::B::'c d'`` (a ``::`` not followed by a name is left alone)."""
+        """``A::B::'c d'``, or ``$::A::B`` from the global namespace (a ``::`` not
+        followed by a name is left alone)."""
         k = self.k
-        start = self.expect("NAME")
+        start = self.i
+        if k[self.i] == "$" and k[self.i + 1] == "::":
+            self.i += 2
+        self.expect("NAME")
         while k[self.i] == "::" and k[self.i + 1] == "NAME":
             self.i += 2
         self.note("::")
@@ -184,7 +188,7 @@ class Cursor:
                 self.sequence(")")
         elif kind == "{":
             self.body_expression()
-        elif kind == "NAME":
+        elif kind == "NAME" or (kind == "$" and k[self.i + 1] == "::"):
             if self.toks.value[self.i] == "new" and k[self.i + 1] == "NAME":
                 self.i += 1
             self.qname()

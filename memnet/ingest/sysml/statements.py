@@ -12,12 +12,11 @@ declaring forms (``perform action a : A;``) become elements.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
 from ...gql.ast import Value
-from .clauses import Decl, doc_text, unquote
-from .doc import Alias, Connect, Import, Reference, Relation, Satisfy, SysmlElement
+from .clauses import Decl, doc_text, last_name
+from .doc import Alias, Connect, Import, Reference, Relation, Satisfy, SysmlElement, Tag
 from .expr import Fail
 
 if TYPE_CHECKING:
@@ -27,31 +26,34 @@ if TYPE_CHECKING:
 class Body:
     """What the members of one body add up to."""
 
-    __slots__ = ("counts", "docs", "elements", "members", "meta", "prev", "prev_state",
-                 "relations", "text")
+    __slots__ = ("counts", "docs", "elements", "filters", "members", "parallel", "prev",
+                 "prev_state", "relations", "role_next", "text")
 
     def __init__(self) -> None:
         self.elements: list[SysmlElement] = []
         self.relations: list[Relation] = []
         self.docs: list[str] = []
-        self.meta: list[str] = []
+        self.filters: list[str] = []  # the conditions of `filter e;` members
         self.text: str | None = None  # the result expression
         self.prev: str | None = None  # the step a `then` continues from
         self.prev_state = False
         self.members = 0  # members other than doc and comments
         self.counts: dict[str, int] = {}
+        self.role_next: str | None = None  # the role of the element added next (`return`)
+        self.parallel = False  # a state body written `parallel { … }`
 
     def mark(self) -> tuple[int, int, int, int, int, str | None, bool, dict[str, int]]:
         """Where the body stands, for :meth:`reset` after a reading that failed."""
-        return (len(self.elements), len(self.relations), len(self.docs), len(self.meta),
+        return (len(self.elements), len(self.relations), len(self.docs), len(self.filters),
                 self.members, self.prev, self.prev_state, dict(self.counts))
 
     def reset(self, mark: tuple[int, int, int, int, int, str | None, bool,
                                 dict[str, int]]) -> None:
-        n_el, n_rel, n_doc, n_meta, self.members, self.prev, self.prev_state, \
+        n_el, n_rel, n_doc, n_filter, self.members, self.prev, self.prev_state, \
             self.counts = mark
         del self.elements[n_el:], self.relations[n_rel:], self.docs[n_doc:], \
-            self.meta[n_meta:]
+            self.filters[n_filter:]
+        self.role_next = None
 
     def name_for(self, role: str) -> str:
         n = self.counts[role] = self.counts.get(role, 0) + 1
@@ -75,17 +77,16 @@ Handler = Callable[["Reader", Body, int, Pre], None]
 _ROLE_EDGE = {"perform": "PERFORMS", "exhibit": "EXHIBITS", "include": "INCLUDES",
               "assert": "ASSERTS", "require": "REQUIRES", "assume": "ASSUMES",
               "verify": "VERIFIES", "frame": "FRAMES"}
+#: the kind of the element a statement that names a feature becomes when its body
+#: has members of its own (``perform a { in x = y; }``)
+FEATURE_KIND = {"perform": "ACT", "entry": "ACT", "do": "ACT", "exit": "ACT",
+                "exhibit": "STATE", "include": "CASE", "assert": "CONSTRAINT",
+                "require": "CONSTRAINT", "assume": "CONSTRAINT", "satisfy": "REQ",
+                "verify": "REQ", "frame": "REQ", "render": "RENDER"}
 
 
 def props_of(**kw: Value | None) -> tuple[tuple[str, Value], ...]:
     return tuple(sorted((k, v) for k, v in kw.items() if v is not None))
-
-
-def _last(ref: str) -> str:
-    """The last name of a reference (``a.b::'c d'`` → ``c d``)."""
-    cut = max(ref.rfind("."), ref.rfind("::"))
-    tail = ref[cut + (2 if ref[cut:cut + 2] == "::" else 1):] if cut >= 0 else ref
-    return unquote(tail)
 
 
 # -- namespaces and annotations ------------------------------------------------------------
@@ -100,26 +101,41 @@ def package(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     r.element(body, "PKG", decl, i0, pre, r.body())
 
 
-def import_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+def import_target(r: Reader) -> tuple[str, str, str | None]:
+    """What ``import`` and ``expose`` name: ``A::B``, ``A::*``, ``A::**`` or
+    ``A::*::**``, then any filters in brackets; ``(target, wildcard, filter)``."""
     k = r.k
-    r.i += 1
-    r.accept("all")
     target = r.qname()
     wildcard = ""
-    for wild in ("*", "**"):
-        if k[r.i] == "::" and k[r.i + 1] == wild:
+    if k[r.i] == "::" and k[r.i + 1] == "*":
+        r.i += 2
+        wildcard = "*"
+        if k[r.i] == "::" and k[r.i + 1] == "**":
             r.i += 2
-            wildcard = wild
+            wildcard = "*::**"
+    elif k[r.i] == "::" and k[r.i + 1] == "**":
+        r.i += 2
+        wildcard = "**"
     if k[r.i] == "::":  # `A::` followed by neither a name nor a wildcard
         r.i += 1
         r.fail("*")
+    filters = []
     while k[r.i] == "[":  # a filter: `import A::**[@Safety];`
         r.i += 1
+        start = r.i
         r.expr()
+        filters.append(r.span(start))
         r.expect("]")
+    return target, wildcard, "; ".join(filters) or None
+
+
+def import_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    r.i += 1
+    r.accept("all")
+    target, wildcard, filter_ = import_target(r)
     r.body()
     line, col = r.where(i0)
-    r.relate(body, Import(target, wildcard, pre.visibility, line, col))
+    r.relate(body, Import(target, wildcard, pre.visibility, line, col, filter_))
 
 
 def alias(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -152,8 +168,8 @@ def doc(r: Reader, body: Body, i0: int, pre: Pre) -> None:
 
 
 def comment(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``comment [id] [about a, b] [locale "x"] /* ... */`` and ``rep``/``language``:
-    read, not kept."""
+    """``comment [id] [about a, b] [locale "x"] /* ... */``, ``locale "x" /* ... */``
+    and ``rep``/``language``: read, not kept."""
     kind = r.k[r.i]
     r.i += 1
     if kind == "comment" and r.comment_here() is None:
@@ -164,6 +180,8 @@ def comment(r: Reader, body: Body, i0: int, pre: Pre) -> None:
                 r.qname()
         if r.accept("locale"):
             r.expect("STRING")
+    elif kind == "locale":
+        r.expect("STRING")
     elif kind == "rep":
         r.identification(Decl())
         r.expect("language")
@@ -174,27 +192,33 @@ def comment(r: Reader, body: Body, i0: int, pre: Pre) -> None:
 
 
 def metadata(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``@T;``, ``metadata m : T about x { ... }``: the owner is tagged with ``T``."""
+    """``@T;``, ``metadata T;``, ``metadata m : T about x, y { ... }``: metadata ``T``
+    applied to the enclosing element, or to each element named after ``about``.
+    One with a name or with features of its own (``@T { level = 2; }``) is also an
+    element (``META``) typed by ``T``, ``ANNOTATES`` each element after ``about``."""
     r.i += 1
     mark = r.i
-    r.identification(Decl())
+    decl = Decl()
+    r.identification(decl)
     if r.k[r.i] == "NAME" and r.toks.value[r.i] == "typed" and r.k[r.i + 1] == "by":
         r.i += 2
     elif not r.accept(":"):
-        r.i = mark  # no declared name: what follows is the metadata's type
+        r.i, decl = mark, Decl()  # no declared name: what follows is the metadata's type
     tag = r.qname()
-    about = r.accept("about")
-    if about:
-        r.qname()
+    about: list[str] = []
+    if r.accept("about"):
+        about.append(r.qname())
         while r.accept(","):
-            r.qname()
-    since = len(r.warnings)
-    r.body()
-    del r.warnings[since:]  # a metadata body holds values, none of them modelled
-    if about:
-        r.skip(i0, "metadata about")
-    else:
-        body.meta.append(_last(tag))
+            about.append(r.qname())
+    inner = r.body(meta=True)
+    line, col = r.where(i0)
+    if decl.name is not None or decl.short_id is not None or inner.members:
+        decl.types.append(tag)
+        inner.relations.extend(Reference("ANNOTATES", t, line, col) for t in about)
+        r.element(body, "META", decl, i0, pre, inner, word="metadata")
+    targets: list[str | None] = list(about) if about else [None]
+    for target in targets:
+        r.relate(body, Tag(tag, target, line, col))
 
 
 def dependency(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -214,39 +238,52 @@ def dependency(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         suppliers.append(r.qname())
     r.body()
     line, col = r.where(i0)
+    extra = props_of(meta=", ".join(last_name(m) for m in pre.meta) or None)
     for c in clients:
         for s in suppliers:
-            r.relate(body, Connect(c, s, line=line, column=col, edge="DEPENDS"))
+            r.relate(body, Connect(c, s, line=line, column=col, edge="DEPENDS", props=extra))
 
 
-def not_modelled(r: Reader, body: Body, i0: int, pre: Pre) -> None:
-    """``filter e;``, ``expose A::*;``, ``render r;``: recognised, skipped."""
-    kind = r.k[r.i]
+# -- views -----------------------------------------------------------------------------------
+
+
+def filter_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``filter e;``: the condition is kept as the ``filter`` of the enclosing
+    package or view."""
     r.i += 1
-    if kind == "filter":
-        r.expr()
-        r.expect(";")
-    elif kind == "expose":
-        r.qname()
-        for wild in ("*", "**"):
-            if r.k[r.i] == "::" and r.k[r.i + 1] == wild:
-                r.i += 2
-        while r.accept("["):
-            r.expr()
-            r.expect("]")
-        r.body()
-    else:  # render
-        if r.accept("rendering"):
-            r.usage_decl()
-        else:
-            r.chain()
-            r.specialisations(Decl())
-        r.value_part(Decl())
-        since = len(r.warnings)
-        r.body()
-        r.skip(i0, kind, since)
+    start = r.i
+    r.expr()
+    body.filters.append(r.span(start))
+    r.expect(";")
+
+
+def expose(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``expose A::B;``, ``expose A::**[@S];``: an EXPOSES link from the view."""
+    r.i += 1
+    target, wildcard, filter_text = import_target(r)
+    r.body()
+    line, col = r.where(i0)
+    r.relate(body, Reference("EXPOSES", target, line, col,
+                             props_of(wildcard=wildcard or None, filter=filter_text)))
+
+
+def render(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``render r;`` (a RENDERS link from the view) or ``render rendering r : R;``
+    (a rendering declared in the view)."""
+    r.i += 1
+    meta: list[str] = []
+    while r.accept("#"):
+        meta.append(r.qname())
+    if r.accept("rendering") or meta:
+        pre.meta += meta
+        decl = r.usage_decl()
+        r.value_part(decl)
+        r.element(body, "RENDER", decl, i0, pre, r.body(), role="render")
         return
-    r.skip(i0, kind)
+    target = r.chain()
+    decl = Decl()
+    r.specialisations(decl)
+    named_link(r, body, i0, pre, "RENDERS", target, decl, r.body(), "render")
 
 
 # -- features that name other features -------------------------------------------------------
@@ -264,16 +301,24 @@ def _ref_or_decl(r: Reader, words: tuple[str, ...]) -> tuple[str | None, Decl]:
     return target, decl
 
 
-def named_link(r: Reader, body: Body, i0: int, edge: str, target: str, decl: Decl,
-           inner: Body, word: str, **props: Value | None) -> None:
+def named_link(r: Reader, body: Body, i0: int, pre: Pre, edge: str, target: str, decl: Decl,
+               inner: Body, word: str, **props: Value | None) -> None:
+    """A statement that names an existing feature: an ``edge`` from the enclosing
+    element to it. When its body has members of its own, it is also an element
+    (of the kind :data:`FEATURE_KIND` gives, role ``word``) that references the
+    feature and holds them; it goes by the feature's name (or the one it
+    redefines), and the link is looked up past it."""
     line, col = r.where(i0)
     extra = dict(props)
     if decl.redefines:
-        extra["as"] = _last(decl.redefines[0])
-    if inner.docs:
+        extra["as"] = last_name(decl.redefines[0])
+    own = None
+    if inner.members:
+        own = r.element(body, FEATURE_KIND[word], decl, i0, pre, inner, role=word,
+                        references=target).name
+    elif inner.docs:
         extra["doc"] = " ".join(inner.docs)
-    r.relate(body, Reference(edge, target, line, col, props_of(**extra)))
-    r.dropped(i0, word, inner)
+    r.relate(body, Reference(edge, target, line, col, props_of(**extra), own=own))
 
 
 def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -288,7 +333,7 @@ def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     if target is None:
         r.element(body, kind, decl, i0, pre, inner, role=role)
     else:
-        named_link(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+        named_link(r, body, i0, pre, _ROLE_EDGE[role], target, decl, inner, role)
         # the action performed (the state exhibited, the use case included) is a step
         body.prev, body.prev_state = target, role == "exhibit"
 
@@ -309,41 +354,48 @@ def assert_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     if target is None:
         r.element(body, "CONSTRAINT", decl, i0, pre, inner, role=role)
     else:
-        named_link(r, body, i0, "ASSERTS", target, decl, inner, "assert",
-               negated=True if negated else None)
+        named_link(r, body, i0, pre, "ASSERTS", target, decl, inner, "assert",
+                   negated=True if negated else None)
 
 
 def satisfy(r: Reader, body: Body, i0: int, pre: Pre, negated: bool = False) -> None:
-    """Every form: ``[assert] [not] satisfy (R | requirement [decl]) [by x] [body]``."""
+    """Every form: ``[assert] [not] satisfy (R | requirement [decl]) [by x] [body]``
+    (``not satisfy`` is kept as a negated satisfaction)."""
     r.i += 1
     target, decl = _ref_or_decl(r, ("requirement",))
     r.value_part(decl)
     by = r.chain() if r.accept("by") else None
-    since = len(r.warnings)
     inner = r.body()
-    if negated:
-        r.skip(i0, "not satisfy", since)
-        return
+    own = None
     if target is None:
-        target = _declared(r, body, i0, pre, decl, inner, "satisfy")
+        target, own = _declared(r, body, i0, pre, decl, inner, "satisfy")
     elif inner.members:
-        r.dropped(i0, "satisfy", inner)
+        own = r.element(body, "REQ", decl, i0, pre, inner, role="satisfy",
+                        references=target).name
     line, col = r.where(i0)
-    r.relate(body, Satisfy(target, by, line, col))
+    r.relate(body, Satisfy(target, by, line, col, negated=negated, own=own))
 
 
 def _declared(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, inner: Body,
-              role: str) -> str:
+              role: str) -> tuple[str, str | None]:
     """The requirement a declaring ``satisfy requirement ...`` or ``verify
-    requirement ...`` names: ``r`` alone names an existing one; ``r : R`` declares
-    a new one (an element); ``: R`` alone names the definition ``R``."""
+    requirement ...`` names, and the element it declared for its body, if any:
+    ``r`` alone names an existing one (with a body of its own, it is also an
+    element ``r`` that references it); ``r : R`` declares a new one (an
+    element); ``: R`` alone names the definition ``R``."""
     if decl.name is not None and not decl.specialised:
-        return decl.name
+        if inner.members:
+            el = r.element(body, "REQ", decl, i0, pre, inner, role=role, references=decl.name)
+            return decl.name, el.name
+        return decl.name, None
     if decl.name is not None or decl.short_id is not None:
         r.element(body, "REQ", decl, i0, pre, inner, role=role)
-        return decl.name or decl.short_id  # type: ignore[return-value]
+        return decl.name or decl.short_id, None  # type: ignore[return-value]
     if decl.types:
-        return decl.types[0]
+        if inner.members:
+            el = r.element(body, "REQ", decl, i0, pre, inner, role=role)
+            return decl.types[0], el.name
+        return decl.types[0], None
     r.fail("NAME")
 
 
@@ -364,8 +416,9 @@ def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         inner = r.body(calc=kind == "CONSTRAINT" or role == "frame")
         pre.meta += meta
         if role == "verify":
-            target = _declared(r, body, i0, pre, decl, inner, role)
-            named_link(r, body, i0, "VERIFIES", target, Decl(), Body(), role)
+            target, own = _declared(r, body, i0, pre, decl, inner, role)
+            line, col = r.where(i0)
+            r.relate(body, Reference("VERIFIES", target, line, col, own=own))
         else:
             r.element(body, kind, decl, i0, pre, inner, role=role)
         return
@@ -373,7 +426,7 @@ def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     decl = Decl()
     r.specialisations(decl)
     inner = r.body(calc=True)
-    named_link(r, body, i0, _ROLE_EDGE[role], target, decl, inner, role)
+    named_link(r, body, i0, pre, _ROLE_EDGE[role], target, decl, inner, role)
 
 
 def role_usage(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -390,13 +443,11 @@ def role_usage(r: Reader, body: Body, i0: int, pre: Pre) -> None:
 
 
 def return_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
+    """``return`` and a usage: the result of a calculation or case."""
     r.i += 1
-    before = len(body.elements)
+    body.role_next = "return"
     r.member(body)
-    if len(body.elements) > before:
-        el = body.elements[-1]
-        body.elements[-1] = replace(el, role="return", name=el.name if el.name is not None or
-                                    el.redefines else "result")
+    body.role_next = None
 
 
 def event(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -436,6 +487,21 @@ def _try_ends(r: Reader) -> list[str] | None:
         return None
 
 
+def _connector_element(r: Reader, body: Body, i0: int, pre: Pre, kind: str, word: str,
+                       decl: Decl | None, inner: Body, ends: list[str] | None,
+                       props: dict[str, Value] | None = None, role: str | None = None) -> None:
+    """A connector (connection, interface, allocation, flow, message, binding,
+    succession) is an element when it has a name of its own, members of its own
+    or no ends to draw an edge between; otherwise its edges say all of it."""
+    named = decl is not None and bool(decl.name or decl.short_id or decl.redefines)
+    if named or inner.members or ends is None:
+        prev = body.prev, body.prev_state
+        r.element(body, kind, decl if decl is not None else Decl(), i0, pre, inner,
+                  props=props, word=word, role=role)
+        if not named:  # one kept only for its members is not a step a `then` follows
+            body.prev, body.prev_state = prev
+
+
 def connector(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     """``connect``, ``connection``, ``interface``, ``allocate``, ``allocation``."""
     word = r.k[r.i]
@@ -454,18 +520,15 @@ def connector(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     inner = r.body()
     if ends is not None:
         _edges(r, body, i0, ends, edge, decl)
-    if _declares(decl):
-        r.element(body, {"connection": "CONN", "interface": "IFACE",
-                         "allocation": "ALLOC"}[word], decl, i0, pre, inner)
-    elif inner.members:
-        r.dropped(i0, word, inner)
-    elif ends is None:
-        r.skip(i0, f"{word} without a name or ends")
+    kind, named = {"connect": ("CONN", "connection"), "connection": ("CONN", "connection"),
+                   "interface": ("IFACE", "interface"), "allocate": ("ALLOC", "allocation"),
+                   "allocation": ("ALLOC", "allocation")}[word]
+    _connector_element(r, body, i0, pre, kind, named, decl, inner, ends)
 
 
 def flow(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     """``flow``, ``succession flow``, ``message``: a FLOWS edge between the ends,
-    and a FLOW element when the flow is named."""
+    and a FLOW element when the flow is named (or has members of its own)."""
     k = r.k
     word = k[r.i]
     r.i += 1
@@ -494,18 +557,9 @@ def flow(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     inner = r.body()
     if ends is not None:
         _edges(r, body, i0, ends, "FLOWS", decl, of=payload)
-    if _declares(decl):
-        r.element(body, "FLOW", decl, i0, pre, inner, role="message" if word == "message"
-                  else None, props={"of": payload} if payload else None)
-    elif inner.members:
-        r.dropped(i0, word, inner)
-    elif ends is None:
-        r.skip(i0, f"{word} without a name or ends")
-
-
-def _declares(decl: Decl | None) -> TypeGuard[Decl]:
-    """A connection, interface or flow usage that is an element of its own."""
-    return decl is not None and bool(decl.name or decl.short_id or decl.redefines)
+    _connector_element(r, body, i0, pre, "FLOW", "message" if word == "message" else "flow",
+                       decl, inner, ends, props={"of": payload} if payload else None,
+                       role="message" if word == "message" else None)
 
 
 def bind(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -518,14 +572,17 @@ def bind(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     ends = [r.end()]
     r.expect("=")
     ends.append(r.end())
-    r.body()
+    inner = r.body()
     _edges(r, body, i0, ends, "BINDS", decl)
+    if inner.members:
+        _connector_element(r, body, i0, pre, "CONN", "binding", decl, inner, ends,
+                           role="binding")
 
 
 STATEMENTS: dict[str, Handler] = {
     "package": package, "import": import_, "alias": alias, "doc": doc, "comment": comment,
-    "rep": comment, "language": comment, "@": metadata, "dependency": dependency,
-    "filter": not_modelled, "expose": not_modelled, "render": not_modelled,
+    "rep": comment, "language": comment, "locale": comment, "@": metadata,
+    "dependency": dependency, "filter": filter_, "expose": expose, "render": render,
     "perform": perform, "exhibit": perform, "include": perform, "assert": assert_, "not": assert_,
     "satisfy": satisfy, "require": require, "assume": require, "frame": require,
     "verify": require, "subject": role_usage, "actor": role_usage, "stakeholder": role_usage,
@@ -538,4 +595,5 @@ USAGES: dict[str, Handler] = {
     "message": flow, "metadata": metadata,
 }
 
-__all__ = ["STATEMENTS", "USAGES", "Body", "Handler", "Pre", "flow", "named_link", "props_of"]
+__all__ = ["FEATURE_KIND", "STATEMENTS", "USAGES", "Body", "Handler", "Pre", "flow",
+           "import_target", "named_link", "props_of"]
