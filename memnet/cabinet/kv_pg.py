@@ -46,7 +46,7 @@ from typing import Any, TypeVar
 
 from ..errors import CabinetCorrupt, CabinetError, CabinetForked
 from .kv import KV, Txn
-from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, looks_like_url
+from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, is_cabinet_url, looks_like_url
 from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, _migrate
 
 T = TypeVar("T")
@@ -284,6 +284,21 @@ class _PgTxn(Txn):
                 return
             after, op = tuple(rows[-1][:-1]), ">"
             page = min(page * 2, _MAX_PAGE)
+
+    def sids(self, table: str) -> Iterator[str]:
+        """The session ids of an element table, one index probe each (a skip
+        over the primary key, which leads with ``sid``)."""
+        if self.write:
+            self.send_writes()
+        after = None
+        while True:
+            rows = self._rows(f"SELECT sid FROM memnet_{table}"
+                              + (" WHERE sid > %b" if after is not None else "")
+                              + " ORDER BY sid LIMIT 1", (after,) if after is not None else ())
+            if not rows:
+                return
+            after = rows[0][0]
+            yield str(after)
 
     # -- writes ----------------------------------------------------------------
     def put(self, table: str, key: bytes, value: bytes) -> None:
@@ -590,14 +605,17 @@ class PgKV(KV):
     # -- maintenance -------------------------------------------------------------------
     def backup(self, dest: str) -> None:
         """Copy every record, the format header included, into a new LMDB
-        cabinet at ``dest``, from one snapshot."""
-        from .kv_lmdb import LmdbKV
+        cabinet at ``dest``, from one snapshot. A copy that fails leaves no
+        file of it behind (nor the directory, when it made it)."""
+        from .kv_lmdb import LmdbKV, _backup_dir, _remove_backup
 
         self._check()
-        if os.path.exists(os.path.join(dest, "data.mdb")):
-            raise CabinetError(f"backup destination {dest} already holds a cabinet",
-                               code="backup_target_exists")
-        target = LmdbKV.acquire(dest, self.tables)
+        made = _backup_dir(dest)
+        try:
+            target = LmdbKV.acquire(dest, self.tables)
+        except BaseException:
+            _remove_backup(dest, made, ())
+            raise
         try:
             with self.read() as src:
                 def work(txn: Txn) -> None:
@@ -606,8 +624,11 @@ class PgKV(KV):
                             txn.put(t, k, v)
 
                 target.run_write(work)
-        finally:
+        except BaseException:
             target.close()
+            _remove_backup(dest, made, ("data.mdb", "lock.mdb"))
+            raise
+        target.close()
 
     def check_file(self) -> list[str]:
         """The schema version row must be the one this MemNet writes."""
@@ -638,4 +659,5 @@ class PgKV(KV):
         return f"PgKV({self.display!r})"
 
 
-__all__ = ["MIGRATIONS", "PgKV", "SCHEMA_SQL", "SCHEMA_VERSION", "SCHEMES", "looks_like_url"]
+__all__ = ["MIGRATIONS", "PgKV", "SCHEMA_SQL", "SCHEMA_VERSION", "SCHEMES", "is_cabinet_url",
+           "looks_like_url"]

@@ -49,6 +49,58 @@ def looks_like_url(where: str) -> bool:
     return re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", where) is not None
 
 
+# libpq's connection keywords: a location that starts with one of them and "="
+# is a keyword string (host=... password=...), not a directory name
+_KEYWORDS = ("host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
+             "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "application_name",
+             "connect_timeout", "target_session_attrs", "channel_binding", "gssencmode",
+             "krbsrvname", "require_auth", "keepalives", "client_encoding", "requiressl")
+_KEYWORD_STRING = re.compile(r"\s*(?:" + "|".join(_KEYWORDS) + r")\s*=|.*(?:^|\s)password\s*=",
+                             re.I | re.S)
+_NEAR_SCHEME = re.compile(r"\s*postgres(?:ql)?\s*(?::|//)", re.I)
+
+
+def is_cabinet_url(where: str) -> bool:
+    """Whether a cabinet location is a URL (``scheme://...``) rather than a
+    directory. A string that is meant as a PostgreSQL URL or connection string
+    but is not a URL (``postgresql:/...``, ``postgresql//...``,
+    ``postgresql:user@...``, white space around a URL, the keyword form
+    ``host=... password=...``) is ``bad_cabinet_url``, never a directory: made
+    into one, its name would keep the password on disk. The message does not
+    repeat the string."""
+    if looks_like_url(where):
+        return True
+    if _NEAR_SCHEME.match(where):
+        if looks_like_url(where.strip()):
+            raise CabinetUrlError("the cabinet location has white space around a URL: remove it "
+                                  "(the location was not used, as a URL or as a directory)")
+        raise CabinetUrlError("the cabinet location starts like a PostgreSQL URL but is not one: "
+                              "write it as postgresql://user:password@host:port/dbname (it was "
+                              "not used, as a URL or as a directory)")
+    if _KEYWORD_STRING.match(where):
+        raise CabinetUrlError("the cabinet location is a libpq keyword string (host=... "
+                              "dbname=...): write it as a postgresql://user@host:port/dbname "
+                              "URL (it was not used, as a connection or as a directory)")
+    return False
+
+
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def _url_secrets(url: str) -> list[str]:
+    """What may be the password in a URL libpq could not read: the part of
+    the user information after its first ``:`` (as written and decoded), and
+    the value of a ``password=`` parameter."""
+    from urllib.parse import unquote
+
+    words = []
+    m = re.match(r"\s*[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@", url)
+    if m and ":" in m.group(1):
+        words.append(m.group(1).split(":", 1)[1])
+    words += re.findall(r"password\s*=\s*([^&\s]+)", url, re.I)
+    return [x for w in words for x in {w, unquote(w, errors="replace")} if x]
+
+
 class _Secret:
     """Where the password of a connection string may show, and how to hide it."""
 
@@ -75,12 +127,14 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     psycopg = _psycopg()
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    secret = _Secret({})
     try:
         params = conninfo_to_dict(url)
     except psycopg.Error as e:
-        raise CabinetUrlError(f"cannot read the PostgreSQL URL: {secret.scrub(str(e))}"
-                              ) from None
+        # libpq quotes the token it stumbled on, or the whole URL: neither is shown
+        text = _QUOTED.sub('"..."', " ".join(str(e).split()))
+        for w in _url_secrets(url):
+            text = text.replace(w, "***")
+        raise CabinetUrlError(f"cannot read the PostgreSQL URL: {text}") from None
     secret = _Secret(params)
     for port in str(params.get("port") or "").split(","):
         if port and not (port.isdigit() and 0 < int(port) < 65536):
@@ -92,9 +146,12 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     # no host: libpq's default ($PGHOST, else the local socket), written as
     # libpq writes it, postgresql:///dbname
     host = params.get("host") or params.get("hostaddr") or ""
-    display = (f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
-               f"{host}{':' + str(params['port']) if params.get('port') else ''}"
-               f"/{params.get('dbname', '')}")
+    # the options (a search_path) tell cabinets in one database apart
+    options = params.get("options")
+    display = secret.scrub(
+        f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
+        f"{host}{':' + str(params['port']) if params.get('port') else ''}"
+        f"/{params.get('dbname', '')}" + (f"?options={_quote(str(options))}" if options else ""))
     return conninfo, display, secret
 
 
@@ -145,4 +202,4 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     return CabinetError(where, code="cabinet_io")
 
 
-__all__ = ["SCHEMES", "looks_like_url"]
+__all__ = ["SCHEMES", "is_cabinet_url", "looks_like_url"]
