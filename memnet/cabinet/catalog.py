@@ -112,21 +112,33 @@ def _check_listed(txn: Txn, rows: int) -> None:
                              "damaged")
 
 
-def _check_first_session(txn: Txn) -> None:
+def _first_session_lost(txn: Txn) -> str | None:
     """The first session the log holds (every session has its birth record
-    there) has its catalog row: one index probe, whatever the catalog's size,
-    that finds a catalog lost, emptied or cut short while the sessions'
-    records remain."""
+    there) when the catalog has no row of it, else None: one index probe,
+    whatever the catalog's size, that finds a catalog lost, emptied or cut
+    short while the sessions' records remain."""
     sid = next(txn.sids(R.LOG), None)
     if sid is None:
-        return
+        return None
     try:
         key = R.sid_key(sid)
     except MemNetError:
         raise CabinetCorrupt(f"the log holds a key that names no session ({sid!r})") from None
-    if txn.get(R.CATALOG, key) is None:
-        raise CabinetCorrupt(f"the log holds session {sid!r} but the catalog does not: the "
-                             "catalog was lost or damaged (restore the cabinet from a backup)")
+    return sid if txn.get(R.CATALOG, key) is None else None
+
+
+def _check_first_session(kv: KV, sid: str | None) -> None:
+    """Report ``sid`` (what :func:`_first_session_lost` found) when a second
+    look in a new transaction finds the same: on a distributed database
+    (Citus) the two reads of one transaction need not see one snapshot
+    across nodes, so a drop between them must not pass for a lost catalog."""
+    if sid is None:
+        return
+    with kv.read() as again:
+        if _first_session_lost(again) != sid:
+            return
+    raise CabinetCorrupt(f"the log holds session {sid!r} but the catalog does not: the "
+                         "catalog was lost or damaged (restore the cabinet from a backup)")
 
 
 _CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
@@ -337,6 +349,7 @@ def _check_header(kv: KV) -> None:
     cabinet holds. A header is written only into a cabinet that holds
     nothing at all."""
     engine = kv.info().get("lmdb")
+    lost = None
     with kv.read() as txn:
         header = _read_header(txn)
         if header is None:
@@ -366,7 +379,8 @@ def _check_header(kv: KV) -> None:
                     f"the cabinet's word index was built with {words}, this process stems "
                     f"with {stemmer_id()}: run `memnet cabinet upgrade` (Cabinet.upgrade) to "
                     "rebuild it")
-            _check_first_session(txn)
+            lost = _first_session_lost(txn)
+    _check_first_session(kv, lost)
     if header is None:
         new = {"format": R.FORMAT_VERSION, "backend": kv.name, "engine": engine,
                "words": stemmer_id(), "memnet": __version__, "created": time.time()}

@@ -68,12 +68,15 @@ def is_cabinet_url(where: str) -> bool:
     ``host=... password=...``) is ``bad_cabinet_url``, never a directory: made
     into one, its name would keep the password on disk. The message does not
     repeat the string."""
+    bare = where.strip()
+    if bare != where and (looks_like_url(bare) or _NEAR_SCHEME.match(bare)
+                          or _KEYWORD_STRING.match(bare)):
+        raise CabinetUrlError("the cabinet location has white space around a URL or connection "
+                              "string: remove it "
+                              "(the location was not used, as a URL or as a directory)")
     if looks_like_url(where):
         return True
     if _NEAR_SCHEME.match(where):
-        if looks_like_url(where.strip()):
-            raise CabinetUrlError("the cabinet location has white space around a URL: remove it "
-                                  "(the location was not used, as a URL or as a directory)")
         raise CabinetUrlError("the cabinet location starts like a PostgreSQL URL but is not one: "
                               "write it as postgresql://user:password@host:port/dbname (it was "
                               "not used, as a URL or as a directory)")
@@ -162,7 +165,8 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     way when it happened."""
     psycopg = _psycopg()
     state = getattr(e, "sqlstate", None) or ""
-    text = secret.scrub(" ".join(str(e).split()))
+    # (without its closing period: more sentences may follow)
+    text = secret.scrub(" ".join(str(e).split())).rstrip(".")
     where = f"cannot {doing} the PostgreSQL cabinet at {display}: {text}"
     low = text.lower()
     if state in ("28P01", "28000", "42501") or "authentication failed" in low or \
@@ -178,15 +182,20 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     if state in ("42P01", "42703", "42883", "42P10", "42804", "42846"):
         # a table, column or constraint of the schema is gone or changed
         return CabinetCorrupt(f"{where}; the cabinet's tables are not as MemNet made them")
-    if state == "3D000" or (not state and (
+    if state == "25006" or (state == "0A000" and "during recovery" in low):
+        # a standby (hot standby, or a server still recovering) takes no writes:
+        # another server is the one to write to, or this one later
+        return CabinetUnavailable(f"{where}; the server takes no writes (a standby?): nothing "
+                                  "was written", outcome="not written")
+    if state in ("3D000", "3F000") or (not state and (
             "bad value for" in low or ("invalid" in low and "value" in low)
             or "definition of service" in low or "service file" in low
             or ('database "' in low and "does not exist" in low)
             or "unrecognized configuration parameter" in low
             or ("setsockopt" in low and "invalid argument" in low))) or (
             state in ("42704", "22023") and "parameter" in low):
-        # the URL names no database, or a setting libpq or the server refuses:
-        # no retry can help
+        # the URL names no database (or, 3F000, its search_path no schema there),
+        # or a setting libpq or the server refuses: no retry can help
         return CabinetUrlError(f"{where}; check the cabinet URL")
     lost = isinstance(e, psycopg.OperationalError) and (
         conn is None or conn.broken or conn.closed or not state
