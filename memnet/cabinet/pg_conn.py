@@ -87,7 +87,7 @@ def is_cabinet_url(where: str) -> bool:
     return False
 
 
-_QUOTED = re.compile(r'"[^"]*"')
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 def _url_secrets(url: str) -> list[str]:
@@ -134,7 +134,9 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
         params = conninfo_to_dict(url)
     except psycopg.Error as e:
         # libpq quotes the token it stumbled on, or the whole URL: neither is shown
-        text = _QUOTED.sub('"..."', " ".join(str(e).split()))
+        # (a one-character token, such as "]", says what is missing: it stays)
+        text = _QUOTED.sub(lambda m: m.group(0) if len(m.group(1)) < 2 else '"..."',
+                           " ".join(str(e).split()))
         for w in _url_secrets(url):
             text = text.replace(w, "***")
         raise CabinetUrlError(f"cannot read the PostgreSQL URL: {text}") from None
