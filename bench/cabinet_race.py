@@ -23,7 +23,11 @@ start, fsync on), three parts:
    (default 100) sessions and one of ``--large`` (default 20,000), timed
    interleaved in one process (median of ``--opens``), with the bytes the
    process read per open (``/proc/self/io`` rchar, LMDB) or the catalog rows
-   the server read per open (``pg_stat_user_tables``, PostgreSQL).
+   the server read per open (``pg_stat_user_tables``, PostgreSQL). On LMDB a
+   third cabinet has ``--small`` sessions holding as many bytes as the large
+   one: an LMDB open checks the branch pages of the whole file (about 1 % of
+   it), so its time follows the size of the file, and this one tells the
+   number of sessions apart from the size.
 
 Targets (issue 35): 0 false ``cabinet_corrupt``, 0 failed creates, 0
 acknowledged flushes lost; an open at 20,000 sessions within 1.2x of one at
@@ -233,19 +237,33 @@ def _fill(where: str, n: int) -> None:
             cab.create(f"s{k}")
 
 
-def open_time(small: str, large: str, opens: int, admin: str | None,
+def _fill_heavy(where: str, n: int, size: int) -> None:
+    """``n`` sessions whose records fill ``size`` bytes of ``data.mdb``."""
+    with Cabinet.open(where, sync=False) as cab:
+        text = "words of a long title " * 12
+        k = 0
+        while os.path.getsize(os.path.join(where, "data.mdb")) < size:
+            sid = f"h{k % n}"
+            s = cab.open(sid) if cab.exists(sid) else cab.create(sid)
+            s.commit("INSERT " + ", ".join(f"(t{i}:TSK {{title: '{text}{k} {i}'}})"
+                                           for i in range(200)))
+            cab.flush(s)
+            k += 1
+
+
+def open_time(cabinets: dict[str, str], opens: int, admin: str | None,
               schemas: tuple[str, str] | None) -> dict[str, Any]:
-    times: dict[str, list[float]] = {"small": [], "large": []}
-    read: dict[str, int] = {"small": 0, "large": 0}
+    times: dict[str, list[float]] = {name: [] for name in cabinets}
+    read: dict[str, int] = dict.fromkeys(cabinets, 0)
     rows: dict[str, int] = {}
-    for where in (small, large):  # warm the page cache
+    for where in cabinets.values():  # warm the page cache
         Cabinet.open(where).close()
     if admin and schemas:
         time.sleep(1.2)
         rows = {"small": _catalog_reads(admin, schemas[0]),
                 "large": _catalog_reads(admin, schemas[1])}
     for _ in range(opens):
-        for name, where in (("small", small), ("large", large)):
+        for name, where in cabinets.items():
             r0 = _rchar()
             t0 = time.perf_counter()
             Cabinet.open(where).close()
@@ -320,16 +338,26 @@ def run(backend: str, args: argparse.Namespace, work: str) -> list[tuple[str, bo
 
         print(f"== {backend}: open time, {args.small:,} against {args.large:,} sessions",
               flush=True)
-        small, large = place("small"), place("large")
+        cabinets = {"small": place("small"), "large": place("large")}
         t0 = time.monotonic()
-        _fill(small, args.small)
-        _fill(large, args.large)
+        _fill(cabinets["small"], args.small)
+        _fill(cabinets["large"], args.large)
+        if not pg:   # the same sessions as "small", as many bytes as "large"
+            cabinets["heavy"] = place("heavy")
+            _fill_heavy(cabinets["heavy"], args.small,
+                        os.path.getsize(os.path.join(cabinets["large"], "data.mdb")))
         print(f"   (filled in {time.monotonic() - t0:.0f} s)")
-        o = open_time(small, large, args.opens, pg.admin if pg else None,
+        o = open_time(cabinets, args.opens, pg.admin if pg else None,
                       ("small", "large") if pg else None)
         ratio = o["large_ms"] / o["small_ms"]
         print(f"   open+close median: {o['small_ms']:.2f} ms at {args.small:,}, "
               f"{o['large_ms']:.2f} ms at {args.large:,} ({ratio:.2f}x)")
+        if "heavy_ms" in o:
+            size = os.path.getsize(os.path.join(cabinets["heavy"], "data.mdb"))
+            print(f"   {args.small:,} sessions holding {size / 1e6:.1f} MB (as much as the "
+                  f"{args.large:,}): {o['heavy_ms']:.2f} ms; {args.large:,} against it: "
+                  f"{o['large_ms'] / o['heavy_ms']:.2f}x, "
+                  f"{o['heavy_bytes_read']:,.0f} bytes read per open")
         print(f"   bytes read per open (rchar): {o['small_bytes_read']:,.0f} at {args.small:,}, "
               f"{o['large_bytes_read']:,.0f} at {args.large:,}")
         if "large_catalog_rows" in o:
