@@ -289,19 +289,22 @@ class _PgTxn(Txn):
             page = min(page * 2, _MAX_PAGE)
 
     def sids(self, table: str) -> Iterator[str]:
-        """The session ids of an element table, one index probe each (a skip
-        over the primary key, which leads with ``sid``)."""
+        """The session ids of an element table, from its primary key (which
+        leads with ``sid``): the first one alone (an open's probe asks for no
+        more), then the rest a page at a time."""
         if self.write:
             self.send_writes()
-        after = None
+        after, page = None, 1
         while True:
-            rows = self._rows(f"SELECT sid FROM memnet_{table}"
+            rows = self._rows(f"SELECT DISTINCT sid FROM memnet_{table}"
                               + (" WHERE sid > %b" if after is not None else "")
-                              + " ORDER BY sid LIMIT 1", (after,) if after is not None else ())
-            if not rows:
+                              + " ORDER BY sid LIMIT %b",
+                              (after, page) if after is not None else (page,))
+            for (sid,) in rows:
+                yield str(sid)
+            if len(rows) < page:
                 return
-            after = rows[0][0]
-            yield str(after)
+            after, page = rows[-1][0], _FIRST_PAGE
 
     # -- writes ----------------------------------------------------------------
     def put(self, table: str, key: bytes, value: bytes) -> None:

@@ -177,6 +177,36 @@ def test_a_renamed_catalog_is_cabinet_corrupt_not_an_empty_cabinet(
 
 
 @pytest.mark.req(DURABLE, ERRORS)
+def test_a_listing_that_reads_fewer_rows_than_lmdb_counts_is_cabinet_corrupt(
+        fill: Callable[..., None], lmdb_path: Path) -> None:
+    """The catalog's leaves are not read at open (that grew with the number
+    of sessions); a listing compares the rows it read with the entries
+    LMDB's own record of the table counts."""
+    fill(lmdb_path)
+    data = lmdb_path / "data.mdb"
+    f, tables, root = _layout(data)
+    page = root.root * f.psize
+    buf = data.read_bytes()[page:page + f.psize]
+    n = (struct.unpack_from("<H", buf, 12)[0] - F.HEADER) // 2
+    (at,) = [a for _s, _fl, _k, key, a in f.nodes(buf, n, root.root, "main", leaf=True)
+             if key == b"catalog"]
+    entries = page + at + 32   # pad, flags, depth, then branch, leaf, overflow pages
+    assert struct.unpack_from("<Q", data.read_bytes(), entries)[0] == tables["catalog"].entries
+    _patch(data, entries, struct.pack("<Q", tables["catalog"].entries + 1))
+
+    def listing() -> None:
+        try:
+            with Cabinet.open(lmdb_path) as cab:
+                cab.open("ok-1")     # a session is read as before
+                cab.sessions()
+            os._exit(OK)
+        except MemNetError as e:
+            os._exit(CORRUPT if e.code == "cabinet_corrupt" else 20)
+
+    assert in_child(listing) == CORRUPT
+
+
+@pytest.mark.req(DURABLE, ERRORS)
 @pytest.mark.parametrize("keep", [0.5, 0.9, 8192, 100])
 def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(fill: Callable[..., None],
                                                        lmdb_path: Path, keep: float) -> None:
