@@ -78,13 +78,13 @@ from . import records as R
 from .catalog import (
     LogEntry,
     SessionInfo,
+    _born,
     _catalog_row,
-    _check_count,
     _check_header,
-    _count_sessions,
+    _check_listed,
+    _check_no_birth,
     _natural,
     _options,
-    _read_header,
     _sid_of,
     _stored_options,
     _upgrade,
@@ -233,7 +233,8 @@ class Cabinet:
     # -- opening ----------------------------------------------------------------
     @classmethod
     def open_cabinet(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
-             max_size: int | None = None, sync: bool = True) -> Cabinet:
+             max_size: int | None = None, sync: bool = True,
+             start_over: bool = False) -> Cabinet:
         """Open (creating if needed) a cabinet.
 
         ``path`` defaults to ``$MEMNET_HOME``, else ``./.memnet``. A string of
@@ -245,12 +246,23 @@ class Cabinet:
         ``max_size`` caps the LMDB map (default ``$MEMNET_MAX_SIZE`` or 64 GiB).
         ``sync=False`` trades the durability of the last flushes in a machine
         crash for speed (LMDB: no fsync; PostgreSQL: ``synchronous_commit=off``).
+
+        A string that starts like a PostgreSQL URL but is not one (such as
+        ``postgresql:/host/db``, a URL with white space around it, or
+        ``host=... password=...``) is ``bad_cabinet_url``, never a directory.
+        An LMDB directory that holds a cabinet's lock file or an empty
+        ``data.mdb`` but no data (its data file was lost) is
+        ``cabinet_corrupt``, never taken for a new cabinet; ``start_over=True``
+        removes those two files and starts a new, empty cabinet there instead
+        (a data file that holds anything is never replaced).
         """
-        return cls(open_kv(path, backend, max_size, sync, R.TABLES))
+        if type(start_over) is not bool:
+            raise InvalidArgument(f"start_over must be True or False, not {start_over!r}")
+        return cls(open_kv(path, backend, max_size, sync, R.TABLES, start_over))
 
     def _check_format(self) -> None:
         """Check the header (any backend): the format, the engine, and that the
-        catalog holds as many sessions as the header recorded (see
+        first session of the log is in the catalog (see
         :func:`~memnet.cabinet.catalog._check_header`)."""
         _check_header(self.kv)
 
@@ -258,9 +270,11 @@ class Cabinet:
     def upgrade(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
                 max_size: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-        """Bring a cabinet written by an older format (3, 4 or 5), or indexed
+        """Bring a cabinet written by an older format (3 to 6), or indexed
         with another stemmer, to this format in place; returns ``{"sessions":
-        n, "nodes": m}``. From format 3 every record is checked against its
+        n, "nodes": m}``. From format 6 (with this stemmer) each session gains
+        its birth record, all in one transaction, and the header loses its
+        count of sessions. From format 3 every record is checked against its
         old checksum and sealed again under its key, and node records gain
         their token count (unknown until first used); from format 3 or 4 the
         node records of every full range of ``NODE_CHUNK`` ids are written as
@@ -297,9 +311,15 @@ class Cabinet:
     # -- catalog ------------------------------------------------------------------
     @staticmethod
     def _catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
+        """The catalog row of ``sid``; None when there is none, after checking
+        that the session has no birth record either (its row alone lost is
+        ``cabinet_corrupt``, not a session never made)."""
         key = R.sid_key(sid)
         raw = txn.get(R.CATALOG, key)
-        return None if raw is None else _catalog_row(raw, key)
+        if raw is None:
+            _check_no_birth(txn, sid)
+            return None
+        return _catalog_row(raw, key)
 
     def exists(self, sid: str) -> bool:
         check_session_id(sid)
@@ -315,10 +335,8 @@ class Cabinet:
         """The catalog: every session with its version and size, by id (the
         numbers in ids compared as numbers: ``ok-2`` before ``ok-10``)."""
         with self.kv.read() as txn:
-            header = _read_header(txn)
             rows = [self._info(_sid_of(k), _catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
-        if header is not None:
-            _check_count(header, len(rows))
+            _check_listed(txn, len(rows))
         return sorted(rows, key=lambda i: _natural(i.id))
 
     def session_info(self, sid: str) -> SessionInfo:
@@ -343,7 +361,7 @@ class Cabinet:
                 {"version": 0, "nodes": 0, "edges": 0, "bytes": 0, "next_node": 1,
                  "next_edge": 1, "created": now, "updated": now, "token": token,
                  "pdelta": 0, "precs": 0, **_options(s)}, key))
-            _count_sessions(txn, 1)
+            _born(txn, sid, now)
 
         _check_session_options(session_options)
         s = Session(sid, **session_options)
@@ -399,7 +417,7 @@ class Cabinet:
                     txn.put(R.LOG, k, v)
                 key = R.sid_key(sid)
                 txn.put(R.CATALOG, key, R.encode(cat, key))
-                _count_sessions(txn, 1)
+                _born(txn, sid, now)
 
             self.kv.run_write(work)
             self._bind(s, s.version, token)
@@ -436,10 +454,9 @@ class Cabinet:
         def work(txn: Txn) -> None:
             if self._catalog(txn, sid) is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):
+            for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):   # the birth record too
                 txn.delete_prefix(table, pre)
             txn.delete(R.CATALOG, R.sid_key(sid))
-            _count_sessions(txn, -1)
 
         self.kv.run_write(work)
 

@@ -1,10 +1,11 @@
 """The cabinet's header and catalog: the format check, the catalog rows, the
 settings a session keeps, and the in-place upgrade of an older format.
 
-The header (``meta``/``format``) records the format, the storage engine, the
-stemmer of the word index and how many sessions the catalog holds; the
-catalog holds one row per session (version, counts, next ids, the settings of
-:func:`_options`, the index bookkeeping ``pdelta``/``precs``).
+The header (``meta``/``format``) records the format, the storage engine and
+the stemmer of the word index; the catalog holds one row per session
+(version, counts, next ids, the settings of :func:`_options`, the index
+bookkeeping ``pdelta``/``precs``), and the log a birth record of each session
+(:func:`_born`), the two written and deleted together.
 """
 
 from __future__ import annotations
@@ -84,22 +85,60 @@ def _read_header(txn: Txn) -> dict[str, Any] | None:
     return None if raw is None else _upgrade_header(raw)
 
 
-def _check_count(header: dict[str, Any], found: int) -> None:
-    """The catalog holds the number of sessions the header recorded."""
-    want = header.get("sessions")
-    if want != found:
-        raise CabinetCorrupt(f"the header records {want!r} sessions but the catalog holds "
-                             f"{found}: the catalog was lost or damaged")
+def _born(txn: Txn, sid: str, created: float) -> None:
+    """Write the birth record of ``sid``, in the transaction that writes its
+    first catalog row (a drop deletes both): a session is written down twice,
+    in two tables, under keys of its own, so a catalog row lost on its own is
+    found without a count that every create would rewrite."""
+    key = R.birth_key(sid)
+    txn.put(R.LOG, key, R.encode({"t": created}, key))
 
 
-def _count_sessions(txn: Txn, step: int) -> None:
-    """Record in the header, in the transaction that creates or drops a
-    session, how many sessions the catalog must hold."""
-    header = _read_header(txn)
-    if header is None or type(header.get("sessions")) is not int:
-        raise CabinetCorrupt("the cabinet's header was lost or damaged")
-    header["sessions"] += step
-    txn.put(R.META, HEADER, R.encode(header, HEADER))
+def _check_no_birth(txn: Txn, sid: str) -> None:
+    """``sid`` has no catalog row: it must have no birth record either (a
+    session whose row alone is gone is damage, not a session never made)."""
+    if txn.get(R.LOG, R.birth_key(sid)) is not None:
+        raise CabinetCorrupt(f"session {sid!r} has its records but no catalog row: the row "
+                             "was lost or damaged (restore the cabinet from a backup)")
+
+
+def _check_listed(txn: Txn, rows: int) -> None:
+    """The catalog rows read are as many as the backend counts itself (LMDB:
+    the table's own entry count); a backend that keeps no count (PostgreSQL,
+    whose rows cannot go missing from a scan) is not asked."""
+    kept = txn.count(R.CATALOG)
+    if kept is not None and kept != rows:
+        raise CabinetCorrupt(f"the catalog counts {kept} rows but {rows} were read: it is "
+                             "damaged")
+
+
+def _first_session_lost(txn: Txn) -> str | None:
+    """The first session the log holds (every session has its birth record
+    there) when the catalog has no row of it, else None: one index probe,
+    whatever the catalog's size, that finds a catalog lost, emptied or cut
+    short while the sessions' records remain."""
+    sid = next(txn.sids(R.LOG), None)
+    if sid is None:
+        return None
+    try:
+        key = R.sid_key(sid)
+    except MemNetError:
+        raise CabinetCorrupt(f"the log holds a key that names no session ({sid!r})") from None
+    return sid if txn.get(R.CATALOG, key) is None else None
+
+
+def _check_first_session(kv: KV, sid: str | None) -> None:
+    """Report ``sid`` (what :func:`_first_session_lost` found) when a second
+    look in a new transaction finds the same: on a distributed database
+    (Citus) the two reads of one transaction need not see one snapshot
+    across nodes, so a drop between them must not pass for a lost catalog."""
+    if sid is None:
+        return
+    with kv.read() as again:
+        if _first_session_lost(again) != sid:
+            return
+    raise CabinetCorrupt(f"the log holds session {sid!r} but the catalog does not: the "
+                         "catalog was lost or damaged (restore the cabinet from a backup)")
 
 
 _CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
@@ -214,7 +253,35 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
     for k, v in recs:
         txn.put(R.POSTINGS, k, v)
     txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
+    if txn.get(R.LOG, R.birth_key(sid)) is None:   # before format 7
+        _born(txn, sid, float(cat["created"]))
     return n
+
+
+def _births(kv: KV, sids: list[str]) -> int:
+    """Format 6 to 7 (the same stemmer): the birth record of every session
+    and the header without its count of sessions, in one transaction (one
+    small record a session: nothing to take up after a stop). Returns the
+    sessions given a birth record."""
+    def write(t: Txn) -> int:
+        now = _header_now(t)
+        if now.get("format") != 6 or "upgrading" in now:
+            return 0   # another run got there first
+        n = 0
+        for sid in sids:
+            ckey = R.sid_key(sid)
+            craw = t.get(R.CATALOG, ckey)
+            if craw is None:
+                raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
+            if t.get(R.LOG, R.birth_key(sid)) is None:
+                _born(t, sid, float(_catalog_row(craw, ckey)["created"]))
+                n += 1
+        done = {k: v for k, v in now.items() if k != "sessions"}
+        t.put(R.META, HEADER, R.encode(dict(done, format=R.FORMAT_VERSION, memnet=__version__),
+                                       HEADER))
+        return n
+
+    return kv.run_write(write)
 
 
 _V5_KEY = struct.Struct(">IH")   # format 5's posting keys: range, then bucket
@@ -276,14 +343,17 @@ def _chunk_nodes(txn: Txn, sid: str, done: int, next_node: int) -> int:
 
 def _check_header(kv: KV) -> None:
     """Check the header (any backend): the format, the engine, and that the
-    catalog holds as many sessions as the header recorded, so a catalog
-    that was lost or emptied is ``cabinet_corrupt``, never an empty list.
-    A header is written only into a cabinet that holds nothing at all."""
+    first session of the log is in the catalog (:func:`_check_first_session`),
+    so a catalog that was lost or emptied is ``cabinet_corrupt``, never an
+    empty list; nothing here reads more than a few records, whatever the
+    cabinet holds. A header is written only into a cabinet that holds
+    nothing at all."""
     engine = kv.info().get("lmdb")
+    lost = None
     with kv.read() as txn:
         header = _read_header(txn)
         if header is None:
-            held = [t for t in R.TABLES if txn.count(t)]
+            held = [t for t in R.TABLES if next(iter(txn.scan(t)), None) is not None]
             if held:
                 raise CabinetCorrupt(f"the cabinet holds records ({', '.join(held)}) but "
                                      "no header: the header was lost or damaged")
@@ -309,11 +379,11 @@ def _check_header(kv: KV) -> None:
                     f"the cabinet's word index was built with {words}, this process stems "
                     f"with {stemmer_id()}: run `memnet cabinet upgrade` (Cabinet.upgrade) to "
                     "rebuild it")
-            _check_count(header, txn.count(R.CATALOG))
+            lost = _first_session_lost(txn)
+    _check_first_session(kv, lost)
     if header is None:
         new = {"format": R.FORMAT_VERSION, "backend": kv.name, "engine": engine,
-               "words": stemmer_id(), "memnet": __version__, "created": time.time(),
-               "sessions": 0}
+               "words": stemmer_id(), "memnet": __version__, "created": time.time()}
 
         def write(t: Txn) -> None:
             if t.get(R.META, HEADER) is None:  # another process may have been first
@@ -334,11 +404,19 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     run that stopped is taken up after that session; one whose stemmer is
     not the mark's redoes every session's index from its nodes. A session's
     transaction reads the mark again first, so two upgrades at once never
-    convert a session twice."""
+    convert a session twice. From format 6 with this stemmer, all there is to
+    do is one small record a session: :func:`_births`, no mark."""
     with kv.read() as txn:
-        if _read_header(txn) is None:
+        header = _read_header(txn)
+        if header is None:
             return {"sessions": 0, "nodes": 0}
         sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)]
+    if header.get("format") == 6 and header.get("words") == stemmer_id() and \
+            "upgrading" not in header:
+        born = _births(kv, sids)
+        if progress is not None:
+            progress(len(sids), len(sids))
+        return {"sessions": born, "nodes": 0}
 
     def start(t: Txn) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """The header as marked (marked now when it was not), and the mark; None
@@ -388,12 +466,13 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
             counts["sessions"] += 1
         if progress is not None:
             progress(i + 1, len(sids))
-    done = {k: v for k, v in header.items() if k != "upgrading"}
+    # the count of sessions older formats kept is not carried over (format 7)
+    done = {k: v for k, v in header.items() if k not in ("upgrading", "sessions")}
     done.update(format=R.FORMAT_VERSION, words=stemmer_id(), memnet=__version__)
 
     def finish(t: Txn) -> None:
         if "upgrading" in _header_now(t):   # (another run may have finished first)
-            t.put(R.META, HEADER, R.encode(dict(done, sessions=t.count(R.CATALOG)), HEADER))
+            t.put(R.META, HEADER, R.encode(done, HEADER))
 
     kv.run_write(finish)
     return counts

@@ -31,7 +31,6 @@ from ..errors import CabinetCorrupt, SessionExists, SessionNotFound
 from ..ids import check_session_id
 from . import records as R
 from .base import Cabinet, SessionInfo
-from .catalog import _count_sessions
 from .kv import Txn
 
 #: the per-element tables of a session, in the order they are copied
@@ -92,12 +91,11 @@ def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
             if dst._catalog(wt, sid) is not None:
                 raise SessionExists(f"session {sid!r} already exists in the destination "
                                     "cabinet; drop it there first")
-            for table in ELEMENT_TABLES:
+            for table in ELEMENT_TABLES:   # the birth record too (in the log)
                 for k, v in rt.scan(table, pre):
                     wt.put(table, k, v)
             key = R.sid_key(sid)
             wt.put(R.CATALOG, key, R.encode(cat, key))
-            _count_sessions(wt, 1)
 
         dst.kv.run_write(work)
     try:

@@ -306,6 +306,8 @@ def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
     end = cat["version"] if upto is None else upto
     for k, v in txn.scan(R.LOG, R.prefix(sid)):
         ver = R.key_id(k)
+        if ver == 0:
+            continue   # the session's birth record, not a commit
         if ver > end:
             break
         if ver != want:

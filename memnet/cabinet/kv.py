@@ -58,11 +58,23 @@ class Txn(abc.ABC):
         network asks for the keys alone, in one round trip."""
         return [v is not None for v in self.get_many(table, keys)]
 
-    def count(self, table: str) -> int:
-        """How many records ``table`` holds; backends override it with the
-        count they keep (the cabinet checks the catalog's against its header
-        on every open)."""
-        return sum(1 for _ in self.scan(table))
+    def count(self, table: str) -> int | None:
+        """How many records ``table`` holds, as the backend keeps the count
+        itself (LMDB: the entries of the table's own record); None when it
+        keeps none (PostgreSQL), so that nothing counts a table row by row."""
+        return None
+
+    def sids(self, table: str) -> Iterator[str]:
+        """The session ids that hold records in an element table (keys ``sid
+        0x00 ...``), in key order, each once; a damaged key that names no
+        session is yielded as the text it holds. Backends skip from one
+        session's records to the next instead of reading them."""
+        last = None
+        for k, _v in self.scan(table):
+            sid = k.split(b"\x00", 1)[0].decode("ascii", "replace")
+            if sid != last:
+                last = sid
+                yield sid
 
     def put(self, table: str, key: bytes, value: bytes) -> None:
         raise NotImplementedError("read-only transaction")
@@ -141,7 +153,7 @@ class _MemTxn(Txn):
             yield k, t[k]
             i += 1
 
-    def count(self, table: str) -> int:
+    def count(self, table: str) -> int | None:
         return len(self.tables[table])
 
     def put(self, table: str, key: bytes, value: bytes) -> None:
@@ -214,13 +226,13 @@ def home_of(path: str | os.PathLike[str] | None) -> str:
 
 
 def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
-            sync: bool, tables: tuple[str, ...]) -> KV:
+            sync: bool, tables: tuple[str, ...], start_over: bool = False) -> KV:
     """The backend behind ``Cabinet.open`` (see its docstring), holding ``tables``."""
     if backend == "memory":
         return MemoryKV(tables)
     if backend not in ("lmdb", "postgres"):
         raise InvalidArgument(f"unknown cabinet backend {backend!r} (lmdb, postgres, memory)")
-    from .kv_pg import SCHEMES, PgKV, looks_like_url
+    from .kv_pg import SCHEMES, PgKV, is_cabinet_url, looks_like_url
 
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
@@ -229,7 +241,7 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
     if type(where) is not str or not where or "\x00" in where:
         raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
                               f"{where!r}")
-    if backend == "postgres" or (not isinstance(path, os.PathLike) and looks_like_url(where)):
+    if backend == "postgres" or (not isinstance(path, os.PathLike) and is_cabinet_url(where)):
         scheme = where.split("://", 1)[0].lower() if looks_like_url(where) else "postgresql"
         if scheme not in SCHEMES:
             raise CabinetUrlError(
@@ -248,7 +260,7 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
     if type(max_size) is not int or max_size < 1:
         raise InvalidArgument(f"the cabinet's max_size must be a positive number of bytes, "
                               f"not {max_size!r}")
-    return LmdbKV.acquire(where, tables, max_size=max_size, sync=sync)
+    return LmdbKV.acquire(where, tables, max_size=max_size, sync=sync, start_over=start_over)
 
 
 __all__ = ["KV", "MemoryKV", "Txn", "home_of", "open_kv"]

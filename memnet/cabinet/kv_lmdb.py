@@ -30,7 +30,15 @@ from typing import Any, TypeVar
 
 import lmdb
 
-from ..errors import CabinetCorrupt, CabinetError, CabinetForked, CabinetFull, DiskFull
+from ..errors import (
+    BackupTargetExists,
+    CabinetCorrupt,
+    CabinetError,
+    CabinetForked,
+    CabinetFull,
+    DiskFull,
+    os_error,
+)
 from .kv import KV, Txn
 from .lmdb_file import check_data_file
 
@@ -111,8 +119,16 @@ class _LmdbTxn(Txn):
             if n >= count:
                 break
 
-    def count(self, table: str) -> int:
+    def count(self, table: str) -> int | None:
         return int(self.txn.stat(self.dbs[table])["entries"])
+
+    def sids(self, table: str) -> Iterator[str]:
+        cur = self.txn.cursor(db=self.dbs[table])
+        at = b""
+        while cur.set_range(at):
+            sid = cur.key().split(b"\x00", 1)[0]
+            yield sid.decode("ascii", "replace")
+            at = sid + b"\x01"   # past every key of that session (sid 0x00 ...)
 
     def put(self, table: str, key: bytes, value: bytes) -> None:
         self.txn.put(key, value, db=self.dbs[table])
@@ -178,20 +194,27 @@ def _data_size(data: str) -> int:
         return 0
 
 
-def _emptied(path: str, data: str, wait: float = 0.5) -> bool:
-    """Whether the data file of a cabinet that was opened before is gone or
-    empty: LMDB would take it for a new cabinet and the sessions would seem
-    never to have been. A lock file is made just before the data file and
-    LMDB writes the data file's first pages as it makes it, so another
-    process creating this cabinet right now is waited for (``wait`` seconds)."""
-    if not os.path.exists(os.path.join(path, "lock.mdb")) or _data_size(data):
-        return False
+def _lost_data(path: str, data: str, wait: float = 0.5) -> str | None:
+    """What is wrong when the directory of a cabinet holds the traces of one
+    (its lock file, or an empty data file) but no data: LMDB would take it
+    for a new cabinet and the sessions would seem never to have been. None
+    when the data file holds something, or when neither file is there (a new
+    cabinet). A lock file is made just before the data file and LMDB writes
+    the data file's first pages as it makes it, so another process creating
+    this cabinet right now is waited for (``wait`` seconds)."""
+    if _data_size(data):
+        return None
+    lock = os.path.exists(os.path.join(path, "lock.mdb"))
+    if not lock and not os.path.exists(data):
+        return None
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         time.sleep(0.01)
         if _data_size(data):
-            return False
-    return True
+            return None
+    state = "empty" if os.path.exists(data) else "missing"
+    return f"data.mdb is {state}" + (" beside the lock file of a cabinet that was opened before"
+                                     if lock else "")
 
 
 def _remove_new(path: str, made_dir: bool) -> None:
@@ -217,6 +240,36 @@ def _disk_error(e: BaseException, path: str | None = None) -> bool:
     return path is not None and os.strerror(errno.EIO) in text and _near_disk_limit(path)
 
 
+def _backup_dir(dest: str) -> bool:
+    """Make the backup directory ``dest`` if needed (whether it was made); one
+    that already holds a ``data.mdb`` is ``backup_target_exists``."""
+    made = not os.path.isdir(dest)
+    try:
+        os.makedirs(dest, exist_ok=True)
+    except OSError as e:
+        if _disk_error(e):
+            raise DiskFull(f"cannot make the backup directory {dest}: {e}") from None
+        raise os_error(e) from None
+    if os.path.exists(os.path.join(dest, "data.mdb")):
+        raise BackupTargetExists(f"backup destination {dest} already holds a cabinet")
+    return made
+
+
+def _remove_backup(dest: str, made: bool, names: tuple[str, ...] = ("data.mdb",)) -> None:
+    """Remove what a failed backup wrote into ``dest``: the files ``names``
+    (none of them was there before) and the directory, when it made it."""
+    for name in names:
+        try:
+            os.unlink(os.path.join(dest, name))
+        except OSError:
+            pass
+    if made:
+        try:
+            os.rmdir(dest)
+        except OSError:
+            pass
+
+
 class LmdbKV(KV):
     """An LMDB environment holding the cabinet's named tables."""
 
@@ -224,7 +277,7 @@ class LmdbKV(KV):
 
     @classmethod
     def acquire(cls, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
-                sync: bool = True) -> LmdbKV:
+                sync: bool = True, start_over: bool = False) -> LmdbKV:
         """The environment for ``path``: shared with an earlier open in this
         process (LMDB forbids two), or new. In a child process after fork() an
         inherited environment is closed and replaced, never used."""
@@ -243,12 +296,12 @@ class LmdbKV(KV):
                 kv._refs += 1
                 kv.max_size = max(kv.max_size, int(max_size))
                 return kv
-            kv = cls(real, tables, max_size=max_size, sync=sync)
+            kv = cls(real, tables, max_size=max_size, sync=sync, start_over=start_over)
             _shared[real] = kv
             return kv
 
     def __init__(self, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
-                 sync: bool = True) -> None:
+                 sync: bool = True, start_over: bool = False) -> None:
         self._refs = 1
         self.path = path
         self.max_size = int(max_size)
@@ -258,20 +311,26 @@ class LmdbKV(KV):
         self._wlock = threading.Lock()
         data = os.path.join(path, "data.mdb")
         made = _make_dir(path)
-        if not made and _emptied(path, data):
-            raise CabinetCorrupt(
-                f"the cabinet at {path} has lost its data file: data.mdb is missing or empty "
-                "beside the lock file of a cabinet that was opened before (restore it from a "
-                "backup; if this cabinet never held anything, delete the directory)")
-        facts = check_data_file(data, tables)  # before LMDB maps a byte of it
-        new = facts is None
+        lost = None if made else _lost_data(path, data)
+        if lost is not None:
+            if not start_over:
+                raise CabinetCorrupt(
+                    f"the cabinet at {path} has lost its data file: {lost}. Restore it from a "
+                    "backup; to start a new, empty cabinet here instead, delete data.mdb and "
+                    "lock.mdb (or open it with start_over=True)", path=path)
+            _remove_new(path, False)
+        # the meta pages alone before LMDB maps a byte of the file; the rest
+        # once a read transaction keeps the pages checked from being reused
+        new = check_data_file(data, tables, tree=False) is None
         try:
             _reserve_lock(path)
             have = os.path.getsize(data) if os.path.exists(data) else 0
             size = min(max(INITIAL_SIZE, have), max(self.max_size, have))
-            self.env = lmdb.open(path, map_size=size, max_dbs=len(tables) + 2, subdir=True,
-                                 sync=sync, metasync=sync, readahead=False, max_readers=256,
-                                 lock=True)
+            # as bytes: py-lmdb encodes a str path as UTF-8, which a path that
+            # is not (a surrogate-escaped byte) cannot be
+            self.env = lmdb.open(os.fsencode(path), map_size=size, max_dbs=len(tables) + 2,
+                                 subdir=True, sync=sync, metasync=sync, readahead=False,
+                                 max_readers=256, lock=True)
         except lmdb.Error as e:
             if new:
                 _remove_new(path, made)
@@ -281,10 +340,16 @@ class LmdbKV(KV):
                 raise CabinetCorrupt(f"cannot open the cabinet at {path}: {e}") from None
             raise CabinetError(f"cannot open the cabinet at {path}: {e}",
                                code="cabinet_io") from None
-        except DiskFull:
+        except BaseException:
             if new:
                 _remove_new(path, made)
             raise
+        if not new:
+            try:
+                self._check_pinned(data, tables)
+            except BaseException:
+                self.env.close()
+                raise
         self.env.reader_check()  # clear slots of readers that died
         self.dbs: dict[str, Any] = {}
 
@@ -295,12 +360,29 @@ class LmdbKV(KV):
 
         try:
             self.run_write(open_tables, check=False)
-        except DiskFull:
+        except BaseException:
             self.env.close()
             if new:
                 _remove_new(path, made)
             raise
         _open_envs.add(self)
+
+    def _check_pinned(self, data: str, tables: tuple[str, ...]) -> None:
+        """Check the data file whole (:func:`~memnet.cabinet.lmdb_file.check_data_file`)
+        while a read transaction of this process is open: LMDB writes over no
+        page of the tree that transaction sees, nor of any later one, until it
+        ends, so another process committing meanwhile cannot make the check
+        read pages in the middle of being reused (a false ``cabinet_corrupt``).
+        Beginning it reads the meta pages alone, which were checked before."""
+        try:
+            txn = self.env.begin(write=False)
+        except lmdb.MapResizedError:
+            self.env.set_mapsize(0)
+            txn = self.env.begin(write=False)
+        try:
+            check_data_file(data, tables)
+        finally:
+            txn.abort()
 
     # -- guards ---------------------------------------------------------------
     def check(self) -> None:
@@ -395,17 +477,26 @@ class LmdbKV(KV):
                     raise
 
     def backup(self, dest: str) -> None:
+        """A compacted copy of the environment into the directory ``dest`` (made
+        if needed). A copy that fails leaves neither its partial ``data.mdb``
+        nor a directory it made, so it can simply be run again."""
         self.check()
-        os.makedirs(dest, exist_ok=True)
-        if os.path.exists(os.path.join(dest, "data.mdb")):
-            raise CabinetError(f"backup destination {dest} already holds a cabinet",
-                               code="backup_target_exists")
+        made = _backup_dir(dest)
         try:
-            self.env.copy(dest, compact=True)
+            # bytes, like the path of lmdb.open (py-lmdb takes them; its stubs say str)
+            self.env.copy(os.fsencode(dest), compact=True)  # type: ignore[arg-type]
         except lmdb.Error as e:
+            if "File exists" in str(e):  # another copy got there first: not ours to remove
+                raise BackupTargetExists(f"backup destination {dest} already holds a cabinet"
+                                         ) from None
+            _remove_backup(dest, made)
             if _disk_error(e, dest):
-                raise DiskFull(f"backup to {dest} failed: {e}") from None
-            raise CabinetError(f"backup to {dest} failed: {e}", code="cabinet_io") from None
+                raise DiskFull(f"backup to {dest} failed: {e}; nothing was kept") from None
+            raise CabinetError(f"backup to {dest} failed: {e}; nothing was kept",
+                               code="cabinet_io") from None
+        except BaseException:
+            _remove_backup(dest, made)
+            raise
 
     def check_file(self) -> list[str]:
         """Structural problems of the data file found by py-lmdb's offline

@@ -46,7 +46,7 @@ from typing import Any, TypeVar
 
 from ..errors import CabinetCorrupt, CabinetError, CabinetForked
 from .kv import KV, Txn
-from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, looks_like_url
+from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, is_cabinet_url, looks_like_url
 from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, _migrate
 
 T = TypeVar("T")
@@ -109,12 +109,14 @@ class _PgTxn(Txn):
     get) and sent when the transaction commits, or earlier before a scan or
     when they pass SPILL_BYTES."""
 
-    def __init__(self, kv: PgKV, conn: Any, write: bool, begin: str | None = None) -> None:
+    def __init__(self, kv: PgKV, conn: Any, write: bool,
+                 begin: tuple[str, ...] | None = None) -> None:
         self.kv = kv
         self.conn = conn
         self.cur = conn.cursor(binary=True)
         self.write = write
-        self.begin = begin  # a BEGIN not sent yet: it rides with the first statement
+        # BEGIN (and its settings) not sent yet: they ride with the first statement
+        self.begin = begin
         self.pending: dict[str, dict[bytes, bytes | None]] = {}
         self.pending_bytes = 0
         self.known: set[tuple[str, bytes]] = set()
@@ -158,8 +160,9 @@ class _PgTxn(Txn):
             self.cur.execute(query, params)
             return
         begin, self.begin = self.begin, None
-        with self.conn.pipeline():
-            self.cur.execute(begin)
+        with _pipeline(self.conn):
+            for statement in begin:
+                self.cur.execute(statement)
             self.cur.execute(query, params)
 
     def _rows(self, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -285,6 +288,24 @@ class _PgTxn(Txn):
             after, op = tuple(rows[-1][:-1]), ">"
             page = min(page * 2, _MAX_PAGE)
 
+    def sids(self, table: str) -> Iterator[str]:
+        """The session ids of an element table, from its primary key (which
+        leads with ``sid``): the first one alone (an open's probe asks for no
+        more), then the rest a page at a time."""
+        if self.write:
+            self.send_writes()
+        after, page = None, 1
+        while True:
+            rows = self._rows(f"SELECT DISTINCT sid FROM memnet_{table}"
+                              + (" WHERE sid > %b" if after is not None else "")
+                              + " ORDER BY sid LIMIT %b",
+                              (after, page) if after is not None else (page,))
+            for (sid,) in rows:
+                yield str(sid)
+            if len(rows) < page:
+                return
+            after, page = rows[-1][0], _FIRST_PAGE
+
     # -- writes ----------------------------------------------------------------
     def put(self, table: str, key: bytes, value: bytes) -> None:
         assert self.write
@@ -387,18 +408,38 @@ class _PgTxn(Txn):
             if commit:
                 self.end_pipeline(ok=True)
             return
-        with self.conn.pipeline():
+        with _pipeline(self.conn):
             self._send(self.cur, stmts, commit)
 
     def _send(self, cur: Any, stmts: list[tuple[str, tuple[Any, ...]]], commit: bool) -> None:
         if self.begin is not None:
-            cur.execute(self.begin)
+            for statement in self.begin:
+                cur.execute(statement)
             self.begin = None
         for q, params in stmts:
             cur.execute(q, params)
         if commit:
             self.kv._commit_sent = True
             cur.execute("COMMIT")
+
+
+@contextmanager
+def _pipeline(conn: Any) -> Iterator[Any]:
+    """``conn.pipeline()`` that leaves quietly when the block failed: psycopg's
+    own exit then logs a warning ("error ignored terminating ... pipeline
+    aborted") for every serialization failure, which is retried and no error
+    at all; the block's error is the one raised either way."""
+    pipe = conn.pipeline()
+    pipe.__enter__()
+    try:
+        yield pipe
+    except BaseException:
+        try:
+            pipe.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - the aborted pipeline says what the block raised
+            pass
+        raise
+    pipe.__exit__(None, None, None)
 
 
 def _split(key: bytes) -> tuple[str | None, bytes]:
@@ -430,6 +471,7 @@ class PgKV(KV):
         self._closed = False
         self._lock = threading.Lock()
         self._commit_sent = False
+        self._begin_write: tuple[str, ...] = (_BEGIN_WRITE,)
         _live.add(self)
         with self._lock:
             self._connection()
@@ -471,17 +513,24 @@ class PgKV(KV):
             # in one the server dropped: every later create or drop then failed
             # with "prepared statement ... does not exist"
             conn = psycopg.connect(self._conninfo, autocommit=True, prepare_threshold=None)
-            if not self.sync:
-                conn.execute("SET synchronous_commit = off")
+            # on Citus, what a transaction SETs LOCAL reaches the connections
+            # to the workers that hold its shards (a session's SET does not);
+            # a plain server keeps the name as a placeholder, unused
+            conn.execute("SET citus.propagate_set_commands = 'local'")
         except psycopg.Error as e:
             raise self._error(e, "connect to") from None
+        settings = ["SET LOCAL synchronous_commit = off"] if not self.sync else []
         try:
             # large records (an index delta, a hub's adjacency, a log entry)
             # are stored compressed: lz4 costs a flush a fraction of pglz's time;
             # a server built without it (or older than 14) keeps its default
             conn.execute("SET default_toast_compression = lz4")
+            settings.append("SET LOCAL default_toast_compression = lz4")
         except psycopg.Error:
             pass
+        # each write transaction sets them again, LOCAL, so that they reach
+        # the servers that store its rows (see docs/cabinet-citus.md)
+        self._begin_write = (_BEGIN_WRITE, *settings)
         self._conn = conn
         return conn
 
@@ -557,7 +606,7 @@ class PgKV(KV):
             for _attempt in range(MAX_ATTEMPTS):
                 conn = self._connection()
                 self._commit_sent = False
-                txn = _PgTxn(self, conn, write=True, begin=_BEGIN_WRITE)
+                txn = _PgTxn(self, conn, write=True, begin=self._begin_write)
                 try:
                     out = fn(txn)
                     txn.send_writes(commit=True)
@@ -590,14 +639,17 @@ class PgKV(KV):
     # -- maintenance -------------------------------------------------------------------
     def backup(self, dest: str) -> None:
         """Copy every record, the format header included, into a new LMDB
-        cabinet at ``dest``, from one snapshot."""
-        from .kv_lmdb import LmdbKV
+        cabinet at ``dest``, from one snapshot. A copy that fails leaves no
+        file of it behind (nor the directory, when it made it)."""
+        from .kv_lmdb import LmdbKV, _backup_dir, _remove_backup
 
         self._check()
-        if os.path.exists(os.path.join(dest, "data.mdb")):
-            raise CabinetError(f"backup destination {dest} already holds a cabinet",
-                               code="backup_target_exists")
-        target = LmdbKV.acquire(dest, self.tables)
+        made = _backup_dir(dest)
+        try:
+            target = LmdbKV.acquire(dest, self.tables)
+        except BaseException:
+            _remove_backup(dest, made, ())
+            raise
         try:
             with self.read() as src:
                 def work(txn: Txn) -> None:
@@ -606,8 +658,11 @@ class PgKV(KV):
                             txn.put(t, k, v)
 
                 target.run_write(work)
-        finally:
+        except BaseException:
             target.close()
+            _remove_backup(dest, made, ("data.mdb", "lock.mdb"))
+            raise
+        target.close()
 
     def check_file(self) -> list[str]:
         """The schema version row must be the one this MemNet writes."""
@@ -638,4 +693,5 @@ class PgKV(KV):
         return f"PgKV({self.display!r})"
 
 
-__all__ = ["MIGRATIONS", "PgKV", "SCHEMA_SQL", "SCHEMA_VERSION", "SCHEMES", "looks_like_url"]
+__all__ = ["MIGRATIONS", "PgKV", "SCHEMA_SQL", "SCHEMA_VERSION", "SCHEMES", "is_cabinet_url",
+           "looks_like_url"]

@@ -16,8 +16,8 @@ not hold together:
   missing or renamed is damage, not an empty table to create);
 * every table's branch pages and the free list: each child page exists, is
   reached once, is not a free page, and the branch and leaf page counts agree
-  with the table's own record; the leaves of the small tables (``meta``,
-  ``catalog``) and of the free list are checked whole, with their entry counts;
+  with the table's own record; the leaves of the ``meta`` table (the header)
+  and of the free list are checked whole, with their entry counts;
 * the leaf pages near the end of the file (the last 128 KiB and a little), whose
   damaged node offsets or key lengths could reach past it, and the overflow
   pages their nodes name.
@@ -28,6 +28,19 @@ node that claims a value on overflow pages is touched page by page as soon as
 a cursor lands on it, before MemNet sees it, so a damaged length, page number
 or node offset in a leaf page not near the end can still reach past the file.
 ``verify()`` reads every page with plain reads and finds it.
+
+**A file being written.** Another process may commit while the file is
+read. A commit writes its pages into free space, then its meta page; the
+pages of a tree LMDB frees are written over once no reader needs them. So
+:func:`check_data_file` is called twice by an open
+(:mod:`memnet.cabinet.kv_lmdb`): with ``tree=False`` before LMDB maps the
+file (the meta pages alone), then in full while the opening process holds an
+LMDB read transaction, which keeps every tree from the one it sees on from
+being written over. What can still change under the check is a meta page (a
+commit in between, or a read torn by one): a check that fails is run again,
+and its failure is reported only when the meta pages did not change while it
+ran (up to ``ATTEMPTS`` checks; past that, the damage found every time is
+reported, saying so).
 
 The layout read here is LMDB 0.9's (py-lmdb's bundled engine) on a 64-bit
 machine: 16-byte page headers and page numbers of 8 bytes in native order.
@@ -231,23 +244,51 @@ def _meta(f: _File, off: int) -> tuple[int, int, int, _Db, _Db, int, int]:
     return magic, version, flags, free, main, last, txnid
 
 
-def check_data_file(path: str, tables: tuple[str, ...]) -> DataFile | None:
-    """Check ``path`` (a ``data.mdb``) as the module docstring says; None when
-    there is no file or it is empty (a new cabinet, which LMDB creates)."""
+ATTEMPTS = 10  # checks of a file that keeps changing before its damage is believed
+
+
+def _meta_bytes(fd: int) -> bytes:
+    """The bytes of both meta pages as they are now (what a commit rewrites):
+    the first one, and the second at the page size the first names (or at
+    every size LMDB allows, when that is not one)."""
+    first = os.pread(fd, HEADER + 144, 0)
+    psize = _DB.unpack_from(first, HEADER + 24)[0] if len(first) == HEADER + 144 else 0
+    spots = [psize] if 512 <= psize <= 65536 and not psize & (psize - 1) else \
+        [1 << k for k in range(9, 17)]
+    return first + b"".join(os.pread(fd, HEADER + 144, at) for at in spots)
+
+
+def check_data_file(path: str, tables: tuple[str, ...], *, tree: bool = True,
+                    ) -> DataFile | None:
+    """Check ``path`` (a ``data.mdb``) as the module docstring says (``tree``
+    False: the meta pages alone); None when there is no file or it is empty
+    (a new cabinet, which LMDB creates). A check that fails while the meta
+    pages change under it (another process committing) is run again."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
-        size = os.fstat(fd).st_size
-        if size == 0:
-            return None
-        return _check(_File(path, fd, size), tables)
+        for attempt in range(1, ATTEMPTS + 1):
+            before = _meta_bytes(fd)
+            size = os.fstat(fd).st_size  # after the meta pages: it holds what they name
+            if size == 0:
+                return None
+            try:
+                return _check(_File(path, fd, size), tables, tree)
+            except CabinetCorrupt as e:
+                if _meta_bytes(fd) == before:
+                    raise  # the file stood still: the damage is in it
+                if attempt == ATTEMPTS:
+                    raise CabinetCorrupt(f"{e} (found in each of {ATTEMPTS} checks while "
+                                         "another process was writing the file)",
+                                         path=path) from None
+        raise AssertionError("unreachable")  # pragma: no cover
     finally:
         os.close(fd)
 
 
-def _check(f: _File, tables: tuple[str, ...]) -> DataFile:
+def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
     if f.size < 2 * 256:
         raise f.fail("it is too short to hold LMDB's two meta pages")
     m0 = _meta(f, 0)
@@ -276,6 +317,8 @@ def _check(f: _File, tables: tuple[str, ...]) -> DataFile:
     pages = f.size // psize
     if f.next > pages + max(pages, 1 << 20):
         raise f.fail(f"it holds {pages} pages but its meta page counts {f.next}")
+    if not tree:
+        return DataFile(psize, f.next, frozenset())
     f.free = bytearray(f.next)
     f.seen = bytearray(f.next)
     if free.flags != INTEGERKEY and free.root != INVALID:
@@ -314,7 +357,7 @@ def _check(f: _File, tables: tuple[str, ...]) -> DataFile:
         if db.flags:
             raise f.fail(f"table {name} has the wrong flags")
         leaves = f.tree(db, f"table {name}")
-        whole = name in ("meta", "catalog")
+        whole = name == "meta"
         seen = f.leaves(leaves if whole else [p for p in leaves if p >= tail], f"table {name}",
                         whole=whole, flags_ok=F_BIGDATA)
         if whole and len(seen) != db.entries:
@@ -322,4 +365,4 @@ def _check(f: _File, tables: tuple[str, ...]) -> DataFile:
     return DataFile(psize, f.next, frozenset(names))
 
 
-__all__ = ["DataFile", "check_data_file"]
+__all__ = ["ATTEMPTS", "DataFile", "check_data_file"]

@@ -49,6 +49,61 @@ def looks_like_url(where: str) -> bool:
     return re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", where) is not None
 
 
+# libpq's connection keywords: a location that starts with one of them and "="
+# is a keyword string (host=... password=...), not a directory name
+_KEYWORDS = ("host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
+             "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "application_name",
+             "connect_timeout", "target_session_attrs", "channel_binding", "gssencmode",
+             "krbsrvname", "require_auth", "keepalives", "client_encoding", "requiressl")
+_KEYWORD_STRING = re.compile(r"\s*(?:" + "|".join(_KEYWORDS) + r")\s*=|.*(?:^|\s)password\s*=",
+                             re.I | re.S)
+_NEAR_SCHEME = re.compile(r"\s*postgres(?:ql)?\s*(?::|//)", re.I)
+
+
+def is_cabinet_url(where: str) -> bool:
+    """Whether a cabinet location is a URL (``scheme://...``) rather than a
+    directory. A string that is meant as a PostgreSQL URL or connection string
+    but is not a URL (``postgresql:/...``, ``postgresql//...``,
+    ``postgresql:user@...``, white space around a URL, the keyword form
+    ``host=... password=...``) is ``bad_cabinet_url``, never a directory: made
+    into one, its name would keep the password on disk. The message does not
+    repeat the string."""
+    bare = where.strip()
+    if bare != where and (looks_like_url(bare) or _NEAR_SCHEME.match(bare)
+                          or _KEYWORD_STRING.match(bare)):
+        raise CabinetUrlError("the cabinet location has white space around a URL or connection "
+                              "string: remove it "
+                              "(the location was not used, as a URL or as a directory)")
+    if looks_like_url(where):
+        return True
+    if _NEAR_SCHEME.match(where):
+        raise CabinetUrlError("the cabinet location starts like a PostgreSQL URL but is not one: "
+                              "write it as postgresql://user:password@host:port/dbname (it was "
+                              "not used, as a URL or as a directory)")
+    if _KEYWORD_STRING.match(where):
+        raise CabinetUrlError("the cabinet location is a libpq keyword string (host=... "
+                              "dbname=...): write it as a postgresql://user@host:port/dbname "
+                              "URL (it was not used, as a connection or as a directory)")
+    return False
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def _url_secrets(url: str) -> list[str]:
+    """What may be the password in a URL libpq could not read: the part of
+    the user information after its first ``:`` (as written and decoded), and
+    the value of a ``password=`` parameter."""
+    from urllib.parse import unquote
+
+    words = []
+    m = re.match(r"\s*[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@", url)
+    if m and ":" in m.group(1):
+        words.append(m.group(1).split(":", 1)[1])
+    words += re.findall(r"password\s*=\s*([^&\s]+)", url, re.I)
+    return [x for w in words for x in {w, unquote(w, errors="replace")} if x]
+
+
 class _Secret:
     """Where the password of a connection string may show, and how to hide it."""
 
@@ -75,12 +130,16 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     psycopg = _psycopg()
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    secret = _Secret({})
     try:
         params = conninfo_to_dict(url)
     except psycopg.Error as e:
-        raise CabinetUrlError(f"cannot read the PostgreSQL URL: {secret.scrub(str(e))}"
-                              ) from None
+        # libpq quotes the token it stumbled on, or the whole URL: neither is shown
+        # (a one-character token, such as "]", says what is missing: it stays)
+        text = _QUOTED.sub(lambda m: m.group(0) if len(m.group(1)) < 2 else '"..."',
+                           " ".join(str(e).split()))
+        for w in _url_secrets(url):
+            text = text.replace(w, "***")
+        raise CabinetUrlError(f"cannot read the PostgreSQL URL: {text}") from None
     secret = _Secret(params)
     for port in str(params.get("port") or "").split(","):
         if port and not (port.isdigit() and 0 < int(port) < 65536):
@@ -92,9 +151,12 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     # no host: libpq's default ($PGHOST, else the local socket), written as
     # libpq writes it, postgresql:///dbname
     host = params.get("host") or params.get("hostaddr") or ""
-    display = (f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
-               f"{host}{':' + str(params['port']) if params.get('port') else ''}"
-               f"/{params.get('dbname', '')}")
+    # the options (a search_path) tell cabinets in one database apart
+    options = params.get("options")
+    display = secret.scrub(
+        f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
+        f"{host}{':' + str(params['port']) if params.get('port') else ''}"
+        f"/{params.get('dbname', '')}" + (f"?options={_quote(str(options))}" if options else ""))
     return conninfo, display, secret
 
 
@@ -105,7 +167,8 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     way when it happened."""
     psycopg = _psycopg()
     state = getattr(e, "sqlstate", None) or ""
-    text = secret.scrub(" ".join(str(e).split()))
+    # (without its closing period: more sentences may follow)
+    text = secret.scrub(" ".join(str(e).split())).rstrip(".")
     where = f"cannot {doing} the PostgreSQL cabinet at {display}: {text}"
     low = text.lower()
     if state in ("28P01", "28000", "42501") or "authentication failed" in low or \
@@ -121,15 +184,20 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     if state in ("42P01", "42703", "42883", "42P10", "42804", "42846"):
         # a table, column or constraint of the schema is gone or changed
         return CabinetCorrupt(f"{where}; the cabinet's tables are not as MemNet made them")
-    if state == "3D000" or (not state and (
+    if state == "25006" or (state == "0A000" and "during recovery" in low):
+        # a standby (hot standby, or a server still recovering) takes no writes:
+        # another server is the one to write to, or this one later
+        return CabinetUnavailable(f"{where}; the server takes no writes (a standby?): nothing "
+                                  "was written", outcome="not written")
+    if state in ("3D000", "3F000") or (not state and (
             "bad value for" in low or ("invalid" in low and "value" in low)
             or "definition of service" in low or "service file" in low
             or ('database "' in low and "does not exist" in low)
             or "unrecognized configuration parameter" in low
             or ("setsockopt" in low and "invalid argument" in low))) or (
             state in ("42704", "22023") and "parameter" in low):
-        # the URL names no database, or a setting libpq or the server refuses:
-        # no retry can help
+        # the URL names no database (or, 3F000, its search_path no schema there),
+        # or a setting libpq or the server refuses: no retry can help
         return CabinetUrlError(f"{where}; check the cabinet URL")
     lost = isinstance(e, psycopg.OperationalError) and (
         conn is None or conn.broken or conn.closed or not state
@@ -145,4 +213,4 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     return CabinetError(where, code="cabinet_io")
 
 
-__all__ = ["SCHEMES", "looks_like_url"]
+__all__ = ["SCHEMES", "is_cabinet_url", "looks_like_url"]

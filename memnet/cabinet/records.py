@@ -38,9 +38,11 @@ from ..values import Value
 # cover the key, text terms with identifier parts, stems and impact levels
 # (memnet.graph.words), node records keep their Shape line's token count;
 # 5: node chunk records beside the node records; 6: posting buckets by the index
-# shard of their terms (the levels of a word together), keyed bucket first
-FORMAT_VERSION = 6
-UPGRADABLE = (3, 4, 5)   # formats Cabinet.upgrade rewrites in place
+# shard of their terms (the levels of a word together), keyed bucket first;
+# 7: each session's birth record in the log (version 0) instead of a count of
+# the sessions in the header
+FORMAT_VERSION = 7
+UPGRADABLE = (3, 4, 5, 6)   # formats Cabinet.upgrade rewrites in place
 MAX_RECORD = 256 * 1024 * 1024
 ID = struct.Struct(">Q")  # the id at the end of an element key
 CRC = struct.Struct(">I")
@@ -73,6 +75,12 @@ def element_key(sid: str, n: int) -> bytes:
     if not 0 <= n < 1 << 63:
         raise ValueError(f"id out of range: {n}")
     return prefix(sid) + ID.pack(n)
+
+
+def birth_key(sid: str) -> bytes:
+    """The key of a session's birth record: its log at version 0, which no
+    commit takes (written with its catalog row, deleted with it)."""
+    return element_key(sid, 0)
 
 
 def key_id(key: bytes) -> int:
@@ -451,9 +459,9 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
 __all__ = ["BIG_KEY_MAX", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION",
            "LOG", "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
            "POSTING_BUCKETS", "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting",
-           "big_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no", "chunk_span",
-           "decode", "decode_bucket", "decode_edge_chunk", "decode_ids", "decode_node_chunk",
-           "decode_props", "delta_key", "delta_prefix", "element_key", "encode",
-           "encode_edge_chunk", "encode_node_chunk", "key_id", "new_token", "node_chunk_key",
-           "node_chunk_prefix", "own_record", "pending_limit", "prefix", "seal", "sid_key",
-           "split_bucket_key"]
+           "big_key", "birth_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no",
+           "chunk_span", "decode", "decode_bucket", "decode_edge_chunk", "decode_ids",
+           "decode_node_chunk", "decode_props", "delta_key", "delta_prefix", "element_key",
+           "encode", "encode_edge_chunk", "encode_node_chunk", "key_id", "new_token",
+           "node_chunk_key", "node_chunk_prefix", "own_record", "pending_limit", "prefix",
+           "seal", "sid_key", "split_bucket_key"]

@@ -5,7 +5,8 @@ must be in place and node ids dense, adjacency must name stored edges, edge
 chunks must be in place with no dangling edge, the stored index (postings and
 pending deltas) must be the one the node records give, with every term in its
 own bucket record, and the catalog's counts, kind counts and log must agree
-with the records.
+with the records; every session in the catalog has its birth record, and no
+table holds records of a session the catalog does not.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from ..errors import CabinetCorrupt
 from ..graph.index import Index
 from . import records as R
-from .catalog import _catalog_row, _check_count, _read_header, _sid_of
+from .catalog import _catalog_row, _check_listed, _read_header, _sid_of
 from .elements import _edge_columns, _effective_nodes, _log_of
 from .kv import KV
 from .postings import _apply_deltas, _node_terms, _stored_deltas, _stored_postings
@@ -49,11 +50,17 @@ def _verify(kv: KV) -> dict[str, int]:
         header = _read_header(txn)
         if header is None:
             raise CabinetCorrupt("the cabinet has no header")
-        _check_count(header, txn.count(R.CATALOG))
+        listed: set[str] = set()
         for k, v in txn.scan(R.CATALOG):
             sid = _sid_of(k)
             cat = _catalog_row(v, k)
             counts["sessions"] += 1
+            listed.add(sid)
+            birth = R.birth_key(sid)
+            raw = txn.get(R.LOG, birth)
+            if raw is None:
+                raise CabinetCorrupt(f"{sid}: the session has no birth record")
+            R.decode(raw, birth)
             pre = R.prefix(sid)
             chunk_pre = R.node_chunk_prefix(sid)
             top = int(cat["next_node"])
@@ -105,4 +112,11 @@ def _verify(kv: KV) -> dict[str, int]:
                 raise CabinetCorrupt(f"{sid}: catalog ids disagree with the records")
             counts["nodes"] += n_nodes
             counts["edges"] += n_edges
+        _check_listed(txn, counts["sessions"])
+        # no records of a session the catalog does not hold (its row was lost)
+        for table in (R.LOG, R.NODES, R.EDGES, R.POSTINGS):
+            for sid in txn.sids(table):
+                if sid not in listed:
+                    raise CabinetCorrupt(f"table {table} holds records of session {sid!r}, "
+                                         "which the catalog does not")
     return counts

@@ -356,6 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     parser = build_parser(_command_of(args_in))
     args = parser.parse_args(args_in)
+    if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+        # a path that is not UTF-8 (its bytes kept as surrogates) prints
+        # escaped, as stderr prints it, instead of failing the command
+        sys.stdout.reconfigure(errors="backslashreplace")
     if not getattr(args, "func", None):
         getattr(args, "help_of", parser).print_help(sys.stderr)
         return 2

@@ -7,6 +7,7 @@ Each handler takes the parsed arguments and returns the exit code; a
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     DependencyMissing,
+    DiskFull,
     InputTooLarge,
     InvalidArgument,
     OutputExists,
@@ -62,11 +64,13 @@ def _cabinet(args: argparse.Namespace, *, create: bool = False, sid: str | None 
 def need_cabinet(home: str | None, sid: str | None = None) -> None:
     """Stop when there is no cabinet at ``home`` (see :func:`_cabinet`)."""
     from ..cabinet.kv import home_of
-    from ..cabinet.kv_pg import looks_like_url
+    from ..cabinet.kv_pg import is_cabinet_url
 
     where = home_of(home)
-    if where and not looks_like_url(where) and not os.path.isfile(
-            os.path.join(where, "data.mdb")):
+    # a lock file without its data file is a cabinet that lost it: opening
+    # it says so (cabinet_corrupt)
+    if where and not is_cabinet_url(where) and not any(
+            os.path.isfile(os.path.join(where, f)) for f in ("data.mdb", "lock.mdb")):
         if sid is not None:
             raise SessionNotFound(f"no session {sid!r}: there is no cabinet at {where!r}")
         raise PathNotFound(f"no cabinet at {where!r}", path=where)
@@ -292,8 +296,12 @@ def write_new(path: str, text: str, *, force: bool = False) -> None:
         with open(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         os.unlink(tmp)
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            # as the cabinet's writers say it
+            raise DiskFull(f"cannot write {path}: {e.strerror}; nothing was written",
+                           path=path) from None
         raise
 
 
@@ -384,9 +392,9 @@ def _snap(args: argparse.Namespace) -> int:
 def _cabinet_copy(args: argparse.Namespace) -> int:
     from ..cabinet import Cabinet
     from ..cabinet.copy import copy_sessions
-    from ..cabinet.kv_pg import looks_like_url
+    from ..cabinet.kv_pg import is_cabinet_url
 
-    if not looks_like_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
+    if not is_cabinet_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
         # opening it would make an empty cabinet there and copy nothing
         raise PathNotFound(f"no cabinet at {args.src!r} to copy from",
                           path=args.src)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import memnet
 from memnet import Cabinet
 from memnet.cabinet import lmdb_file as F
 from memnet.cabinet import records as R
@@ -29,7 +30,7 @@ from memnet.errors import MemNetError
 from memnet.faces.cli import main
 
 ERRORS, DURABLE = "MN-REQ-15", "MN-REQ-14.3"
-OK, CORRUPT = 0, 10
+OK, CORRUPT, DIFFERENT = 0, 10, 12
 
 
 @pytest.fixture(scope="module")
@@ -60,20 +61,38 @@ def _build(path: Path, sessions: int, versions: int, rows: int) -> None:
                 cab.flush(s)
 
 
-def _read_all(path: Path) -> None:
-    """Open the cabinet and read everything a user can; exit OK or CORRUPT."""
+def _digest(cab: Cabinet) -> str:
+    """What a user reads from every session: its version, a Recall, its log
+    and a past version."""
+    out = []
+    for info in cab.sessions():
+        s = cab.open(info.id)
+        out += [info.id, str(s.version), s.recall("TSK status:open pricing").text,
+                repr([e.to_dict()["changed"] for e in cab.log(info.id)]),
+                cab.open(info.id, at=1).recall("TSK").text]
+    return "\n".join(out)
+
+
+def _read_all(path: Path, expect: str | None = None) -> None:
+    """Open the cabinet and read everything a user can; exit OK or CORRUPT
+    (DIFFERENT when what was read is not ``expect``)."""
     try:
         with Cabinet.open(path) as cab:
-            for info in cab.sessions():
-                s = cab.open(info.id)
-                s.recall("TSK status:open pricing")
-                cab.log(info.id)
-                cab.open(info.id, at=1)
-        os._exit(OK)
+            got = _digest(cab)
+        os._exit(OK if expect is None or got == expect else DIFFERENT)
     except MemNetError as e:
         os._exit(CORRUPT if e.code == "cabinet_corrupt" else 20)
     except BaseException:  # noqa: BLE001 - the kind of failure is the finding
         os._exit(30)
+
+
+def _verify_only(path: Path) -> None:
+    try:
+        with Cabinet.open(path) as cab:
+            cab.verify()
+        os._exit(OK)
+    except MemNetError as e:
+        os._exit(CORRUPT if e.code == "cabinet_corrupt" else 20)
 
 
 def in_child(fn: Callable[[], None]) -> int:
@@ -155,6 +174,36 @@ def test_a_renamed_catalog_is_cabinet_corrupt_not_an_empty_cabinet(
     assert main(["--home", str(lmdb_path), "session", "list"]) == 1
     assert "cabinet_corrupt" in capsys.readouterr().err
     assert data.read_bytes()[page:page + f.psize].count(b"cAtalog") == 1  # nothing created
+
+
+@pytest.mark.req(DURABLE, ERRORS)
+def test_a_listing_that_reads_fewer_rows_than_lmdb_counts_is_cabinet_corrupt(
+        fill: Callable[..., None], lmdb_path: Path) -> None:
+    """The catalog's leaves are not read at open (that grew with the number
+    of sessions); a listing compares the rows it read with the entries
+    LMDB's own record of the table counts."""
+    fill(lmdb_path)
+    data = lmdb_path / "data.mdb"
+    f, tables, root = _layout(data)
+    page = root.root * f.psize
+    buf = data.read_bytes()[page:page + f.psize]
+    n = (struct.unpack_from("<H", buf, 12)[0] - F.HEADER) // 2
+    (at,) = [a for _s, _fl, _k, key, a in f.nodes(buf, n, root.root, "main", leaf=True)
+             if key == b"catalog"]
+    entries = page + at + 32   # pad, flags, depth, then branch, leaf, overflow pages
+    assert struct.unpack_from("<Q", data.read_bytes(), entries)[0] == tables["catalog"].entries
+    _patch(data, entries, struct.pack("<Q", tables["catalog"].entries + 1))
+
+    def listing() -> None:
+        try:
+            with Cabinet.open(lmdb_path) as cab:
+                cab.open("ok-1")     # a session is read as before
+                cab.sessions()
+            os._exit(OK)
+        except MemNetError as e:
+            os._exit(CORRUPT if e.code == "cabinet_corrupt" else 20)
+
+    assert in_child(listing) == CORRUPT
 
 
 @pytest.mark.req(DURABLE, ERRORS)
@@ -244,15 +293,26 @@ def test_a_damaged_key_cannot_hide_a_record(fill: Callable[..., None],
     fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     raw = data.read_bytes()
+    with Cabinet.open(lmdb_path) as cab:
+        expect = _digest(cab)
+    (lmdb_path / "lock.mdb").unlink()
     for table, key in (("log", R.element_key("ok-1", 2)), ("nodes", R.element_key("ok-1", 7)),
                        ("catalog", b"ok-1"), ("postings", R.delta_key("ok-1", 3))):
         at = _key_at(data, table, key)
         for pos in (len(key) - 1, 2, len(key) - 9):  # the id, the session id, the separator
             shutil.copy(data, data.with_suffix(".bak"))
             _patch(data, at + pos, bytes([raw[at + pos] ^ 0x01]))
-            assert in_child(lambda: _read_all(lmdb_path)) == CORRUPT, (table, pos)
+            got = in_child(lambda: _read_all(lmdb_path, expect))
+            if table == "nodes":
+                # node records are read in a row, each checked against the key
+                # it should have: a damaged key is found by a scan (near the end
+                # of the file, or by verify) or changes nothing read
+                assert got in (CORRUPT, OK), (table, pos, got)
+                assert in_child(lambda: _verify_only(lmdb_path)) == CORRUPT, (table, pos)
+            else:
+                assert got == CORRUPT, (table, pos, got)
             shutil.copy(data.with_suffix(".bak"), data)
-    assert in_child(lambda: _read_all(lmdb_path)) == OK
+    assert in_child(lambda: _read_all(lmdb_path, expect)) == OK
 
 
 @pytest.mark.req(DURABLE)
@@ -326,21 +386,74 @@ def test_a_full_file_system_at_creation_is_disk_full_not_sigbus(tmp_path: Path) 
 # ----------------------------------------------------------------------------- any backend
 
 
+def _corrupt(call: Callable[[], object]) -> str:
+    with pytest.raises(MemNetError) as e:
+        call()
+    return e.value.code
+
+
 @pytest.mark.req(DURABLE, ERRORS)
-def test_the_header_knows_how_many_sessions_the_catalog_holds(place: Any, cabinet: Any) -> None:
+def test_a_catalog_row_lost_on_its_own_is_cabinet_corrupt_where_the_session_is_named(
+        place: Any, cabinet: Any) -> None:
     for sid in ("a", "b", "c"):
         cabinet.create(sid)
+    s = cabinet.open("c")
+    s.commit("INSERT (t:TSK {title: 'kept'})")
+    cabinet.flush(s)
     cabinet.drop("b")
     cabinet = place.reopen(cabinet)
     assert [i.id for i in cabinet.sessions()] == ["a", "c"]
-    # a catalog row lost behind the header's back
+    # the catalog row of c lost behind the cabinet's back; its birth record stays
     cabinet.kv.run_write(lambda t: t.delete(R.CATALOG, b"c"))
-    with pytest.raises(MemNetError) as e:
-        cabinet.sessions()
-    assert e.value.code == "cabinet_corrupt"
-    with pytest.raises(MemNetError) as e:
-        place.reopen(cabinet)
-    assert e.value.code == "cabinet_corrupt"
+    for call in (lambda: cabinet.open("c"), lambda: cabinet.exists("c"),
+                 lambda: cabinet.session_info("c"), lambda: cabinet.create("c"),
+                 lambda: cabinet.log("c"), cabinet.verify):
+        assert _corrupt(call) == "cabinet_corrupt"
+    # a session dropped is gone whole: nothing of it is taken for damage
+    assert not cabinet.exists("b")
+    cabinet.create("b")
+
+
+@pytest.mark.req(DURABLE, ERRORS)
+def test_a_catalog_lost_or_emptied_is_cabinet_corrupt_on_open_never_an_empty_list(
+        place: Any, cabinet: Any) -> None:
+    for sid in ("a", "b"):
+        cabinet.create(sid)
+    cabinet = place.reopen(cabinet)
+    cabinet.kv.run_write(lambda t: [t.delete(R.CATALOG, k)
+                                    for k, _v in list(t.scan(R.CATALOG))])
+    assert _corrupt(lambda: place.reopen(cabinet)) == "cabinet_corrupt"
+
+
+@pytest.mark.req(DURABLE)
+def test_creating_and_dropping_sessions_never_write_the_header(place: Any, cabinet: Any,
+                                                               tmp_path: Path) -> None:
+    """No record that every create would rewrite (a hot row: concurrent
+    creates on PostgreSQL failed on it); each session is written down by
+    records of its own."""
+    def header() -> bytes:
+        with cabinet.kv.read() as t:
+            raw = t.get(R.META, b"format")
+        assert raw is not None
+        return bytes(raw)
+
+    before = header()
+    for sid in ("a", "b", "c"):
+        cabinet.create(sid)
+    s = memnet.Session("d")
+    s.commit("INSERT (t:TSK {title: 'adopted'})")
+    cabinet.adopt(s)
+    cabinet.drop("b")
+    from memnet.cabinet.copy import copy_sessions
+
+    other = Cabinet.open(backend="memory")
+    other.create("e")
+    copy_sessions(other, cabinet)
+    assert header() == before
+    assert [i.id for i in cabinet.sessions()] == ["a", "c", "d", "e"]
+    assert cabinet.verify()["sessions"] == 4
+    with cabinet.kv.read() as t:
+        assert [R.key_id(k) for k, _v in t.scan(R.LOG, R.prefix("a"))] == [0]
 
 
 @pytest.mark.req(DURABLE, ERRORS)

@@ -505,29 +505,46 @@ def test_cabinet_errors_share_the_root() -> None:
 
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
-@pytest.mark.parametrize("how", ["truncated", "deleted"])
-def test_a_data_file_emptied_under_its_lock_file_is_cabinet_corrupt_not_a_new_cabinet(
+@pytest.mark.parametrize("how", ["truncated", "deleted", "truncated, lock file deleted"])
+def test_a_data_file_emptied_or_lost_is_cabinet_corrupt_not_a_new_cabinet(
         lmdb_path: Path, how: str) -> None:
     """LMDB takes an empty or missing data.mdb for a new cabinet: beside the
-    lock file of a cabinet that was opened before, that is lost data, and
-    nothing (not even a listing) may write a fresh header over it."""
+    lock file of a cabinet that was opened before, or as an empty file of its
+    own, that is lost data, and nothing (not even a listing) may write a
+    fresh header over it, unless the caller asks to start over."""
     with Cabinet.open(lmdb_path) as cab:
         s = cab.create("kept")
         s.commit("INSERT (t:TSK {title: 'x'})")
         cab.flush(s)
     data = lmdb_path / "data.mdb"
-    if how == "truncated":
+    if how.startswith("truncated"):
         os.truncate(data, 0)
     else:
         data.unlink()
+    if how.endswith("lock file deleted"):   # rm H/lock.mdb; : > H/data.mdb (issue 36)
+        (lmdb_path / "lock.mdb").unlink()
     for _ in range(2):
         with pytest.raises(MemNetError) as e:
             Cabinet.open(lmdb_path)
         assert e.value.code == "cabinet_corrupt" and "data.mdb" in e.value.message
     assert (not data.exists()) or data.stat().st_size == 0   # nothing written over it
-    # a directory that never held a cabinet (no lock file) is still made one
-    fresh = lmdb_path.parent / "fresh"
-    fresh.mkdir()
-    (fresh / "data.mdb").touch()
-    with Cabinet.open(fresh) as cab:
+    # asked for, a new cabinet takes the place of the lost one
+    with Cabinet.open(lmdb_path, start_over=True) as cab:
         assert cab.sessions() == []
+        cab.create("again")
+    with Cabinet.open(lmdb_path, start_over=True) as cab:   # never over a data file
+        assert [i.id for i in cab.sessions()] == ["again"]
+
+
+@pytest.mark.req("MN-REQ-14", ERRORS)
+def test_only_a_directory_with_no_cabinet_files_becomes_a_new_cabinet(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a cabinet's\n")
+    with Cabinet.open(empty) as cab:
+        assert cab.sessions() == []
+    with Cabinet.open(tmp_path / "new" / "deeper") as cab:
+        assert cab.sessions() == []
+    with pytest.raises(MemNetError) as e:
+        Cabinet.open(tmp_path, start_over="yes")  # type: ignore[arg-type]
+    assert e.value.code == "invalid_argument"

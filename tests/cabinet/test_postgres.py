@@ -452,9 +452,19 @@ def test_a_cabinet_used_across_fork_is_cabinet_forked_and_the_parent_keeps_its_c
 
 @pytest.mark.req("MN-REQ-14", HISTORY)
 def test_sync_false_turns_synchronous_commit_off_for_this_cabinet_only(url: str) -> None:
+    """Set LOCAL in each write transaction, where Citus passes it on to the
+    workers that commit the rows (a setting of the connection would stay on
+    the coordinator); the lz4 compression of large records likewise."""
+    def in_a_write(cab: Cabinet) -> tuple[str, str]:
+        return cab.kv.run_write(lambda t: tuple(
+            t._rows(f"SHOW {name}", ())[0][0]   # type: ignore[attr-defined]
+            for name in ("synchronous_commit", "default_toast_compression")))
+
     with Cabinet.open(url, sync=False) as fast, Cabinet.open(url) as safe:
-        assert fast.kv._connection().execute("SHOW synchronous_commit").fetchone() == ("off",)
-        assert safe.kv._connection().execute("SHOW synchronous_commit").fetchone() == ("on",)
+        assert in_a_write(fast) == ("off", "lz4") and in_a_write(safe) == ("on", "lz4")
+        for cab in (fast, safe):
+            assert cab.kv._connection().execute(
+                "SHOW citus.propagate_set_commands").fetchone() == ("local",)
         s = fast.create("x")
         s.commit("INSERT (t:TSK {title: 'quick'})")
         assert fast.flush(s) == 1 and safe.open("x").version == 1

@@ -74,6 +74,7 @@ def _format3(path: Path) -> None:
                 for extra in ("precs", "tokenizer", "flush"):
                     cat.pop(extra, None)
                 txn.put(R.CATALOG, k, _v3(dict(cat, pdelta=0)))
+                txn.delete(R.LOG, R.birth_key(sid))   # (format 7)
             header = R.decode(txn.get(R.META, b"format"), b"format")
             for extra in ("sessions", "words"):
                 header.pop(extra, None)
@@ -230,6 +231,7 @@ def _format5(where: Path | Cabinet) -> dict[str, int]:
                     txn.put(R.POSTINGS, key, val)
                 cat = R.decode(txn.get(R.CATALOG, k), k)
                 txn.put(R.CATALOG, k, R.encode(dict(cat, precs=len(moved)), k))
+            _format6_sessions(txn)
             header = R.decode(txn.get(R.META, b"format"), b"format")
             txn.put(R.META, b"format", R.encode(dict(header, format=5), b"format"))
         cab.kv.run_write(work)
@@ -237,6 +239,17 @@ def _format5(where: Path | Cabinet) -> dict[str, int]:
         if cab is not where:
             cab.close()
     return seen
+
+
+def _format6_sessions(txn: Any) -> None:
+    """What formats 4 to 6 kept of the sessions: a count in the header, no
+    birth records."""
+    sids = [k for k, _v in txn.scan(R.CATALOG)]
+    for k in sids:
+        assert txn.delete(R.LOG, R.birth_key(k.decode()))
+    header = R.decode(txn.get(R.META, b"format"), b"format")
+    txn.put(R.META, b"format", R.encode(dict(header, format=6, sessions=len(sids)),
+                                        b"format"))
 
 
 def _upgrade_place(place: Any, cab: Cabinet) -> dict[str, int]:
@@ -281,7 +294,7 @@ def test_a_format_5_cabinet_is_refused_then_upgraded_to_the_same_answers(
     try:
         assert cab.verify()["sessions"] == 1
         assert [cab.open("many").recall(q).text for q in queries] == before
-        assert _header(cab)["format"] == R.FORMAT_VERSION == 6
+        assert _header(cab)["format"] == R.FORMAT_VERSION == 7 and "sessions" not in _header(cab)
     finally:
         cab.close()
 
@@ -325,8 +338,8 @@ def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished
     with kv.read() as txn:
         header = R.decode(txn.get(R.META, b"format"), b"format")
     kv.close()
-    # an engine of format 5 reads the format number first, and refuses 6
-    assert header["format"] == 6 and header["upgrading"] == {
+    # an engine of format 5 reads the format number first, and refuses 7
+    assert header["format"] == 7 and header["upgrading"] == {
         "from": 5, "index": "rebucket", "words": stemmer_id(), "after": "a"}
     monkeypatch.setattr(catalog, "_upgrade_session", real)
     assert Cabinet.upgrade(path) == {"sessions": 2, "nodes": 4}   # b and c; a was done
@@ -437,3 +450,34 @@ def test_a_malformed_upgrade_mark_is_reported(tmp_path: Path) -> None:
 
     with pytest.raises(CabinetCorrupt, match="upgrade mark"):
         Cabinet.upgrade(path)
+
+
+@pytest.mark.req(ERRORS)
+def test_a_format_6_cabinet_is_refused_then_upgraded_in_one_transaction(place: Any) -> None:
+    """Format 7 keeps no count of the sessions in the header (every create
+    and drop rewrote it) but a birth record of each session: a format-6
+    cabinet is refused with the way out, and its upgrade writes those
+    records and reads no node."""
+    cab = place.open()
+    for sid in ("a", "b", "c"):
+        s = cab.create(sid)
+        s.commit(f"INSERT (t:TSK {{title: 'pricing in {sid}'}})")
+        cab.flush(s)
+    before = {sid: cab.open(sid).recall("TSK pricing").text for sid in ("a", "b", "c")}
+    cab.kv.run_write(_format6_sessions)
+    with pytest.raises(CabinetFormat) as info:
+        place.reopen(cab)
+    assert "memnet cabinet upgrade" in str(info.value)
+    assert _upgrade_place(place, cab) == {"sessions": 3, "nodes": 0}
+    cab = place.open()
+    try:
+        assert cab.verify()["sessions"] == 3
+        assert _header(cab)["format"] == 7 and "sessions" not in _header(cab)
+        assert {sid: cab.open(sid).recall("TSK pricing").text for sid in ("a", "b", "c")} \
+            == before
+        cab.drop("b")
+        cab.create("b")
+        assert [i.id for i in cab.sessions()] == ["a", "b", "c"]
+    finally:
+        cab.close()
+    assert _upgrade_place(place, place.open()) == {"sessions": 0, "nodes": 0}
