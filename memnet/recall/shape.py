@@ -556,18 +556,26 @@ def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[An
     types = cols.edge_types
     var, etype = edge_handle(eid), types.names[types.codes[eid]]
     a, b = ends[cols.sources[eid]], ends[cols.targets[eid]]
-    src, dst = a[6], b[6]
-    if props:
-        body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
-        text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
-    else:
-        text = f"({src})-[{var}:{etype}]->({dst})"
-    entry = [raw, (var, etype, src, dst, props), text, -1, -1, f"  {text},\n", None, a, b,
+    # the text and the line of its own are built when first needed
+    # (_edge_line): an edge the walk took prints only its line start
+    entry = [raw, (var, etype, a[6], b[6], props), None, -1, -1, None, None, a, b,
              None, 0, None, 0]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[eid] = entry
     return entry
+
+
+def _edge_line(ee: list[Any]) -> str:
+    """The text of edge entry ``ee`` and its line of its own (kept in it)."""
+    var, etype, src, dst, props = ee[1]
+    if props:
+        body = ", ".join(f"{k}: {format_value(v)}" for k, v in props)
+        text = f"({src})-[{var}:{etype} {{{body}}}]->({dst})"
+    else:
+        text = f"({src})-[{var}:{etype}]->({dst})"
+    ee[2], ee[5] = text, f"  {text},\n"
+    return ee[5]  # type: ignore[no-any-return]
 
 
 def _epattern(entry: list[Any]) -> EdgePattern:
@@ -644,7 +652,7 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
             ee = egot if egot is not None and egot[0] is raw else \
                 _new_edge_entry(store, eid, view, ebucket, raw, ends)
         if not nid:   # an edge between two nodes printed before
-            line = ee[5]
+            line = ee[5] or _edge_line(ee)
             if ee[3] < 0:
                 f = ee[1]   # (var, type, src, dst, props)
                 ee[3] = cache.edge_count(cache.node_count(ee[7]) + cache.node_count(ee[8]),

@@ -32,7 +32,9 @@ locals.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from heapq import heappop, heappush
+from operator import itemgetter
 
 from ..graph.store import OUT, Store
 from ..record import field, record
@@ -41,7 +43,7 @@ from .relevance import Relevance
 PERIPHERY = 5
 PEEK_BUDGET = 64  # adjacency entries read past the cut to name the periphery
 GAMMA = 0.5       # the share of its parent's activation a neighbour inherits
-SCAN = 8          # the clamp scores at most SCAN * F adjacency entries of a node
+SCAN = 4          # the clamp scores at most SCAN * F adjacency entries of a node
 
 
 @record(frozen=False)
@@ -218,16 +220,16 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
     scan = SCAN * fanout
     edges_seen: set[int] = set()
     # The frontier, best first: (-activation, order pushed, group). A group
-    # is a list [position, parent, hop, edge, node, edge, node, ...] of
-    # candidates of one activation, taken in order: the neighbours of one
-    # node that q does not score (in stored order), one scored neighbour, or
-    # one further seed (parent and edge 0). A group at position -1 is a node
-    # whose neighbours are not read yet: they are read when its turn comes
-    # (most nodes of a Shape never get one, M being reached first). Ties go
-    # by the order pushed.
+    # is a list [position, parent, hop, candidate, candidate, ...] taken in
+    # order, all of one activation: the adjacency entries of the neighbours
+    # of ``parent`` that q does not score (in stored order), or the one entry
+    # of a scored neighbour, or (parent 0) the id of a further seed. A group
+    # at position -1 is a node whose neighbours are not read yet: they are
+    # read when its turn comes (most nodes of a Shape never get one, M being
+    # reached first). Ties go by the order pushed.
     heap: list[tuple[float, int, list[int]]] = []
     boundary, clamped_off = r.boundary, r.clamped_off
-    seq = hops = clamped = hid = 0
+    seq = clamped = hid = 0
 
     def expand(group: list[int], act: float) -> None:
         """Read the neighbours of the group's parent: those q scores go on
@@ -240,65 +242,63 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         entries = adj[u]
         over = len(entries) > scan
         group[0] = 3
-        hits: list[tuple[float, int, int, int]] = []   # (-score, position, edge, node)
-        n = 0
+        hits: list[tuple[float, int, int]] = []   # (-score, entry, node), stored order
         for entry in entries[:scan] if over else entries:
             e = entry >> 1
             if e in edges_seen:
                 continue  # the edge that led here: not a neighbour to expand
             v = edst[e] if entry & 1 == OUT else esrc[e]
-            n += 1
             if v in scores:
-                hits.append((-scores[v], n, e, v))
+                hits.append((-scores[v], entry, v))
             else:
-                group.append(e)
-                group.append(v)
-        if n > fanout or over:
+                group.append(entry)
+        if len(hits) + len(group) - 3 > fanout or over:
             clamped += 1
-            hits.sort()
+            hits.sort(key=itemgetter(0))   # stable: ties keep the stored order
             kept = min(len(hits), fanout)
-            cut_at = 3 + 2 * (fanout - kept)
-            clamped_off.extend(([x[3] for x in hits[kept:]] + group[cut_at + 1::2])[:PERIPHERY])
+            cut_at = 3 + fanout - kept
+            off = [x[2] for x in hits[kept:kept + PERIPHERY]]
+            off += (_end(x, edst, esrc) for x in group[cut_at:cut_at + PERIPHERY])
+            clamped_off.extend(off[:PERIPHERY])
             del hits[kept:]
             del group[cut_at:]
         base = -act * GAMMA
-        for neg, _n, e, v in hits:
+        for neg, entry, _v in hits:
             seq += 1
-            heappush(heap, (base + neg, seq, [3, u, dv, e, v]))
-
-    def later(u: int, act: float, du: int) -> None:
-        """Put ``u`` on the frontier, its neighbours to be read in turn."""
-        nonlocal seq
-        if du >= k:
-            boundary.append(u)
-            return
-        seq += 1
-        heappush(heap, (-act * GAMMA, seq, [-1, u, du + 1]))
+            heappush(heap, (base + neg, seq, [3, u, dv, entry]))
 
     for s in roots:
-        later(s, get(s, 0.0), 0)
+        if k:
+            seq += 1
+            heappush(heap, (-get(s, 0.0) * GAMMA, seq, [-1, s, 1]))
+        else:
+            boundary.append(s)
     for x in extra:
         if x not in emitted:
             seq += 1
-            heappush(heap, (-get(x, 0.0), seq, [3, 0, 0, 0, x]))
+            heappush(heap, (-get(x, 0.0), seq, [3, 0, 0, x]))
     rows = len(nodes) + len(edges)
     full = False
     later_edges: list[int] = []
     while heap and not full:
         item = heappop(heap)
         neg, _seq, group = item
+        u = group[1]
         if group[0] < 0:   # read the node's neighbours now
             expand(group, -neg / GAMMA)
             if heap and heap[0] < item:
                 heappush(heap, item)
                 continue
-        i, u, dv = group[0], group[1], group[2]
+        i, dv = group[0], group[2]
         end = len(group)
-        # take the group's candidates while none on the frontier beats them
+        # take the group's candidates in order: nothing put on the frontier
+        # meanwhile can beat them (a node taken passes on only half of the
+        # group's activation, and whatever else waits came after the group)
         while i < end:
-            e, v = group[i], group[i + 1]
-            i += 2
-            if not e:   # a further seed
+            entry = group[i]
+            i += 1
+            if not u:   # a further seed
+                v = entry
                 if v in emitted:
                     continue
                 if rows + 1 > max_rows:
@@ -310,15 +310,22 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
                 roots.append(v)
                 items.append((v, 0, 0))
                 rows += 1
-                later(v, -neg, 0)
-            elif e in edges_seen:
-                continue
-            elif v in emitted:
-                # an edge between two nodes of the Shape: shown once every
-                # node the walk takes is in, as rows allow (it names nothing new)
-                edges_seen.add(e)
-                later_edges.append(e)
+                if k:
+                    seq += 1
+                    heappush(heap, (neg * GAMMA, seq, [-1, v, 1]))
+                else:
+                    boundary.append(v)
             else:
+                e = entry >> 1
+                if e in edges_seen:
+                    continue
+                v = edst[e] if entry & 1 == OUT else esrc[e]
+                if v in emitted:
+                    # an edge between two nodes of the Shape: shown once every
+                    # node the walk takes is in, as rows allow (it names nothing new)
+                    edges_seen.add(e)
+                    later_edges.append(e)
+                    continue
                 if rows + 2 > max_rows:
                     full = True
                     r.cut.append(v)
@@ -329,16 +336,15 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
                 edges.append(e)
                 items.append((v, e, u))
                 rows += 2
-                if dv > hops:
-                    hops = dv
-                if v not in laws_set:   # rules ride along; they are not walk roots
-                    later(v, -neg, dv)
-            if i < end and heap and heap[0] < item:
-                group[0] = i
-                heappush(heap, item)
-                break
+                if v in laws_set:
+                    pass   # rules ride along; they are not walk roots
+                elif dv < k:
+                    seq += 1
+                    heappush(heap, (neg * GAMMA, seq, [-1, v, dv + 1]))
+                else:
+                    boundary.append(v)   # its neighbours are past k hops
         if full:
-            group[0] = i - 2   # the candidate that did not fit stays first
+            group[0] = i - 1   # the candidate that did not fit stays first
             heappush(heap, item)
     for e in later_edges:
         if rows + 1 > max_rows:
@@ -347,15 +353,23 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         edges.append(e)
         items.append((0, e, 0))
         rows += 1
-    r.hops, r.clamped, r.hidden = hops, clamped, hid
+    r.hops, r.clamped, r.hidden = max(emitted.values(), default=0), clamped, hid
     r.truncated = r.truncated or full
     left: list[int] = []
-    for _neg, _seq, group in sorted(heap)[:4 * PERIPHERY]:
-        if 0 < group[0] < len(group):
-            left.append(group[group[0] + 1])
-        elif group[0] < 0:   # not read: the first of its neighbours is as near
+    for _neg, _seq, group in sorted(heap)[:2 * PERIPHERY]:
+        if group[0] < 0:   # not read: the first of its neighbours is as near
             left.extend(_first_neighbours(store, group[1], emitted, 1))
+        elif group[0] < len(group):
+            nxt = group[group[0]]
+            left.append(nxt if not group[1] else _end(nxt, edst, esrc))
+        if len(left) >= PERIPHERY:
+            break
     return left
+
+
+def _end(entry: int, edst: Sequence[int], esrc: Sequence[int]) -> int:
+    """The neighbour an adjacency entry leads to."""
+    return edst[entry >> 1] if entry & 1 == OUT else esrc[entry >> 1]
 
 
 def _first_neighbours(store: Store, u: int, emitted: dict[int, int], n: int) -> list[int]:
