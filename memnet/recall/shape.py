@@ -122,16 +122,27 @@ _NEW_NEWS = ("peak", "skip")   # seed modes whose read_first says something new
 
 
 def receipt_line(r: Receipt, count: Callable[[str], int], cap: int | None = None) -> str:
-    """The line an agent reads first: version, q as read, rows, whether the
+    """The line an agent reads first (see :func:`receipt_parts`)."""
+    return "".join(receipt_parts(r, count, cap))
+
+
+def receipt_parts(r: Receipt, count: Callable[[str], int], cap: int | None = None
+                  ) -> list[str]:
+    """The parts of the receipt line: version, q as read, rows, whether the
     memory holds an answer, the etag, in at most ``LINE_TOKENS`` tokens (a
     long q is shown by its start); then, when they say something new, a note
     on how q was read and what read_first or the advice say; then, while the
     line stays within ``LINE_TOKENS``, a q that seeds the first node past the
     cut (``more``). With ``cap`` (what a token budget leaves the line), the
-    census and then the note are cut short to keep within it."""
+    census and then the note are cut short to keep within it.
+
+    Each part after the first starts with a blank and a lower-case letter,
+    so the pre-tokenisers cut at every joining blank: the line's tokens are
+    the sum of its parts' (:func:`parts_tokens`)."""
     head = f"// shape v={r.version}"
-    tail = (f" rows={r.rows}/{r.max_rows} holds_answer={str(r.holds_answer).lower()} "
-            f"etag={r.etag}")
+    rows = f" rows={r.rows}/{r.max_rows} holds_answer={str(r.holds_answer).lower()}"
+    etag = f" etag={r.etag}"
+    etag_tok = count(" etag=") + _digit_run_tokens(len(r.etag))
     extra = []
     if r.since is not None:   # asked for a delta, answered whole: say why
         extra.append(f" since={r.since} why={_json(r.why)}")
@@ -143,20 +154,19 @@ def receipt_line(r: Receipt, count: Callable[[str], int], cap: int | None = None
     news += r.advice
     if news:
         extra.append(f" note={_json('; '.join(news))}")
-    more = f" more={_json(r.periphery_q[0])}" if r.periphery_q else ""
     q = r.q
-    room = LINE_TOKENS - count(head) - count(tail) - 1   # the line break
-    qtok = count(f" q={_json(q, True)}")
+    room = LINE_TOKENS - count(head) - count(rows) - etag_tok - 1   # the line break
+    qpart = f" q={_json(q, True)}"
+    qtok = count(qpart)
     if qtok > room and len(q) > 1:   # a long q, shown by its start
         cut, short = len(q), q
         while cut > 1 and qtok > room:
             cut = max(1, min(cut - 1, cut * 3 // 4))
             short = q[:cut].rsplit(" ", 1)[0] if " " in q[:cut] else q[:cut]
-            qtok = count(f" q={_json(short + '...', True)}")
-        q = short + "..."
-    line = f"{head} q={_json(q, True)}{tail}"
+            qpart = f" q={_json(short + '...', True)}"
+            qtok = count(qpart)
     if cap is not None:   # what is left for the optional parts, last ones dropped first
-        left = cap - count(line) - 1
+        left = cap - (LINE_TOKENS - room) - qtok
         kept = []
         for part in extra:
             n = count(part)
@@ -164,10 +174,32 @@ def receipt_line(r: Receipt, count: Callable[[str], int], cap: int | None = None
                 kept.append(part)
                 left -= n
         extra = kept
-    line += "".join(extra)
-    if more and qtok + sum(map(count, extra)) + count(more) <= room:
-        line += more
-    return line
+    parts = [head, qpart, rows, etag, *extra]
+    left = room - qtok - sum(map(count, extra))
+    if r.periphery_q and left >= _MORE_MIN:   # (no hint is worked out for less room)
+        more = f" more={_json(r.periphery_q[0])}"
+        if count(more) <= left:
+            parts.append(more)
+    return parts
+
+
+#: the fewest tokens a ``more=`` cue takes (``more="#x"``)
+_MORE_MIN = 5
+
+
+def parts_tokens(parts: list[str], count: Callable[[str], int], nl: str) -> int:
+    """Tokens of ``"".join(parts) + nl``: the sum of the parts' (the etag's
+    digits counted as runs of three), the line break with the last part
+    when it ends in punctuation (a closing quote and the break are one
+    piece)."""
+    n = 0
+    for part in parts[:-1]:
+        n += count(part) if not part.startswith(" etag=") else \
+            count(" etag=") + _digit_run_tokens(len(part) - 6)
+    last = parts[-1]
+    if last.startswith(" etag="):
+        return n + count(" etag=") + _digit_run_tokens(len(last) - 6) + (count(nl) if nl else 0)
+    return n + count(last + nl)
 
 
 def _json(s: str, ascii: bool = False) -> str:
@@ -501,9 +533,9 @@ def _new_node_entry(store: Store, nid: int, view: str, bucket: dict[int, list[An
         pat = NodePattern(handle, store.node_labels(nid), view_props(cols.prop_maps[nid], view),
                           nick)
         text = node_text(pat.var, pat.labels, pat.props, pat.nick)
-    else:
+    else:   # the labels are read from the key when the pattern is built
         maps = cols.prop_maps
-        pat = (handle, store.node_labels(nid), maps, maps.raw(nid), nick)
+        pat = (handle, maps, maps.raw(nid), nick)
     entry = [key, nick, pat, text, -1, f"  {text},\n", handle, -1, nid]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
@@ -534,9 +566,11 @@ def _pattern(entry: list[Any]) -> NodePattern:
     """The pattern of a node entry, built now if it was left for later."""
     pat = entry[2]
     if pat.__class__ is not NodePattern:
-        handle, labels, maps, raw, nick = pat
+        handle, maps, raw, nick = pat
+        kind, labels, _body = entry[0].split(SEP, 2)
         props = maps.decoded(raw)
-        pat = entry[2] = NodePattern(handle, labels, view_props(props, "interior"), nick)
+        pat = entry[2] = NodePattern(handle, (kind, *labels.split("&")) if labels else (kind,),
+                                     view_props(props, "interior"), nick)
     return pat
 
 
@@ -629,6 +663,7 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
     cols = store.view()
     keys, nicks, nbucket = cols.keys, cols.nicks, cache.nodes[view]
     eprops, ebucket = cols.edge_props, cache.edges[view]
+    ltok, interior = cols.line_tokens, view == "interior"
     fast = cache.pieces
     lead = cache.count(" ") + cache.count(" (")   # "  (" starting a node's line
     ends: dict[int, list[Any]] = {}   # the entries of the nodes printed so far
@@ -643,8 +678,9 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
             key, nick = keys[nid], nicks.get(nid)
             e = got if got is not None and got[0] is key and got[1] == nick else \
                 _new_node_entry(store, nid, view, nbucket, key, nick)
-            if e[4] < 0:
-                e[4] = _node_tokens(store, nid, e[5], view, cache)
+            if e[4] < 0:   # the store keeps an interior line's count
+                e[4] = (ltok[nid] if interior else 0) or \
+                    _node_tokens(store, nid, e[5], view, cache)
             ends[nid] = e
         if eid:
             egot = ebucket.get(eid)
@@ -678,7 +714,11 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
     while taken:
         # the last line ends the literal: no comma, no line break
         last = lines[taken][:-2]
-        total = tokens - counts[-1] + cache.count(last)
+        run = _end_run(last) if fast else None
+        if run is not None:   # only its last piece changes
+            total = tokens - cache.count(run + ",\n") + cache.count(run)
+        else:
+            total = tokens - counts[-1] + cache.count(last)
         if budget is None or total <= budget:
             lines[taken] = last
             tokens = total
@@ -695,6 +735,22 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
         return (), (), "", 0, 0
     return (Rows(nentries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens,
             taken)
+
+
+def _end_run(line: str) -> str | None:
+    """The last piece of ``line`` for the o200k pre-tokeniser, when it is
+    the run of ASCII punctuation after an ASCII letter or digit (``'})`` of
+    ``…title: 'Done'})``): the line with ``",\n"`` after it is the same
+    pieces but that one, which becomes ``run + ",\n"``. None otherwise."""
+    i = len(line)
+    while i and line[i - 1] in _PUNCT:
+        i -= 1
+    if i == len(line) or not i or not line[i - 1].isascii() or not line[i - 1].isalnum():
+        return None
+    return line[i:]
+
+
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def _prefix(ee: list[Any], out: bool, parent: list[Any], eid: int, cache: LineCache
@@ -742,8 +798,9 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
     for alarm in (False, True):
         if alarm:
             receipt = replace(receipt, alarm=True, advice=advice + (ALARM_ADVICE,))
-        head = receipt_line(receipt, cache.count, cap) + nl
-        tokens = cache.count(head) + body_tokens
+        parts = receipt_parts(receipt, cache.count, cap)
+        head = "".join(parts) + nl
+        tokens = parts_tokens(parts, cache.count, nl) + body_tokens
         if tokens <= ALARM_TOKENS or alarm:
             break
     object.__setattr__(receipt, "tokens", tokens)

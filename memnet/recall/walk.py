@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from heapq import heappop, heappush
+from itertools import islice
 from operator import itemgetter
 
 from ..graph.store import OUT, Store
@@ -377,7 +378,7 @@ def _first_neighbours(store: Store, u: int, emitted: dict[int, int], n: int) -> 
     cols = store.view()
     esrc, edst = cols.sources, cols.targets
     out: list[int] = []
-    for entry in cols.adjacency[u][:PEEK_BUDGET]:
+    for entry in islice(cols.adjacency[u], PEEK_BUDGET):
         e = entry >> 1
         v = edst[e] if entry & 1 == OUT else esrc[e]
         if v not in emitted:

@@ -277,10 +277,17 @@ def test_a_receipt_line_costs_at_most_40_tokens(q, first, etag, seeds,  # type: 
                 laws_cut=0, periphery=(), periphery_q=tuple(periphery_q), view="interior",
                 tokenizer="o200k_base", holds_answer=True, read_first=first[:40],
                 etag=etag, tokens=sizes[0], bytes=sizes[1], alarm=False)
+    from memnet.recall.shape import parts_tokens, receipt_parts
+
     line = r.line()
     assert line.startswith("// shape v=3 q=") and f" etag={etag}" in line
     n = memnet.count_tokens(line + "\n")
     assert n == _real_count(line + "\n")
+    # finish() counts the line part by part: the same count
+    parts = receipt_parts(r, memnet.count_tokens)
+    assert "".join(parts) == line
+    assert parts_tokens(parts, memnet.count_tokens, "\n") == n
+    assert parts_tokens(parts, memnet.count_tokens, "") == _real_count(line)
     if mode in ("match", "nick"):
         assert n <= LINE_TOKENS, line
     if periphery_q and " more=" in line:
