@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .commit import (
@@ -47,6 +47,25 @@ from .tokens import loaded as tokens_loaded
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
 _DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) session=")
+
+
+# Absorb is a join with its own guard, never goldfish writeback
+_SLICE_NOT_DELTA = ("Commit takes a GQL Δ; a working-memory slice is joined with "
+                    "memnet.import_slice (Absorb), not committed")
+_HEX_ETAG = re.compile(r"[0-9A-Fa-f]{16}")
+
+
+def _not_text(delta: object) -> None:
+    """Refuse a Δ that is neither text nor a parsed Delta: a slice (a
+    mapping, or an object with a provenance) is ``not_a_delta``; anything
+    else ``invalid_argument``, saying what Commit takes."""
+    if isinstance(delta, Mapping) or getattr(delta, "provenance", None) is not None:
+        raise NotADelta(_SLICE_NOT_DELTA)
+    if isinstance(delta, (bytes, bytearray, memoryview)):
+        raise InvalidArgument("Commit takes the Δ as text (str), not bytes: decode it first, "
+                              "e.g. data.decode('utf-8')")
+    raise InvalidArgument("Commit takes a GQL Δ as text (str) or a parsed memnet Delta, not "
+                          f"{type(delta).__name__}")
 
 
 def _check_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -139,12 +158,10 @@ class Session:
         Returns the minted handles and the new version; raises a
         :class:`~memnet.errors.MemNetError` with the session unchanged otherwise.
         """
-        if not isinstance(delta, (str, ast.Delta)) or (
-                isinstance(delta, str) and delta.lstrip().startswith("{")):
-            # Absorb is a join with its own guard, never goldfish writeback
-            raise NotADelta(
-                "Commit takes a GQL Δ; a working-memory slice is joined with "
-                "memnet.import_slice (Absorb), not committed")
+        if not isinstance(delta, (str, ast.Delta)):
+            _not_text(delta)
+        if isinstance(delta, str) and delta.lstrip().startswith("{"):
+            raise NotADelta(_SLICE_NOT_DELTA)
         if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
             # its DELETE lists rows that left a Shape, not rows to recycle
             raise EchoRefused("this is a delta Recall answer, not a Commit: nothing was "
@@ -252,6 +269,8 @@ class Session:
             raise QueryError(f"q must be text (codebook tokens or the MATCH form), got "
                              f"{type(q).__name__}")
         if since is not None:
+            if isinstance(since, str) and _HEX_ETAG.fullmatch(since):
+                since = since.lower()  # an etag is a hex number: any case names it
             check_etag(since)
         sq = parse_query(q) if isinstance(q, str) else q
         if sq.limit is not None:
