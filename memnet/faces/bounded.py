@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable
 from typing import IO, Any
 
-from ..errors import InputTooLarge
+from ..errors import InputTooLarge, PathNotFound
 
 CHUNK = 1 << 20  # bytes (or characters) asked for per read
 
@@ -52,6 +52,9 @@ def open_capped(path: str, cap: int, what: str, *, why: str = "",
     file (None for a device, a pipe or a socket), refused with
     ``input_too_large`` before any read when that size passes ``cap``. An
     ``OSError`` is the caller's to report (``os_error``)."""
+    if not path or "\x00" in path:
+        raise PathNotFound(f"{what} names no file (an empty name, or one holding a NUL)",
+                           path=path[:200])
     f = open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
     try:
         st = os.fstat(f.fileno())

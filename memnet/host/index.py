@@ -315,7 +315,11 @@ class HostIndex:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> HostIndex:
         where = Path(path)
-        if not (where / META).is_file():
+        try:
+            present = (where / META).is_file()
+        except (OSError, ValueError):   # a name too long, a NUL: nothing is there
+            present = False
+        if not present:
             raise _not_found(where)
         meta = _header(where)
         tantivy = _tantivy()
@@ -434,10 +438,16 @@ class _Writer:
 
 def _check_dir(where: Path) -> bool:
     """True when ``where`` holds an index; False when it is free for one (absent
-    or empty); ``index_corrupt`` when it holds something else."""
-    if (where / META).is_file():
-        return True
-    if where.exists():
+    or empty); ``index_corrupt`` when it holds something else, ``path_not_found``
+    when it cannot be a directory (a name too long)."""
+    try:
+        if (where / META).is_file():
+            return True
+        there = where.exists()
+    except OSError as e:
+        raise PathNotFound(f"{os.fspath(where)[:200]!r} cannot be an index directory "
+                           f"({e.strerror or e})", index=os.fspath(where)[:200]) from None
+    if there:
         if not where.is_dir():
             raise PathNotFound(f"{os.fspath(where)!r} is a file, not an index directory",
                                index=os.fspath(where))

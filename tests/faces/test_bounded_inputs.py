@@ -153,3 +153,17 @@ def test_a_delta_of_70000_kinds_is_a_tool_error_and_the_session_serves_on(home: 
     assert not any(r["isError"] for r in replies[1:]), replies[1:]
     assert replies[2]["structuredContent"]["version"] == 2
     assert replies[3]["structuredContent"]["rows"] == 2
+
+
+@pytest.mark.req(ERRORS)
+def test_a_file_name_holding_a_nul_is_path_not_found(home: Path, capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    """Found by bench/fuzz.py (the API and an embedding can pass what argv cannot)."""
+    from memnet.faces.cli import main
+
+    for argv in (["commit", "work", "a\x00b"], ["absorb", "work", "--slice", "a\x00b"],
+                 ["commit", "work", ""]):
+        assert main(["--home", str(home), *argv]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("memnet: error: path_not_found:"), err
+    assert _version(home) == 1

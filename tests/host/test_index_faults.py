@@ -89,3 +89,19 @@ def test_a_file_of_the_index_nested_too_deeply_is_index_corrupt(tree: Path, tmp_
         index_tree(tree, where)
     assert e.value.code == "index_corrupt" and "nests" in e.value.message
     assert (where / name).read_text() == "[" * 100_000   # left alone
+
+
+@pytest.mark.req(ERRORS)
+def test_an_index_name_too_long_for_the_file_system_is_a_coded_error(tree: Path,
+                                                                     tmp_path: Path) -> None:
+    """Found by bench/fuzz.py: open_index and index_tree let the OS's
+    'File name too long' out as an OSError."""
+    from memnet.host import open_index
+
+    long = tmp_path / ("y" * 300)
+    with pytest.raises(MemNetError) as e:
+        open_index(long)
+    assert e.value.code == "index_not_found"
+    with pytest.raises(MemNetError) as e:
+        index_tree(tree, long)
+    assert e.value.code == "path_not_found"
