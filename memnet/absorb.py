@@ -42,7 +42,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._version import __version__
-from .errors import AbsorbRejected, InvalidArgument, MemNetError
+from .errors import AbsorbRejected, InputTooLarge, InvalidArgument, MemNetError
 from .gql import ast
 from .graph.store import edge_handle, node_handle, parse_handle
 from .ids import check_session_id
@@ -53,6 +53,9 @@ from .session import LIMITS, Session
 FORMAT: Final = "memnet.slice/1"
 MAX_SLICE_ROWS = 5_000           # nodes + edges in one slice
 MAX_SLICE_BYTES = 4 * 1024 * 1024
+#: The ids a ``keep`` slice may ask for past the lead's next ones: each id
+#: skipped costs a placeholder (see :func:`memnet.commit.import_elements`).
+MAX_KEEP_GAP = 4 * MAX_SLICE_ROWS
 POLICIES = ("keep", "reject", "remint")
 
 Scalar = bool | int | float | str   # bool first: pydantic keeps true as bool
@@ -105,7 +108,8 @@ class WorkingMemorySlice(BaseModel):
     def from_json(cls, text: str | bytes) -> WorkingMemorySlice:
         """Parse and validate a slice file (strict types; see ImportGuard)."""
         if len(text) > MAX_SLICE_BYTES:
-            raise AbsorbRejected(f"the slice is {len(text)} bytes; the cap is {MAX_SLICE_BYTES}")
+            raise InputTooLarge(f"the slice is {len(text)} bytes; the cap is {MAX_SLICE_BYTES}",
+                                length=len(text), cap=MAX_SLICE_BYTES)
         try:
             data = json.loads(text)
         except ValueError as e:
@@ -251,12 +255,30 @@ class ImportGuard:
             if taken:
                 raise AbsorbRejected(f"id_policy keep: {len(taken)} handle(s) already exist in "
                                      f"{lead.name!r} (e.g. {sorted(taken)[0]}); nothing imported")
+            for what, kept, nxt in (("node", handles, st.next_node),
+                                    ("edge", seen_edges, st.next_edge)):
+                _check_gap(lead, what, kept, nxt)
         elif id_policy == "reject":
             dup = _already_there(lead, slc)
             if dup:
                 raise AbsorbRejected(f"id_policy reject: {dup} is already in {lead.name!r}; "
                                      "nothing imported")
         return checked
+
+
+def _check_gap(lead: Session, what: str, kept: set[str], nxt: int) -> None:
+    """Refuse a keep slice whose ids would leave more than MAX_KEEP_GAP ids of
+    ``what`` to fill with placeholders past the lead's next id ``nxt``."""
+    if not kept:
+        return
+    top = max(parse_handle(h)[1] for h in kept)  # type: ignore[index]  # checked handles
+    gap = top + 1 - nxt - len(kept)
+    if gap > MAX_KEEP_GAP:
+        raise AbsorbRejected(
+            f"id_policy keep: the slice's {what} handles run to id {top}, which would leave "
+            f"{gap} ids of {lead.name!r} to fill with placeholders (at most {MAX_KEEP_GAP}); "
+            "import it with id_policy remint instead",
+            gap=gap, cap=MAX_KEEP_GAP)
 
 
 def _check_element(el: SliceNode | SliceEdge, prefix: str, what: str, seen: set[str]) -> None:

@@ -117,7 +117,8 @@ CODES: dict[str, str] = {
     "index_not_found": "no host index in that directory (build one with memnet host index)",
     "index_corrupt": "the host index cannot be read; delete it and index again",
     "index_busy": "another process is updating the host index",
-    "path_outside_root": "the path is not inside the root the host index covers",
+    "path_outside_root": "the path is not inside the root it must be in (the root the host "
+                         "index covers, or the roots of the MCP server)",
     "bad_hit": "a retriever returned a hit that cannot be committed (locator, title, score, "
                "kind)",
     "invalid_argument": "a Python argument has the wrong type or is out of range",
@@ -412,7 +413,8 @@ class IndexBusy(HostError):
 
 
 class PathOutsideRoot(HostError):
-    """The path is not inside the root the host index covers."""
+    """The path is not inside the root the host index covers, or outside the
+    roots an MCP server's file tools may read."""
 
     code = "path_outside_root"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .commit import (
@@ -49,6 +49,24 @@ from .tokens import loaded as tokens_loaded
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
 _DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) v=")
+
+
+# Absorb is a join with its own guard, never goldfish writeback
+_SLICE_NOT_DELTA = ("Commit takes a GQL Δ; a working-memory slice is joined with "
+                    "memnet.import_slice (Absorb), not committed")
+
+
+def _not_text(delta: object) -> None:
+    """Refuse a Δ that is neither text nor a parsed Delta: a slice (a
+    mapping, or an object with a provenance) is ``not_a_delta``; anything
+    else ``invalid_argument``, saying what Commit takes."""
+    if isinstance(delta, Mapping) or getattr(delta, "provenance", None) is not None:
+        raise NotADelta(_SLICE_NOT_DELTA)
+    if isinstance(delta, (bytes, bytearray, memoryview)):
+        raise InvalidArgument("Commit takes the Δ as text (str), not bytes: decode it first, "
+                              "e.g. data.decode('utf-8')")
+    raise InvalidArgument("Commit takes a GQL Δ as text (str) or a parsed memnet Delta, not "
+                          f"{type(delta).__name__}")
 
 
 def _check_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -142,12 +160,10 @@ class Session:
         Returns the minted handles and the new version; raises a
         :class:`~memnet.errors.MemNetError` with the session unchanged otherwise.
         """
-        if not isinstance(delta, (str, ast.Delta)) or (
-                isinstance(delta, str) and delta.lstrip().startswith("{")):
-            # Absorb is a join with its own guard, never goldfish writeback
-            raise NotADelta(
-                "Commit takes a GQL Δ; a working-memory slice is joined with "
-                "memnet.import_slice (Absorb), not committed")
+        if not isinstance(delta, (str, ast.Delta)):
+            _not_text(delta)
+        if isinstance(delta, str) and delta.lstrip().startswith("{"):
+            raise NotADelta(_SLICE_NOT_DELTA)
         if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
             # its DELETE lists rows that left a Shape, not rows to recycle
             raise EchoRefused("this is a delta Recall answer, not a Commit: nothing was "

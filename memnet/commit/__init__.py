@@ -24,12 +24,23 @@ keeps), :mod:`.checks` (names and values), :mod:`.plan` (plan and apply),
 from __future__ import annotations
 
 from .bulk import Bulk
-from .checks import INT_MAX, INT_MIN, MAX_LIST, MAX_PROPS, MAX_STRING
+from .checks import (
+    INT_MAX,
+    INT_MIN,
+    MAX_EDGE_TYPES,
+    MAX_KINDS,
+    MAX_LABEL_NAMES,
+    MAX_LABELS,
+    MAX_LIST,
+    MAX_PROPS,
+    MAX_STRING,
+)
 from .gcpause import gc_paused
 from .history import replay, rewind
 from .plan import import_elements, plan_and_apply
 from .records import Caps, Change, CommitRecord, CommitResult, StoredChange
 
-__all__ = ["INT_MAX", "INT_MIN", "MAX_LIST", "MAX_PROPS", "MAX_STRING", "Bulk", "Caps",
+__all__ = ["INT_MAX", "INT_MIN", "MAX_EDGE_TYPES", "MAX_KINDS", "MAX_LABELS", "MAX_LABEL_NAMES",
+           "MAX_LIST", "MAX_PROPS", "MAX_STRING", "Bulk", "Caps",
            "Change", "CommitRecord", "CommitResult", "StoredChange", "gc_paused",
            "import_elements", "plan_and_apply", "replay", "rewind"]

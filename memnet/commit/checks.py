@@ -14,6 +14,12 @@ from ..values import has_lone_surrogate, props_text
 MAX_STRING = 1 << 20      # one property value
 MAX_LIST = 4096           # items in a list value
 MAX_PROPS = 256           # properties on one element
+MAX_LABELS = 64           # labels on one node, its kind included
+# distinct names one session holds (recycled elements' included); a Δ may
+# bring as many new ones as the session has room for, and no more
+MAX_KINDS = 256
+MAX_LABEL_NAMES = 4096    # extra labels
+MAX_EDGE_TYPES = 256
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 
 

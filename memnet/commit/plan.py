@@ -17,7 +17,20 @@ from ..gql import ast
 from ..graph.store import Store, edge_handle, node_handle, text_bytes
 from ..record import record
 from ..values import node_key, props_text
-from .checks import KEY, LABEL, MAX_PROPS, NICK, check_name, check_props, check_value, differs
+from .checks import (
+    KEY,
+    LABEL,
+    MAX_EDGE_TYPES,
+    MAX_KINDS,
+    MAX_LABEL_NAMES,
+    MAX_LABELS,
+    MAX_PROPS,
+    NICK,
+    check_name,
+    check_props,
+    check_value,
+    differs,
+)
 from .records import Caps, Change, CommitRecord, CommitResult
 
 
@@ -54,6 +67,12 @@ class _Plan:
         self.nicks: dict[str, tuple[str, int] | None] = {}  # overlay of nick owners
         self.client_vars: list[tuple[str, tuple[str, int]]] = []
         self.handles: dict[str, tuple[str, int]] = {}  # handles resolved so far
+        # kinds, labels and edge types checked against the caps on distinct
+        # names (held already, or new and counted in self.new_names)
+        self.kinds_ok: set[str] = set()
+        self.labels_ok: set[str] = set()
+        self.types_ok: set[str] = set()
+        self.new_names = {"kind": 0, "label": 0, "type": 0}
 
     @staticmethod
     def _err(msg: str, pos: ast.Pos) -> CommitRejected:
@@ -96,6 +115,45 @@ class _Plan:
             return self.nicks[nick]
         nid = self.s.nick_owner(nick)
         return ("n", nid) if nid is not None else None
+
+    # -- the caps on names ------------------------------------------------------
+    def kind(self, kind: str, pos: ast.Pos) -> None:
+        """Count ``kind`` against the session's cap on distinct kinds."""
+        if not self.s.kind_known(kind):
+            self._new_name("kind", kind, self.s.kinds_known(), MAX_KINDS, pos)
+        self.kinds_ok.add(kind)
+
+    def edge_type(self, etype: str, pos: ast.Pos) -> None:
+        if not self.s.edge_type_known(etype):
+            self._new_name("type", etype, self.s.edge_types_known(), MAX_EDGE_TYPES, pos)
+        self.types_ok.add(etype)
+
+    def labels(self, labels: set[str] | tuple[str, ...], count: int, pos: ast.Pos) -> None:
+        """Check the extra labels of one node (``count``: how many it will
+        carry, its kind included) against the caps."""
+        if count > MAX_LABELS:
+            raise self._err(f"a node carries at most {MAX_LABELS} labels, its kind included; "
+                            f"this one would carry {count}", pos)
+        use: Any = None
+        for lab in labels:
+            if lab in self.labels_ok:
+                continue
+            if use is None:
+                use = self.s.label_use()
+            if lab not in use:
+                self._new_name("label", lab, len(use), MAX_LABEL_NAMES, pos)
+            self.labels_ok.add(lab)
+
+    def _new_name(self, what: str, name: str, held: int, cap: int, pos: ast.Pos) -> None:
+        n = self.new_names[what] + 1
+        if held + n > cap:
+            word = {"kind": "kinds", "label": "labels", "type": "edge types"}[what]
+            raise CommitRejected(
+                f"{name} would be a new {what.replace('type', 'edge type')}: a session holds "
+                f"at most {cap} distinct {word} (this one holds {held}; the Δ adds {n} or more); "
+                f"reuse the {word} it has, or start a new session",
+                line=pos.line, column=pos.column, what=word, held=held, cap=cap)
+        self.new_names[what] = n
 
     # -- resolution -----------------------------------------------------------
     def lookup(self, var: str, pos: ast.Pos, *, want: str = "any") -> tuple[str, int]:
@@ -150,8 +208,12 @@ class _Plan:
             if np.nick is not None:
                 self._claim_nick(np.nick, ("new", len(self.new_nodes)), np.pos)
             kind = np.labels[0]
-            self.new_nodes.append(_NodeState(kind, set(np.labels[1:]) - {kind}, props,
-                                             np.nick, False))
+            if kind not in self.kinds_ok:
+                self.kind(kind, np.pos)
+            extra = set(np.labels[1:]) - {kind}
+            if extra:
+                self.labels(extra, len(extra) + 1, np.pos)
+            self.new_nodes.append(_NodeState(kind, extra, props, np.nick, False))
             ref = ("new", len(self.new_nodes) - 1)
             if np.var is not None:
                 self.vars[np.var] = ref
@@ -167,6 +229,8 @@ class _Plan:
                     raise self._err(f"{name} is recycled: the edge would dangle", ep.pos)
             self.bind_new(ep.var, ep.pos)
             check_name(LABEL, ep.type, "edge type", ep.pos)
+            if ep.type not in self.types_ok:
+                self.edge_type(ep.type, ep.pos)
             props = check_props(ep.props, ep.pos)
             self.new_edges.append(_EdgeState(ep.type, src, dst, props, False))
             ref = ("newe", len(self.new_edges) - 1)
@@ -198,7 +262,8 @@ class _Plan:
         elif isinstance(st, ast.SetLabel):
             check_name(LABEL, st.label, "label", st.pos)
             n = self.node(self.lookup(st.var, st.pos, want="node"))
-            if st.label != n.kind:
+            if st.label != n.kind and st.label not in n.labels:
+                self.labels((st.label,), len(n.labels) + 2, st.pos)
                 n.labels.add(st.label)
         elif isinstance(st, ast.RemoveLabel):
             n = self.node(self.lookup(st.var, st.pos, want="node"))
@@ -314,6 +379,8 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
         nid, kind, labels, props, nick = nodes[i]
         if keep:
             assert nid is not None and nid >= expect, "kept ids must be fresh"
+            if expect < nid and GAP not in p.kinds_ok:
+                p.kind(GAP, pos)
             while expect < nid:
                 p.new_nodes.append(_NodeState(GAP, set(), {}, None, True))
                 gap_host = len(p.new_nodes) - 1
@@ -321,12 +388,17 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
             expect += 1
         for lab in (kind, *labels):
             check_name(LABEL, lab, "label", pos)
+        if kind not in p.kinds_ok:
+            p.kind(kind, pos)
+        extra = set(labels) - {kind}
+        if extra:
+            p.labels(extra, len(extra) + 1, pos)
         checked = check_props(tuple(props.items()), pos)
         if nick is not None:
             check_name(NICK, nick, "nickname", pos)
             p._claim_nick(nick, ("new", len(p.new_nodes)), pos)
         slot[i] = len(p.new_nodes)
-        p.new_nodes.append(_NodeState(kind, set(labels) - {kind}, checked, nick, False))
+        p.new_nodes.append(_NodeState(kind, extra, checked, nick, False))
     eorder = sorted(range(len(edges)), key=lambda i: edges[i][0] or 0) if keep else \
         list(range(len(edges)))
     eslot: dict[int, int] = {}
@@ -335,6 +407,9 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
         eid, etype, src, dst, props = edges[i]
         if keep:
             assert eid is not None and eid >= expect_e, "kept ids must be fresh"
+            if expect_e < eid and GAP not in p.types_ok:
+                p.kind(GAP, pos)
+                p.edge_type(GAP, pos)
             while expect_e < eid:
                 if gap_host is None:  # a host for edge placeholders, after the kept nodes
                     p.new_nodes.append(_NodeState(GAP, set(), {}, None, True))
@@ -344,6 +419,8 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
                 expect_e += 1
             expect_e += 1
         check_name(LABEL, etype, "edge type", pos)
+        if etype not in p.types_ok:
+            p.edge_type(etype, pos)
         checked = check_props(tuple(props.items()), pos)
         eslot[i] = len(p.new_edges)
         p.new_edges.append(_EdgeState(etype, ("new", slot[src]), ("new", slot[dst]), checked,

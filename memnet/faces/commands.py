@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import (
     DependencyMissing,
     DiskFull,
-    InputTooLarge,
     InvalidArgument,
     OutputExists,
     PathNotFound,
@@ -180,30 +179,31 @@ def _session_log(args: argparse.Namespace) -> int:
 
 
 def _read_text(file: str | None, bar: Progress) -> str:
-    """The Δ text from FILE (read in chunks, counting bytes) or stdin."""
+    """The Δ text from FILE or stdin, read in bounded chunks: past the bytes
+    the length cap's characters can take, ``input_too_large`` at once (a
+    device such as /dev/zero or an endless pipe included)."""
     from ..gql.parse import MAX_DELTA_CHARS
+    from .bounded import open_capped, read_capped
 
     bar.phase("reading")
+    cap = 4 * MAX_DELTA_CHARS   # bytes: a character takes at most four
+    why = f"a Δ holds at most {MAX_DELTA_CHARS:,} characters"
     if file in (None, "-"):
         if sys.stdin is None:   # started with stdin closed (`<&-`)
             raise InvalidArgument("no Δ given: name a FILE, or give the Δ on stdin "
                                   "(stdin is closed)")
-        text: str = bar.spin_while(sys.stdin.read)
-        return text
-    total = os.path.getsize(file)
-    if total > 4 * MAX_DELTA_CHARS:   # more bytes than the cap's characters can take
-        raise InputTooLarge(f"{file} is {total:,} bytes; a Δ holds at most {MAX_DELTA_CHARS:,} "
-                            "characters", length=total, cap=MAX_DELTA_CHARS)
-    parts: list[str] = []
-    done = 0
+        stream = getattr(sys.stdin, "buffer", sys.stdin)
+        data = bar.spin_while(read_capped, stream, cap, "the Δ on stdin", why=why)
+    else:
+        assert file is not None
+        f, size = open_capped(file, cap, file, why=why)
+        with f:
+            data = read_capped(f, cap, file, lambda done: bar(done, size), why=why)
+    if isinstance(data, str):
+        return data
     # bytes that are not UTF-8 become lone surrogates, which the parser
-    # reports with their line and column (as it does for stdin)
-    with open(file, encoding="utf-8-sig", errors="surrogateescape") as f:  # (a BOM is no Δ)
-        while chunk := f.read(1 << 20):
-            parts.append(chunk)
-            done += len(chunk.encode("utf-8", "surrogateescape"))
-            bar(min(done, total), total)
-    return "".join(parts)
+    # reports with their line and column (a BOM is no Δ)
+    return data.decode("utf-8-sig", "surrogateescape")
 
 
 def _commit(args: argparse.Namespace) -> int:
@@ -315,8 +315,7 @@ def _absorb(args: argparse.Namespace) -> int:
     with _cabinet(args, sid=args.lead) as cab:
         lead = _hydrate(cab, args.lead)
         if args.slice is not None:
-            with open(args.slice, "rb") as f:
-                slc: Any = f.read()
+            slc: Any = _read_slice(args.slice)
         else:
             member = _hydrate(cab, args.member)
             slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
@@ -326,6 +325,19 @@ def _absorb(args: argparse.Namespace) -> int:
     print(json.dumps({"version": res.version, "created": res.created, "ids": res.ids},
                      ensure_ascii=False))
     return 0
+
+
+def _read_slice(path: str) -> bytes:
+    """The bytes of a slice file (or device, or pipe), refused past the slice
+    size cap with ``input_too_large`` without reading further."""
+    from ..absorb import MAX_SLICE_BYTES
+    from .bounded import open_capped, read_capped
+
+    f, _size = open_capped(path, MAX_SLICE_BYTES, f"the slice {path}")
+    with f:
+        data = read_capped(f, MAX_SLICE_BYTES, f"the slice {path}")
+    assert isinstance(data, bytes)
+    return data
 
 
 def _ingest(args: argparse.Namespace) -> int:

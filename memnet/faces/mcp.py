@@ -60,6 +60,7 @@ from .mcp_text import (
     SESSIONS_DOC,
     SNAP_DOC,
 )
+from .roots import Roots
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -91,10 +92,16 @@ def _sdk() -> Any:
 
 # -- the CLI hooks -------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``memnet mcp`` (none beyond the global ``--home``): the server
-    speaks MCP over stdin/stdout and logs to stderr."""
+    """Arguments of ``memnet mcp``: ``--root DIR`` (repeatable), the directories
+    its file tools may read; the server speaks MCP over stdin/stdout and logs
+    to stderr."""
     from .mcp_stdio import load_tools
 
+    parser.add_argument("--root", action="append", default=[], metavar="DIR",
+                        help="a directory the tools that read files (ingest, snap, host "
+                             "index) may read, with all below it; repeat for several. "
+                             "Without one, only the roots the client lists; with neither, "
+                             "those tools are off")
     names = ", ".join(t["name"] for t in load_tools())
     parser.epilog = (f"Serves over stdio until the client closes stdin. Tools: {names} "
                      "(docs/mcp.md).")
@@ -109,10 +116,11 @@ def run(args: argparse.Namespace) -> int:
     if sys.stdin is None or sys.stdout is None:   # started with `<&-` or `>&-`
         raise InvalidArgument("memnet mcp reads requests on stdin and answers on stdout, "
                               "and one of them is closed")
+    roots = Roots(getattr(args, "root", None) or ())  # a bad --root fails before the cabinet
     cab = Cabinet.open(getattr(args, "home", None))
     try:
         try:
-            serve_stdio(cab)
+            serve_stdio(cab, roots=roots)
         except KeyboardInterrupt:  # Ctrl-C is how a person stops a stdio server
             pass
     finally:
@@ -131,8 +139,10 @@ class MemNetTools:
     raises ``conflict``; the cached copy is dropped so the next call reloads.
     """
 
-    def __init__(self, cabinet: "Cabinet", *, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(self, cabinet: "Cabinet", *, cache_size: int = CACHE_SIZE,
+                 roots: Roots | None = None) -> None:
         self.cabinet = cabinet
+        self.roots = roots or Roots()  # what file tools may read (faces/roots.py)
         self.cache_size = cache_size
         self._cache: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()  # sync tools run on worker threads
@@ -242,6 +252,7 @@ class MemNetTools:
     def ingest(self, session: str, path: str, create: bool) -> tuple[str, dict[str, Any]]:
         from ..ingest import check_ingest_path, ingest_new, ingest_path
 
+        path = self.roots.check(path, "path")
         check_ingest_path(path)  # before anything is read or written
         with self._lock:
             if create and self._info(check_session_id(session)) is None:
@@ -261,6 +272,7 @@ class MemNetTools:
              strict: bool = False) -> tuple[str, dict[str, Any]]:
         from ..snap import snap
 
+        model = self.roots.check(model, "model")
         with self._lock:
             try:
                 res = snap(self.cabinet, model, prefix, budget=budget, strict=strict)
@@ -279,7 +291,8 @@ class MemNetTools:
     def _host_index(self, index: str | None) -> Any:
         from ..host import default_index_dir, open_index
 
-        where = os.fspath(index or default_index_dir(self.cabinet.info().get("path")))
+        where = self.roots.check(index, "index") if index else \
+            os.fspath(default_index_dir(self.cabinet.info().get("path")))
         if where not in self._indexes:
             self._indexes[where] = open_index(where)
         return self._indexes[where]
@@ -372,14 +385,16 @@ CALLS: dict[str, Callable[[MemNetTools, dict[str, Any]], tuple[str, dict[str, An
 
 
 # -- the server ----------------------------------------------------------------------------
-def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
-    """An ``MCPServer`` whose tools work on ``cabinet`` (kept open by the caller)."""
+def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME,
+                 roots: Roots | None = None) -> "MCPServer":
+    """An ``MCPServer`` whose tools work on ``cabinet`` (kept open by the caller);
+    its file tools read only below ``roots`` (none: they are off)."""
     _sdk()  # a clear dependency_missing when the extra is not installed
     import mcp.types as mtypes
     from mcp.server.mcpserver import MCPServer
     from pydantic import Field
 
-    tools = MemNetTools(cabinet)
+    tools = MemNetTools(cabinet, roots=roots)
     server = MCPServer(
         name=name, version=__version__, title="MemNet", instructions=INSTRUCTIONS,
         log_level="WARNING")
@@ -457,16 +472,16 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
 
     def memnet_ingest(
         session: Sid,
-        path: Annotated[str, Field(description="a directory or .sysml file on the machine that "
-                                               "runs the server")],
+        path: Annotated[str, Field(description="a directory or .sysml file inside the "
+                                               "server's roots")],
         create: Annotated[bool, Field(description="create the session first if it does not "
                                                   "exist")] = False,
     ) -> mtypes.CallToolResult:
         return result("memnet_ingest", locals())
 
     def memnet_snap(
-        model: Annotated[str, Field(description="a .sysml file or a directory of them, on the "
-                                                "machine that runs the server")],
+        model: Annotated[str, Field(description="a .sysml file or a directory of them, inside "
+                                                "the server's roots")],
         prefix: Annotated[str, Field(description="session id prefix: <prefix>-cat and "
                                                  "<prefix>-1..k")],
         budget: Annotated[int, Field(description="most rows in one interior (default M)")]
@@ -477,8 +492,8 @@ def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME) -> "MCPServer":
     ) -> mtypes.CallToolResult:
         return result("memnet_snap", locals())
 
-    Index = Annotated[str, Field(description="host index directory on the server (default: "
-                                             "host-index in the MemNet home)")]
+    Index = Annotated[str, Field(description="host index directory inside the server's roots "
+                                             "(default: host-index in the MemNet home)")]
     Top = Annotated[int, Field(description="most hits (1-100)")]
 
     def memnet_host_search(

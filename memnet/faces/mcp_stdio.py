@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .._version import __version__
 from ..errors import InvalidArgument
 from .mcp import CALLS, INSTRUCTIONS, SERVER_NAME, MemNetTools, outcome
+from .roots import FILE_TOOLS, Roots, roots_request
 
 if TYPE_CHECKING:
     from ..cabinet import Cabinet
@@ -117,11 +118,32 @@ class StdioServer:
         self.tools = tools
         self.listing = load_tools()
         self.by_name = {t["name"]: t for t in self.listing}
+        # the client's roots (faces/roots.py): asked for when it offers them;
+        # a call of a file tool waits for the answer
+        self.client_roots = False
+        self.asked: str | None = None     # id of the roots/list request on its way
+        self.asks = 0
+        self.waiting: list[Any] = []
+        self.outbox: list[dict[str, Any]] = []
+
+    def ask_roots(self) -> None:
+        if self.client_roots:
+            self.asks += 1
+            self.asked = f"memnet-roots-{self.asks}"
+            self.outbox.append(roots_request(self.asked))
+
+    def take_roots(self, msg: dict[str, Any]) -> None:
+        """A client's answer to our roots/list (an error answer: no client roots)."""
+        if msg.get("id") == self.asked:
+            self.asked = None
+            self.tools.roots.set_client(msg.get("result"))
 
     # -- methods ---------------------------------------------------------------------
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+        caps = params.get("capabilities")
+        self.client_roots = type(caps) is dict and type(caps.get("roots")) is dict
         return {"protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": SERVER_NAME, "title": "MemNet", "version": __version__},
@@ -148,6 +170,8 @@ class StdioServer:
             return _error(mid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")
         method, mid = msg["method"], msg.get("id")
         if "id" not in msg:  # a notification (initialized, cancelled, ...): no answer
+            if method in ("notifications/initialized", "notifications/roots/list_changed"):
+                self.ask_roots()
             return None
         if mid is not None and type(mid) is not str and type(mid) is not int:
             # JSON-RPC ids are strings, integers or null (a float, NaN or an
@@ -179,28 +203,50 @@ class StdioServer:
     def serve(self, lines: Iterable[bytes | str], out: IO[bytes]) -> None:
         """Answer each message of ``lines`` on ``out`` (UTF-8, a line each).
         A line that is not UTF-8 or not JSON gets a parse error; one marked
-        too long (see :func:`read_lines`) an invalid-request error."""
+        too long (see :func:`read_lines`) an invalid-request error. A call of
+        a file tool that comes while the client's roots are asked for waits
+        for them (at the end of the input, it is answered without them)."""
         for line in lines:
             if line is TOO_LONG:
-                reply: dict[str, Any] | None = _error(
-                    None, INVALID_REQUEST, f"message over {MAX_MESSAGE:,} bytes")
-            elif not line.strip():
+                self._send(_error(None, INVALID_REQUEST, f"message over {MAX_MESSAGE:,} bytes"),
+                           out)
                 continue
+            if not line.strip():
+                continue
+            try:
+                msg = json.loads(line)
+            except (ValueError, RecursionError):  # bad JSON, not UTF-8, nested too deep
+                self._send(_error(None, PARSE_ERROR, "Parse error"), out)
+                continue
+            if _is_response(msg):   # the client's answer to our roots/list
+                self.take_roots(msg)
+                if self.asked is None:
+                    held, self.waiting = self.waiting, []
+                    for m in held:
+                        self._send(self._answer(m), out)
+            elif self.asked is not None and _file_call(msg):
+                self.waiting.append(msg)
             else:
-                try:
-                    msg = json.loads(line)
-                except (ValueError, RecursionError):  # bad JSON, not UTF-8, nested too deep
-                    reply = _error(None, PARSE_ERROR, "Parse error")
-                else:
-                    try:
-                        reply = self.answer(msg)
-                    except Exception as e:  # a fault of ours: answer it, serve on
-                        mid = msg.get("id") if type(msg) is dict else None
-                        reply = _error(mid if type(mid) in (str, int) else None,
-                                       INTERNAL_ERROR, f"internal error: {type(e).__name__}")
-            if reply is not None:
-                out.write(_encode(reply) + b"\n")
-                out.flush()
+                self._send(self._answer(msg), out)
+        for m in self.waiting:
+            self._send(self._answer(m), out)
+
+    def _answer(self, msg: Any) -> dict[str, Any] | None:
+        try:
+            return self.answer(msg)
+        except Exception as e:  # a fault of ours: answer it, serve on
+            mid = msg.get("id") if type(msg) is dict else None
+            return _error(mid if type(mid) in (str, int) else None,
+                          INTERNAL_ERROR, f"internal error: {type(e).__name__}")
+
+    def _send(self, reply: dict[str, Any] | None, out: IO[bytes]) -> None:
+        """Write our pending requests, then ``reply`` (if any)."""
+        for request in self.outbox:
+            out.write(_encode(request) + b"\n")
+        self.outbox.clear()
+        if reply is not None:
+            out.write(_encode(reply) + b"\n")
+        out.flush()
 
 
 def _encode(reply: dict[str, Any]) -> bytes:
@@ -238,6 +284,18 @@ def read_lines(stream: IO[bytes], limit: int = MAX_MESSAGE) -> Iterator[bytes]:
             yield line
 
 
+def _is_response(msg: Any) -> bool:
+    return type(msg) is dict and "method" not in msg and "id" in msg and (
+        "result" in msg or "error" in msg)
+
+
+def _file_call(msg: Any) -> bool:
+    """Whether ``msg`` calls a tool that reads a file the call names."""
+    params = msg.get("params") if type(msg) is dict else None
+    return (type(params) is dict and msg.get("method") == "tools/call"
+            and params.get("name") in FILE_TOOLS)
+
+
 class _RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -252,10 +310,11 @@ def _error(mid: Any, code: int, message: str, data: Any = None) -> dict[str, Any
 
 
 def serve_stdio(cabinet: Cabinet, stdin: IO[bytes] | None = None,
-                stdout: IO[bytes] | None = None) -> None:
-    """Serve ``cabinet``'s tools on stdin/stdout (as bytes) until stdin closes."""
-    StdioServer(MemNetTools(cabinet)).serve(read_lines(stdin or sys.stdin.buffer),
-                                            stdout or sys.stdout.buffer)
+                stdout: IO[bytes] | None = None, *, roots: Roots | None = None) -> None:
+    """Serve ``cabinet``'s tools on stdin/stdout (as bytes) until stdin closes;
+    the file tools read only below ``roots`` (and the client's roots)."""
+    StdioServer(MemNetTools(cabinet, roots=roots)).serve(
+        read_lines(stdin or sys.stdin.buffer), stdout or sys.stdout.buffer)
 
 
 __all__ = ["MAX_MESSAGE", "PROTOCOL_VERSIONS", "StdioServer", "TOO_LONG", "check_arguments",

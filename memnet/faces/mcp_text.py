@@ -26,6 +26,8 @@ HINTS: dict[str, str] = {
                 "its work, then redo the commit",
     "input_too_large": "send a smaller text",
     "version_not_found": "recall the current version instead",
+    "path_outside_root": "use a path inside the roots named in the message; more roots are "
+                         "the operator's to give (memnet mcp --root DIR)",
     "invalid_argument": "check the tool's arguments against its input schema (tools/list): "
                         "their names, types and which are required",
 }
@@ -73,7 +75,7 @@ CREATE_DOC = (
     "that already exists is an error (session_exists). Then fill it with memnet_commit.")
 
 INGEST_DOC = (
-    "Ingest files on the machine that runs this server into a MemNet session: a directory "
+    "Ingest files inside this server's roots into a MemNet session: a directory "
     "(Python modules as MOD with SYM per top-level class/def, markdown as DOC/SEC, "
     "directories as PKG, CONTAINS and IMPORTS edges) and/or SysML v2 models (.sysml: "
     "packages, definitions, parts, ports, attributes, requirements with `rid`, TYPED, "
@@ -81,8 +83,8 @@ INGEST_DOC = (
     "again changes nothing, and only changed files are parsed. Returns {session, version, "
     "parts: [{version, changed, created, updated, recycled, files, parsed, warnings}]}.")
 SNAP_DOC = (
-    "Model Snap: cut a SysML v2 model (a .sysml file or directory on the server) into a "
-    "catalog session `<prefix>-cat` (packages, definitions, requirements, one SES node per "
+    "Model Snap: cut a SysML v2 model (a .sysml file or directory inside the server's roots) "
+    "into a catalog session `<prefix>-cat` (packages, definitions, requirements, one SES node per "
     "interior) and interior sessions `<prefix>-1..k`, each holding whole ownership subtrees "
     "within `budget` rows; links across a cut go to STUB nodes naming the session that holds "
     "the far end. Recall the catalog with `REQ rid:<id>` to find the interior that satisfies "

@@ -121,7 +121,8 @@ class CodedColumn(Generic[T]):
         return [names[c] for c in self.codes[lo:hi]]
 
     def append(self, v: T) -> None:
-        self.codes.append(self.code(v))
+        c = self.code(v)  # first: it may widen the codes (a new array)
+        self.codes.append(c)
 
     def extend(self, values: Iterable[T]) -> None:
         vals = values if isinstance(values, (list, tuple)) else list(values)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import repeat
 from typing import Any
@@ -149,6 +150,8 @@ class Store(StoredGraph):
         props = props or None
         self._kind.append(kind)
         self._labels.append(labels)
+        if labels and self._label_use is not None:
+            self._label_use.update(labels)
         self._props.append(props)
         k = node_key(kind, labels, props)
         self._key.append(k)
@@ -196,11 +199,14 @@ class Store(StoredGraph):
         adj, nrec, ltok = self._adj, self._nrec, self._ltok
         nicks, owners = self._nick, self._nick_owner
         kind_live = self._kind_live
+        use = self._label_use
         added: list[tuple[int, str, tuple[str, ...], dict[str, Value] | None]] = []
         live_bytes = 0
         nid = first
         for i, (kind, labels, props, nick) in enumerate(items):
             labels = tuple(sorted(x for x in set(labels) if x != kind)) if labels else _EMPTY
+            if labels and use is not None:
+                use.update(labels)
             props = props or None
             kinds.append(kind)
             labels_col.append(labels)
@@ -294,6 +300,13 @@ class Store(StoredGraph):
             if labels != old_labels:
                 self._labels[nid] = labels
                 self.index.change_labels(nid, old_labels, labels)
+                use = self._label_use
+                if use is not None:
+                    use.update(labels)
+                    use.subtract(old_labels)
+                    for x in old_labels:
+                        if use[x] <= 0:
+                            del use[x]
         if props is not ...:
             props = props or None
             self._props[nid] = props
@@ -523,6 +536,38 @@ class Store(StoredGraph):
         if hit is not None and hit[0] is self._labels[nid] and hit[1] is self._props.raw(nid):
             return set(hit[2])
         return Index.terms(self._kind[nid], self._labels[nid], self._props[nid])
+
+    # -- the names a session holds (the caps on distinct names, SPEC §4) -----
+    def kind_known(self, kind: str) -> bool:
+        """Whether a node of this store (recycled or not) has kind ``kind``."""
+        return self._kind.code_of(kind) > 0
+
+    def kinds_known(self) -> int:
+        """How many distinct kinds the nodes of this store have, recycled
+        nodes' included (a node keeps its kind, so this never goes down)."""
+        return len(self._kind.names) - 1
+
+    def edge_type_known(self, etype: str) -> bool:
+        """Whether an edge of this store (recycled or not) has type ``etype``."""
+        return self._etype.code_of(etype) > 0
+
+    def edge_types_known(self) -> int:
+        """How many distinct edge types the edges of this store have."""
+        return len(self._etype.names) - 1
+
+    def label_use(self) -> Mapping[str, int]:
+        """How many nodes (recycled included) carry each extra label. Built
+        from the label column on first use (a count per distinct label set),
+        then kept exact by every write."""
+        use = self._label_use
+        if use is None:
+            use = Counter()
+            names = self._labels.names
+            for code, n in Counter(self._labels.codes).items():
+                for lab in names[code]:
+                    use[lab] += n
+            self._label_use = use
+        return use
 
     # -- line token counts (a cache the session and recall fill) --------------
     def set_line_tokens(self, nid: int, n: int) -> None:

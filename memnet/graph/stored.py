@@ -71,10 +71,20 @@ class StoredGraph:
         # recycled edges leave the adjacency lists (a walk never reads them);
         # this counts them per node so a receipt can still say what it hid
         self._hidden: dict[int, int] = {}
+        # how many nodes (recycled included) carry each extra label: built on
+        # first use (Store.label_use), then kept exact by every write
+        self._label_use: Counter[str] | None = None
         self._view = StoreView(self._kind, self._labels, self._props, self._key, self._adj,
                                self._nrec, self._ltok, self._nick, self._nick_owner,
                                self._etype, self._esrc, self._edst, self._eprops, self._erec,
                                self._hidden)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the label counts are derived and built again on first use: a copy
+        # need not carry them (and building them changes nothing observable)
+        state = self.__dict__.copy()
+        state["_label_use"] = None
+        return state
 
     def track_changes(self) -> None:
         """Start recording which elements change (for an incremental flush)."""

@@ -40,6 +40,7 @@ the same list.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -53,11 +54,13 @@ from typing import Any
 
 from ..errors import (
     DependencyMissing,
+    DiskFull,
     IndexBusy,
     IndexCorrupt,
     IndexNotFound,
     InputTooLarge,
     InvalidArgument,
+    IOFailure,
     MemNetError,
     PathNotFound,
     PathOutsideRoot,
@@ -141,6 +144,41 @@ def _corrupt(where: Path, why: object) -> MemNetError:
                        index=os.fspath(where))
 
 
+_DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+_OS_ERRNO = re.compile(r"os error (\d+)")
+
+
+@contextlib.contextmanager
+def _writing(where: Path) -> Iterator[None]:
+    """Turn a write the OS refused into ``disk_full`` (no room, a file size
+    limit, a quota) or ``io``, naming the index; the search library reports
+    its I/O failures as ``ValueError`` ("An IO error occurred: ... (os error
+    28)")."""
+    try:
+        yield
+    except MemNetError:
+        raise
+    except OSError as e:
+        if e.errno in _DISK_ERRNOS:
+            raise _disk_full(where, e.strerror or str(e)) from None
+        raise IOFailure(f"writing the host index at {os.fspath(where)!r} failed: "
+                        f"{e.strerror or e}", index=os.fspath(where)) from None
+    except ValueError as e:
+        text = str(e)
+        if "IO error" not in text and _OS_ERRNO.search(text) is None:
+            raise
+        found = _OS_ERRNO.search(text)
+        if found is not None and int(found.group(1)) in _DISK_ERRNOS:
+            raise _disk_full(where, os.strerror(int(found.group(1)))) from None
+        raise IOFailure(f"writing the host index at {os.fspath(where)!r} failed: "
+                        f"{text.splitlines()[0][:200]}", index=os.fspath(where)) from None
+
+
+def _disk_full(where: Path, why: str) -> MemNetError:
+    return DiskFull(f"no room to write the host index at {os.fspath(where)!r} ({why}); "
+                    "it was left as it was", index=os.fspath(where))
+
+
 @contextlib.contextmanager
 def _reading(where: Path) -> Iterator[None]:
     """Turn a failure of the search library on stored files into ``index_corrupt``."""
@@ -173,11 +211,16 @@ def _schema(tantivy: Any) -> Any:
 
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)   # no half-written file left beside the index
+        raise
 
 
 def _read_json(path: Path, where: Path) -> Any:
@@ -188,6 +231,8 @@ def _read_json(path: Path, where: Path) -> Any:
         raise _corrupt(where, f"{path.name} is missing") from None
     except (OSError, ValueError) as e:
         raise _corrupt(where, f"{path.name}: {e}") from None
+    except RecursionError:
+        raise _corrupt(where, f"{path.name} nests lists or maps too deeply") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +315,11 @@ class HostIndex:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> HostIndex:
         where = Path(path)
-        if not (where / META).is_file():
+        try:
+            present = (where / META).is_file()
+        except (OSError, ValueError):   # a name too long, a NUL: nothing is there
+            present = False
+        if not present:
             raise _not_found(where)
         meta = _header(where)
         tantivy = _tantivy()
@@ -367,20 +416,38 @@ class _Writer:
         if self.w is None:
             return
         w, self.w = self.w, None
-        if commit:
-            w.commit()
-        else:
-            w.rollback()
-            w.garbage_collect_files()  # the segments written since the last commit
-        w.wait_merging_threads()
+        try:
+            if commit:
+                w.commit()
+            else:
+                self._drop(w)
+        except BaseException:
+            if commit:   # a commit that failed (no room, say) leaves no segment behind
+                with contextlib.suppress(Exception):
+                    self._drop(w)
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                w.wait_merging_threads()
+
+    @staticmethod
+    def _drop(w: Any) -> None:
+        w.rollback()
+        w.garbage_collect_files()  # the segments written since the last commit
 
 
 def _check_dir(where: Path) -> bool:
     """True when ``where`` holds an index; False when it is free for one (absent
-    or empty); ``index_corrupt`` when it holds something else."""
-    if (where / META).is_file():
-        return True
-    if where.exists():
+    or empty); ``index_corrupt`` when it holds something else, ``path_not_found``
+    when it cannot be a directory (a name too long)."""
+    try:
+        if (where / META).is_file():
+            return True
+        there = where.exists()
+    except OSError as e:
+        raise PathNotFound(f"{os.fspath(where)[:200]!r} cannot be an index directory "
+                           f"({e.strerror or e})", index=os.fspath(where)[:200]) from None
+    if there:
         if not where.is_dir():
             raise PathNotFound(f"{os.fspath(where)!r} is a file, not an index directory",
                                index=os.fspath(where))
@@ -421,7 +488,7 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
                           "directory", path=os.fspath(path),
                           root=os.fspath(root))
     tantivy = _tantivy()
-    with _locked(where):
+    with _writing(where), _locked(where):
         manifest = _read_json(where / MANIFEST, where)
         if not isinstance(manifest, dict):
             raise _corrupt(where, f"{MANIFEST} is not a map of files")
@@ -443,6 +510,12 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
 
 def _build(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> IndexResult:
     """A new index of ``top``, built aside and renamed to ``where``."""
+    with _writing(where):
+        return _build_aside(top, where, tantivy, progress)
+
+
+def _build_aside(top: Path, where: Path, tantivy: Any, progress: Progress | None
+                 ) -> IndexResult:
     where.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
     writer = None

@@ -103,10 +103,11 @@ def test_mcp_ingest_bad_paths_and_failed_create_leave_nothing(tmp_path: Path) ->
     from mcp import Client
 
     from memnet.faces.mcp import build_server
+    from memnet.faces.roots import Roots
 
     cab = Cabinet.open(tmp_path / "cab")
     tree = _tree(tmp_path, broken=True)
-    server = build_server(cab)
+    server = build_server(cab, roots=Roots([tmp_path]))
     cwd = os.getcwd()
 
     async def run() -> None:
@@ -118,7 +119,7 @@ def test_mcp_ingest_bad_paths_and_failed_create_leave_nothing(tmp_path: Path) ->
                 return text.split(":", 1)[0]
 
             assert await code(session="code", path=str(tree), create=True) == "model_syntax"
-            for bad in ("", "x" * 5000, str(tmp_path / "missing")):
+            for bad in ("", str(tmp_path / ("x" * 5000)), str(tmp_path / "missing")):
                 assert await code(session="code", path=bad, create=True) == "path_not_found"
             assert cab.sessions() == []
             (tree / "bad.sysml").unlink()

@@ -26,6 +26,7 @@ from mcp.client.stdio import stdio_client
 from memnet import Cabinet
 from memnet.faces.mcp import MISSING_EXTRA, MemNetTools, build_server, sdk_tool_list
 from memnet.faces.mcp_stdio import PROTOCOL_VERSIONS, StdioServer, load_tools, read_lines
+from memnet.faces.roots import Roots
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -431,14 +432,15 @@ def test_hostile_messages_are_answered_and_the_server_serves_on(tmp_path, monkey
         b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "ping"}\n',
         b'{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}\n',
         b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": '
-        b'"memnet_ingest", "arguments": {"session": "w", "path": "/nowhere/x\\udcff"}}}\n',
+        b'"memnet_ingest", "arguments": {"session": "w", "path": "'
+        + json.dumps(str(tmp_path))[1:-1].encode() + b'/nowhere/x\\udcff"}}}\n',
         b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
         b'"memnet_sessions", "arguments": {}}}\n',
         b'{"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {}}\n',
         b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}\n',
     ])
     with Cabinet.open(tmp_path / "cab") as cab:
-        tools = MemNetTools(cab)
+        tools = MemNetTools(cab, roots=Roots([tmp_path]))
         monkeypatch.setattr(tools, "sessions", lambda *a, **k: 1 / 0)   # a fault of ours
         server = StdioServer(tools)
         monkeypatch.setattr(server, "initialize", lambda params: [][1])  # outside any tool
@@ -465,7 +467,7 @@ def test_hostile_messages_are_answered_and_the_server_serves_on(tmp_path, monkey
 @pytest.mark.req("MN-REQ-17", "MN-REQ-18", "MN-REQ-19")
 def test_ingest_and_snap_tools(tmp_path):
     cab = Cabinet.open(tmp_path / "cab")
-    server = build_server(cab)
+    server = build_server(cab, roots=Roots([tmp_path, ROOT]))
     tree = tmp_path / "shop"
     tree.mkdir()
     (tree / "__init__.py").write_text('"""Shop."""\n')
@@ -503,7 +505,7 @@ def test_snap_tool_lists_files_it_left_out_and_strict_writes_nothing(tmp_path):
     (model / "good.sysml").write_text("package Good { part def A; part a : A; part b : Gone; }\n")
     (model / "bad.sysml").write_text("package Bad {\n  part def 'A;\n}\n")  # never closes
     cab = Cabinet.open(tmp_path / "cab")
-    server = build_server(cab)
+    server = build_server(cab, roots=Roots([tmp_path, ROOT]))
 
     async def main() -> None:
         async with Client(server, mode="legacy") as client:
@@ -533,7 +535,7 @@ def test_host_search_and_snap_tools(tmp_path):
     lib = write_tree(tmp_path / "lib")
     index_tree(lib, tmp_path / "cab" / "host-index")  # the default place for this home
     cab = Cabinet.open(tmp_path / "cab")
-    server = build_server(cab)
+    server = build_server(cab, roots=Roots([tmp_path, ROOT]))
 
     async def main() -> None:
         async with Client(server, mode="legacy") as client:

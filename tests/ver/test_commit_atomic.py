@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memnet
+from memnet.commit import MAX_EDGE_TYPES, MAX_KINDS, MAX_LABEL_NAMES, MAX_LABELS
 from tests.ver.strategies import (
     VER,
     Built,
@@ -206,6 +207,34 @@ def _too_deep(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
     return ["INSERT " + "(" * depth + ")" * depth], "input_too_large", None
 
 
+def _many_kinds(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
+    # one kind past the session's cap on distinct kinds (the prefix may add DEC)
+    n = MAX_KINDS - b.session.store.kinds_known() + 1 + draw(st.integers(0, 3))
+    return ["INSERT " + ", ".join(f"(k{i}:KX{i} {{title: '{MARK}'}})" for i in range(n))], \
+        "commit_rejected", None
+
+
+def _labels_on_node(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
+    n = MAX_LABELS + draw(st.integers(0, 3))   # with the kind, one label too many or more
+    labels = "&".join(f"LX{i}" for i in range(n))
+    return [f"INSERT (z:DEC&{labels} {{title: '{MARK}'}})"], "commit_rejected", (0, 8)
+
+
+def _many_edge_types(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
+    n = MAX_EDGE_TYPES - b.session.store.edge_types_known() + 1 + draw(st.integers(0, 2))
+    edges = ", ".join(f"(z)-[:TX{i}]->(z)" for i in range(n))
+    return [f"INSERT (z:DEC {{title: '{MARK}'}}), {edges}"], "commit_rejected", None
+
+
+def _many_label_names(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
+    # one extra label past the session's cap (the prefix may add URGENT)
+    need = MAX_LABEL_NAMES - len(b.session.store.label_use()) + 1 + draw(st.integers(0, 2))
+    per = MAX_LABELS - 1
+    nodes = [f"(l{j}:DEC&" + "&".join(f"LN{j}_{i}" for i in range(min(per, need - j * per)))
+             + f" {{title: '{MARK}'}})" for j in range(-(-need // per))]
+    return ["INSERT " + ", ".join(nodes)], "commit_rejected", None
+
+
 KINDS: dict[str, tuple[Callable[..., Made], str]] = {
     "unknown_handle": (_unknown_handle, "MN-REQ-03"),
     "echo": (_echo, "MN-REQ-04"),
@@ -222,6 +251,10 @@ KINDS: dict[str, tuple[Callable[..., Made], str]] = {
     "remove_kind": (_remove_kind, "MN-REQ-03"),
     "edge_as_node": (_edge_as_node, "MN-REQ-03"),
     "too_deep": (_too_deep, "MN-REQ-08"),
+    "many_kinds": (_many_kinds, "MN-REQ-08"),
+    "labels_on_node": (_labels_on_node, "MN-REQ-08"),
+    "many_edge_types": (_many_edge_types, "MN-REQ-08"),
+    "many_label_names": (_many_label_names, "MN-REQ-08"),
 }
 
 
