@@ -173,7 +173,24 @@ class Words:
 
 #: a word held by more live nodes than this does not steer the walk: its idf is
 #: small, and the map of its nodes would cost more than the walk itself
-STEER_DF = 4096
+STEER_DF = 1024
+
+
+def steering_levels(w: Word) -> dict[int, int]:
+    """node → the level the walk scores ``w`` at: the exact level, or twice
+    the stem level when that is higher. The index keeps a stem-only match at
+    half weight (α, docs/math/seeding.md), so that MATCH_L ranks the word
+    itself first; the walk reads the stem at full weight, as BM25 over stems
+    would, since the text next to a match rarely repeats the question's own
+    form of a word (``camped`` asked, ``camping`` written)."""
+    d: dict[int, int] = {}
+    for lv, p in reversed(w.stems):
+        d.update(zip(p, repeat(2 * lv)))
+    get = d.get
+    for lv, p in reversed(w.exact):
+        u = unflagged(lv)
+        d.update((v, u) for v in p if get(v, 0) < u)
+    return d
 
 
 class Relevance:
@@ -182,8 +199,9 @@ class Relevance:
 
     Built once per query and session version from the words MATCH_L read
     (``words``): each word held by at most ``STEER_DF`` live nodes adds its
-    idf times its level to the score of every node that holds it, so a
-    node's score is one lookup in :attr:`scores` (absent: 0). A query with no
+    idf times its level (:func:`steering_levels`) to the score of every node
+    that holds it, so a node's score is one lookup in :attr:`scores`
+    (absent: 0). A query with no
     such word is falsy: the walk then keeps the stored order.
     """
 
@@ -200,11 +218,12 @@ class Relevance:
         if len(held) == 1:
             # one word: its levels order the nodes as its weight times them
             # would (the walk compares scores and shares of scores only)
-            scores = held[0].levels()  # type: ignore[assignment]
+            scores = steering_levels(held[0])  # type: ignore[assignment]
         for w in held if len(held) > 1 else ():
             weight = idf(n, w.df)
             get = scores.get
-            scores.update((v, get(v, 0.0) + weight * lv) for v, lv in w.levels().items())
+            scores.update((v, get(v, 0.0) + weight * lv)
+                          for v, lv in steering_levels(w).items())
         self.scores = scores
 
     def __bool__(self) -> bool:
