@@ -298,9 +298,20 @@ def test_strict_snap_and_a_failing_model_write_nothing(tmp_path: Path) -> None:
     only_broken = tmp_path / "only"
     only_broken.mkdir()
     shutil.copy(model / "unclosed.sysml", only_broken)
-    with pytest.raises(QueryError) as nothing:
+    # a model none of whose files parses is that file's model_syntax error
+    # (issue 34: it was bad_query, "no elements"), with its place
+    with pytest.raises(MemNetError) as nothing:
         snap(cab, only_broken, "mn", strict=False)
-    assert "not ingested" in nothing.value.message and cab.sessions() == []
+    assert nothing.value.code == "model_syntax" and nothing.value.line == 1
+    assert nothing.value.path.endswith("unclosed.sysml") and cab.sessions() == []
+    with pytest.raises(MemNetError) as one:
+        snap(cab, only_broken / "unclosed.sysml", "mn", strict=False)
+    assert one.value.code == "model_syntax" and "never closed" in one.value.message
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(QueryError):   # no file at all stays "nothing to snap"
+        snap(cab, empty, "mn", strict=False)
+    assert cab.sessions() == []
 
 
 def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
