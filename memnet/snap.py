@@ -342,10 +342,11 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
     The model is read and planned before anything is written: a model that
     does not parse (``strict``), has no elements, or cannot be planned writes
     nothing (``model_syntax`` when no file of it parses, even without
-    ``strict``; ``bad_query`` when it has no elements at all). With ``strict=False`` files that do not parse are left out and
-    listed in ``SnapResult.failed`` (their elements are then absent from the
-    sessions). Each session is synced (one Commit) in memory, a missing one
-    built there; once every session is synced, they are written (a new one
+    ``strict``; ``bad_query`` when it has no elements at all). With
+    ``strict=False`` files that do not parse are left out and listed in
+    ``SnapResult.failed`` (their elements are then absent from the sessions).
+    Each session is synced (one Commit) in memory, a missing one built there;
+    once every session is synced, they are written (a new one
     stored whole with ``Cabinet.adopt``), so a sync that fails (a cap
     exceeded, say) writes nothing and leaves the sessions of an earlier snap
     as they were. ``progress(done, total)`` counts steps, two a session (its

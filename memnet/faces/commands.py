@@ -76,6 +76,21 @@ def need_cabinet(home: str | None, sid: str | None = None) -> None:
         raise PathNotFound(f"no cabinet at {where!r}", path=where)
 
 
+def rerun_hint(args: argparse.Namespace, *words: str) -> str:
+    """The command line that runs ``memnet`` with ``words`` on the same
+    cabinet (``--home`` as given), quoted for a POSIX shell."""
+    import shlex
+
+    home = ["--home", args.home] if args.home is not None else []
+    return "memnet " + " ".join(shlex.quote(w) for w in (*home, *words))
+
+
+def with_create_hint(e: SessionNotFound, hint: str) -> SessionNotFound:
+    """``e`` saying how to create the session: ``hint`` is a command line
+    that does the same work and creates it first (it must run as given)."""
+    return SessionNotFound(f"{e.message}; to create it with this command, run: {hint}")
+
+
 def _hydrate(cab: Cabinet, sid: str, at: int | None = None) -> Session:
     """Open ``sid`` from the cabinet, with a progress line on a terminal."""
     with Progress(f"hydrate {sid}") as bar:
@@ -329,9 +344,20 @@ def _absorb(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from ..ingest import check_ingest_path, ingest_new, ingest_path
+    from ..ingest import check_ingest_path
 
     check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
+    try:
+        return _ingest_into(args)
+    except SessionNotFound as e:
+        more = ["--format", args.format] if args.format != "text" else []
+        raise with_create_hint(e, rerun_hint(args, "ingest", args.sid, args.path, "--create",
+                                             *more)) from None
+
+
+def _ingest_into(args: argparse.Namespace) -> int:
+    from ..ingest import ingest_new, ingest_path
+
     with _cabinet(args, create=args.create, sid=args.sid) as cab, \
             Progress(f"ingest {args.sid}") as bar:
         if args.create and not cab.exists(args.sid):
