@@ -106,6 +106,22 @@ def test_the_catalog_holds_the_skeleton_and_one_ses_per_interior(tmp_path: Path,
             assert plan.home.get(owner.get(r, ""), "mn-cat") == "mn-cat"
 
 
+def test_the_shell_view_names_each_ses_node_by_its_sid(tmp_path: Path) -> None:
+    # issue 34: read_first says to start at an SES node, and the shell view
+    # printed it bare (`(nac:SES)`), without the session id to open
+    cab = Cabinet.open(tmp_path / "cab")
+    res = snap(cab, MODELS, "mn")
+    cat = cab.open("mn-cat")
+    shape = cat.recall("SES", view="shell")
+    sids = [dict(n.props).get("sid") for n in shape.nodes if n.labels[0] == SES_KIND]
+    assert sids and all(sid in res.interiors for sid in sids), shape.text
+    first = shape.receipt.seeds[0]
+    sid = next(dict(n.props)["sid"] for n in shape.nodes if n.var == first)
+    assert cab.open(sid).recall("").receipt.rows > 0   # the sid it names opens
+    outline = cat.outline()    # the shell view by default
+    assert all("sid" in dict(n.props) for n in outline.nodes if n.labels[0] == SES_KIND)
+
+
 def test_a_recall_for_a_requirement_id_leads_to_the_interior_that_satisfies_it(
         tmp_path: Path, model: Artefacts) -> None:
     cab = Cabinet.open(tmp_path / "cab")
