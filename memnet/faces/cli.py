@@ -191,7 +191,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ab = sub.add_parser("absorb", help="join a slice into a session (Path-B Absorb)",
                         description="Join a working-memory slice into LEAD atomically, from a "
                                     "slice file (--slice) or straight from another session of "
-                                    "this cabinet (--from MEMBER --anchor H ...), then flush.")
+                                    "this cabinet (--from MEMBER --anchor H ...), then flush. "
+                                    "Prints JSON: version, changed, created, matched, updated "
+                                    "and the handle map.")
     ab.add_argument("lead", help="the session that takes the slice in")
     ab.add_argument("--slice", default=None, metavar="FILE", help="a slice file from export")
     ab.add_argument("--from", dest="member", default=None, metavar="MEMBER",
@@ -201,8 +203,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ab.add_argument("--hops", type=int, default=2, help="with --from: hops (default 2)")
     ab.add_argument("--budget", type=int, default=None,
                     help="with --from: max rows (default 50 x the number of anchors)")
-    ab.add_argument("--id-policy", choices=("keep", "reject", "remint"), default="remint",
-                    help="keep handles, reject duplicates, or remint new handles (default)")
+    ab.add_argument("--id-policy", choices=("merge", "remint", "reject", "keep"),
+                    default="merge",
+                    help="merge into what LEAD holds by locator, origin or name (default; "
+                         "the same slice again changes nothing), remint new handles, reject "
+                         "duplicates, or keep handles")
     ab.set_defaults(func=_absorb)
 
     ing = sub.add_parser("ingest", help="ingest a source tree or a SysML v2 model into a session",

@@ -338,7 +338,8 @@ def _absorb(args: argparse.Namespace) -> int:
                                               budget=args.budget)
         res = import_slice(lead, slc, args.id_policy)
         cab.flush(lead)
-    print(json.dumps({"version": res.version, "created": res.created, "ids": res.ids},
+    print(json.dumps({"version": res.version, "changed": res.changed, "created": res.created,
+                      "matched": res.matched, "updated": res.updated, "ids": res.ids},
                      ensure_ascii=False))
     return 0
 
