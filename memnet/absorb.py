@@ -52,8 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ._version import __version__
 from .errors import AbsorbRejected, InvalidArgument, MemNetError
 from .gql import ast
-from .graph.store import OUT, edge_handle, node_handle, parse_handle
-from .graph.words import words_of
+from .graph.store import OUT, Store, edge_handle, node_handle, parse_handle
 from .ids import check_session_id
 from .recall.seed import match
 from .recall.walk import shape_walk
@@ -379,28 +378,8 @@ def _same_props(have: Any, want: dict[str, Any]) -> bool:
                                           for k, v in want.items())
 
 
-def _holders(st: Any, key: str, value: Any, kind: str | None = None) -> list[int]:
-    """The live nodes (of ``kind``) whose ``key`` property is ``value``,
-    oldest first, found through the index (a short value's posting, else the
-    rarest word of a long string), never by a scan of the lead."""
-    idx = st.index
-    posting = idx.prop(key, value)
-    if posting is None:   # a long string: its rarest word, then an exact test
-        lists = [idx.word_ids(w) for w in set(words_of(value))] if isinstance(value, str) \
-            else []
-        if not lists:
-            return []
-        posting = min(lists, key=len)
-    out = []
-    for nid in posting:
-        if st.node_live(nid) and (kind is None or st.node_kind(nid) == kind):
-            props = st.node_props(nid)
-            if props and _same(props.get(key), value):
-                out.append(nid)
-    return sorted(out)
-
-
-def _match_node(st: Any, slc: WorkingMemorySlice, n: SliceNode, taken: set[int]) -> int | None:
+def _match_node(st: Store, slc: WorkingMemorySlice, n: SliceNode, taken: set[int]
+                ) -> int | None:
     """The lead node a slice node merges into, or None: the node imported
     before from the same member handle (``origin``); else the oldest holder
     of its ``locator``; else, for a node without a locator, the only node of
@@ -408,12 +387,12 @@ def _match_node(st: Any, slc: WorkingMemorySlice, n: SliceNode, taken: set[int])
     other nodes of the same member). A lead node ``taken`` by an
     earlier node of the slice is never taken again, so two nodes of the
     member stay two."""
-    held = [x for x in _holders(st, "origin", _origin(slc, n.handle), n.kind) if x not in taken]
+    held = [x for x in st.holders("origin", _origin(slc, n.handle), n.kind) if x not in taken]
     if held:
         return held[0]
     loc = n.props.get("locator")
     if isinstance(loc, str):   # a locator names the node: no other key does
-        held = [x for x in _holders(st, "locator", loc) if x not in taken]
+        held = [x for x in st.holders("locator", loc) if x not in taken]
         if held and st.node_kind(held[0]) != n.kind:
             raise AbsorbRejected(
                 f"id_policy merge: node {n.handle} ({n.kind}) has the locator {loc!r}, "
@@ -427,7 +406,7 @@ def _match_node(st: Any, slc: WorkingMemorySlice, n: SliceNode, taken: set[int])
             # a node imported from another node of the same member is that
             # node, whatever it is called; of the rest, two or more holders:
             # none of them is surely this one
-            held = [x for x in _holders(st, key, v, n.kind)
+            held = [x for x in st.holders(key, v, n.kind)
                     if not str(st.node_props(x).get("origin", "")).startswith(mine)]
             return held[0] if len(held) == 1 and held[0] not in taken else None
     return None

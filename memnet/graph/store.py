@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from ..values import Value, node_key, props_text
+from ..values import Value, format_value, node_key, props_text
 from .columns import StoreView
 from .handles import b36, edge_handle, node_handle, parse_handle, text_bytes
 from .index import Index
@@ -436,6 +436,34 @@ class Store(StoredGraph):
                 self._hidden.pop(nid, None)
 
     # -- reads ----------------------------------------------------------------
+    def holders(self, key: str, value: Value, kind: str | None = None) -> list[int]:
+        """The live nodes (of ``kind``) whose property ``key`` is ``value``
+        (``1``, ``1.0`` and ``true`` told apart), oldest first. Found through
+        the index: the value's posting, or for a long string the posting of
+        its rarest word, then an exact test; never a scan of every node (a
+        value with no word at all, such as a list, finds nothing)."""
+        idx = self.index
+        posting = idx.prop(key, value)
+        if posting is None:
+            if not isinstance(value, str):
+                return []
+            from .words import words_of
+
+            lists = [idx.word_ids(w) for w in set(words_of(value))]
+            if not lists:
+                return []
+            posting = min(lists, key=len)
+        want = format_value(value)
+        out = []
+        for nid in posting:
+            if self._nrec[nid] or (kind is not None and self._kind[nid] != kind):
+                continue
+            props = self.node_props(nid)
+            got = props.get(key) if props else None
+            if got is not None and format_value(got) == want:
+                out.append(nid)
+        return sorted(out)
+
     def has_ranked_edges(self, nid: int, peek: Sequence[int] | None = None) -> bool:
         """Whether node ``nid`` is the source of a live edge with a ``rank``
         property (Host Snap's ``HIT {rank}``) among the first ``RANK_PEEK``
