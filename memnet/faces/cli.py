@@ -29,6 +29,7 @@ from .commands import (
     _commit,
     _demo,
     _export,
+    _import_mcp_memory,
     _ingest,
     _init,
     _outline,
@@ -228,6 +229,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ing.add_argument("--format", choices=("text", "json"), default="text",
                      help="text (one summary line, default) or json")
     ing.set_defaults(func=_ingest)
+
+    imp = sub.add_parser("import", help="bring another memory tool's file into a session",
+                         description="Import the memory of another tool into a session, in "
+                                     "one commit. The one format so far: mcp-memory.")
+    imp.set_defaults(help_of=imp)
+    isub = imp.add_subparsers(dest="import_command", metavar="FORMAT")
+    im = isub.add_parser(
+        "mcp-memory", help="import the JSONL file of the reference MCP memory server",
+        description="Read FILE, the JSONL memory of @modelcontextprotocol/server-memory (one "
+                    "entity or relation a line), check every line, then write it into SID as "
+                    "one commit: an entity becomes a node of kind entityType in upper case "
+                    "(person -> PERSON) with name, observations and locator 'mem:<name>'; a "
+                    "relation an edge of type relationType in upper case (works at -> "
+                    "WORKS_AT). Nodes the session holds by locator are updated, edges it holds "
+                    "are not drawn twice, nothing is removed: importing the same file again "
+                    "writes nothing. A damaged line exits 1 with import_syntax naming it, and "
+                    "nothing is written. See docs/import.md.")
+    im.add_argument("file", help="the memory file (memory.jsonl)")
+    im.add_argument("sid", help="session id")
+    im.add_argument("--create", action="store_true",
+                    help="create the session first if the cabinet does not hold it (its rate "
+                         "cap sized to the file when the default is too small)")
+    im.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (one summary line, default) or json")
+    im.set_defaults(func=_import_mcp_memory)
 
     sn = sub.add_parser("snap", help="partition a SysML v2 model into a catalog and interior "
                                      "sessions (Model Snap)",

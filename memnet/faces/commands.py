@@ -390,6 +390,57 @@ def _ingest_into(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_mcp_memory(args: argparse.Namespace) -> int:
+    from ..errors import CapExceeded
+    from ..ids import check_session_id
+    from ..importers import apply_plan, plan_mcp_memory, read_mcp_memory, session_for
+
+    check_session_id(args.sid)
+    with Progress(f"import {args.sid}") as bar:
+        bar.phase("reading")   # the whole file is checked before the cabinet is touched
+        mem = read_mcp_memory(args.file, progress=bar)
+        try:
+            with _cabinet(args, create=args.create, sid=args.sid) as cab:
+                new = args.create and not cab.exists(args.sid)
+                if new:   # stored only once the import has succeeded
+                    s = session_for(mem, args.sid)
+                else:
+                    bar.phase("hydrating")
+                    s = cab.open(args.sid, progress=bar)
+                bar.phase("planning")
+                plan = plan_mcp_memory(s, mem, progress=bar)
+                bar.phase("committing")
+                res = bar.spin_while(apply_plan, s, plan)
+                if new:
+                    bar.phase("storing")
+                    bar.spin_while(cab.adopt, s)
+                elif res.changed:
+                    bar.phase("flushing")
+                    bar.spin_while(cab.flush, s)
+        except SessionNotFound as e:
+            more = ["--format", args.format] if args.format != "text" else []
+            raise with_create_hint(e, rerun_hint(args, "import", "mcp-memory", args.file,
+                                                 args.sid, "--create", *more)) from None
+        except CapExceeded as e:
+            other = f"{args.sid[:62]}-2"
+            raise CapExceeded(f"{e.message}; or import into a new session, whose cap is sized "
+                              "to the file: " + rerun_hint(args, "import", "mcp-memory",
+                                                           args.file, other, "--create"),
+                              **e.details) from None
+    for w in res.warnings:
+        print(f"memnet: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        out = res.to_dict()
+        out.update(session=args.sid, new_session=new, cap_rows=s.caps.rows,
+                   cap_bytes=s.caps.bytes)
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        made = (f" (a new session, cap {s.caps.rows:,} rows / {s.caps.bytes:,} bytes)"
+                if new else "")
+        print(f"imported {args.file} into {args.sid}{made}: {res.summary()}")
+    return 0
+
+
 def _snap(args: argparse.Namespace) -> int:
     from pathlib import Path
 

@@ -447,12 +447,15 @@ class Store(StoredGraph):
         if posting is None:
             if not isinstance(value, str):
                 return []
-            from .words import words_of
+            from .words import present_terms, words_of
 
-            lists = [idx.word_ids(w) for w in set(words_of(value))]
-            if not lists:
+            # the rarest word by the sizes of its postings; only its ids are read
+            size = idx.posting_size
+            sized = [(sum(size(t) for _lv, t in present_terms(idx.shard, w)[0]), w)
+                     for w in set(words_of(value))]
+            if not sized:
                 return []
-            posting = min(lists, key=len)
+            posting = idx.word_ids(min(sized)[1])
         want = format_value(value)
         out = []
         for nid in posting:
