@@ -11,6 +11,7 @@ Hierarchy::
     ├── InvalidArgument              invalid_argument a Python argument of the wrong type or range
     ├── GQLSyntaxError               gql_syntax      bad text, with line/column
     ├── ModelSyntaxError             model_syntax    bad SysML model text, with line/column
+    ├── ImportSyntaxError            import_syntax   a damaged line of a file to import
     ├── QueryError                   bad_query       a q or option out of range
     ├── DeltaMismatch                delta_mismatch  a delta applied to another Shape
     ├── CommitRejected               commit_rejected Δ refused whole
@@ -73,6 +74,8 @@ from typing import Any
 CODES: dict[str, str] = {
     "gql_syntax": "the GQL text does not parse",
     "model_syntax": "a model file (SysML v2 text) does not parse or is inconsistent",
+    "import_syntax": "a line of a file given to memnet import is damaged (the message names "
+                     "it); nothing was written",
     "bad_query": "a Recall query or option is out of range",
     "delta_mismatch": "a delta answer was applied to a Shape it was not taken against",
     "commit_rejected": "the Commit was refused whole; the session is unchanged",
@@ -185,6 +188,22 @@ class ModelSyntaxError(MemNetError, ValueError):
         self.path = path
         self.line = line
         self.column = column
+
+
+class ImportSyntaxError(MemNetError, ValueError):
+    """A line of a file given to an importer (``memnet import``) cannot be
+    read: not JSON, not a record of the format, or a value a session cannot
+    hold. ``path`` names the file and ``line`` (1-based) the line; nothing
+    was written."""
+
+    code = "import_syntax"
+
+    def __init__(self, message: str, *, path: str | None = None,
+                 line: int | None = None) -> None:
+        where = f"{path}:{line}: " if path and line else (f"line {line}: " if line else "")
+        super().__init__(f"{where}{message}", path=path, line=line)
+        self.path = path
+        self.line = line
 
 
 class QueryError(MemNetError, ValueError):
@@ -493,6 +512,7 @@ __all__ = [
     "GQLSyntaxError",
     "HostError",
     "IOFailure",
+    "ImportSyntaxError",
     "IndexBusy",
     "IndexCorrupt",
     "IndexNotFound",

@@ -341,10 +341,12 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
 
     The model is read and planned before anything is written: a model that
     does not parse (``strict``), has no elements, or cannot be planned writes
-    nothing. With ``strict=False`` files that do not parse are left out and
-    listed in ``SnapResult.failed`` (their elements are then absent from the
-    sessions). Each session is synced (one Commit) in memory, a missing one
-    built there; once every session is synced, they are written (a new one
+    nothing (``model_syntax`` when no file of it parses, even without
+    ``strict``; ``bad_query`` when it has no elements at all). With
+    ``strict=False`` files that do not parse are left out and listed in
+    ``SnapResult.failed`` (their elements are then absent from the sessions).
+    Each session is synced (one Commit) in memory, a missing one built there;
+    once every session is synced, they are written (a new one
     stored whole with ``Cabinet.adopt``), so a sync that fails (a cap
     exceeded, say) writes nothing and leaves the sessions of an earlier snap
     as they were. ``progress(done, total)`` counts steps, two a session (its
@@ -362,6 +364,10 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
         raise InvalidArgument("progress must be a function (done, total)")
     art = load_model(model, strict=strict)
     if not art.elements:
+        if art.failed and not isinstance(model, Artefacts):
+            # nothing parsed: the first file's own error (model_syntax, with its
+            # path, line and column) says more than "no elements"
+            load_model(model, strict=True)
         failed = "; ".join(str(w) for w in art.failed[:3])
         raise QueryError(f"the model at {model!r} has no elements (no .sysml files, or "
                          "nothing in them): nothing to snap"

@@ -19,11 +19,13 @@ LAYERS = {
     # the record classes (a cheap stand-in for dataclasses) every layer declares
     "record": 0,
     "graph": 1, "gql": 2, "recall": 3, "commit": 3, "session": 4,
-    "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "host": 5, "snap": 6, "ver": 6,
+    "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "host": 5, "importers": 5,
+    "snap": 6, "ver": 6,
     "faces": 7, "__main__": 7, "__init__": 8,
 }
 CORE = {"graph", "gql", "recall", "commit", "session"}
-OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host"}
+OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host",
+           "importers"}
 
 
 def _top(module: str) -> str:

@@ -106,6 +106,22 @@ def test_the_catalog_holds_the_skeleton_and_one_ses_per_interior(tmp_path: Path,
             assert plan.home.get(owner.get(r, ""), "mn-cat") == "mn-cat"
 
 
+def test_the_shell_view_names_each_ses_node_by_its_sid(tmp_path: Path) -> None:
+    # issue 34: read_first says to start at an SES node, and the shell view
+    # printed it bare (`(nac:SES)`), without the session id to open
+    cab = Cabinet.open(tmp_path / "cab")
+    res = snap(cab, MODELS, "mn")
+    cat = cab.open("mn-cat")
+    shape = cat.recall("SES", view="shell")
+    sids = [dict(n.props).get("sid") for n in shape.nodes if n.labels[0] == SES_KIND]
+    assert sids and all(sid in res.interiors for sid in sids), shape.text
+    first = shape.receipt.seeds[0]
+    sid = next(dict(n.props)["sid"] for n in shape.nodes if n.var == first)
+    assert cab.open(sid).recall("").receipt.rows > 0   # the sid it names opens
+    outline = cat.outline()    # the shell view by default
+    assert all("sid" in dict(n.props) for n in outline.nodes if n.labels[0] == SES_KIND)
+
+
 def test_a_recall_for_a_requirement_id_leads_to_the_interior_that_satisfies_it(
         tmp_path: Path, model: Artefacts) -> None:
     cab = Cabinet.open(tmp_path / "cab")
@@ -298,9 +314,20 @@ def test_strict_snap_and_a_failing_model_write_nothing(tmp_path: Path) -> None:
     only_broken = tmp_path / "only"
     only_broken.mkdir()
     shutil.copy(model / "unclosed.sysml", only_broken)
-    with pytest.raises(QueryError) as nothing:
+    # a model none of whose files parses is that file's model_syntax error
+    # (issue 34: it was bad_query, "no elements"), with its place
+    with pytest.raises(MemNetError) as nothing:
         snap(cab, only_broken, "mn", strict=False)
-    assert "not ingested" in nothing.value.message and cab.sessions() == []
+    assert nothing.value.code == "model_syntax" and nothing.value.line == 1
+    assert nothing.value.path.endswith("unclosed.sysml") and cab.sessions() == []
+    with pytest.raises(MemNetError) as one:
+        snap(cab, only_broken / "unclosed.sysml", "mn", strict=False)
+    assert one.value.code == "model_syntax" and "never closed" in one.value.message
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(QueryError):   # no file at all stays "nothing to snap"
+        snap(cab, empty, "mn", strict=False)
+    assert cab.sessions() == []
 
 
 def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(

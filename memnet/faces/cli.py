@@ -29,6 +29,7 @@ from .commands import (
     _commit,
     _demo,
     _export,
+    _import_mcp_memory,
     _ingest,
     _init,
     _outline,
@@ -191,7 +192,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ab = sub.add_parser("absorb", help="join a slice into a session (Path-B Absorb)",
                         description="Join a working-memory slice into LEAD atomically, from a "
                                     "slice file (--slice) or straight from another session of "
-                                    "this cabinet (--from MEMBER --anchor H ...), then flush.")
+                                    "this cabinet (--from MEMBER --anchor H ...), then flush. "
+                                    "Prints JSON: version, changed, created, matched, updated "
+                                    "and the handle map.")
     ab.add_argument("lead", help="the session that takes the slice in")
     ab.add_argument("--slice", default=None, metavar="FILE", help="a slice file from export")
     ab.add_argument("--from", dest="member", default=None, metavar="MEMBER",
@@ -201,8 +204,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ab.add_argument("--hops", type=int, default=2, help="with --from: hops (default 2)")
     ab.add_argument("--budget", type=int, default=None,
                     help="with --from: max rows (default 50 x the number of anchors)")
-    ab.add_argument("--id-policy", choices=("keep", "reject", "remint"), default="remint",
-                    help="keep handles, reject duplicates, or remint new handles (default)")
+    ab.add_argument("--id-policy", choices=("merge", "remint", "reject", "keep"),
+                    default="merge",
+                    help="merge into what LEAD holds by locator, origin or name (default; "
+                         "the same slice again changes nothing), remint new handles, reject "
+                         "duplicates, or keep handles")
     ab.set_defaults(func=_absorb)
 
     ing = sub.add_parser("ingest", help="ingest a source tree or a SysML v2 model into a session",
@@ -223,6 +229,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ing.add_argument("--format", choices=("text", "json"), default="text",
                      help="text (one summary line, default) or json")
     ing.set_defaults(func=_ingest)
+
+    imp = sub.add_parser("import", help="bring another memory tool's file into a session",
+                         description="Import the memory of another tool into a session, in "
+                                     "one commit. The one format so far: mcp-memory.")
+    imp.set_defaults(help_of=imp)
+    isub = imp.add_subparsers(dest="import_command", metavar="FORMAT")
+    im = isub.add_parser(
+        "mcp-memory", help="import the JSONL file of the reference MCP memory server",
+        description="Read FILE, the JSONL memory of @modelcontextprotocol/server-memory (one "
+                    "entity or relation a line), check every line, then write it into SID as "
+                    "one commit: an entity becomes a node of kind entityType in upper case "
+                    "(person -> PERSON) with name, observations and locator 'mem:<name>'; a "
+                    "relation an edge of type relationType in upper case (works at -> "
+                    "WORKS_AT). Nodes the session holds by locator are updated, edges it holds "
+                    "are not drawn twice, nothing is removed: importing the same file again "
+                    "writes nothing. A damaged line exits 1 with import_syntax naming it, and "
+                    "nothing is written. See docs/import.md.")
+    im.add_argument("file", help="the memory file (memory.jsonl)")
+    im.add_argument("sid", help="session id")
+    im.add_argument("--create", action="store_true",
+                    help="create the session first if the cabinet does not hold it (its rate "
+                         "cap sized to the file when the default is too small)")
+    im.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (one summary line, default) or json")
+    im.set_defaults(func=_import_mcp_memory)
 
     sn = sub.add_parser("snap", help="partition a SysML v2 model into a catalog and interior "
                                      "sessions (Model Snap)",

@@ -75,6 +75,21 @@ def need_cabinet(home: str | None, sid: str | None = None) -> None:
         raise PathNotFound(f"no cabinet at {where!r}", path=where)
 
 
+def rerun_hint(args: argparse.Namespace, *words: str) -> str:
+    """The command line that runs ``memnet`` with ``words`` on the same
+    cabinet (``--home`` as given), quoted for a POSIX shell."""
+    import shlex
+
+    home = ["--home", args.home] if args.home is not None else []
+    return "memnet " + " ".join(shlex.quote(w) for w in (*home, *words))
+
+
+def with_create_hint(e: SessionNotFound, hint: str) -> SessionNotFound:
+    """``e`` saying how to create the session: ``hint`` is a command line
+    that does the same work and creates it first (it must run as given)."""
+    return SessionNotFound(f"{e.message}; to create it with this command, run: {hint}")
+
+
 def _hydrate(cab: Cabinet, sid: str, at: int | None = None) -> Session:
     """Open ``sid`` from the cabinet, with a progress line on a terminal."""
     with Progress(f"hydrate {sid}") as bar:
@@ -322,7 +337,8 @@ def _absorb(args: argparse.Namespace) -> int:
                                               budget=args.budget)
         res = import_slice(lead, slc, args.id_policy)
         cab.flush(lead)
-    print(json.dumps({"version": res.version, "created": res.created, "ids": res.ids},
+    print(json.dumps({"version": res.version, "changed": res.changed, "created": res.created,
+                      "matched": res.matched, "updated": res.updated, "ids": res.ids},
                      ensure_ascii=False))
     return 0
 
@@ -341,9 +357,20 @@ def _read_slice(path: str) -> bytes:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from ..ingest import check_ingest_path, ingest_new, ingest_path
+    from ..ingest import check_ingest_path
 
     check_ingest_path(args.path)  # a bad PATH fails before the cabinet is touched
+    try:
+        return _ingest_into(args)
+    except SessionNotFound as e:
+        more = ["--format", args.format] if args.format != "text" else []
+        raise with_create_hint(e, rerun_hint(args, "ingest", args.sid, args.path, "--create",
+                                             *more)) from None
+
+
+def _ingest_into(args: argparse.Namespace) -> int:
+    from ..ingest import ingest_new, ingest_path
+
     with _cabinet(args, create=args.create, sid=args.sid) as cab, \
             Progress(f"ingest {args.sid}") as bar:
         if args.create and not cab.exists(args.sid):
@@ -372,6 +399,57 @@ def _ingest(args: argparse.Namespace) -> int:
             print(f"ingested {args.path} into {args.sid}: {tree.summary()}")
         if model is not None:
             print(f"ingested model {args.path} into {args.sid}: {model.summary()}")
+    return 0
+
+
+def _import_mcp_memory(args: argparse.Namespace) -> int:
+    from ..errors import CapExceeded
+    from ..ids import check_session_id
+    from ..importers import apply_plan, plan_mcp_memory, read_mcp_memory, session_for
+
+    check_session_id(args.sid)
+    with Progress(f"import {args.sid}") as bar:
+        bar.phase("reading")   # the whole file is checked before the cabinet is touched
+        mem = read_mcp_memory(args.file, progress=bar)
+        try:
+            with _cabinet(args, create=args.create, sid=args.sid) as cab:
+                new = args.create and not cab.exists(args.sid)
+                if new:   # stored only once the import has succeeded
+                    s = session_for(mem, args.sid)
+                else:
+                    bar.phase("hydrating")
+                    s = cab.open(args.sid, progress=bar)
+                bar.phase("planning")
+                plan = plan_mcp_memory(s, mem, progress=bar)
+                bar.phase("committing")
+                res = bar.spin_while(apply_plan, s, plan)
+                if new:
+                    bar.phase("storing")
+                    bar.spin_while(cab.adopt, s)
+                elif res.changed:
+                    bar.phase("flushing")
+                    bar.spin_while(cab.flush, s)
+        except SessionNotFound as e:
+            more = ["--format", args.format] if args.format != "text" else []
+            raise with_create_hint(e, rerun_hint(args, "import", "mcp-memory", args.file,
+                                                 args.sid, "--create", *more)) from None
+        except CapExceeded as e:
+            other = f"{args.sid[:62]}-2"
+            raise CapExceeded(f"{e.message}; or import into a new session, whose cap is sized "
+                              "to the file: " + rerun_hint(args, "import", "mcp-memory",
+                                                           args.file, other, "--create"),
+                              **e.details) from None
+    for w in res.warnings:
+        print(f"memnet: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        out = res.to_dict()
+        out.update(session=args.sid, new_session=new, cap_rows=s.caps.rows,
+                   cap_bytes=s.caps.bytes)
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        made = (f" (a new session, cap {s.caps.rows:,} rows / {s.caps.bytes:,} bytes)"
+                if new else "")
+        print(f"imported {args.file} into {args.sid}{made}: {res.summary()}")
     return 0
 
 

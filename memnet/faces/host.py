@@ -55,10 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "linked by HIT {rank} edges to a node per hit, keyed by locator (a node "
                     "the session already holds for that locator is reused; a new one gets the "
                     "locator and a short title only), then flush. The same hits again commit "
-                    "nothing. Recall them with 'QRY <words>'.")
-    sn.add_argument("sid", help="session id (it must exist: memnet session create SID)")
+                    "nothing. Recall them with 'QRY <words>'. With --create a session the "
+                    "cabinet does not hold is made, and stored only once the snap succeeds.")
+    sn.add_argument("sid", help="session id (it must exist, or pass --create)")
     sn.add_argument("q", nargs="+", metavar="Q", help="the words to search for")
     sn.add_argument("--top", type=int, default=10, help="most hits (1-100, default 10)")
+    sn.add_argument("--create", action="store_true",
+                    help="create the session first if the cabinet does not hold it")
     common(sn)
     sn.set_defaults(host_run=_snap)
     parser.epilog = "Needs the extra: pip install 'memnet[host]'. See docs/host.md."
@@ -110,22 +113,25 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _snap(args: argparse.Namespace) -> int:
-    from ..cabinet import Cabinet
-    from ..host import open_index, snap
+    from ..errors import SessionNotFound
+    from ..host import open_index
     from ..host.index import check_top, query_words
     from ..ids import check_session_id
-    from .commands import _hydrate
+    from .commands import rerun_hint, with_create_hint
 
     q = " ".join(args.q)
     query_words(q)
     check_top(args.top)
     check_session_id(args.sid)
     hook = open_index(_dir(args))  # a missing or damaged index fails before the cabinet
-    with Cabinet.open(args.home) as cab:
-        s = _hydrate(cab, args.sid)
-        res = snap(s, q, hook=hook, top=args.top)
-        if res.changed:
-            cab.flush(s)
+    try:
+        res = _snap_into(args, q, hook)
+    except SessionNotFound as e:
+        more = [*(["--top", str(args.top)] if args.top != 10 else []),
+                *(["--index", args.index] if args.index is not None else []),
+                *(["--format", args.format] if args.format != "text" else [])]
+        raise with_create_hint(e, rerun_hint(args, "host", "snap", args.sid, *args.q,
+                                             "--create", *more)) from None
     if args.format == "json":
         print(json.dumps(res.to_dict(), ensure_ascii=False))
     else:
@@ -133,6 +139,27 @@ def _snap(args: argparse.Namespace) -> int:
         for h, handle, new in zip(res.hits, res.handles, res.created, strict=True):
             print(f"  {handle}{' (new)' if new else ''}  {h.locator}")
     return 0
+
+
+def _snap_into(args: argparse.Namespace, q: str, hook: Any) -> Any:
+    """Snap ``q`` into the session: hydrated and flushed, or (``--create``,
+    the session missing) built in memory and stored whole once the snap has
+    succeeded, so a failed snap leaves no empty session behind."""
+    from ..host import snap
+    from ..session import Session
+    from .commands import _cabinet, _hydrate
+
+    with _cabinet(args, create=args.create, sid=args.sid) as cab:
+        if args.create and not cab.exists(args.sid):
+            s = Session(args.sid)
+            res = snap(s, q, hook=hook, top=args.top)
+            cab.adopt(s)
+            return res
+        s = _hydrate(cab, args.sid)
+        res = snap(s, q, hook=hook, top=args.top)
+        if res.changed:
+            cab.flush(s)
+        return res
 
 
 __all__ = ["add_arguments", "run"]

@@ -27,17 +27,22 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from ..values import Value, node_key, props_text
+from ..values import Value, format_value, node_key, props_text
 from .columns import StoreView
 from .handles import b36, edge_handle, node_handle, parse_handle, text_bytes
 from .index import Index
 from .stored import _EMPTY, StoredGraph
 
 OUT, IN = 0, 1
+#: adjacency entries of a node looked at to tell whether it has ranked
+#: out-edges, and (the walk) to order the neighbours of a node that has
+RANK_PEEK = 64
+RANK_SCAN = 256
+RANK_MEMO = 1 << 18   # nodes whose answer is remembered at most
 _NO_PROPS: Mapping[str, Value] = {}
 
 
@@ -180,6 +185,8 @@ class Store(StoredGraph):
         self._erec.append(0)
         if props:
             self._eprops[eid] = props
+            if "rank" in props:
+                self._ranks[src] = True
         self._insort(src, eid << 1 | OUT)
         self._insort(dst, eid << 1 | IN)
         self.live_edges += 1
@@ -252,6 +259,8 @@ class Store(StoredGraph):
             if props:
                 eprops[eid] = props
                 live_bytes += text_bytes(props_text(props))
+                if "rank" in props:
+                    self._ranks[src] = True
             got = touched.get(src)
             if got is None:
                 touched[src] = [eid << 1 | OUT]
@@ -331,6 +340,8 @@ class Store(StoredGraph):
             self.dirty_edges.add(eid)
         if props:
             self._eprops[eid] = props
+            if "rank" in props:
+                self._ranks[self._esrc[eid]] = True
         else:
             self._eprops.pop(eid, None)
         if self._erec[eid]:
@@ -424,6 +435,9 @@ class Store(StoredGraph):
         self._erec[eid] = 0
         if self.dirty_edges is not None:
             self.dirty_edges.add(eid)
+        p = self._eprops.get(eid)
+        if p and "rank" in p:
+            self._ranks[self._esrc[eid]] = True
         self.live_edges += 1
         self.live_bytes += self.edge_bytes(eid)
         for nid, entry in ((self._esrc[eid], eid << 1 | OUT), (self._edst[eid], eid << 1 | IN)):
@@ -435,6 +449,63 @@ class Store(StoredGraph):
                 self._hidden.pop(nid, None)
 
     # -- reads ----------------------------------------------------------------
+    def holders(self, key: str, value: Value, kind: str | None = None) -> list[int]:
+        """The live nodes (of ``kind``) whose property ``key`` is ``value``
+        (``1``, ``1.0`` and ``true`` told apart), oldest first. Found through
+        the index: the value's posting, or for a long string the posting of
+        its rarest word, then an exact test; never a scan of every node (a
+        value with no word at all, such as a list, finds nothing)."""
+        idx = self.index
+        posting = idx.prop(key, value)
+        if posting is None:
+            if not isinstance(value, str):
+                return []
+            from .words import present_terms, words_of
+
+            # the rarest word by the sizes of its postings; only its ids are read
+            size = idx.posting_size
+            sized = [(sum(size(t) for _lv, t in present_terms(idx.shard, w)[0]), w)
+                     for w in set(words_of(value))]
+            if not sized:
+                return []
+            posting = idx.word_ids(min(sized)[1])
+        want = format_value(value)
+        out = []
+        for nid in posting:
+            if self._nrec[nid] or (kind is not None and self._kind[nid] != kind):
+                continue
+            props = self.node_props(nid)
+            got = props.get(key) if props else None
+            if got is not None and format_value(got) == want:
+                out.append(nid)
+        return sorted(out)
+
+    def has_ranked_edges(self, nid: int, peek: Sequence[int] | None = None) -> bool:
+        """Whether node ``nid`` is the source of a live edge with a ``rank``
+        property (Host Snap's ``HIT {rank}``) among the first ``RANK_PEEK``
+        entries of its adjacency, so the walk takes its neighbours in rank
+        order and looks at no other node's edges for it. ``peek``, when
+        given, is those entries, already read. Found when first asked and
+        remembered (:meth:`rank_memo`); a write that adds a ranked edge sets
+        it. It may stay true after the edge is gone."""
+        got = self._ranks.get(nid)
+        if got is None:
+            if len(self._ranks) >= RANK_MEMO:
+                self._ranks.clear()   # a node's answer can always be found again
+            get = self._eprops.get
+            got = False
+            for entry in self._adj[nid][:RANK_PEEK] if peek is None else peek:
+                if entry & 1 == OUT and (p := get(entry >> 1)) and "rank" in p:
+                    got = True
+                    break
+            self._ranks[nid] = got
+        return got
+
+    def rank_memo(self) -> Mapping[int, bool]:
+        """What :meth:`has_ranked_edges` found so far (a hot loop reads it
+        first and asks only for the nodes it does not hold)."""
+        return self._ranks
+
     def live_entries(self, nid: int) -> Iterator[tuple[int, int, int]]:
         """``(edge, dir, other)`` for live edges to live nodes, in order."""
         esrc, edst, erec, nrec = self._esrc, self._edst, self._erec, self._nrec

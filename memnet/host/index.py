@@ -595,9 +595,8 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
         if scheme == "sysml":
             sysml_changed = True
             continue
-        if data is _OVER or len(data) > MAX_FILE:
-            warnings.append(Warning_(f"{name}/{rel}", 0,
-                                     f"not indexed: larger than {MAX_FILE} bytes"))
+        if isinstance(data, int):   # over the cap: its size, the bytes never read
+            warnings.append(Warning_(f"{name}/{rel}", 0, over_cap(data)))
             docs: list[Doc] = []
         else:
             docs, warn = READERS[scheme](name, rel, data)
@@ -618,22 +617,27 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
     return parsed, len(removed), total, warnings, new
 
 
-def _changed(file: Path, old: Any) -> tuple[list[Any], bytes | None]:
+def over_cap(size: int) -> str:
+    """The warning for a file of ``size`` bytes, over :data:`MAX_FILE`."""
+    return f"not indexed: {size:,} bytes, over the cap of {MAX_FILE:,} bytes a file may have"
+
+
+def _changed(file: Path, old: Any) -> tuple[list[Any], bytes | int | None]:
     """The manifest entry of ``file`` (size, modification time, hash) and its
-    bytes, or None for the bytes when they are those ``old`` describes."""
+    bytes; None for the bytes when they are those ``old`` describes, and the
+    size (an int) when the file is over :data:`MAX_FILE` and was not read."""
     st = file.stat()
     stamp = [st.st_size, st.st_mtime_ns]
     known = isinstance(old, list) and len(old) == 3
     if known and old[:2] == stamp:
         return old, None  # not even read
     if st.st_size > MAX_FILE:   # never read: indexed as nothing, with a warning
-        return [*stamp, _OVER_MARK], (None if known and old[2] == _OVER_MARK else _OVER)
+        return [*stamp, _OVER_MARK], (None if known and old[2] == _OVER_MARK else st.st_size)
     data = read_regular(file, MAX_FILE)
     entry = [*stamp, hashlib.sha256(data).hexdigest()[:16]]
     return entry, (None if known and old[2] == entry[2] else data)
 
 
-_OVER = b""            # (by identity) the bytes of a file over MAX_FILE, not read
 _OVER_MARK = "over"    # its hash in the manifest
 
 

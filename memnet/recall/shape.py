@@ -6,8 +6,9 @@ order. Parsing the text gives back the Shape's graph (``Shape.insert``).
 
 Views decide how much of each node is printed: ``interior`` prints every
 property (very long strings and lists are excerpted and marked), ``shell``
-prints the kind and the key properties only (title, name, path, status), or
-the ``text`` of a node that has none of them (a LAW rule, say).
+prints the kind and the key properties only (title, name, path, status, sid),
+or the ``text`` of a node that has none of them (a LAW rule, say), and of an
+edge only its ``rank``.
 
 Token counts are exact. The text is built so that no pre-token of the BPE
 tokenizer crosses a line break (every line ends in punctuation or a letter,
@@ -33,7 +34,8 @@ from ..tokens import count_tokens, piece_tokens
 from ..values import SEP
 
 VIEWS = ("interior", "shell")
-SHELL_KEYS = ("title", "name", "path", "status")
+SHELL_KEYS = ("title", "name", "path", "status", "sid")
+SHELL_EDGE_KEYS = ("rank",)   # an edge's place among its siblings (Host Snap's HIT)
 EXCERPT_OVER = {"interior": 480, "shell": 160}
 EXCERPT_KEEP = {"interior": 400, "shell": 120}
 EXCERPT_ITEMS = {"interior": 32, "shell": 8}   # items of a list value
@@ -504,6 +506,17 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
     return tuple((k, _excerpt(props[k], view)) for k in keys)
 
 
+def edge_view_props(props: Mapping[str, Value] | None, view: str
+                    ) -> tuple[tuple[str, Value], ...]:
+    """An edge's properties in ``view``: every one in ``interior``, only the
+    ``SHELL_EDGE_KEYS`` (its rank) in ``shell``."""
+    if not props:
+        return ()
+    if view == "shell":
+        return tuple((k, props[k]) for k in SHELL_EDGE_KEYS if k in props)
+    return view_props(props, view)
+
+
 def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any]:
     """``[key, nick, pattern, text, tokens of the line, the line, handle,
     tokens of the handle, id]`` of a node, cached while the node's key string
@@ -586,7 +599,7 @@ def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[An
     built from them by :func:`_epattern`. ``ends`` holds the entries of the
     Shape's nodes, among them the edge's two ends."""
     cols = store.view()
-    props = view_props(raw, view) if raw and view == "interior" else ()
+    props = edge_view_props(raw, view)
     types = cols.edge_types
     var, etype = edge_handle(eid), types.names[types.codes[eid]]
     a, b = ends[cols.sources[eid]], ends[cols.targets[eid]]
@@ -818,5 +831,6 @@ def _digit_run_tokens(digits: int) -> int:
 ALARM_ADVICE = "over 8k tokens: narrow q or recall with view=shell"
 
 
-__all__ = ["ALARM_TOKENS", "LineCache", "Receipt", "SHELL_KEYS", "Shape", "VIEWS",
-           "answer_line", "build_body", "finish", "prime_lines", "view_props"]
+__all__ = ["ALARM_TOKENS", "LineCache", "Receipt", "SHELL_EDGE_KEYS", "SHELL_KEYS", "Shape",
+           "VIEWS", "answer_line", "build_body", "edge_view_props", "finish", "prime_lines",
+           "view_props"]

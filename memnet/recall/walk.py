@@ -22,6 +22,13 @@ What it takes first follows q (``docs/math/walk.md``):
 With no q words to score (a filter-only q, a nickname, Peak_L, the outline)
 every activation is 0 and the walk is breadth-first in stored order.
 
+Edges that carry an integer ``rank`` (Host Snap's ``HIT {rank}``) order the
+neighbours they lead to from their source: the best ranks take the scores q
+gives any of them, best score to rank 1, and the places of the rest, so a
+query node's hits are taken (and clamped) best rank first (:func:`_by_rank`).
+Only nodes the store knows as sources of ranked edges are looked at
+(``Store.has_ranked_edges``, remembered per node).
+
 Standing rules (live ``LAW`` nodes) ride along after the seeds and count
 against ``M`` unless the caller leaves them out.
 
@@ -31,13 +38,15 @@ locals.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from heapq import heappop, heappush
-from itertools import islice
+from itertools import chain, islice
 from operator import itemgetter
+from typing import Any
 
-from ..graph.store import OUT, Store
+from ..graph.store import OUT, RANK_PEEK, RANK_SCAN, Store
 from ..record import field, record
 from .relevance import Relevance
 
@@ -155,6 +164,7 @@ def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout:
     cols = store.view()
     esrc, edst = cols.sources, cols.targets
     adj, hidden = cols.adjacency, cols.hidden_edges
+    eprops, memo, has_ranks = cols.edge_props, store.rank_memo(), store.has_ranked_edges
     edges_seen: set[int] = set()
     queue = deque(r.roots)
     rows = len(nodes) + len(edges)
@@ -170,7 +180,13 @@ def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout:
             hid += hidden.get(u, 0)
         taken = 0
         dv = du + 1
-        for entry in adj[u]:
+        entries: Iterable[int] = adj[u]
+        ranks = memo.get(u)
+        if ranks is None:   # first time here: the peek is read once, and walked
+            entries, ranks = _peek(adj[u], u, has_ranks)
+        if ranks:
+            entries = _ranked_entries(adj[u], u, esrc, eprops)
+        for entry in entries:
             e = entry >> 1
             if e in edges_seen:
                 continue  # the edge that led here: not a neighbour to expand
@@ -218,6 +234,7 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
     esrc, edst = cols.sources, cols.targets
     adj, hidden = cols.adjacency, cols.hidden_edges
     get = scores.get
+    eprops, memo, has_ranks = cols.edge_props, store.rank_memo(), store.has_ranked_edges
     scan = SCAN * fanout
     edges_seen: set[int] = set()
     # The frontier, best first: (-activation, order pushed, group). A group
@@ -241,10 +258,20 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         if hidden:
             hid += hidden.get(u, 0)
         entries = adj[u]
-        over = len(entries) > scan
+        ranks = memo.get(u)
+        head: Sequence[int] | None = None
+        if ranks is None:   # first time here: the peek is read once
+            head = entries[:RANK_PEEK] if len(entries) > RANK_PEEK else entries
+            ranks = has_ranks(u, head)
+        lim = RANK_SCAN if ranks else scan
+        over = len(entries) > lim
+        if over:
+            head = head[:lim] if head is not None and lim <= len(head) else entries[:lim]
+        else:
+            head = entries
         group[0] = 3
         hits: list[tuple[float, int, int]] = []   # (-score, entry, node), stored order
-        for entry in entries[:scan] if over else entries:
+        for entry in head:
             e = entry >> 1
             if e in edges_seen:
                 continue  # the edge that led here: not a neighbour to expand
@@ -253,6 +280,8 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
                 hits.append((-scores[v], entry, v))
             else:
                 group.append(entry)
+        if ranks:
+            _by_rank(hits, group, edst, esrc, eprops)
         if len(hits) + len(group) - 3 > fanout or over:
             clamped += 1
             hits.sort(key=itemgetter(0))   # stable: ties keep the stored order
@@ -371,6 +400,67 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
 def _end(entry: int, edst: Sequence[int], esrc: Sequence[int]) -> int:
     """The neighbour an adjacency entry leads to."""
     return edst[entry >> 1] if entry & 1 == OUT else esrc[entry >> 1]
+
+
+def _rank(eprops: Mapping[int, Mapping[str, Any]], e: int) -> int | None:
+    """The integer ``rank`` of edge ``e``, or None."""
+    p = eprops.get(e)
+    if p:
+        x = p.get("rank")
+        if type(x) is int:
+            return x
+    return None
+
+
+def _by_rank(hits: list[tuple[float, int, int]], group: list[int],
+             edst: Sequence[int], esrc: Sequence[int],
+             eprops: Mapping[int, Mapping[str, Any]]) -> None:
+    """Put the neighbours reached by ranked out-edges in rank order, in the
+    places they hold: of the ``k`` of them q scores (``hits``), the ``k``
+    best ranks take those places and scores, best score to best rank; the
+    other ranks take, in order, the places of the unscored ones (the
+    entries of ``group`` after its header). The rest stay."""
+    rh = [(x, i) for i, h in enumerate(hits) if h[1] & 1 == OUT
+          and (x := _rank(eprops, h[1] >> 1)) is not None]
+    rg = [(x, i) for i in range(3, len(group)) if group[i] & 1 == OUT
+          and (x := _rank(eprops, group[i] >> 1)) is not None]
+    if len(rh) + len(rg) < 2:
+        return
+    order = sorted([(x, 0, i) for x, i in rh] + [(x, 1, i) for x, i in rg])
+    ents = [hits[i][1] if side == 0 else group[i] for _x, side, i in order]
+    at = sorted(i for _x, i in rh)
+    scores = sorted(hits[i][0] for i in at)   # -score: best first
+    for j, i in enumerate(at):
+        hits[i] = (scores[j], ents[j], _end(ents[j], edst, esrc))
+    for entry, i in zip(ents[len(at):], sorted(i for _x, i in rg), strict=True):
+        group[i] = entry
+
+
+def _peek(entries: array[int], u: int, has_ranks: Callable[[int, Sequence[int]], bool]
+          ) -> tuple[Iterable[int], bool]:
+    """Whether ``u`` has ranked out-edges, asked of its first ``RANK_PEEK``
+    entries, and its entries to walk, those first ones not read again."""
+    if len(entries) <= RANK_PEEK:
+        return entries, has_ranks(u, entries)
+    head = entries[:RANK_PEEK]
+    rest = (entries[i] for i in range(RANK_PEEK, len(entries)))   # read as walked
+    return chain(head, rest), has_ranks(u, head)
+
+
+def _ranked_entries(entries: array[int], u: int, esrc: Sequence[int],
+                    eprops: Mapping[int, Mapping[str, Any]]) -> Sequence[int]:
+    """``entries`` (the adjacency of ``u``) with the out-edges that carry a
+    rank, among the first ``RANK_SCAN``, in rank order in the slots they hold."""
+    scan = RANK_SCAN
+    head = entries[:scan]
+    ranked = sorted((x, i) for i, entry in enumerate(head) if entry & 1 == OUT
+                    and (x := _rank(eprops, entry >> 1)) is not None)
+    if len(ranked) < 2:
+        return entries
+    out = list(head)
+    for (_x, i), slot in zip(ranked, sorted(i for _x, i in ranked), strict=True):
+        out[slot] = head[i]
+    return out + list(entries[scan:]) if len(entries) > scan else out
 
 
 def _first_neighbours(store: Store, u: int, emitted: dict[int, int], n: int) -> list[int]:

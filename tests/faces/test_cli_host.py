@@ -101,3 +101,34 @@ def test_indexing_shows_a_bar_on_a_terminal(tmp_path):
     assert code == 0
     assert f"host index {lib} reading: [" in err and "100.0% 6/6" in err, err
     assert out.startswith(b"indexed ")
+
+
+def test_snap_into_a_missing_session_hints_create_and_the_hint_runs(tmp_path, capsys):
+    # issue 34: `host snap` said session_not_found with no word of --create,
+    # and had no --create
+    import shlex
+
+    lib = write_tree(tmp_path / "lib")
+    home = tmp_path / "home"
+    ix = str(tmp_path / "ix")
+    run(capsys, "host", "index", str(lib), "--index", ix)
+    code, out, err = run(capsys, "--home", str(home), "host", "snap", "work", "--index", ix,
+                         "--top", "3", "round", "a price")
+    assert code == 1 and out == "" and not home.exists()   # nothing made on the way
+    assert err.startswith("memnet: error: session_not_found: no session 'work'"), err
+    hint = err.split("run: ", 1)[1].strip()
+    assert hint == (f"memnet --home {home} host snap work round 'a price' --create "
+                    f"--top 3 --index {ix}")
+    argv = shlex.split(hint)
+    code, out, err = run(capsys, *argv[1:])                 # the hint, as given
+    assert code == 0, err
+    assert out.startswith("snapped 'round a price' into work: version 1: query na1 with 3 hit")
+    code, out, _ = run(capsys, *argv[1:], "--format", "json")   # again: nothing new
+    assert json.loads(out)["changed"] is False
+    code, out, _ = run(capsys, "--home", str(home), "session", "log", "work", "--format",
+                       "json")
+    assert [e["version"] for e in json.loads(out)] == [1]
+    # --create on a session that exists snaps into it
+    code, out, err = run(capsys, "--home", str(home), "host", "snap", "work", "--index", ix,
+                         "--create", "warehouse")
+    assert code == 0 and "version 2" in out, err

@@ -49,6 +49,13 @@ def test_snap_then_recall_the_catalog_then_the_interior(tmp_path: Path) -> None:
     assert tiny.returncode == 1 and "bad_query" in tiny.stderr
     nowhere = cli(home, "snap", str(tmp_path / "nope"), "--prefix", "x")
     assert nowhere.returncode == 1 and "path_not_found" in nowhere.stderr
+    # one file that does not parse: its model_syntax error (issue 34: bad_query)
+    broken = tmp_path / "broken.sysml"
+    broken.write_text("package Q { part def B { ")
+    one = cli(home, "snap", str(broken), "--prefix", "by")
+    assert one.returncode == 1, one.stdout
+    assert one.stderr.startswith("memnet: error: model_syntax: broken.sysml:"), one.stderr
+    assert "line 1" in one.stderr and "never closed" in one.stderr
 
 
 def test_ingest_a_sysml_file_and_a_broken_model(tmp_path: Path) -> None:

@@ -312,9 +312,23 @@ def test_a_file_over_the_cap_is_a_warning_and_never_read(tree, tmp_path, monkeyp
                         lambda path, cap: read.append(path) or real_regular(path, cap))
     res = index_tree(tree, tmp_path / "ix")
     assert [w.message for w in res.warnings if w.path.endswith("huge.py")] == [
-        f"not indexed: larger than {hindex.MAX_FILE} bytes"]
+        f"not indexed: {hindex.MAX_FILE + 1:,} bytes, over the cap of {hindex.MAX_FILE:,} "
+        "bytes a file may have"]
     assert big not in read
     assert index_tree(tree, tmp_path / "ix").parsed == 0   # and no work the next time
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_an_empty_file_is_indexed_without_a_warning(tree, tmp_path):
+    # issue 34: every empty file (networkx has 24 empty __init__.py) was warned
+    # about as "larger than 16777216 bytes" and left out of the index
+    (tree / "shop" / "empty").mkdir()
+    (tree / "shop" / "empty" / "__init__.py").write_bytes(b"")
+    (tree / "docs" / "blank.md").write_bytes(b"")
+    res = index_tree(tree, tmp_path / "ix")
+    assert not [w for w in res.warnings if "empty" in w.path or "blank" in w.path]
+    assert "py:lib/shop/empty/__init__.py" in {h.locator for h in
+                                               search("empty", tmp_path / "ix", top=10)}
 
 
 @pytest.mark.req("MN-REQ-22")

@@ -64,7 +64,7 @@ MISSING_WORDS = ("zqxv", "quuxish", "wibblewobble")
 STATUSES = ("open", "done", "blocked", "in progress")
 # property keys, a few of them keywords of the dialect on purpose
 PROP_KEYS = ("title", "status", "path", "prio", "score", "flag", "tags", "note", "text",
-             "limit", "set")
+             "limit", "set", "sid")
 SET_KEYS = ("status", "prio", "note", "score", "tags", "flag")
 NICKS = ("alpha", "beta", "core-1", "x_2", "gamma9")
 TRICKY = ("it's", "back\\slash", "two\nlines", "tab\there", "quote '' twice", "ünïcødé ✓",
@@ -314,7 +314,7 @@ def _edge_lists(n: int, simple: bool, m: int) -> st.SearchStrategy[Any]:
     idx = st.integers(0, n - 1)
     return st.lists(st.tuples(idx, idx, st.sampled_from(EDGE_TYPES),
                               st.one_of(st.just(()), st.just(()),
-                                        prop_maps(simple, ("w", "why"))),
+                                        prop_maps(simple, ("w", "why", "rank"))),
                               st.booleans()),
                     min_size=m, max_size=m)
 

@@ -16,7 +16,8 @@ from tests.ver.strategies import (
     strict_props_eq,
 )
 
-SHELL_KEYS = ("title", "name", "path", "status")
+SHELL_KEYS = ("title", "name", "path", "status", "sid")
+SHELL_EDGE_KEYS = ("rank",)
 EXCERPT_FREE = 160   # strings this short are never excerpted, in either view
 
 
@@ -92,5 +93,7 @@ def test_emitted_nodes_carry_the_session_observables(sc) -> None:  # type: ignor
                                               b.model.nodes[me.dst].handle, me.type)
             if kn.view == "interior":
                 assert strict_props_eq(dict(e.props), me.props)
-            else:
-                assert e.props == ()
+            else:   # an edge's rank only
+                want_e = {k: v for k, v in me.props.items() if k in SHELL_EDGE_KEYS}
+                assert set(dict(e.props)) == set(want_e), (e.var, e.props, want_e)
+                assert strict_props_eq(dict(e.props), want_e)
