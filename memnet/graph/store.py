@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Set
 from itertools import repeat
 from typing import Any
 
@@ -38,11 +38,8 @@ from .index import Index
 from .stored import _EMPTY, StoredGraph
 
 OUT, IN = 0, 1
-#: adjacency entries of a node looked at to tell whether it has ranked
-#: out-edges, and (the walk) to order the neighbours of a node that has
-RANK_PEEK = 64
+#: adjacency entries of a node with ranked out-edges the walk orders
 RANK_SCAN = 256
-RANK_MEMO = 1 << 18   # nodes whose answer is remembered at most
 _NO_PROPS: Mapping[str, Value] = {}
 
 
@@ -186,7 +183,7 @@ class Store(StoredGraph):
         if props:
             self._eprops[eid] = props
             if "rank" in props:
-                self._ranks[src] = True
+                self._ranks.add(src)
         self._insort(src, eid << 1 | OUT)
         self._insort(dst, eid << 1 | IN)
         self.live_edges += 1
@@ -260,7 +257,7 @@ class Store(StoredGraph):
                 eprops[eid] = props
                 live_bytes += text_bytes(props_text(props))
                 if "rank" in props:
-                    self._ranks[src] = True
+                    self._ranks.add(src)
             got = touched.get(src)
             if got is None:
                 touched[src] = [eid << 1 | OUT]
@@ -341,7 +338,7 @@ class Store(StoredGraph):
         if props:
             self._eprops[eid] = props
             if "rank" in props:
-                self._ranks[self._esrc[eid]] = True
+                self._ranks.add(self._esrc[eid])
         else:
             self._eprops.pop(eid, None)
         if self._erec[eid]:
@@ -437,7 +434,7 @@ class Store(StoredGraph):
             self.dirty_edges.add(eid)
         p = self._eprops.get(eid)
         if p and "rank" in p:
-            self._ranks[self._esrc[eid]] = True
+            self._ranks.add(self._esrc[eid])
         self.live_edges += 1
         self.live_bytes += self.edge_bytes(eid)
         for nid, entry in ((self._esrc[eid], eid << 1 | OUT), (self._edst[eid], eid << 1 | IN)):
@@ -480,30 +477,11 @@ class Store(StoredGraph):
                 out.append(nid)
         return sorted(out)
 
-    def has_ranked_edges(self, nid: int, peek: Sequence[int] | None = None) -> bool:
-        """Whether node ``nid`` is the source of a live edge with a ``rank``
-        property (Host Snap's ``HIT {rank}``) among the first ``RANK_PEEK``
-        entries of its adjacency, so the walk takes its neighbours in rank
-        order and looks at no other node's edges for it. ``peek``, when
-        given, is those entries, already read. Found when first asked and
-        remembered (:meth:`rank_memo`); a write that adds a ranked edge sets
-        it. It may stay true after the edge is gone."""
-        got = self._ranks.get(nid)
-        if got is None:
-            if len(self._ranks) >= RANK_MEMO:
-                self._ranks.clear()   # a node's answer can always be found again
-            get = self._eprops.get
-            got = False
-            for entry in self._adj[nid][:RANK_PEEK] if peek is None else peek:
-                if entry & 1 == OUT and (p := get(entry >> 1)) and "rank" in p:
-                    got = True
-                    break
-            self._ranks[nid] = got
-        return got
-
-    def rank_memo(self) -> Mapping[int, bool]:
-        """What :meth:`has_ranked_edges` found so far (a hot loop reads it
-        first and asks only for the nodes it does not hold)."""
+    def ranked_sources(self) -> Set[int]:
+        """The nodes that are the source of a live edge with a ``rank``
+        property (Host Snap's ``HIT {rank}``), so the walk takes their
+        neighbours in rank order. It may hold a node whose ranked edges are
+        gone (a write adds to it, none takes from it)."""
         return self._ranks
 
     def live_entries(self, nid: int) -> Iterator[tuple[int, int, int]]:

@@ -46,10 +46,10 @@ class StoredGraph:
         self._edst = array("I", [0])
         self._eprops: dict[int, dict[str, Value]] = {}
         self._erec = bytearray(1)
-        # node -> whether it is the source of an edge with a `rank` property
-        # (Store.has_ranked_edges): found for a node when first asked, set by
-        # the writes that add such an edge
-        self._ranks: dict[int, bool] = {}
+        # the nodes that are the source of an edge with a `rank` property
+        # (Store.ranked_sources): found on load, added to by the writes that
+        # add such an edge, never taken from (a superset is harmless)
+        self._ranks: set[int] = set()
         # derived
         self.index = Index()
         self.live_nodes = 0
@@ -181,7 +181,7 @@ class StoredGraph:
         self._edst.extend(edst)
         self._erec.extend(erec)
         self._eprops.update(eprops)
-        self._ranks.clear()
+        self._ranks = {self._esrc[e] for e, p in eprops.items() if "rank" in p}
         hidden = self._hidden
         i = self._erec.find(1, 1)
         while i != -1:

@@ -27,7 +27,7 @@ neighbours they lead to from their source: the best ranks take the scores q
 gives any of them, best score to rank 1, and the places of the rest, so a
 query node's hits are taken (and clamped) best rank first (:func:`_by_rank`).
 Only nodes the store knows as sources of ranked edges are looked at
-(``Store.has_ranked_edges``, remembered per node).
+(``Store.ranked_sources``).
 
 Standing rules (live ``LAW`` nodes) ride along after the seeds and count
 against ``M`` unless the caller leaves them out.
@@ -38,15 +38,14 @@ locals.
 
 from __future__ import annotations
 
-from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from heapq import heappop, heappush
-from itertools import chain, islice
+from itertools import islice
 from operator import itemgetter
 from typing import Any
 
-from ..graph.store import OUT, RANK_PEEK, RANK_SCAN, Store
+from ..graph.store import OUT, RANK_SCAN, Store
 from ..record import field, record
 from .relevance import Relevance
 
@@ -164,7 +163,7 @@ def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout:
     cols = store.view()
     esrc, edst = cols.sources, cols.targets
     adj, hidden = cols.adjacency, cols.hidden_edges
-    eprops, memo, has_ranks = cols.edge_props, store.rank_memo(), store.has_ranked_edges
+    eprops, ranked = cols.edge_props, store.ranked_sources()
     edges_seen: set[int] = set()
     queue = deque(r.roots)
     rows = len(nodes) + len(edges)
@@ -180,12 +179,9 @@ def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout:
             hid += hidden.get(u, 0)
         taken = 0
         dv = du + 1
-        entries: Iterable[int] = adj[u]
-        ranks = memo.get(u)
-        if ranks is None:   # first time here: the peek is read once, and walked
-            entries, ranks = _peek(adj[u], u, has_ranks)
-        if ranks:
-            entries = _ranked_entries(adj[u], u, esrc, eprops)
+        entries: Sequence[int] = adj[u]
+        if ranked and u in ranked:
+            entries = _ranked_entries(entries, eprops)
         for entry in entries:
             e = entry >> 1
             if e in edges_seen:
@@ -234,7 +230,7 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
     esrc, edst = cols.sources, cols.targets
     adj, hidden = cols.adjacency, cols.hidden_edges
     get = scores.get
-    eprops, memo, has_ranks = cols.edge_props, store.rank_memo(), store.has_ranked_edges
+    eprops, ranked = cols.edge_props, store.ranked_sources()
     scan = SCAN * fanout
     edges_seen: set[int] = set()
     # The frontier, best first: (-activation, order pushed, group). A group
@@ -258,20 +254,12 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         if hidden:
             hid += hidden.get(u, 0)
         entries = adj[u]
-        ranks = memo.get(u)
-        head: Sequence[int] | None = None
-        if ranks is None:   # first time here: the peek is read once
-            head = entries[:RANK_PEEK] if len(entries) > RANK_PEEK else entries
-            ranks = has_ranks(u, head)
+        ranks = ranked and u in ranked
         lim = RANK_SCAN if ranks else scan
         over = len(entries) > lim
-        if over:
-            head = head[:lim] if head is not None and lim <= len(head) else entries[:lim]
-        else:
-            head = entries
         group[0] = 3
         hits: list[tuple[float, int, int]] = []   # (-score, entry, node), stored order
-        for entry in head:
+        for entry in entries[:lim] if over else entries:
             e = entry >> 1
             if e in edges_seen:
                 continue  # the edge that led here: not a neighbour to expand
@@ -436,20 +424,9 @@ def _by_rank(hits: list[tuple[float, int, int]], group: list[int],
         group[i] = entry
 
 
-def _peek(entries: array[int], u: int, has_ranks: Callable[[int, Sequence[int]], bool]
-          ) -> tuple[Iterable[int], bool]:
-    """Whether ``u`` has ranked out-edges, asked of its first ``RANK_PEEK``
-    entries, and its entries to walk, those first ones not read again."""
-    if len(entries) <= RANK_PEEK:
-        return entries, has_ranks(u, entries)
-    head = entries[:RANK_PEEK]
-    rest = (entries[i] for i in range(RANK_PEEK, len(entries)))   # read as walked
-    return chain(head, rest), has_ranks(u, head)
-
-
-def _ranked_entries(entries: array[int], u: int, esrc: Sequence[int],
+def _ranked_entries(entries: Sequence[int],
                     eprops: Mapping[int, Mapping[str, Any]]) -> Sequence[int]:
-    """``entries`` (the adjacency of ``u``) with the out-edges that carry a
+    """``entries`` (the adjacency of a node) with the out-edges that carry a
     rank, among the first ``RANK_SCAN``, in rank order in the slots they hold."""
     scan = RANK_SCAN
     head = entries[:scan]
