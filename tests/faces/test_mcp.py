@@ -748,3 +748,17 @@ def test_host_search_and_snap_tools(tmp_path):
         cab.close()
     with Cabinet.open(tmp_path / "cab") as again:
         assert again.open("work").version == 1
+
+
+def test_docs_list_every_tool_with_its_arguments_and_choices():
+    """docs/mcp.md has a row per tool of the table naming each of its
+    arguments and each fixed choice."""
+    doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line for line in doc.splitlines()
+            if line.startswith("| `memnet_")}
+    assert set(rows) == TOOLS
+    for spec in TABLE:
+        for arg in spec.args:
+            assert f"`{arg.name}" in rows[spec.name], (spec.name, arg.name)
+            for choice in arg.choices:
+                assert f"`{choice}`" in rows[spec.name], (spec.name, choice)
