@@ -390,7 +390,7 @@ def _text(text: str) -> str:
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` as plain JSON data that the wire can carry."""
     text = json.dumps(d, default=str, ensure_ascii=False)
-    if _SURROGATE.search(text):   # escaped again: the JSON holds a backslash and the digits
+    if _SURROGATE.search(text):   # the JSON gets an escaped backslash, then u and the digits
         text = _SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text)
     out: dict[str, Any] = json.loads(text)
     return out
@@ -450,7 +450,7 @@ def build_server(cabinet: Cabinet, *, name: str = SERVER_NAME,
             if isinstance(answer, mt.InputRequiredResult):
                 return answer
             extra["roots"] = tools.roots.narrowed(answer)
-        if spec.method in ("ingest", "snap"):
+        if spec.reports_progress:
             extra["progress"] = _progress(ctx)
         text, structured, is_error = await anyio.to_thread.run_sync(
             lambda: outcome(lambda: call(tools, spec, params.arguments, **extra)))
@@ -509,7 +509,9 @@ def _progress(ctx: ServerRequestContext[Any]) -> Progress:
         if now - last[0] < PROGRESS_EVERY and done != total:
             return
         last[0] = now
-        anyio.from_thread.run(ctx.session.report_progress, float(done), float(total) or None)
+        with contextlib.suppress(Exception):   # advisory: a client gone never fails the work
+            anyio.from_thread.run(ctx.session.report_progress, float(done),
+                                  float(total) or None)
 
     return progress
 

@@ -65,7 +65,8 @@ class Arg:
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """One tool (see the module doc). ``path_arg`` names the argument that
-    is a path to read, confined to the server's roots."""
+    is a path to read, confined to the server's roots (the method then takes
+    ``roots``); a tool that ``reports_progress`` takes ``progress``."""
 
     name: str
     method: str
@@ -73,6 +74,7 @@ class ToolSpec:
     args: tuple[Arg, ...]
     effect: Effect
     path_arg: str | None = None
+    reports_progress: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "object",
@@ -185,7 +187,7 @@ TOOLS: tuple[ToolSpec, ...] = (
              "`locator`. Again later, only what changed is written.",
              (SESSION, Arg("path", "string", IN_ROOTS, REQUIRED),
               Arg("create", "boolean", "create the session if missing", False)),
-             "write-idempotent", path_arg="path"),
+             "write-idempotent", path_arg="path", reports_progress=True),
     ToolSpec("memnet_snap", "snap",
              "Model Snap: cut a SysML v2 model into a catalog session `<prefix>-cat` (one SES "
              "node per interior) and interiors `<prefix>-1..k`; recall the catalog with `REQ "
@@ -194,7 +196,7 @@ TOOLS: tuple[ToolSpec, ...] = (
               Arg("prefix", "string", default=REQUIRED),
               Arg("budget", "integer", "most rows per interior", LIMITS.max_rows),
               Arg("strict", "boolean", "fail if a file does not parse", False)),
-             "write-idempotent", path_arg="model"),
+             "write-idempotent", path_arg="model", reports_progress=True),
     ToolSpec("memnet_absorb", "absorb",
              "Join the bounded slice around `anchors` (handles of session `member`) into "
              "session `lead` as one version. For your own changes use memnet_commit.",

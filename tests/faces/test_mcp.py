@@ -523,6 +523,8 @@ def test_the_tool_list_costs_at_most_1500_tokens_and_says_how_to_read_a_shape(tm
     for spec in TABLE:
         params = inspect.signature(getattr(MemNetTools, spec.method)).parameters
         assert {a.name for a in spec.args} <= set(params), spec.name
+        assert ("roots" in params) == (spec.path_arg is not None), spec.name
+        assert ("progress" in params) == spec.reports_progress, spec.name
     cab.close()
 
 
