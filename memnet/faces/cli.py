@@ -319,8 +319,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                       "framed response on stdout (docs/gql-wire-profile.md).")
     wire.set_defaults(func=_lazy("wire"))
     mcp = sub.add_parser("mcp", help="serve MemNet as an MCP server over stdio",
-                         description="Run the MCP server over stdin/stdout (JSON-RPC, no "
-                                     "extra needed; docs/mcp.md).")
+                         description="Run the MCP server over stdin/stdout (the official "
+                                     "SDK: pip install 'memnet[mcp]'; docs/mcp.md).")
     mcp.set_defaults(func=_lazy("mcp"))
     show = sub.add_parser("show", help="render a Shape as a picture with Graphviz",
                           description="Recall Q from SID and render the Shape to an SVG or PNG "

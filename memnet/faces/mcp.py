@@ -16,24 +16,33 @@ tools that mirror the Python API:
 ``memnet_host_snap``         ``memnet.host.snap`` then ``Cabinet.flush``
 ===========================  ======================================================
 
+The protocol is the official ``mcp`` SDK's (2.x, the optional extra
+``pip install 'memnet[mcp]'``; without it ``memnet mcp`` is
+``dependency_missing``): its low-level ``Server`` answers the handshake,
+``tools/list`` and ``tools/call`` over its stdio transport. The tools are
+declared once, in the table of :mod:`memnet.faces.mcp_tools`: the listing is
+written from it and a call's arguments are read by it (a wrong one is an
+``invalid_argument`` result). The bodies are :class:`MemNetTools`.
+
 A :class:`~memnet.errors.MemNetError` becomes a tool error result (``isError``)
 whose text starts with the stable code (``session_not_found: ...``) and whose
-structured content is ``{"error": {"code", "message", ...}}``.
-
-``memnet mcp`` serves them over stdio through :mod:`memnet.faces.mcp_stdio`,
-which needs no SDK. :func:`build_server` offers the same tools as an SDK
-``MCPServer`` for embedding; the official ``mcp`` SDK (2.x) is the optional extra
-it needs (``pip install 'memnet[mcp]'``), imported by it alone. See ``docs/mcp.md``.
+structured content is ``{"error": {"code", "message", ...}}``. See ``docs/mcp.md``.
 """
 
+from __future__ import annotations
+
 import argparse
+import contextlib
+import io
 import json
 import os
+import re
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._version import __version__
 from ..errors import (
@@ -45,49 +54,38 @@ from ..errors import (
     os_error,
 )
 from ..ids import check_session_id
-from ..limits import LIMITS
-from .mcp_text import (
-    ABSORB_DOC,
-    COMMIT_DOC,
-    CREATE_DOC,
-    HINTS,
-    HOST_SEARCH_DOC,
-    HOST_SNAP_DOC,
-    INGEST_DOC,
-    INSTRUCTIONS,
-    OUTLINE_DOC,
-    RECALL_DOC,
-    SESSIONS_DOC,
-    SNAP_DOC,
-)
+from .mcp_tools import BY_NAME, HINTS, INSTRUCTIONS, TOOLS, ToolSpec, check_arguments, listing
 from .roots import Roots
 
-if TYPE_CHECKING:
-    from ..session import Session
-
 if TYPE_CHECKING:  # the SDK is an optional extra
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
 
     from ..cabinet import Cabinet
+    from ..session import Session
 
-MISSING_EXTRA = ("an MCP server object for the SDK (build_server) needs the extra: "
-                 "pip install 'memnet[mcp]'")
+MISSING_EXTRA = "the MCP server needs the extra: pip install 'memnet[mcp]'"
 SERVER_NAME = "memnet"
 CACHE_SIZE = 16  # hydrated sessions kept between tool calls
+#: The longest line read from stdin (a Δ is capped at 4 MiB of text; JSON
+#: escaping can double it). A longer line is read to its end, never held, and
+#: dropped as a line that is not a message.
+MAX_MESSAGE = 16 << 20
+#: How long a file tool waits for the client's roots before it reads with the
+#: operator's alone.
+ROOTS_WAIT = 10.0
+ROOTS_KEY = "memnet-roots"  # our key for the roots request of an InputRequiredResult
+PROGRESS_EVERY = 0.25  # seconds between two progress notifications of one call
+
+Progress = Callable[[int, int], None]
 
 
-
-def _sdk() -> Any:
-    """Import the SDK pieces this face needs, or raise ``dependency_missing``.
-
-    (This module has no ``from __future__ import annotations``: the SDK reads the
-    tool functions' annotations, which refer to names local to build_server.)"""
+def _sdk() -> None:
+    """Check that the SDK is installed, or raise ``dependency_missing``."""
     try:
-        import mcp.types as mtypes
-        from mcp.server.mcpserver import MCPServer
+        import mcp.server.lowlevel  # noqa: F401
     except ImportError:
         raise DependencyMissing(MISSING_EXTRA) from None
-    return MCPServer, mtypes
 
 
 # -- the CLI hooks -------------------------------------------------------------------
@@ -95,43 +93,76 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``memnet mcp``: ``--root DIR`` (repeatable), the directories
     its file tools may read; the server speaks MCP over stdin/stdout and logs
     to stderr."""
-    from .mcp_stdio import load_tools
-
     parser.add_argument("--root", action="append", default=[], metavar="DIR",
                         help="a directory the tools that read files (ingest, snap, host "
                              "index) may read, with all below it; repeat for several. "
                              "Without one, only the roots the client lists; with neither, "
                              "those tools are off")
-    names = ", ".join(t["name"] for t in load_tools())
-    parser.epilog = (f"Serves over stdio until the client closes stdin. Tools: {names} "
-                     "(docs/mcp.md).")
+    parser.epilog = (f"Serves over stdio until the client closes stdin. Tools: "
+                     f"{', '.join(t.name for t in TOOLS)} (docs/mcp.md).")
 
 
 def run(args: argparse.Namespace) -> int:
-    """``memnet mcp``: serve the cabinet at ``args.home`` over stdio until EOF
-    (through :mod:`memnet.faces.mcp_stdio`, which needs no SDK)."""
-    from ..cabinet import Cabinet
-    from .mcp_stdio import serve_stdio
-
+    """``memnet mcp``: serve the cabinet at ``args.home`` over stdio until EOF."""
     if sys.stdin is None or sys.stdout is None:   # started with `<&-` or `>&-`
         raise InvalidArgument("memnet mcp reads requests on stdin and answers on stdout, "
                               "and one of them is closed")
     roots = Roots(getattr(args, "root", None) or ())  # a bad --root fails before the cabinet
+    _sdk()
+    import anyio
+
+    from ..cabinet import Cabinet
+
     cab = Cabinet.open(getattr(args, "home", None))
     try:
-        try:
-            serve_stdio(cab, roots=roots)
-        except KeyboardInterrupt:  # Ctrl-C is how a person stops a stdio server
-            pass
+        anyio.run(serve_stdio, build_server(cab, roots=roots))
+    except KeyboardInterrupt:  # Ctrl-C is how a person stops a stdio server
+        pass
     finally:
         cab.close()
     return 0
 
 
+class CappedLines(io.TextIOWrapper):
+    """A byte stream read as UTF-8 lines of at most ``limit`` characters (bad
+    bytes replaced, as the SDK's transport does). A longer line is read to its
+    end without being kept and comes out as a blank line, which the
+    transport drops as it drops any line that is not a message. Closing it
+    leaves ``stream`` open (it is the process's stdin)."""
+
+    def __init__(self, stream: BinaryIO, limit: int = MAX_MESSAGE) -> None:
+        super().__init__(stream, encoding="utf-8", errors="replace")
+        self.limit = limit
+
+    def close(self) -> None:
+        with contextlib.suppress(ValueError):   # detached already
+            self.detach()
+
+    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]
+        line = super().readline(self.limit + 1)
+        if len(line) > self.limit and not line.endswith("\n"):
+            while line and not line.endswith("\n"):
+                line = super().readline(1 << 20)
+            return "\n"
+        return line
+
+
+async def serve_stdio(server: Server[Any], stdin: BinaryIO | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until stdin closes (the SDK's stdio
+    transport, reading lines through :class:`CappedLines`)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    lines = CappedLines(stdin or sys.stdin.buffer)
+    async with stdio_server(stdin=anyio.wrap_file(lines)) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
 # -- the tools ---------------------------------------------------------------------------
 class MemNetTools:
     """The tool bodies, independent of the SDK: each returns ``(text, structured)``
-    or raises :class:`MemNetError`.
+    or raises :class:`MemNetError`. The file tools read below ``roots`` (the
+    server's, or the ones a call passes: narrowed by the client's).
 
     Hydrated sessions are cached, but every call first checks the catalog: a
     session another writer moved on (or dropped and created again) is opened
@@ -139,7 +170,7 @@ class MemNetTools:
     raises ``conflict``; the cached copy is dropped so the next call reloads.
     """
 
-    def __init__(self, cabinet: "Cabinet", *, cache_size: int = CACHE_SIZE,
+    def __init__(self, cabinet: Cabinet, *, cache_size: int = CACHE_SIZE,
                  roots: Roots | None = None) -> None:
         self.cabinet = cabinet
         self.roots = roots or Roots()  # what file tools may read (faces/roots.py)
@@ -155,7 +186,7 @@ class MemNetTools:
         except SessionNotFound:
             return None
 
-    def _session(self, sid: str) -> "Session":
+    def _session(self, sid: str) -> Session:
         check_session_id(sid)
         info = self._info(sid)
         if info is None:
@@ -174,7 +205,7 @@ class MemNetTools:
             self._cache.popitem(last=False)
         return s
 
-    def _flush(self, sid: str, s: "Session") -> None:
+    def _flush(self, sid: str, s: Session) -> None:
         """Store what ``s`` committed; a copy the cabinet refused is never served again."""
         try:
             if s.dirty:
@@ -245,22 +276,28 @@ class MemNetTools:
             except BaseException:
                 self._cache.pop(lead, None)
                 raise
-        text = (f"absorbed {len(slc.nodes)} nodes and {len(slc.edges)} edges of {member} into "
-                f"{lead} (version {res.version}, policy {id_policy})")
-        return text, {"version": res.version, "created": res.created, "ids": res.ids}
+        if res.changed:
+            text = (f"absorbed {len(slc.nodes)} nodes and {len(slc.edges)} edges of {member} "
+                    f"into {lead} (version {res.version}, policy {id_policy})")
+        else:
+            text = (f"{lead} already holds the slice of {member} (version {res.version} "
+                    "unchanged)")
+        return text, {"version": res.version, "changed": res.changed, "created": res.created,
+                      "matched": res.matched, "updated": res.updated, "ids": res.ids}
 
-    def ingest(self, session: str, path: str, create: bool) -> tuple[str, dict[str, Any]]:
+    def ingest(self, session: str, path: str, create: bool, *, roots: Roots | None = None,
+               progress: Progress | None = None) -> tuple[str, dict[str, Any]]:
         from ..ingest import check_ingest_path, ingest_new, ingest_path
 
-        path = self.roots.check(path, "path")
+        path = (roots or self.roots).check(path, "path")
         check_ingest_path(path)  # before anything is read or written
         with self._lock:
             if create and self._info(check_session_id(session)) is None:
                 # stored only once the ingest succeeded: a failure leaves no session behind
-                s, results = ingest_new(self.cabinet, session, path)
+                s, results = ingest_new(self.cabinet, session, path, progress=progress)
             else:
                 s = self._session(session)
-                results = ingest_path(s, path)  # each part one atomic Commit
+                results = ingest_path(s, path, progress=progress)  # a Commit per part
                 self._flush(session, s)
         parts = [r.to_dict() for r in results]
         for part in parts:
@@ -268,14 +305,16 @@ class MemNetTools:
         text = "\n".join(f"ingested {path} into {session}: {r.summary()}" for r in results)
         return text, {"session": session, "version": s.version, "parts": parts}
 
-    def snap(self, model: str, prefix: str, budget: int,
-             strict: bool = False) -> tuple[str, dict[str, Any]]:
+    def snap(self, model: str, prefix: str, budget: int, strict: bool = False, *,
+             roots: Roots | None = None, progress: Progress | None = None
+             ) -> tuple[str, dict[str, Any]]:
         from ..snap import snap
 
-        model = self.roots.check(model, "model")
+        model = (roots or self.roots).check(model, "model")
         with self._lock:
             try:
-                res = snap(self.cabinet, model, prefix, budget=budget, strict=strict)
+                res = snap(self.cabinet, model, prefix, budget=budget, strict=strict,
+                           progress=progress)
             finally:  # a failed snap may have dropped sessions it had created
                 for sid in [s for s in self._cache if s == prefix + "-cat" or
                             s.startswith(prefix + "-")]:
@@ -288,35 +327,36 @@ class MemNetTools:
         return text, out
 
     # -- Host Snap (memnet.host): an index is opened once (it follows its refreshes)
-    def _host_index(self, index: str | None) -> Any:
+    def _host_index(self, index: str | None, roots: Roots | None) -> Any:
         from ..host import default_index_dir, open_index
 
-        where = self.roots.check(index, "index") if index else \
+        where = (roots or self.roots).check(index, "index") if index else \
             os.fspath(default_index_dir(self.cabinet.info().get("path")))
         if where not in self._indexes:
             self._indexes[where] = open_index(where)
         return self._indexes[where]
 
-    def host_search(self, q: str, top: int, index: str | None) -> tuple[str, dict[str, Any]]:
+    def host_search(self, q: str, top: int, index: str | None = None, *,
+                    roots: Roots | None = None) -> tuple[str, dict[str, Any]]:
         from ..host.index import check_top, query_words
 
         query_words(q)
         check_top(top)
         with self._lock:
-            hits = self._host_index(index).search(q, top)
+            hits = self._host_index(index, roots).search(q, top)
         text = "\n".join(f"{h.locator}  {h.title}  ({h.score:.2f})" for h in hits) or \
             f"no hits for {q!r}"
         return text, {"hits": [h.to_dict() for h in hits]}
 
-    def host_snap(self, session: str, q: str, top: int, index: str | None
-                  ) -> tuple[str, dict[str, Any]]:
+    def host_snap(self, session: str, q: str, top: int, index: str | None = None, *,
+                  roots: Roots | None = None) -> tuple[str, dict[str, Any]]:
         from ..host import snap
         from ..host.index import check_top, query_words
 
         query_words(q)
         check_top(top)
         with self._lock:
-            hook = self._host_index(index)
+            hook = self._host_index(index, roots)
             s = self._session(session)
             res = snap(s, q, hook=hook, top=top)  # one atomic Commit
             self._flush(session, s)
@@ -343,8 +383,21 @@ def error_text(e: MemNetError) -> str:
     return f"{text} — {hint}" if hint else text
 
 
+#: A lone surrogate: what a path that is not UTF-8 holds once decoded. The wire
+#: cannot carry one; it is shown as its ``\\u`` escape.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(text: str) -> str:
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(json.dumps(d, default=str, ensure_ascii=False))
+    """``d`` as plain JSON data that the wire can carry."""
+    text = json.dumps(d, default=str, ensure_ascii=False)
+    if _SURROGATE.search(text):   # the JSON gets an escaped backslash, then u and the digits
+        text = _SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text)
+    out: dict[str, Any] = json.loads(text)
     return out
 
 
@@ -359,209 +412,115 @@ def outcome(call: Callable[[], tuple[str, dict[str, Any]]]) -> tuple[str, dict[s
     except Exception as e:  # noqa: BLE001 - report, keep serving
         err = MemNetError(f"unexpected failure: {type(e).__name__}: {e}", code="internal")
     else:
-        return text, _jsonable(structured), False
-    return error_text(err), {"error": _jsonable(err.to_dict())}, True
+        return _text(text), _jsonable(structured), False
+    return _text(error_text(err)), {"error": _jsonable(err.to_dict())}, True
 
 
-#: Each tool's call on the tool bodies, from its (checked) arguments by name.
-CALLS: dict[str, Callable[[MemNetTools, dict[str, Any]], tuple[str, dict[str, Any]]]] = {
-    "memnet_recall": lambda t, a: t.recall(
-        a["session"], a["q"], k=a["k"], max_rows=a["max_rows"], limit=a["limit"],
-        fanout=a["fanout"], view=a["view"], laws=a["laws"], since=a["since"],
-        max_tokens=a.get("max_tokens")),
-    "memnet_outline": lambda t, a: t.outline(a["session"], view=a["view"]),
-    "memnet_commit": lambda t, a: t.commit(a["session"], a["delta"]),
-    "memnet_sessions": lambda t, a: t.sessions(),
-    "memnet_create_session": lambda t, a: t.create_session(a["session"]),
-    "memnet_absorb": lambda t, a: t.absorb(a["lead"], a["member"], a["anchors"],
-                                           a["id_policy"], a["hops"]),
-    "memnet_ingest": lambda t, a: t.ingest(a["session"], a["path"], a["create"]),
-    "memnet_snap": lambda t, a: t.snap(a["model"], a["prefix"], a["budget"], a["strict"]),
-    "memnet_host_search": lambda t, a: t.host_search(a["q"], a["top"], a["index"] or None),
-    "memnet_host_snap": lambda t, a: t.host_snap(a["session"], a["q"], a["top"],
-                                                 a["index"] or None),
-}
-
+def call(tools: MemNetTools, spec: ToolSpec, arguments: Any, **extra: Any
+         ) -> tuple[str, dict[str, Any]]:
+    """Call ``spec``'s body with ``arguments`` read by the table (and
+    ``extra``: the roots and progress the server passes to the file tools)."""
+    body: Callable[..., tuple[str, dict[str, Any]]] = getattr(tools, spec.method)
+    return body(**check_arguments(spec, arguments), **extra)
 
 
 # -- the server ----------------------------------------------------------------------------
-def build_server(cabinet: "Cabinet", *, name: str = SERVER_NAME,
-                 roots: Roots | None = None) -> "MCPServer":
-    """An ``MCPServer`` whose tools work on ``cabinet`` (kept open by the caller);
-    its file tools read only below ``roots`` (none: they are off)."""
-    _sdk()  # a clear dependency_missing when the extra is not installed
-    import mcp.types as mtypes
-    from mcp.server.mcpserver import MCPServer
-    from pydantic import Field
+def build_server(cabinet: Cabinet, *, name: str = SERVER_NAME,
+                 roots: Roots | None = None) -> Server[Any]:
+    """The SDK ``Server`` of the tools on ``cabinet`` (kept open by the
+    caller); its file tools read only below ``roots`` and, when the client
+    offers them, the client's roots (none at all: they are off).
+    ``mcp.Client(server)`` talks to it in process; :func:`serve_stdio` serves it."""
+    _sdk()
+    import anyio
+    import mcp.types as mt
+    from mcp.server.lowlevel import Server
 
     tools = MemNetTools(cabinet, roots=roots)
-    server = MCPServer(
-        name=name, version=__version__, title="MemNet", instructions=INSTRUCTIONS,
-        log_level="WARNING")
+    listed = mt.ListToolsResult(tools=[mt.Tool.model_validate(t) for t in listing()])
 
-    def result(tool: str, args: dict[str, Any]) -> mtypes.CallToolResult:
-        text, structured, is_error = outcome(lambda: CALLS[tool](tools, args))
-        return mtypes.CallToolResult(content=[mtypes.TextContent(type="text", text=text)],
-                                     structured_content=structured, is_error=is_error)
+    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> mt.ListToolsResult:
+        return listed
 
-    read_only = mtypes.ToolAnnotations(read_only_hint=True, destructive_hint=False,
-                                       idempotent_hint=True, open_world_hint=False)
-    Sid = Annotated[str, Field(description="session id, e.g. 'work' (memnet_sessions "
-                                           "lists them)")]
+    async def call_tool(ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
+                        ) -> mt.CallToolResult | mt.InputRequiredResult:
+        spec = BY_NAME.get(params.name)
+        if spec is None:
+            from mcp.shared.exceptions import MCPError
 
-    def memnet_recall(
-        session: Sid,
-        q: Annotated[str, Field(description="codebook tokens (`TSK status:open pricing`) or "
-                                            "`MATCH (n:TSK) WHERE n.title CONTAINS 'x' "
-                                            "LIMIT 3`; empty for the outline")] = "",
-        k: Annotated[int, Field(description=f"hops to walk from the seeds "
-                                            f"(0-{LIMITS.k_max})")] = LIMITS.k,
-        max_rows: Annotated[int | None, Field(description=f"most rows (1-{LIMITS.max_rows_max}; "
-                                                          f"default {LIMITS.max_rows})")]
-        = None,
-        limit: Annotated[int | None, Field(description=f"most seeds (1-{LIMITS.limit_max}; "
-                                                       f"default: {LIMITS.limit}, more as room "
-                                                       "allows)")] = None,
-        fanout: Annotated[int, Field(description=f"most neighbours walked per node "
-                                                 f"(1-{LIMITS.fanout_max})")] = LIMITS.fanout,
-        view: Annotated[str, Field(description="interior (all properties) or shell (key "
-                                               "properties only)")] = "interior",
-        laws: Annotated[bool, Field(description="include the LAW rules that apply")] = True,
-        since: Annotated[str | None, Field(description="the etag of a Shape of this q (same "
-                                                       "options) you hold: answer only what "
-                                                       "changed since")] = None,
-        max_tokens: Annotated[int | None, Field(description="stop the Shape before this many "
-                                                            "tokens")] = None,
-    ) -> mtypes.CallToolResult:
-        return result("memnet_recall", locals())
+            raise MCPError(code=mt.INVALID_PARAMS, message=f"unknown tool: {params.name!r}")
+        extra: dict[str, Any] = {}
+        if spec.path_arg is not None:
+            answer = await _client_roots(ctx, params)
+            if isinstance(answer, mt.InputRequiredResult):
+                return answer
+            extra["roots"] = tools.roots.narrowed(answer)
+        if spec.reports_progress:
+            extra["progress"] = _progress(ctx)
+        text, structured, is_error = await anyio.to_thread.run_sync(
+            lambda: outcome(lambda: call(tools, spec, params.arguments, **extra)))
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
+                                 structured_content=structured, is_error=is_error)
 
-    def memnet_outline(
-        session: Sid,
-        view: Annotated[str, Field(description="shell (key properties, default) or interior "
-                                               "(all properties) for the exemplars")] = "shell",
-    ) -> mtypes.CallToolResult:
-        return result("memnet_outline", locals())
-
-    def memnet_commit(
-        session: Sid,
-        delta: Annotated[str, Field(description="shaped GQL: INSERT (t:TSK {title: 'x'}) / "
-                                                "SET n3.status = 'done' / REMOVE / DELETE / "
-                                                "SETTLE")],
-    ) -> mtypes.CallToolResult:
-        return result("memnet_commit", locals())
-
-    def memnet_sessions() -> mtypes.CallToolResult:
-        return result("memnet_sessions", {})
-
-    def memnet_create_session(
-        session: Annotated[str, Field(description="new session id: 1-64 characters from "
-                                                  "a-z, 0-9 and '-'")],
-    ) -> mtypes.CallToolResult:
-        return result("memnet_create_session", locals())
-
-    def memnet_absorb(
-        lead: Annotated[str, Field(description="session that takes the slice in")],
-        member: Annotated[str, Field(description="session the slice comes from")],
-        anchors: Annotated[list[str], Field(description="node handles of `member` to build "
-                                                        "the slice around, e.g. ['na5']")],
-        id_policy: Annotated[str, Field(description="remint (default), keep or reject")]
-        = "remint",
-        hops: Annotated[int, Field(description="hops from the anchors (0-6)")] = 2,
-    ) -> mtypes.CallToolResult:
-        return result("memnet_absorb", locals())
-
-    def memnet_ingest(
-        session: Sid,
-        path: Annotated[str, Field(description="a directory or .sysml file inside the "
-                                               "server's roots")],
-        create: Annotated[bool, Field(description="create the session first if it does not "
-                                                  "exist")] = False,
-    ) -> mtypes.CallToolResult:
-        return result("memnet_ingest", locals())
-
-    def memnet_snap(
-        model: Annotated[str, Field(description="a .sysml file or a directory of them, inside "
-                                                "the server's roots")],
-        prefix: Annotated[str, Field(description="session id prefix: <prefix>-cat and "
-                                                 "<prefix>-1..k")],
-        budget: Annotated[int, Field(description="most rows in one interior (default M)")]
-        = LIMITS.max_rows,
-        strict: Annotated[bool, Field(description="fail on the first file that does not "
-                                                  "parse, writing nothing (default: leave "
-                                                  "it out and list it)")] = False,
-    ) -> mtypes.CallToolResult:
-        return result("memnet_snap", locals())
-
-    Index = Annotated[str, Field(description="host index directory inside the server's roots "
-                                             "(default: host-index in the MemNet home)")]
-    Top = Annotated[int, Field(description="most hits (1-100)")]
-
-    def memnet_host_search(
-        q: Annotated[str, Field(description="words to search for, e.g. 'parse a config "
-                                            "file'")],
-        top: Top = 10, index: Index = "",
-    ) -> mtypes.CallToolResult:
-        return result("memnet_host_search", locals())
-
-    def memnet_host_snap(
-        session: Sid,
-        q: Annotated[str, Field(description="words to search for")],
-        top: Top = 10, index: Index = "",
-    ) -> mtypes.CallToolResult:
-        return result("memnet_host_snap", locals())
-
-    def writes(*, destructive: bool, idempotent: bool) -> Any:
-        return mtypes.ToolAnnotations(read_only_hint=False, destructive_hint=destructive,
-                                      idempotent_hint=idempotent, open_world_hint=False)
-
-    server.add_tool(memnet_recall, title="Recall a Shape", description=RECALL_DOC,
-                    annotations=read_only)
-    server.add_tool(memnet_outline, title="Outline a session", description=OUTLINE_DOC,
-                    annotations=read_only)
-    server.add_tool(memnet_commit, title="Commit a delta", description=COMMIT_DOC,
-                    annotations=writes(destructive=True, idempotent=False))
-    server.add_tool(memnet_sessions, title="List sessions", description=SESSIONS_DOC,
-                    annotations=read_only)
-    server.add_tool(memnet_create_session, title="Create a session", description=CREATE_DOC,
-                    annotations=writes(destructive=False, idempotent=False))
-    server.add_tool(memnet_ingest, title="Ingest files", description=INGEST_DOC,
-                    annotations=writes(destructive=True, idempotent=True))
-    server.add_tool(memnet_snap, title="Model Snap", description=SNAP_DOC,
-                    annotations=writes(destructive=True, idempotent=True))
-    server.add_tool(memnet_absorb, title="Absorb a slice", description=ABSORB_DOC,
-                    annotations=writes(destructive=False, idempotent=False))
-    server.add_tool(memnet_host_search, title="Search the host index",
-                    description=HOST_SEARCH_DOC, annotations=read_only)
-    server.add_tool(memnet_host_snap, title="Host Snap", description=HOST_SNAP_DOC,
-                    annotations=writes(destructive=True, idempotent=True))
+    server: Server[Any] = Server(name, version=__version__, title="MemNet",
+                                 instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                                 on_call_tool=call_tool)
     server.memnet_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
     return server
 
 
-def sdk_tool_list(cabinet: "Cabinet") -> list[dict[str, Any]]:
-    """The tools as the SDK's server lists them (``tools/list``), as JSON."""
+async def _client_roots(ctx: ServerRequestContext[Any], params: Any) -> Any:
+    """The client's answer to ``roots/list`` as JSON, or ``None`` when it
+    declared no roots capability, answered with an error, or not within
+    :data:`ROOTS_WAIT`. On a 2026-07-28 connection, where a server asks only by
+    answering, an ``InputRequiredResult`` asking for them (the client calls
+    again with the answer)."""
     import anyio
-    from mcp import Client
+    import mcp.types as mt
+    from mcp.shared.exceptions import MCPError
+    from mcp.shared.message import ServerMessageMetadata
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-    async def listing() -> list[dict[str, Any]]:
-        async with Client(build_server(cabinet)) as client:
-            tools = (await client.list_tools()).tools
-        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    caps = ctx.session.client_capabilities
+    if caps is None or caps.roots is None:
+        return None
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        answer = (params.input_responses or {}).get(ROOTS_KEY)
+        if answer is None:
+            return mt.InputRequiredResult(input_requests={ROOTS_KEY: mt.ListRootsRequest()})
+        return answer.model_dump(mode="json", by_alias=True)
+    with anyio.move_on_after(ROOTS_WAIT):
+        try:
+            res = await ctx.session.send_request(
+                mt.ListRootsRequest(), mt.ListRootsResult,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+        except (MCPError, ValueError):  # an error answer, or one that is not a roots list
+            return None
+        return res.model_dump(mode="json", by_alias=True)
+    return None
 
-    return anyio.run(listing)
+
+def _progress(ctx: ServerRequestContext[Any]) -> Progress:
+    """A ``progress(done, total)`` for a tool body (run on a worker thread)
+    that reports to the client, at most once per :data:`PROGRESS_EVERY`
+    seconds and at the end (the SDK sends nothing to a call that asked for no
+    progress)."""
+    import anyio.from_thread
+
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY and done != total:
+            return
+        last[0] = now
+        with contextlib.suppress(Exception):   # advisory: a client gone never fails the work
+            anyio.from_thread.run(ctx.session.report_progress, float(done),
+                                  float(total) or None)
+
+    return progress
 
 
-def write_tool_list(path: str) -> None:
-    """Write :func:`sdk_tool_list` (of an empty in-memory cabinet) to ``path``:
-    ``mcp_tools.json``, which ``memnet mcp`` serves without the SDK."""
-    from ..cabinet import Cabinet
-
-    with Cabinet.open(backend="memory") as cab:
-        tools = sdk_tool_list(cab)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(tools, f, indent=1, ensure_ascii=False, sort_keys=True)
-        f.write("\n")
-
-
-__all__ = ["CALLS", "HINTS", "INSTRUCTIONS", "MISSING_EXTRA", "MemNetTools", "add_arguments",
-           "build_server", "error_text", "outcome", "run", "sdk_tool_list", "write_tool_list"]
+__all__ = ["CappedLines", "HINTS", "INSTRUCTIONS", "MAX_MESSAGE", "MISSING_EXTRA", "MemNetTools",
+           "add_arguments", "build_server", "call", "error_text", "outcome", "run",
+           "serve_stdio"]

@@ -6,7 +6,8 @@ its file tools read: ``memnet_ingest``'s ``path``, ``memnet_snap``'s
 
 * the operator's roots, ``memnet mcp --root DIR`` (repeatable);
 * the client's roots, which a client that offers them lists over the
-  protocol (``roots/list``; ``file://`` URIs). With operator roots as well, a
+  protocol (``roots/list``, asked for at each call of a file tool;
+  ``file://`` URIs): :meth:`Roots.narrowed`. With operator roots as well, a
   path must be inside both (the client can narrow, never widen); alone, they
   are the roots;
 * with neither, the tools that read files are off.
@@ -31,10 +32,6 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import PathNotFound, PathOutsideRoot
 
-#: The tools that read files a call names, and the argument that names them.
-FILE_TOOLS = {"memnet_ingest": "path", "memnet_snap": "model", "memnet_host_search": "index",
-              "memnet_host_snap": "index"}
-
 
 def _shown(path: str) -> str:
     return repr(path if len(path) <= 200 else path[:200] + "…")
@@ -57,12 +54,13 @@ class Roots:
         self.operator: tuple[str, ...] = tuple(dict.fromkeys(own))
         self.client: tuple[str, ...] | None = None
 
-    def set_client(self, roots: Any) -> None:
-        """Take the client's answer to ``roots/list`` (``{"roots": [{"uri": ...}]}``):
-        its ``file://`` roots become the client roots; an answer with none (or
-        none that is a local file URI) leaves only the operator's."""
+    def narrowed(self, answer: Any) -> Roots:
+        """These roots with the client's: ``answer`` is its reply to
+        ``roots/list`` as JSON (``{"roots": [{"uri": ...}]}``); its ``file://``
+        roots become the client roots. An answer with none (or none that is a
+        local file URI), or no answer (``None``), leaves only the operator's."""
         found: list[str] = []
-        items = roots.get("roots") if isinstance(roots, dict) else None
+        items = answer.get("roots") if isinstance(answer, dict) else None
         for item in items if isinstance(items, list) else ():
             uri = item.get("uri") if isinstance(item, dict) else None
             if not isinstance(uri, str):
@@ -73,7 +71,9 @@ class Roots:
             path = unquote(parts.path, errors="surrogateescape")
             if path and "\x00" not in path:
                 found.append(_real(path))
-        self.client = tuple(dict.fromkeys(found)) or None
+        out = Roots()
+        out.operator, out.client = self.operator, tuple(dict.fromkeys(found)) or None
+        return out
 
     @property
     def dirs(self) -> tuple[str, ...]:
@@ -109,9 +109,4 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def roots_request(rid: str) -> dict[str, Any]:
-    """The JSON-RPC request that asks a client for its roots."""
-    return {"jsonrpc": "2.0", "id": rid, "method": "roots/list"}
-
-
-__all__ = ["FILE_TOOLS", "Roots", "roots_request"]
+__all__ = ["Roots"]

@@ -133,21 +133,24 @@ def test_a_delta_of_70000_kinds_is_refused_on_the_wire_and_the_session_serves_on
 
 @pytest.mark.req(ERRORS, "MN-REQ-03", "MN-REQ-19")
 def test_a_delta_of_70000_kinds_is_a_tool_error_and_the_session_serves_on(home: Path) -> None:
-    from memnet.faces.mcp import MemNetTools
-    from memnet.faces.mcp_stdio import StdioServer, read_lines
+    pytest.importorskip("mcp.server.lowlevel", reason="needs the mcp extra (mcp>=2)")
+    import anyio
+    from mcp import Client
 
-    def call(i: int, name: str, **arguments: object) -> bytes:
-        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                           "params": {"name": name, "arguments": arguments}}).encode() + b"\n"
+    from memnet.faces.mcp import build_server
 
-    raw = b"".join([call(1, "memnet_commit", session="work", delta=KINDS_DELTA),
-                    call(2, "memnet_recall", session="work", q="TSK"),
-                    call(3, "memnet_commit", session="work", delta="INSERT (a:TSK)"),
-                    call(4, "memnet_recall", session="work", q="TSK")])
-    out = io.BytesIO()
+    calls = [("memnet_commit", {"session": "work", "delta": KINDS_DELTA}),
+             ("memnet_recall", {"session": "work", "q": "TSK"}),
+             ("memnet_commit", {"session": "work", "delta": "INSERT (a:TSK)"}),
+             ("memnet_recall", {"session": "work", "q": "TSK"})]
+
+    async def main(cab: Cabinet) -> list[dict[str, object]]:
+        async with Client(build_server(cab)) as client:
+            return [(await client.call_tool(name, args)).model_dump(by_alias=True)
+                    for name, args in calls]
+
     with Cabinet.open(home) as cab:
-        StdioServer(MemNetTools(cab)).serve(read_lines(io.BytesIO(raw)), out)
-    replies = [json.loads(line)["result"] for line in out.getvalue().splitlines()]
+        replies = anyio.run(main, cab)
     assert replies[0]["isError"]
     assert replies[0]["structuredContent"]["error"]["code"] == "commit_rejected"
     assert not any(r["isError"] for r in replies[1:]), replies[1:]

@@ -1,7 +1,8 @@
-"""The MCP face: MemNet's verbs as MCP tools, through the official ``mcp`` SDK (2.x).
+"""The MCP face: MemNet's verbs as MCP tools, served by the official ``mcp`` SDK (2.x).
 
 In process through the SDK's client (in-memory transport and direct dispatch),
-as a real ``memnet mcp`` stdio subprocess, and without the SDK installed.
+as a real ``memnet mcp`` stdio subprocess driven by the SDK's client and by raw
+JSON-RPC lines, and without the SDK installed.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -17,15 +19,17 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp extra (mcp>=2)")
+pytest.importorskip("mcp.server.lowlevel", reason="needs the mcp extra (mcp>=2)")
 
 import anyio  # comes with the SDK
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
-from memnet import Cabinet
-from memnet.faces.mcp import MISSING_EXTRA, MemNetTools, build_server, sdk_tool_list
-from memnet.faces.mcp_stdio import PROTOCOL_VERSIONS, StdioServer, load_tools, read_lines
+from memnet import Cabinet, count_tokens
+from memnet.faces.mcp import MAX_MESSAGE, MISSING_EXTRA, CappedLines, build_server
+from memnet.faces.mcp_tools import INSTRUCTIONS, listing
+from memnet.faces.mcp_tools import TOOLS as TABLE
 from memnet.faces.roots import Roots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,17 +64,19 @@ def test_tools_in_process(tmp_path, mode):
         async with Client(server, mode=mode) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == TOOLS
+            # annotations say what differs from the protocol's defaults (not read-only,
+            # destructive, not idempotent, open world)
             for name in ("memnet_recall", "memnet_outline", "memnet_sessions"):
                 a = tools[name].annotations
-                assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint,
-                        a.open_world_hint) == (True, True, False, False), name
+                assert (a.read_only_hint, a.open_world_hint) == (True, False), name
             a = tools["memnet_commit"].annotations
-            assert a.read_only_hint is False and a.idempotent_hint is False
+            assert not a.read_only_hint and not a.idempotent_hint and a.open_world_hint is False
             props = tools["memnet_recall"].input_schema["properties"]
             assert list(props) == ["session", "q", "k", "max_rows", "limit", "fanout",
                                    "view", "laws", "since", "max_tokens"]
             assert props["k"]["default"] == 2 and props["laws"]["default"] is True
             assert tools["memnet_recall"].input_schema["required"] == ["session"]
+            assert props["view"]["enum"] == ["interior", "shell"]
             assert "TSK status:open pricing" in tools["memnet_recall"].description
             assert "MATCH (n:TSK)" in tools["memnet_recall"].description
 
@@ -153,7 +159,16 @@ def test_tools_in_process(tmp_path, mode):
             res = await call(client, "memnet_absorb", lead="lead", member="work",
                              anchors=[anchor], id_policy="reject")
             assert res.is_error and text_of(res).startswith("absorb_rejected:")
-            assert tools["memnet_absorb"].annotations.read_only_hint is False
+            assert not tools["memnet_absorb"].annotations.read_only_hint
+            # the default policy (merge) joins what lead holds: twice is once
+            await call(client, "memnet_create_session", session="lead2")
+            for version, changed in ((1, True), (1, False)):
+                res = await call(client, "memnet_absorb", lead="lead2", member="work",
+                                 anchors=[anchor], hops=1)
+                assert not res.is_error, text_of(res)
+                got = res.structured_content
+                assert (got["version"], got["changed"]) == (version, changed)
+            assert "already holds" in text_of(res)
 
     try:
         anyio.run(main)
@@ -256,18 +271,32 @@ def test_other_writers_are_seen_and_conflicts_reported(tmp_path):
 
 
 # -- a real stdio subprocess ---------------------------------------------------------------
-@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
-def test_stdio_subprocess(tmp_path):
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memnet", "--home", str(tmp_path / "cab"), "mcp"],
+def _params(tmp_path: Path, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memnet", "--home", str(tmp_path / "cab"), "mcp", *args],
         env={"PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
+
+
+@pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_stdio_subprocess(tmp_path, mode):
+    """`memnet mcp` is the SDK's server: a 2026-07-28 client (auto) and a
+    handshake client (legacy) both get the table's listing and the tools."""
     errlog = (tmp_path / "server.err").open("w")
 
     async def main() -> None:
-        with anyio.fail_after(30):
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                names = {t.name for t in (await client.list_tools()).tools}
-                assert names == TOOLS
+        with anyio.fail_after(60):
+            async with Client(stdio_client(_params(tmp_path), errlog=errlog),
+                              mode=mode) as client:
+                assert client.protocol_version == ("2026-07-28" if mode == "auto"
+                                                   else "2025-11-25")
+                assert client.instructions == INSTRUCTIONS
+                listed = (await client.list_tools()).tools
+                assert {t.name for t in listed} == TOOLS
+                served = [t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                          for t in listed]
+                assert served == listing()   # what the table declares, nothing added
                 res = await call(client, "memnet_create_session", session="work")
                 assert not res.is_error, text_of(res)
                 res = await call(client, "memnet_commit", session="work", delta=DELTA)
@@ -281,6 +310,9 @@ def test_stdio_subprocess(tmp_path):
                 res = await call(client, "memnet_outline", session="ghost")
                 assert res.is_error
                 assert text_of(res).startswith("session_not_found:")
+                res = await call(client, "memnet_recall", session="work", q="TSK", k="x")
+                assert text_of(res).startswith("invalid_argument: memnet_recall: argument "
+                                               "'k' must be integer")
 
     try:
         anyio.run(main)
@@ -289,6 +321,109 @@ def test_stdio_subprocess(tmp_path):
     # the commit reached the cabinet on disk
     with Cabinet.open(tmp_path / "cab") as cab:
         assert cab.open("work").recall("TSK").receipt.rows >= 1
+
+
+def _rpc(*messages: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}}
+
+
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
+def test_lines_that_are_no_message_are_dropped_and_the_server_serves_on(tmp_path):
+    """Raw lines on the real server's stdin: bad JSON, bytes that are not
+    UTF-8, nesting past any parser, ids JSON-RPC does not allow and a lone
+    surrogate are dropped; every request after them is answered, in strict
+    UTF-8 JSON, and an unknown tool is a protocol error."""
+    raw = b"".join([
+        b"{not json\n", b"\xff\xfe\n", b"[" * 5000 + b"]" * 5000 + b"\n",
+        b'{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": "\\udcff", "method": "ping"}\n',
+        _rpc(INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+             {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+              "params": {"name": "nope", "arguments": {}}},
+             {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+              "params": {"name": "memnet_sessions", "arguments": {}}}),
+    ])
+    replies: dict[Any, Any] = {}
+    with subprocess.Popen([sys.executable, "-m", "memnet", "--home", str(tmp_path / "cab"),
+                           "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          cwd=tmp_path) as p:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(raw)
+        p.stdin.flush()
+        with _deadline(60):
+            while set(replies) != {1, 2, 3, 4, 5}:
+                line = p.stdout.readline()
+                assert line, f"the server stopped; answered {sorted(map(str, replies))}"
+                reply = json.loads(line.decode("utf-8"))   # strict: no lone surrogate
+                replies[reply.get("id")] = reply
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+    assert replies[1]["result"]["serverInfo"]["name"] == "memnet"
+    assert len(replies[2]["result"]["tools"]) == len(TOOLS)
+    assert replies[3]["result"] == {}
+    assert replies[4]["error"]["code"] == -32602
+    assert replies[5]["result"]["structuredContent"] == {"sessions": []}
+
+
+class _deadline:
+    """Fail a blocking read loop that outlives ``seconds`` (an alarm signal)."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        import signal
+
+        def boom(*_: Any) -> None:
+            raise TimeoutError(f"no answer within {self.seconds} s")
+
+        signal.signal(signal.SIGALRM, boom)
+        signal.alarm(self.seconds)
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        signal.alarm(0)
+
+
+def test_a_line_over_the_cap_is_read_to_its_end_and_dropped():
+    raw = (b'{"a": 1}\n' + b"x" * 450 + b"\n" + '{"b": "\u00e9"}\n'.encode() + b"\xff\n"
+           + b"tail")
+    lines = CappedLines(io.BytesIO(raw), limit=200)
+    assert [lines.readline() for _ in range(6)] == ['{"a": 1}\n', "\n", '{"b": "\u00e9"}\n',
+                                                   "\ufffd\n", "tail", ""]
+    assert MAX_MESSAGE == 16 << 20
+
+
+@pytest.mark.req("MN-REQ-15", "MN-REQ-19")
+def test_a_root_whose_name_is_not_utf8_is_shown_escaped(tmp_path):
+    """A --root named by bytes that are not UTF-8 is held as a lone surrogate,
+    which the wire cannot carry: a message (and its structured content) that
+    names it shows its escape, and the server serves on."""
+    os.mkdir(os.fsencode(tmp_path) + b"/r\xffoot")
+    root = os.fsdecode(os.fsencode(tmp_path) + b"/r\xffoot")
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with Client(stdio_client(_params(tmp_path, "--root", root))) as client:
+                res = await call(client, "memnet_ingest", session="s", path=str(ROOT))
+                assert res.is_error and text_of(res).startswith("path_outside_root:")
+                assert "r\\udcffoot" in text_of(res)
+                assert res.structured_content["error"]["roots"] == [
+                    root.replace("\udcff", "\\udcff")]
+                res = await call(client, "memnet_sessions")
+                assert not res.is_error, text_of(res)
+
+    anyio.run(main)
 
 
 # -- without the extra ----------------------------------------------------------------------
@@ -307,47 +442,23 @@ BLOCK_MCP = textwrap.dedent("""
 """)
 
 
-def run_blocked(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def run_blocked(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", BLOCK_MCP, *args], text=True, input=stdin,
+    return subprocess.run([sys.executable, "-c", BLOCK_MCP, *args], text=True,
                           capture_output=True, env=env, cwd=cwd, timeout=60, check=False)
 
 
-def _rpc_lines(*messages: dict[str, Any]) -> str:
-    return "".join(json.dumps(m) + "\n" for m in messages)
-
-
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test", "version": "1"}}}
-
-
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
-def test_server_runs_without_the_sdk(tmp_path):
-    """`memnet mcp` answers with the SDK unimportable; only build_server needs it."""
+def test_without_the_sdk_memnet_mcp_says_how_to_install_it(tmp_path):
     home = tmp_path / "cab"
-    stdin = _rpc_lines(
-        INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "memnet_create_session", "arguments": {"session": "work"}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-         "params": {"name": "memnet_commit", "arguments": {"session": "work", "delta": DELTA}}},
-        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-         "params": {"name": "memnet_recall", "arguments": {"session": "work", "q": "TSK",
-                                                          "k": "1"}}})
-    p = run_blocked("--home", str(home), "mcp", cwd=tmp_path, stdin=stdin)
-    assert p.returncode == 0, p.stderr
-    replies = [json.loads(line) for line in p.stdout.splitlines()]
-    assert [r["id"] for r in replies] == [1, 2, 3, 4, 5]  # the notification got no answer
-    assert replies[0]["result"]["protocolVersion"] == "2025-06-18"
-    assert replies[0]["result"]["serverInfo"]["name"] == "memnet"
-    assert {t["name"] for t in replies[1]["result"]["tools"]} == TOOLS
-    for r in replies[2:]:
-        assert r["result"]["isError"] is False, r
-    assert "Fix rounding" in replies[4]["result"]["content"][0]["text"]
-    assert replies[4]["result"]["structuredContent"]["rows"] >= 1
-    # the SDK's server object is what needs the extra
+    p = run_blocked("--home", str(home), "mcp", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == f"memnet: error: dependency_missing: {MISSING_EXTRA}"
+    assert "pip install 'memnet[mcp]'" in MISSING_EXTRA
+    assert not home.exists()   # refused before the cabinet is opened
+    p = run_blocked("mcp", "--help", cwd=tmp_path)
+    assert p.returncode == 0 and "MCP server" in p.stdout, p.stderr
+    assert "memnet_recall" in p.stdout and "memnet[mcp]" in p.stdout
     code = BLOCK_MCP.replace("from memnet.faces.cli import main\nsys.exit(main(sys.argv[1:]))",
                              "")
     code += ("from memnet import Cabinet\nfrom memnet.faces.mcp import build_server\n"
@@ -357,111 +468,177 @@ def test_server_runs_without_the_sdk(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60, check=False)
     assert p.stdout.strip() == f"dependency_missing {MISSING_EXTRA}", p.stderr
-    p = run_blocked("mcp", "--help", cwd=tmp_path)
-    assert p.returncode == 0 and "MCP server" in p.stdout, p.stderr
 
 
-def test_served_tool_list_is_the_sdks():
-    """mcp_tools.json (served without the SDK) is what the SDK's server lists;
-    after changing a tool, write it again with memnet.faces.mcp.write_tool_list."""
-    with Cabinet.open(backend="memory") as cab:
-        assert load_tools() == sdk_tool_list(cab)
+# -- the tool list -----------------------------------------------------------------------------
+def _tokens(value: Any) -> int:
+    return count_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+@pytest.mark.req("MN-REQ-00", "MN-REQ-19")
+def test_the_tool_list_costs_at_most_1500_tokens_and_says_how_to_read_a_shape(tmp_path):
+    """SPEC §7: the tool list as the server sends it (names, descriptions,
+    input schemas, and the annotations clients read) ≤ 1,500 o200k tokens;
+    the server's instructions are short too. The descriptions say what the
+    text is: the receipt line first, then the INSERT literal."""
+    from memnet.absorb import POLICIES
+    from memnet.recall.shape import VIEWS
+
+    cab = Cabinet.open(backend="memory")
+    work = cab.create("work")
+    work.commit(DELTA)
+
+    async def main() -> list[Any]:
+        async with Client(build_server(cab)) as client:
+            return list((await client.list_tools()).tools)
+
+    listed = anyio.run(main)
+    whole = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
+    assert whole == listing() and _tokens(whole) <= 1500, _tokens(whole)
+    assert count_tokens(INSTRUCTIONS) <= 50
+
+    tools = {t.name: t for t in listed}
+    recall = tools["memnet_recall"].description
+    lines = recall.splitlines()
+    # the receipt line as described is the receipt line a Shape starts with
+    template = recall[recall.index("`// shape"):recall.index("`", recall.index("`// shape") + 1)]
+    shape = work.recall("TSK status:open pricing", limit=1)
+    first = shape.text.splitlines()[0]
+    keys = re.findall(r" (\w+)=", template)
+    assert keys == ["v", "q", "rows", "holds_answer", "etag"]
+    assert first.startswith("// shape ") and re.findall(r" (\w+)=", first)[:len(keys)] == keys
+    assert shape.text.splitlines()[1] == "INSERT"
+    assert recall.index("// shape") < recall.index("INSERT literal")
+    assert "`note=`" in recall and "`more=`" in recall
+    kinds = [x for x in lines if x.startswith("Usual kinds:")]
+    assert len(kinds) == 1 and all(k in kinds[0] for k in ("TSK", "LAW", "DEC", "MOD", "REQ",
+                                                            "PKG"))
+    q_line = [x for x in lines if x.startswith("q: ")]
+    assert len(q_line) == 1 and "`TSK status:open pricing`" in q_line[0]
+    assert "`MATCH (n:TSK) WHERE n.title CONTAINS" in q_line[0]
+    # the since etag: twelve digits, as the description says
+    assert len(shape.receipt.etag) == 12 and shape.receipt.etag.isdigit()
+    assert "12 digits" in tools["memnet_recall"].input_schema["properties"]["since"]["description"]
+    # the fixed choices are enums, the engine's own
+    props = tools["memnet_recall"].input_schema["properties"]
+    assert props["view"]["enum"] == list(VIEWS)
+    assert set(tools["memnet_outline"].input_schema["properties"]["view"]["enum"]) == set(VIEWS)
+    absorb = tools["memnet_absorb"].input_schema["properties"]["id_policy"]
+    assert set(absorb["enum"]) == set(POLICIES) and absorb["default"] in POLICIES
+    # one table: every argument a tool takes is a parameter of its body
+    import inspect
+
+    from memnet.faces.mcp import MemNetTools
+    for spec in TABLE:
+        params = inspect.signature(getattr(MemNetTools, spec.method)).parameters
+        assert {a.name for a in spec.args} <= set(params), spec.name
+        assert ("roots" in params) == (spec.path_arg is not None), spec.name
+        assert ("progress" in params) == spec.reports_progress, spec.name
+    cab.close()
 
 
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
-def test_protocol_errors_and_argument_checks(tmp_path):
-    with Cabinet.open(tmp_path / "cab") as cab:
-        out = io.BytesIO()
-        msgs = [INIT,
-                {"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}},
-                {"jsonrpc": "2.0", "id": 3, "method": "ping"},
-                {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-                 "params": {"name": "nope", "arguments": {}}},
-                {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                 "params": {"name": "memnet_recall", "arguments": {"session": "s", "k": "x"}}},
-                {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
-                 "params": {"name": "memnet_recall", "arguments": {}}},
-                {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                 "params": {"name": "memnet_recall", "arguments": {"session": "s",
-                                                                  "max_row": 3}}},
-                {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
-                 "params": {"name": "memnet_outline", "arguments": {"session": "ghost"}}},
-                {"jsonrpc": "2.0", "id": 13, "method": "tools/call",
-                 "params": {"name": "memnet_recall", "arguments": {"session": "s",
-                                                                  "k": "--5"}}},
-                {"jsonrpc": "2.0", "id": 14, "method": "tools/call",
-                 "params": {"name": "memnet_recall", "arguments": {"session": "s",
-                                                                  "k": "9" * 25}}},
-                {"jsonrpc": "2.0", "id": 9, "method": "initialize",
-                 "params": {"protocolVersion": "1999-01-01"}}]
-        lines = [json.dumps(m) for m in msgs] + ["{not json", "[1, 2]", ""]
-        raw = b"".join(x.encode() + b"\n" for x in lines)
-        raw += b'{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": {"x": "\xff"}}\n'
-        raw += b'{"jsonrpc": "2.0", "id": 11, "method": "ping", "pad": "' + b"x" * 300 + b'"}\n'
-        raw += b'{"jsonrpc": "2.0", "id": 12, "method": "ping"}'  # no final newline
-        StdioServer(MemNetTools(cab)).serve(read_lines(io.BytesIO(raw), limit=200), out)
-    replies = [json.loads(line) for line in out.getvalue().decode().splitlines()]
-    by_id = {r["id"]: r for r in replies if r["id"] is not None}
-    assert by_id[2]["error"]["code"] == -32601
-    assert by_id[3]["result"] == {}
-    assert by_id[4]["error"]["code"] == -32602
-    for i, words in ((5, "'k' must be integer"), (6, "'session' is required"),
-                     (7, "unknown argument 'max_row'"), (13, "'k' must be integer"),
-                     (14, "'k' must be integer")):
-        res = by_id[i]["result"]
-        assert res["isError"] and res["structuredContent"]["error"]["code"] == "invalid_argument"
-        assert words in res["content"][0]["text"], res
-    assert by_id[8]["result"]["content"][0]["text"].startswith("session_not_found:")
-    assert by_id[9]["result"]["protocolVersion"] == PROTOCOL_VERSIONS[-1]
-    anonymous = [r["error"]["code"] for r in replies if r["id"] is None]
-    # bad JSON, a batch (not spoken), bytes that are not UTF-8, a line over the
-    # cap (read to its end and dropped); the blank line is skipped
-    assert anonymous == [-32700, -32600, -32700, -32600]
-    assert by_id[12]["result"] == {}  # the line after the long one is read whole
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_arguments_are_read_by_the_table(tmp_path, mode):
+    """A wrong type, a choice not offered, a missing or an unknown argument is
+    an `invalid_argument` result naming it; digits sent as text and
+    "true"/"false" are read as what they spell; null is the default."""
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+
+    async def main() -> None:
+        async with Client(server, mode=mode) as client:
+            await call(client, "memnet_create_session", session="s")
+            await call(client, "memnet_commit", session="s", delta=DELTA)
+            for args, words in (({"session": "s", "k": "x"}, "'k' must be integer"),
+                                ({}, "'session' is required"),
+                                ({"session": "s", "max_row": 3}, "unknown argument 'max_row'"),
+                                ({"session": "s", "k": "--5"}, "'k' must be integer"),
+                                ({"session": "s", "k": "9" * 25}, "'k' must be integer"),
+                                ({"session": "s", "k": 1.5}, "'k' must be integer"),
+                                ({"session": "s", "laws": "yes"}, "'laws' must be boolean"),
+                                ({"session": "s", "view": "wide"},
+                                 "'view' must be one of interior, shell")):
+                res = await client.call_tool("memnet_recall", args)
+                assert res.is_error and text_of(res).startswith(
+                    "invalid_argument: memnet_recall: "), text_of(res)
+                assert words in text_of(res)
+                assert res.structured_content["error"]["code"] == "invalid_argument"
+            res = await client.call_tool("memnet_absorb", {"lead": "s", "member": "s",
+                                                           "anchors": "na1"})
+            assert "'anchors' must be a list of strings" in text_of(res)
+            res = await call(client, "memnet_recall", session="s", q="TSK", k="1",
+                             laws="false", max_rows=None, view="shell")
+            assert not res.is_error, text_of(res)
+            rec = res.structured_content
+            assert (rec["k"], rec["laws"], rec["max_rows"], rec["view"]) == (1, 0, 50, "shell")
+            with pytest.raises(MCPError) as e:
+                await client.call_tool("memnet_nope", {})
+            assert e.value.error.code == -32602 and "unknown tool" in e.value.error.message
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
 
 
-def test_hostile_messages_are_answered_and_the_server_serves_on(tmp_path, monkeypatch):
-    """Deep nesting, lone surrogates (echoed back), ids JSON-RPC does not allow
-    and a fault inside a tool each get an error reply; every ping after them is
-    answered, and every reply is strict UTF-8 JSON."""
-    raw = b"".join([
-        b"[" * 5000 + b"]" * 5000 + b"\n",                                   # too deep
-        b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}\n',            # unknown, lone
-        b'{"jsonrpc": "2.0", "id": "\\udcff", "method": "ping"}\n',       # lone in the id
-        b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}\n',
-        b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "ping"}\n',
-        b'{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}\n',
-        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": '
-        b'"memnet_ingest", "arguments": {"session": "w", "path": "'
-        + json.dumps(str(tmp_path))[1:-1].encode() + b'/nowhere/x\\udcff"}}}\n',
-        b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
-        b'"memnet_sessions", "arguments": {}}}\n',
-        b'{"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {}}\n',
-        b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}\n',
-    ])
-    with Cabinet.open(tmp_path / "cab") as cab:
-        tools = MemNetTools(cab, roots=Roots([tmp_path]))
-        monkeypatch.setattr(tools, "sessions", lambda *a, **k: 1 / 0)   # a fault of ours
-        server = StdioServer(tools)
-        monkeypatch.setattr(server, "initialize", lambda params: [][1])  # outside any tool
-        out = io.BytesIO()
-        server.serve(read_lines(io.BytesIO(raw)), out)
-    text = out.getvalue().decode("utf-8")          # strict: no lone surrogate written
-    replies = [json.loads(line, parse_constant=lambda c: pytest.fail(c)) for line in
-               text.splitlines()]
-    assert len(replies) == 10
-    assert replies[0] == {"jsonrpc": "2.0", "id": None,
-                          "error": {"code": -32700, "message": "Parse error"}}
-    assert replies[1]["id"] == 1 and replies[1]["error"]["code"] == -32601
-    assert replies[2] == {"jsonrpc": "2.0", "id": "\udcff", "result": {}}
-    assert [r["error"]["code"] for r in replies[3:6]] == [-32600] * 3
-    assert all(r["id"] is None for r in replies[3:6])
-    res = replies[6]["result"]
-    assert res["isError"] and res["structuredContent"]["error"]["code"] == "path_not_found"
-    res = replies[7]["result"]      # a fault inside a tool: an error result
-    assert res["isError"] and res["structuredContent"]["error"]["code"] == "internal"
-    assert replies[8]["id"] == 6 and replies[8]["error"]["code"] == -32603
-    assert replies[9] == {"jsonrpc": "2.0", "id": 5, "result": {}}
+def test_a_fault_of_ours_is_an_internal_result_and_the_server_serves_on(tmp_path, monkeypatch):
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab)
+    monkeypatch.setattr(server.memnet_tools, "sessions", lambda: 1 / 0)
+
+    async def main() -> None:
+        async with Client(server) as client:
+            res = await call(client, "memnet_sessions")
+            assert res.is_error and text_of(res).startswith(
+                "internal: unexpected failure: ZeroDivisionError")
+            assert res.structured_content["error"]["code"] == "internal"
+            res = await call(client, "memnet_create_session", session="s")
+            assert not res.is_error, text_of(res)
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
+
+
+@pytest.mark.req("MN-REQ-19")
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_long_tools_report_progress(tmp_path, mode):
+    """memnet_ingest and memnet_snap report progress to a client that asks for
+    it (a progress token), ending at done == total."""
+    tree = tmp_path / "shop"
+    tree.mkdir()
+    for i in range(30):
+        (tree / f"m{i}.py").write_text(f"def f{i}():\n    pass\n")
+    cab = Cabinet.open(tmp_path / "cab")
+    server = build_server(cab, roots=Roots([tmp_path, ROOT]))
+    seen: dict[str, list[tuple[float, float | None]]] = {"ingest": [], "snap": []}
+
+    async def main() -> None:
+        async with Client(server, mode=mode) as client:
+            for tool, args, key in (
+                    ("memnet_ingest", {"session": "code", "path": str(tree), "create": True},
+                     "ingest"),
+                    ("memnet_snap", {"model": str(ROOT / "sysml-models"), "prefix": "mn"},
+                     "snap")):
+                async def note(done: float, total: float | None, message: str | None,
+                               key: str = key) -> None:
+                    seen[key].append((done, total))
+
+                res = await client.call_tool(tool, args, progress_callback=note)
+                assert not res.is_error, text_of(res)
+            res = await client.call_tool("memnet_recall", {"session": "code", "q": "MOD m1"})
+            assert not res.is_error
+
+    try:
+        anyio.run(main)
+    finally:
+        cab.close()
+    for key, notes in seen.items():
+        assert notes, key
+        assert notes[-1][0] == notes[-1][1], (key, notes[-1])
+        assert [d for d, _ in notes] == sorted(d for d, _ in notes), key
 
 
 @pytest.mark.req("MN-REQ-17", "MN-REQ-18", "MN-REQ-19")
@@ -541,9 +718,9 @@ def test_host_search_and_snap_tools(tmp_path):
         async with Client(server, mode="legacy") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             a = tools["memnet_host_search"].annotations
-            assert (a.read_only_hint, a.idempotent_hint) == (True, True)
+            assert (a.read_only_hint, a.open_world_hint) == (True, False)
             a = tools["memnet_host_snap"].annotations
-            assert (a.read_only_hint, a.idempotent_hint) == (False, True)
+            assert (a.read_only_hint, a.idempotent_hint) == (None, True)
             assert tools["memnet_host_snap"].input_schema["required"] == ["session", "q"]
             res = await call(client, "memnet_host_search", q="round a price", top=2)
             assert not res.is_error, text_of(res)
@@ -582,3 +759,17 @@ def test_host_search_and_snap_tools(tmp_path):
         cab.close()
     with Cabinet.open(tmp_path / "cab") as again:
         assert again.open("work").version == 1
+
+
+def test_docs_list_every_tool_with_its_arguments_and_choices():
+    """docs/mcp.md has a row per tool of the table naming each of its
+    arguments and each fixed choice."""
+    doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line for line in doc.splitlines()
+            if line.startswith("| `memnet_")}
+    assert set(rows) == TOOLS
+    for spec in TABLE:
+        for arg in spec.args:
+            assert f"`{arg.name}" in rows[spec.name], (spec.name, arg.name)
+            for choice in arg.choices:
+                assert f"`{choice}`" in rows[spec.name], (spec.name, choice)

@@ -2,12 +2,12 @@
 (``memnet_ingest``, ``memnet_snap``, the host tools' ``index``) read only
 inside the operator's ``--root`` directories and the roots the client lists;
 with neither, they are off. Tested with the SDK's client talking to a real
-``memnet mcp`` subprocess over stdio, and on the JSON-RPC lines in process."""
+``memnet mcp`` subprocess over stdio (a 2026-07-28 client, which is asked for
+its roots by an ``InputRequiredResult``, and a handshake client, asked by a
+``roots/list`` request), and in process."""
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import subprocess
 import sys
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp extra (mcp>=2)")
+pytest.importorskip("mcp.server.lowlevel", reason="needs the mcp extra (mcp>=2)")
 
 import anyio  # comes with the SDK
 import mcp.types as mtypes
@@ -25,9 +25,10 @@ from mcp.client.stdio import stdio_client
 
 from memnet import Cabinet
 from memnet.errors import MemNetError
-from memnet.faces.mcp import MemNetTools
-from memnet.faces.mcp_stdio import StdioServer, read_lines
-from memnet.faces.roots import FILE_TOOLS, Roots
+from memnet.faces import mcp as mcp_face
+from memnet.faces.mcp import build_server
+from memnet.faces.mcp_tools import FILE_TOOLS
+from memnet.faces.roots import Roots
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("memnet")
@@ -59,10 +60,10 @@ def place(tmp_path: Path) -> Path:
 
 
 def _serve(place: Path, *roots: Path, client_roots: list[Path] | None = None,
-           calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+           calls: list[tuple[str, dict[str, Any]]], mode: str = "auto") -> list[Any]:
     """Start ``memnet mcp`` with ``--root`` for each of ``roots``, talk to it
-    with the SDK's client (listing ``client_roots`` when given), make the
-    ``calls`` and return their results."""
+    with the SDK's client in ``mode`` (listing ``client_roots`` when given),
+    make the ``calls`` and return their results."""
     args = ["-m", "memnet", "--home", str(place / "cab"), "mcp"]
     for r in roots:
         args += ["--root", str(r)]
@@ -77,7 +78,7 @@ def _serve(place: Path, *roots: Path, client_roots: list[Path] | None = None,
 
     async def main() -> None:
         with anyio.fail_after(60), open(place / "server.err", "w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog),
+            async with Client(stdio_client(params, errlog=errlog), mode=mode,
                               list_roots_callback=list_roots if client_roots is not None
                               else None) as client:
                 await client.call_tool("memnet_create_session", {"session": "code"})
@@ -133,9 +134,11 @@ def test_without_roots_the_file_tools_are_off(place: Path) -> None:
 
 
 @pytest.mark.req(ISOLATION, FACES)
-def test_the_clients_roots_are_the_roots_when_the_operator_gave_none(place: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_clients_roots_are_the_roots_when_the_operator_gave_none(place: Path, mode: str
+                                                                     ) -> None:
     allowed = place / "allowed"
-    ok, outside, link = _serve(place, client_roots=[allowed / "shop"], calls=[
+    ok, outside, link = _serve(place, client_roots=[allowed / "shop"], mode=mode, calls=[
         ("memnet_ingest", {"session": "code", "path": str(allowed / "shop")}),
         ("memnet_ingest", {"session": "code", "path": str(allowed)}),
         ("memnet_snap", {"model": str(allowed / "leak" / "model.sysml"), "prefix": "s"}),
@@ -145,10 +148,11 @@ def test_the_clients_roots_are_the_roots_when_the_operator_gave_none(place: Path
 
 
 @pytest.mark.req(ISOLATION, FACES)
-def test_the_clients_roots_narrow_the_operators_never_widen_them(place: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_clients_roots_narrow_the_operators_never_widen_them(place: Path, mode: str) -> None:
     allowed, secret = place / "allowed", place / "secret"
     inside, narrowed, widened = _serve(
-        place, allowed, client_roots=[allowed / "sub", secret], calls=[
+        place, allowed, client_roots=[allowed / "sub", secret], mode=mode, calls=[
             ("memnet_snap", {"model": str(allowed / "sub"), "prefix": "m"}),
             ("memnet_ingest", {"session": "code", "path": str(allowed / "shop")}),
             ("memnet_ingest", {"session": "code", "path": str(secret)}),
@@ -168,61 +172,84 @@ def test_a_root_that_is_not_a_directory_stops_the_server_before_it_starts(place:
     assert not (place / "cab").exists()
 
 
-# -- in process: the JSON-RPC lines ---------------------------------------------------------
-def _rpc(*messages: dict[str, Any]) -> bytes:
-    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+# -- in process --------------------------------------------------------------------------
+@pytest.mark.req(ISOLATION, FACES)
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_each_file_call_asks_for_the_roots_so_a_change_is_seen(place: Path, mode: str) -> None:
+    """The client's roots are asked for at each call of a file tool (and
+    never for another tool): the list the client holds then is the one that
+    counts."""
+    allowed, secret = place / "allowed", place / "secret"
+    listed = [allowed]
+    asked: list[int] = []
 
+    async def list_roots(context: Any) -> mtypes.ListRootsResult:
+        asked.append(1)
+        return mtypes.ListRootsResult(roots=[mtypes.Root(uri=p.as_uri()) for p in listed])
 
-def _ingest(i: int, path: Path) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-            "params": {"name": "memnet_ingest", "arguments": {"session": "code",
-                                                              "path": str(path)}}}
+    cab = Cabinet.open(place / "cab")
+    server = build_server(cab)
 
+    async def main() -> list[Any]:
+        async with Client(server, mode=mode, list_roots_callback=list_roots) as client:
+            out = [await client.call_tool("memnet_create_session", {"session": "code"})]
+            out.append(await client.call_tool("memnet_ingest", {"session": "code",
+                                                                "path": str(allowed / "shop")}))
+            listed[:] = [secret]
+            out.append(await client.call_tool("memnet_recall", {"session": "code", "q": "MOD"}))
+            out.append(await client.call_tool("memnet_ingest", {"session": "code",
+                                                                "path": str(allowed / "shop")}))
+            out.append(await client.call_tool("memnet_ingest", {"session": "code",
+                                                                "path": str(secret)}))
+            return out
 
-def _roots_answer(rid: str, *dirs: Path) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "result": {"roots": [{"uri": d.as_uri()} for d in dirs]}}
+    try:
+        created, first, rec, moved, now_in = anyio.run(main)
+    finally:
+        cab.close()
+    assert not created.is_error and not first.is_error, text_of(first)
+    assert not rec.is_error and len(asked) == 3   # the recall asked nothing
+    assert _code(moved) == "path_outside_root"
+    assert not now_in.is_error, text_of(now_in)
 
 
 @pytest.mark.req(ISOLATION, FACES)
-def test_a_file_call_waits_for_the_roots_and_a_list_change_asks_again(place: Path) -> None:
+def test_a_client_that_does_not_answer_leaves_the_operators_roots(place: Path,
+                                                                  monkeypatch: Any) -> None:
+    """A handshake client that never answers (or answers with an error) is
+    read as naming no roots: after ROOTS_WAIT the call goes on with the
+    operator's roots alone, and with none it reads nothing."""
+    monkeypatch.setattr(mcp_face, "ROOTS_WAIT", 0.3)
     allowed = place / "allowed"
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
-                       "clientInfo": {"name": "t", "version": "1"}}}
-    raw = _rpc(init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-               {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "memnet_create_session", "arguments": {"session": "code"}}},
-               _ingest(2, allowed / "shop"),      # waits for the answer below
-               {"jsonrpc": "2.0", "id": 3, "method": "ping"},
-               _roots_answer("memnet-roots-1", allowed),
-               {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
-               _roots_answer("memnet-roots-2", place / "secret"),
-               _ingest(4, allowed / "shop"),
-               {"jsonrpc": "2.0", "id": "memnet-roots-9", "result": {}},   # not ours: dropped
-               _ingest(5, place / "secret"))
-    out = io.BytesIO()
-    with Cabinet.open(place / "cab") as cab:
-        StdioServer(MemNetTools(cab)).serve(read_lines(io.BytesIO(raw)), out)
-    lines = [json.loads(x) for x in out.getvalue().splitlines()]
-    order = [m.get("method") or m["id"] for m in lines]
-    assert order == [0, "roots/list", 1, 3, 2, "roots/list", 4, 5]
-    by_id = {m["id"]: m for m in lines if "result" in m}
-    assert not by_id[2]["result"]["isError"], by_id[2]
-    assert by_id[4]["result"]["structuredContent"]["error"]["code"] == "path_outside_root"
-    assert not by_id[5]["result"]["isError"], by_id[5]
 
+    async def silent(context: Any) -> mtypes.ListRootsResult:
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
 
-def test_a_client_that_never_answers_gets_its_calls_answered_at_the_end(place: Path) -> None:
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"capabilities": {"roots": {"listChanged": True}}}}
-    raw = _rpc(init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-               _ingest(1, place / "allowed"))
-    out = io.BytesIO()
-    with Cabinet.open(place / "cab") as cab:
-        StdioServer(MemNetTools(cab)).serve(read_lines(io.BytesIO(raw)), out)
-    last = json.loads(out.getvalue().splitlines()[-1])
-    assert last["id"] == 1
-    assert last["result"]["structuredContent"]["error"]["code"] == "path_outside_root"
+    async def refuses(context: Any) -> mtypes.ErrorData:
+        return mtypes.ErrorData(code=-32603, message="no roots here")
+
+    results = []
+    for roots, callback in (([allowed], silent), ([], silent), ([allowed], refuses)):
+        cab = Cabinet.open(place / f"cab{len(results)}")
+        server = build_server(cab, roots=Roots(roots))
+
+        async def main(server: Any, callback: Any) -> Any:
+            with anyio.fail_after(30):
+                async with Client(server, mode="legacy", list_roots_callback=callback
+                                  ) as client:
+                    await client.call_tool("memnet_create_session", {"session": "code"})
+                    return await client.call_tool("memnet_ingest", {
+                        "session": "code", "path": str(allowed / "shop")})
+
+        try:
+            results.append(anyio.run(main, server, callback))
+        finally:
+            cab.close()
+    operator_only, nothing, after_error = results
+    assert not operator_only.is_error, text_of(operator_only)
+    assert _code(nothing) == "path_outside_root" and "reads no files" in text_of(nothing)
+    assert not after_error.is_error, text_of(after_error)
 
 
 # -- the Roots object ----------------------------------------------------------------------
@@ -243,13 +270,14 @@ def test_roots_resolve_paths_before_comparing(place: Path, monkeypatch: pytest.M
             r.check(bad)
         assert e.value.code == "path_not_found"
     # client roots: file URIs only (percent-escapes read), anything else ignored
-    c = Roots()
-    c.set_client({"roots": [{"uri": (place / "a b").as_uri()}, {"uri": "https://x/y"},
-                            {"uri": "file://elsewhere/z"}, {"name": "no uri"}, 7]})
-    assert c.client == (str(place / "a b"),)
-    c.set_client({"roots": []})
-    assert c.client is None and c.dirs == ()
-    c.set_client(None)
-    assert c.client is None
+    c = Roots().narrowed({"roots": [{"uri": (place / "a b").as_uri()}, {"uri": "https://x/y"},
+                                    {"uri": "file://elsewhere/z"}, {"name": "no uri"}, 7]})
+    assert c.client == (str(place / "a b"),) and c.dirs == c.client
+    assert Roots().narrowed({"roots": []}).client is None
+    assert Roots().narrowed({"roots": []}).dirs == ()
+    narrowed = r.narrowed(None)
+    assert narrowed.client is None and narrowed.dirs == r.dirs
+    assert r.narrowed({"roots": [{"uri": allowed.as_uri()}]}).client == (str(allowed),)
+    assert r.client is None   # narrowing makes new roots; the server's stay as they were
     assert set(FILE_TOOLS) == {"memnet_ingest", "memnet_snap", "memnet_host_search",
                                "memnet_host_snap"}
