@@ -153,7 +153,8 @@ def _one_size(n: int, repeat: int, d: str) -> dict[str, float]:
             size = conn.execute(
                 "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
                 "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
-                "AND c.relkind = 'r' AND c.relname LIKE 'memnet_%'").fetchone()[0]
+                "AND c.relkind = 'r' AND c.relname LIKE 'memnet_%'"
+            ).fetchone()[0]
         out["disk_used_b_per_node"] = out["disk_file_b_per_node"] = int(size) / n
     else:
         info = cab.kv.env.info()  # type: ignore[attr-defined]
@@ -173,8 +174,7 @@ def meta_sid(n: int) -> str:
 
 def _step(env: dict[str, str], *args: str) -> dict[str, float]:
     """Run this script with ``args`` in a fresh process; its last line is JSON."""
-    p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                       env=env)
+    p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env)
     if p.returncode != 0:
         print(p.stderr)
         raise SystemExit(p.returncode)
@@ -220,39 +220,57 @@ class _Postgres:
 
 
 def _print_size(r: dict[str, float], pre: str, label: str) -> None:
-    print(f"   {label}: adopt {r[pre + 'adopt_s']:.2f} s; hydrate {r[pre + 'hydrate_s']:.2f} s; "
-          f"verify {r[pre + 'verify_s']:.2f} s")
-    print(f"   {label}: flush one-node change: random node {r[pre + 'flush1_random_ms']:.2f} "
-          f"ms, node with small neighbours {r[pre + 'flush1_quiet_ms']:.2f} ms; "
-          f"1,000-element change {r[pre + 'flush1000_ms']:.1f} ms (mean "
-          f"{r[pre + 'flush1000_mean_ms']:.1f} ms with the folds of pending index deltas)")
-    print(f"   {label}: disk per node: {r[pre + 'disk_used_b_per_node']:,.0f} B used, "
-          f"{r[pre + 'disk_file_b_per_node']:,.0f} B file", flush=True)
+    print(
+        f"   {label}: adopt {r[pre + 'adopt_s']:.2f} s; hydrate {r[pre + 'hydrate_s']:.2f} s; "
+        f"verify {r[pre + 'verify_s']:.2f} s"
+    )
+    print(
+        f"   {label}: flush one-node change: random node {r[pre + 'flush1_random_ms']:.2f} "
+        f"ms, node with small neighbours {r[pre + 'flush1_quiet_ms']:.2f} ms; "
+        f"1,000-element change {r[pre + 'flush1000_ms']:.1f} ms (mean "
+        f"{r[pre + 'flush1000_mean_ms']:.1f} ms with the folds of pending index deltas)"
+    )
+    print(
+        f"   {label}: disk per node: {r[pre + 'disk_used_b_per_node']:,.0f} B used, "
+        f"{r[pre + 'disk_file_b_per_node']:,.0f} B file",
+        flush=True,
+    )
 
 
 def _lmdb_summary(rows: list[dict[str, float]]) -> None:
     base = rows[0]
     print("\n== summary (ratios against the first size of this run) ==")
     for r in rows:
-        print(f"{int(r['nodes']):>10,}  hydrate {r['hydrate_s']:7.2f} s  "
-              f"flush1 random {r['flush1_random_ms'] / base['flush1_random_ms']:6.2f}x  "
-              f"flush1 quiet {r['flush1_quiet_ms'] / base['flush1_quiet_ms']:6.2f}x  "
-              f"flush1000 {r['flush1000_ms'] / base['flush1000_ms']:6.2f}x")
+        print(
+            f"{int(r['nodes']):>10,}  hydrate {r['hydrate_s']:7.2f} s  "
+            f"flush1 random {r['flush1_random_ms'] / base['flush1_random_ms']:6.2f}x  "
+            f"flush1 quiet {r['flush1_quiet_ms'] / base['flush1_quiet_ms']:6.2f}x  "
+            f"flush1000 {r['flush1000_ms'] / base['flush1000_ms']:6.2f}x"
+        )
     big = rows[-1]
     if big["nodes"] >= 1_000_000:
         verdict = "PASS" if big["hydrate_s"] < 10 else "MISS"
-        print(f"{verdict} hydrate of {int(big['nodes']):,} nodes under 10 s: "
-              f"{big['hydrate_s']:.2f} s = {big['hydrate_s'] / 10:.2f}x the target")
+        print(
+            f"{verdict} hydrate of {int(big['nodes']):,} nodes under 10 s: "
+            f"{big['hydrate_s']:.2f} s = {big['hydrate_s'] / 10:.2f}x the target"
+        )
         ratio = big["flush1_quiet_ms"] / base["flush1_quiet_ms"]
         verdict = "PASS" if ratio <= 2 else "MISS"
-        print(f"{verdict} one-node flush at {int(big['nodes']):,} within 2x of "
-              f"{int(base['nodes']):,}: {ratio:.2f}x (node with small neighbours); random node "
-              f"{big['flush1_random_ms'] / base['flush1_random_ms']:.2f}x")
+        print(
+            f"{verdict} one-node flush at {int(big['nodes']):,} within 2x of "
+            f"{int(base['nodes']):,}: {ratio:.2f}x (node with small neighbours); random node "
+            f"{big['flush1_random_ms'] / base['flush1_random_ms']:.2f}x"
+        )
 
 
-PG_KEYS = (("hydrate_s", "hydrate s", ".3f"), ("flush1_random_ms", "flush1 random ms", ".2f"),
-           ("flush1_quiet_ms", "flush1 quiet ms", ".2f"), ("flush1000_ms", "flush1000 ms", ".1f"),
-           ("adopt_s", "adopt s", ".2f"), ("disk_used_b_per_node", "disk B/node", ",.0f"))
+PG_KEYS = (
+    ("hydrate_s", "hydrate s", ".3f"),
+    ("flush1_random_ms", "flush1 random ms", ".2f"),
+    ("flush1_quiet_ms", "flush1 quiet ms", ".2f"),
+    ("flush1000_ms", "flush1000 ms", ".1f"),
+    ("adopt_s", "adopt s", ".2f"),
+    ("disk_used_b_per_node", "disk B/node", ",.0f"),
+)
 
 
 def _postgres_summary(rows: list[dict[str, float]]) -> None:
@@ -260,40 +278,57 @@ def _postgres_summary(rows: list[dict[str, float]]) -> None:
     print(f"{'nodes':>10}  {'':8}" + "".join(f"{h:>18}" for _k, h, _f in PG_KEYS))
     for r in rows:
         for label, pre in (("lmdb", ""), ("postgres", "pg_")):
-            print(f"{int(r['nodes']):>10,}  {label:8}"
-                  + "".join(f"{r[pre + k]:>18{f}}" for k, _h, f in PG_KEYS))
-        print(f"{'':>10}  {'ratio':8}" + "".join(f"{r['pg_' + k] / r[k]:>17.2f}x"
-                                                for k, _h, _f in PG_KEYS))
+            print(
+                f"{int(r['nodes']):>10,}  {label:8}"
+                + "".join(f"{r[pre + k]:>18{f}}" for k, _h, f in PG_KEYS)
+            )
+        print(
+            f"{'':>10}  {'ratio':8}"
+            + "".join(f"{r['pg_' + k] / r[k]:>17.2f}x" for k, _h, _f in PG_KEYS)
+        )
     base = rows[0]
     for r in rows:
         if r["nodes"] < 100_000:
             continue
         n = f"{int(r['nodes']):,}"
         ratio = r["pg_hydrate_s"] / r["hydrate_s"]
-        print(f"{'PASS' if ratio <= 2 else 'MISS'} hydrate of {n} nodes within 2x of LMDB: "
-              f"{r['pg_hydrate_s']:.2f} s = {ratio:.2f}x")
+        print(
+            f"{'PASS' if ratio <= 2 else 'MISS'} hydrate of {n} nodes within 2x of LMDB: "
+            f"{r['pg_hydrate_s']:.2f} s = {ratio:.2f}x"
+        )
         for kind in ("random", "quiet"):
             ms = r[f"pg_flush1_{kind}_ms"]
             rel = ms / base[f"pg_flush1_{kind}_ms"]
-            print(f"{'PASS' if ms <= 5 and rel <= 1.5 else 'MISS'} one-node flush ({kind} node) "
-                  f"at {n} <= 5 ms and within 1.5x of {int(base['nodes']):,}: {ms:.2f} ms, "
-                  f"{rel:.2f}x")
+            print(
+                f"{'PASS' if ms <= 5 and rel <= 1.5 else 'MISS'} one-node flush ({kind} node) "
+                f"at {n} <= 5 ms and within 1.5x of {int(base['nodes']):,}: {ms:.2f} ms, "
+                f"{rel:.2f}x"
+            )
         ms = r["pg_flush1000_ms"]
-        print(f"{'PASS' if ms <= 50 else 'MISS'} 1,000-element flush at {n} <= 50 ms: "
-              f"{ms:.1f} ms")
+        print(f"{'PASS' if ms <= 50 else 'MISS'} 1,000-element flush at {n} <= 50 ms: {ms:.1f} ms")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default=None,
-                    help="comma-separated node counts (default 1000,100000,1000000; "
-                         "1000,100000 with --backend postgres)")
+    ap.add_argument(
+        "--sizes",
+        default=None,
+        help="comma-separated node counts (default 1000,100000,1000000; "
+        "1000,100000 with --backend postgres)",
+    )
     ap.add_argument("--repeat", type=int, default=60, help="one-node flushes per figure")
-    ap.add_argument("--backend", choices=("lmdb", "postgres"), default="lmdb",
-                    help="lmdb (default), or postgres: PostgreSQL measured beside LMDB")
-    ap.add_argument("--url", default=None,
-                    help="with --backend postgres: the server to use (a schema per size is "
-                         "created and dropped); default: start a throwaway server")
+    ap.add_argument(
+        "--backend",
+        choices=("lmdb", "postgres"),
+        default="lmdb",
+        help="lmdb (default), or postgres: PostgreSQL measured beside LMDB",
+    )
+    ap.add_argument(
+        "--url",
+        default=None,
+        help="with --backend postgres: the server to use (a schema per size is "
+        "created and dropped); default: start a throwaway server",
+    )
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--build", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
@@ -307,8 +342,9 @@ def main() -> None:
         return
     pg = _Postgres(args.url) if args.backend == "postgres" else None
     sizes = args.sizes or ("1000,100000" if pg else "1000,100000,1000000")
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE) + os.pathsep
-               + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ, PYTHONPATH=os.path.dirname(HERE) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    )
     rows = []
     try:
         for n in (int(x) for x in sizes.split(",")):

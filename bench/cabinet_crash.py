@@ -27,19 +27,36 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--commits", type=int, default=200, help="commits per racer (default 200)")
-    ap.add_argument("--kill-rounds", type=int, default=100,
-                    help="kill -9 rounds on PostgreSQL (default 100)")
-    ap.add_argument("--crash-rounds", type=int, default=30,
-                    help="server crashes during flushes (default 30)")
+    ap.add_argument(
+        "--kill-rounds", type=int, default=100, help="kill -9 rounds on PostgreSQL (default 100)"
+    )
+    ap.add_argument(
+        "--crash-rounds", type=int, default=30, help="server crashes during flushes (default 30)"
+    )
     args = ap.parse_args()
     fd, report = tempfile.mkstemp(prefix="memnet-crash-", suffix=".jsonl")
     os.close(fd)
-    env = dict(os.environ, MEMNET_RACE_COMMITS=str(args.commits),
-               MEMNET_KILL_ROUNDS=str(args.kill_rounds),
-               MEMNET_CRASH_ROUNDS=str(args.crash_rounds), MEMNET_CRASH_REPORT=report)
+    env = dict(
+        os.environ,
+        MEMNET_RACE_COMMITS=str(args.commits),
+        MEMNET_KILL_ROUNDS=str(args.kill_rounds),
+        MEMNET_CRASH_ROUNDS=str(args.crash_rounds),
+        MEMNET_CRASH_REPORT=report,
+    )
     try:
-        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            "tests/cabinet/test_processes.py"], cwd=ROOT, env=env)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "tests/cabinet/test_processes.py",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
         with open(report, encoding="utf-8") as f:
             rows = [json.loads(line) for line in f]
     finally:

@@ -103,8 +103,16 @@ def _racer(where: str, me: int, seconds: float, seed: int, out: Any) -> None:
         except Exception as e:  # noqa: BLE001 - the kind of failure is the finding
             errors[f"{op} {type(e).__name__}"] += 1
             samples.setdefault(f"{op} {type(e).__name__}", str(e)[:300])
-    out.put({"me": me, "acked": acked, "made": made, "counts": dict(counts),
-             "errors": dict(errors), "samples": samples})
+    out.put(
+        {
+            "me": me,
+            "acked": acked,
+            "made": made,
+            "counts": dict(counts),
+            "errors": dict(errors),
+            "samples": samples,
+        }
+    )
 
 
 def race(where: str, procs: int, seconds: float) -> dict[str, Any]:
@@ -112,8 +120,10 @@ def race(where: str, procs: int, seconds: float) -> dict[str, Any]:
         for me in range(procs):
             cab.create(f"w{me}")
     out = _CTX.Queue()
-    ps = [_CTX.Process(target=_racer, args=(where, me, seconds, 1000 + me, out))
-          for me in range(procs)]
+    ps = [
+        _CTX.Process(target=_racer, args=(where, me, seconds, 1000 + me, out))
+        for me in range(procs)
+    ]
     t0 = time.monotonic()
     for p in ps:
         p.start()
@@ -134,22 +144,32 @@ def race(where: str, procs: int, seconds: float) -> dict[str, Any]:
         listed = {i.id for i in cab.sessions()}
         for r in results:
             s = cab.open(f"w{r['me']}")
-            tags = sorted(int(s.store.node_props(n)["tag"][1:])
-                          for n in s.store.live_node_ids())
+            tags = sorted(int(s.store.node_props(n)["tag"][1:]) for n in s.store.live_node_ids())
             if s.version != r["acked"] or tags != list(range(1, s.version + 1)):
-                lost.append(f"w{r['me']}: stored version {s.version}, acknowledged "
-                            f"{r['acked']}, {len(tags)} nodes")
+                lost.append(
+                    f"w{r['me']}: stored version {s.version}, acknowledged "
+                    f"{r['acked']}, {len(tags)} nodes"
+                )
             missing = set(r["made"]) - listed
             if missing:
-                lost.append(f"process {r['me']}: created and not dropped but not listed: "
-                            f"{sorted(missing)[:3]}")
+                lost.append(
+                    f"process {r['me']}: created and not dropped but not listed: "
+                    f"{sorted(missing)[:3]}"
+                )
         try:
             verified = cab.verify()
         except MemNetError as e:
             verified = {"error": f"{e.code}: {e}"}
     acked = sum(r["acked"] for r in results)
-    return {"seconds": took, "counts": dict(counts), "errors": dict(errors),
-            "samples": samples, "acked": acked, "lost": lost, "verify": verified}
+    return {
+        "seconds": took,
+        "counts": dict(counts),
+        "errors": dict(errors),
+        "samples": samples,
+        "acked": acked,
+        "lost": lost,
+        "verify": verified,
+    }
 
 
 # -- part 2: creates ----------------------------------------------------------------------
@@ -172,8 +192,10 @@ def _pg_xacts(admin: str) -> tuple[int, int]:
 
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_clear_snapshot()")
-        row = conn.execute("SELECT xact_commit, xact_rollback FROM pg_stat_database "
-                           "WHERE datname = current_database()").fetchone()
+        row = conn.execute(
+            "SELECT xact_commit, xact_rollback FROM pg_stat_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
     assert row is not None
     return int(row[0]), int(row[1])
 
@@ -224,9 +246,12 @@ def _catalog_reads(admin: str, schema: str) -> int:
 
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_clear_snapshot()")
-        row = conn.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
-                           "FROM pg_stat_user_tables WHERE schemaname = %s "
-                           "AND relname = 'memnet_catalog'", (schema,)).fetchone()
+        row = conn.execute(
+            "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+            "FROM pg_stat_user_tables WHERE schemaname = %s "
+            "AND relname = 'memnet_catalog'",
+            (schema,),
+        ).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -245,14 +270,16 @@ def _fill_heavy(where: str, n: int, size: int) -> None:
         while os.path.getsize(os.path.join(where, "data.mdb")) < size:
             sid = f"h{k % n}"
             s = cab.open(sid) if cab.exists(sid) else cab.create(sid)
-            s.commit("INSERT " + ", ".join(f"(t{i}:TSK {{title: '{text}{k} {i}'}})"
-                                           for i in range(200)))
+            s.commit(
+                "INSERT " + ", ".join(f"(t{i}:TSK {{title: '{text}{k} {i}'}})" for i in range(200))
+            )
             cab.flush(s)
             k += 1
 
 
-def open_time(cabinets: dict[str, str], opens: int, admin: str | None,
-              schemas: tuple[str, str] | None) -> dict[str, Any]:
+def open_time(
+    cabinets: dict[str, str], opens: int, admin: str | None, schemas: tuple[str, str] | None
+) -> dict[str, Any]:
     times: dict[str, list[float]] = {name: [] for name in cabinets}
     read: dict[str, int] = dict.fromkeys(cabinets, 0)
     rows: dict[str, int] = {}
@@ -260,8 +287,10 @@ def open_time(cabinets: dict[str, str], opens: int, admin: str | None,
         Cabinet.open(where).close()
     if admin and schemas:
         time.sleep(1.2)
-        rows = {"small": _catalog_reads(admin, schemas[0]),
-                "large": _catalog_reads(admin, schemas[1])}
+        rows = {
+            "small": _catalog_reads(admin, schemas[0]),
+            "large": _catalog_reads(admin, schemas[1]),
+        }
     for _ in range(opens):
         for name, where in cabinets.items():
             r0 = _rchar()
@@ -312,59 +341,93 @@ def run(backend: str, args: argparse.Namespace, work: str) -> list[tuple[str, bo
     try:
         print(f"== {backend}: race, {args.procs} processes, {args.seconds:.0f} s", flush=True)
         r = race(place("race"), args.procs, args.seconds)
-        print(f"   operations: {r['counts']} in {r['seconds']:.0f} s; acknowledged flushes "
-              f"{r['acked']:,}; verify {r['verify']}")
+        print(
+            f"   operations: {r['counts']} in {r['seconds']:.0f} s; acknowledged flushes "
+            f"{r['acked']:,}; verify {r['verify']}"
+        )
         _print_errors(r["errors"], r["samples"])
         for line in r["lost"]:
             print(f"   ! {line}")
         corrupt = sum(n for k, n in r["errors"].items() if k.endswith("cabinet_corrupt"))
         failed_creates = sum(n for k, n in r["errors"].items() if k.startswith("create"))
-        verdicts += [(f"{backend} race: {corrupt} false cabinet_corrupt", corrupt == 0),
-                     (f"{backend} race: {failed_creates} failed creates of "
-                      f"{r['counts'].get('create', 0)}", failed_creates == 0),
-                     (f"{backend} race: {len(r['lost'])} losses of {r['acked']:,} acknowledged "
-                      f"flushes, verify {'clean' if 'error' not in r['verify'] else 'FAILED'}",
-                      not r["lost"] and "error" not in r["verify"])]
+        verdicts += [
+            (f"{backend} race: {corrupt} false cabinet_corrupt", corrupt == 0),
+            (
+                f"{backend} race: {failed_creates} failed creates of "
+                f"{r['counts'].get('create', 0)}",
+                failed_creates == 0,
+            ),
+            (
+                f"{backend} race: {len(r['lost'])} losses of {r['acked']:,} acknowledged "
+                f"flushes, verify {'clean' if 'error' not in r['verify'] else 'FAILED'}",
+                not r["lost"] and "error" not in r["verify"],
+            ),
+        ]
 
         print(f"== {backend}: creates, {args.procs} processes x {args.creates}", flush=True)
         c = creates(place("creates"), args.procs, args.creates, pg.admin if pg else None)
-        extra = (f"; server: {c['commits']:,} commits, {c['rollbacks']:,} rollbacks"
-                 if "commits" in c else "")
+        extra = (
+            f"; server: {c['commits']:,} commits, {c['rollbacks']:,} rollbacks"
+            if "commits" in c
+            else ""
+        )
         print(f"   {c['listed']:,} listed after {c['seconds']:.1f} s{extra}")
         _print_errors(c["errors"], c["samples"])
         failed = sum(c["errors"].values())
-        verdicts.append((f"{backend} creates: {failed} of {args.procs * args.creates:,} failed",
-                         failed == 0 and c["listed"] == args.procs * args.creates))
+        verdicts.append(
+            (
+                f"{backend} creates: {failed} of {args.procs * args.creates:,} failed",
+                failed == 0 and c["listed"] == args.procs * args.creates,
+            )
+        )
 
-        print(f"== {backend}: open time, {args.small:,} against {args.large:,} sessions",
-              flush=True)
+        print(
+            f"== {backend}: open time, {args.small:,} against {args.large:,} sessions", flush=True
+        )
         cabinets = {"small": place("small"), "large": place("large")}
         t0 = time.monotonic()
         _fill(cabinets["small"], args.small)
         _fill(cabinets["large"], args.large)
-        if not pg:   # the same sessions as "small", as many bytes as "large"
+        if not pg:  # the same sessions as "small", as many bytes as "large"
             cabinets["heavy"] = place("heavy")
-            _fill_heavy(cabinets["heavy"], args.small,
-                        os.path.getsize(os.path.join(cabinets["large"], "data.mdb")))
+            _fill_heavy(
+                cabinets["heavy"],
+                args.small,
+                os.path.getsize(os.path.join(cabinets["large"], "data.mdb")),
+            )
         print(f"   (filled in {time.monotonic() - t0:.0f} s)")
-        o = open_time(cabinets, args.opens, pg.admin if pg else None,
-                      ("small", "large") if pg else None)
+        o = open_time(
+            cabinets, args.opens, pg.admin if pg else None, ("small", "large") if pg else None
+        )
         ratio = o["large_ms"] / o["small_ms"]
-        print(f"   open+close median: {o['small_ms']:.2f} ms at {args.small:,}, "
-              f"{o['large_ms']:.2f} ms at {args.large:,} ({ratio:.2f}x)")
+        print(
+            f"   open+close median: {o['small_ms']:.2f} ms at {args.small:,}, "
+            f"{o['large_ms']:.2f} ms at {args.large:,} ({ratio:.2f}x)"
+        )
         if "heavy_ms" in o:
             size = os.path.getsize(os.path.join(cabinets["heavy"], "data.mdb"))
-            print(f"   {args.small:,} sessions holding {size / 1e6:.1f} MB (as much as the "
-                  f"{args.large:,}): {o['heavy_ms']:.2f} ms; {args.large:,} against it: "
-                  f"{o['large_ms'] / o['heavy_ms']:.2f}x, "
-                  f"{o['heavy_bytes_read']:,.0f} bytes read per open")
-        print(f"   bytes read per open (rchar): {o['small_bytes_read']:,.0f} at {args.small:,}, "
-              f"{o['large_bytes_read']:,.0f} at {args.large:,}")
+            print(
+                f"   {args.small:,} sessions holding {size / 1e6:.1f} MB (as much as the "
+                f"{args.large:,}): {o['heavy_ms']:.2f} ms; {args.large:,} against it: "
+                f"{o['large_ms'] / o['heavy_ms']:.2f}x, "
+                f"{o['heavy_bytes_read']:,.0f} bytes read per open"
+            )
+        print(
+            f"   bytes read per open (rchar): {o['small_bytes_read']:,.0f} at {args.small:,}, "
+            f"{o['large_bytes_read']:,.0f} at {args.large:,}"
+        )
         if "large_catalog_rows" in o:
-            print(f"   catalog rows the server read per open: {o['small_catalog_rows']:,.1f} "
-                  f"at {args.small:,}, {o['large_catalog_rows']:,.1f} at {args.large:,}")
-        verdicts.append((f"{backend} open at {args.large:,} sessions: {ratio:.2f}x the time "
-                         f"at {args.small:,}", ratio <= 1.2))
+            print(
+                f"   catalog rows the server read per open: {o['small_catalog_rows']:,.1f} "
+                f"at {args.small:,}, {o['large_catalog_rows']:,.1f} at {args.large:,}"
+            )
+        verdicts.append(
+            (
+                f"{backend} open at {args.large:,} sessions: {ratio:.2f}x the time "
+                f"at {args.small:,}",
+                ratio <= 1.2,
+            )
+        )
     finally:
         if pg:
             pg.close()
@@ -383,8 +446,11 @@ def main() -> None:
     args = ap.parse_args()
     memnet.parse_delta("INSERT (w:TSK {x: 1})")  # the parser is built once, before any fork
     work = tempfile.mkdtemp(prefix="memnet-race-")
-    print(f"memnet {memnet.__version__} from {os.path.dirname(memnet.__file__)}, "
-          f"{os.cpu_count()} cores, in {work}", flush=True)
+    print(
+        f"memnet {memnet.__version__} from {os.path.dirname(memnet.__file__)}, "
+        f"{os.cpu_count()} cores, in {work}",
+        flush=True,
+    )
     verdicts = []
     try:
         for backend in args.backends.split(","):

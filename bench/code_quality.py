@@ -38,8 +38,9 @@ def split_identifier(name: str) -> list[str]:
     independent of MemNet's)."""
     out: list[str] = []
     for piece in re.split(r"[_\W]+", name):
-        out += [w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+",
-                                              piece)]
+        out += [
+            w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", piece)
+        ]
     return out
 
 
@@ -66,11 +67,18 @@ def main() -> None:
     t = time.perf_counter()
     ingest(s, root)
     st = s.stats()
-    print(f"# ingested {st['nodes']:,} nodes, {st['edges']:,} edges in "
-          f"{time.perf_counter() - t:.1f} s")
+    print(
+        f"# ingested {st['nodes']:,} nodes, {st['edges']:,} edges in "
+        f"{time.perf_counter() - t:.1f} s"
+    )
     g = s.to_networkx()
-    names = sorted({a["props"]["name"] for _h, a in g.nodes(data=True)
-                    if a["kind"] == "SYM" and len(split_identifier(a["props"]["name"])) >= 2})
+    names = sorted(
+        {
+            a["props"]["name"]
+            for _h, a in g.nodes(data=True)
+            if a["kind"] == "SYM" and len(split_identifier(a["props"]["name"])) >= 2
+        }
+    )
     rng = random.Random(args.seed)
     sample = rng.sample(names, min(args.sample, len(names)))
     kind_name = {h: (a["kind"], a["props"].get("name")) for h, a in g.nodes(data=True)}
@@ -88,8 +96,9 @@ def main() -> None:
             if not ok:
                 misses[form].append(f"{q!r}")
     print()
-    print(f"symbols sampled     {len(sample)} multi-word SYM names of {len(names)} "
-          f"(seed {args.seed})")
+    print(
+        f"symbols sampled     {len(sample)} multi-word SYM names of {len(names)} (seed {args.seed})"
+    )
     for form, label in (("phrase", "identifier phrase"), ("exact", "exact identifier")):
         r = results[form]
         print(f"{label:<19} {sum(r)}/{len(r)} = {100 * sum(r) / len(r):.1f} % seed the symbol")

@@ -43,8 +43,15 @@ import sys
 import tempfile
 import time
 
-TARGETS = {"version": 2.0, "recall": 4.0, "recall-u": 4.0, "commit": 4.0, "wire": 4.0,
-           "recall*": 4.0, "commit*": 4.0}
+TARGETS = {
+    "version": 2.0,
+    "recall": 4.0,
+    "recall-u": 4.0,
+    "commit": 4.0,
+    "wire": 4.0,
+    "recall*": 4.0,
+    "commit*": 4.0,
+}
 PIECES_FILL = 250_000
 # fills a cache directory's piece cache with PIECES_FILL distinct pieces
 _FILL = """
@@ -70,20 +77,40 @@ def memnet_cmd() -> list[str]:
 
 def timed(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> float:
     t = time.perf_counter()
-    subprocess.run(cmd, env=env, input=stdin, text=True, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run(
+        cmd,
+        env=env,
+        input=stdin,
+        text=True,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     return time.perf_counter() - t
 
 
 def mcp_start(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Seconds from starting ``memnet mcp`` to its answer to ``initialize``,
     and to its answer to the first ``tools/list``."""
-    req = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-           "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                      "clientInfo": {"name": "cold-start-bench", "version": "1"}}}
+    req = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "cold-start-bench", "version": "1"},
+        },
+    }
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.Popen(
+        cmd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert p.stdin is not None and p.stdout is not None
     p.stdin.write(json.dumps(req) + "\n")
     p.stdin.flush()
@@ -113,26 +140,38 @@ def main() -> None:
 
     compileall.compile_dir(os.path.dirname(memnet.__file__), quiet=1)
     tmp = tempfile.mkdtemp(prefix="memnet-cold-")
-    env = dict(os.environ, MEMNET_HOME=os.path.join(tmp, "cabinet"),
-               MEMNET_CACHE_DIR=os.path.join(tmp, "cache"))
+    env = dict(
+        os.environ,
+        MEMNET_HOME=os.path.join(tmp, "cabinet"),
+        MEMNET_CACHE_DIR=os.path.join(tmp, "cache"),
+    )
     try:
         subprocess.run([*mem, "demo"], env=env, check=True, stdout=subprocess.DEVNULL)
         delta = "INSERT (t:TSK {title: 'cold start probe', status: 'open'})"
-        subprocess.run([*mem, "session", "create", "intl"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([*mem, "commit", "intl", "-"], env=env, check=True,
-                       stdout=subprocess.DEVNULL, text=True,
-                       input="INSERT (t:TSK {title: 'Café pricing – “naïve” résumé', "
-                             "status: 'open'}), (d:DEC {title: 'Цена: округление — 価格'}), "
-                             "(t)-[:NEEDS]->(d)")
+        subprocess.run(
+            [*mem, "session", "create", "intl"], env=env, check=True, stdout=subprocess.DEVNULL
+        )
+        subprocess.run(
+            [*mem, "commit", "intl", "-"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            input="INSERT (t:TSK {title: 'Café pricing – “naïve” résumé', "
+            "status: 'open'}), (d:DEC {title: 'Цена: округление — 価格'}), "
+            "(t)-[:NEEDS]->(d)",
+        )
         full = dict(env, MEMNET_CACHE_DIR=os.path.join(tmp, "cache-full"))
         t = time.perf_counter()
         # run from tmp: "python -c" puts the working directory first on the
         # path, which must not shadow the engine PYTHONPATH names
-        subprocess.run([sys.executable, "-c", _FILL, str(PIECES_FILL)], env=full, check=True,
-                       cwd=tmp)
-        print(f"# a full piece cache: {PIECES_FILL:,} pieces counted in "
-              f"{time.perf_counter() - t:.1f} s")
+        subprocess.run(
+            [sys.executable, "-c", _FILL, str(PIECES_FILL)], env=full, check=True, cwd=tmp
+        )
+        print(
+            f"# a full piece cache: {PIECES_FILL:,} pieces counted in "
+            f"{time.perf_counter() - t:.1f} s"
+        )
         cases: dict[str, tuple[list[str], str | None, dict[str, str]]] = {
             "pass": ([sys.executable, "-c", "pass"], None, env),
             "version": ([*mem, "--version"], None, env),
@@ -167,15 +206,20 @@ def main() -> None:
             if name.endswith("*"):
                 label = "full cache: " + label
             target = f"≤ {TARGETS[name]:.0f}×" if name in TARGETS else ""
-            verdict = "" if name not in TARGETS else (
-                " PASS" if med / base <= TARGETS[name] else " MISS")
-            print(f"{name:<10} {med * 1000:>14.1f} ms {med / base:>7.2f}× {target:>8}{verdict}"
-                  f"   ({label[:40]})")
+            verdict = (
+                "" if name not in TARGETS else (" PASS" if med / base <= TARGETS[name] else " MISS")
+            )
+            print(
+                f"{name:<10} {med * 1000:>14.1f} ms {med / base:>7.2f}× {target:>8}{verdict}"
+                f"   ({label[:40]})"
+            )
         for i, name in enumerate(("mcp init", "mcp list") if mcp_times else ()):
             med = statistics.median(t[i] for t in mcp_times)
             verdict = "PASS" if med <= MCP_TARGET_S else "MISS"
-            print(f"{name:<10} {med * 1000:>14.1f} ms {med / base:>7.2f}× "
-                  f"≤ {MCP_TARGET_S} s {verdict}")
+            print(
+                f"{name:<10} {med * 1000:>14.1f} ms {med / base:>7.2f}× "
+                f"≤ {MCP_TARGET_S} s {verdict}"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -70,8 +70,14 @@ def batches(n: int, seed: int = 1) -> list[tuple[list[Any], list[Any]]]:
 
     out = []
     for b in range(n):
-        nodes = [(f"d{i}", "DOC", {"name": f"doc_{b}_{i}", "title": words(3), "text": words(14),
-                                   "prio": i % 5}) for i in range(500)]
+        nodes = [
+            (
+                f"d{i}",
+                "DOC",
+                {"name": f"doc_{b}_{i}", "title": words(3), "text": words(14), "prio": i % 5},
+            )
+            for i in range(500)
+        ]
         edges = []
         for j in range(500):
             src = f"d{rng.randrange(500)}"
@@ -172,25 +178,36 @@ def work_wordnet(mode: str) -> dict[str, Any]:
     word_h: dict[str, str] = {}
     for lo in range(0, len(synsets), batch):
         b = memnet.Bulk()
-        chunk = synsets[lo:lo + batch]
+        chunk = synsets[lo : lo + batch]
         for i, x in enumerate(chunk):
-            b.node("SYNSET", {"pos": x["pos"], "offset": x["offset"], "lemmas": x["lemmas"],
-                              "gloss": x["gloss"]}, var=f"s{i}")
+            b.node(
+                "SYNSET",
+                {
+                    "pos": x["pos"],
+                    "offset": x["offset"],
+                    "lemmas": x["lemmas"],
+                    "gloss": x["gloss"],
+                },
+                var=f"s{i}",
+            )
         ids = s.commit_bulk(b).ids
         syn_h.extend(ids[f"s{i}"] for i in range(len(chunk)))
     for lo in range(0, len(words), batch):
         b = memnet.Bulk()
-        chunk = words[lo:lo + batch]
+        chunk = words[lo : lo + batch]
         for i, w in enumerate(chunk):
             b.node("WORD", {"lemma": w}, var=f"w{i}")
         ids = s.commit_bulk(b).ids
         word_h.update((w, ids[f"w{i}"]) for i, w in enumerate(chunk))
-    edges = [(word_h[w.lower()], "SENSE", syn_h[i]) for i, syn in enumerate(synsets)
-             for w in syn["lemmas"]]
+    edges = [
+        (word_h[w.lower()], "SENSE", syn_h[i])
+        for i, syn in enumerate(synsets)
+        for w in syn["lemmas"]
+    ]
     edges += [(syn_h[a], et, syn_h[b]) for a, et, b in ptrs]
     for lo in range(0, len(edges), batch * 2):
         b = memnet.Bulk()
-        for a, et, d in edges[lo:lo + batch * 2]:
+        for a, et, d in edges[lo : lo + batch * 2]:
             b.edge(a, et, d)
         s.commit_bulk(b)
     w, c = _since(t)
@@ -214,9 +231,15 @@ def work_ingest() -> dict[str, Any]:
     t = _clock()
     again = ingest_path(s, root)
     warm = _since(t)
-    return {"rows": s.stats()["rows"], "files": again[0].files, "cold_wall": cold[0],
-            "cold_cpu": cold[1], "unchanged_wall": warm[0], "unchanged_cpu": warm[1],
-            "changed": again[0].changed}
+    return {
+        "rows": s.stats()["rows"],
+        "files": again[0].files,
+        "cold_wall": cold[0],
+        "cold_cpu": cold[1],
+        "unchanged_wall": warm[0],
+        "unchanged_cpu": warm[1],
+        "changed": again[0].changed,
+    }
 
 
 def worker(kind: str, mode: str, n: int) -> None:
@@ -235,8 +258,9 @@ def worker(kind: str, mode: str, n: int) -> None:
 def export(ref: str, into: Path) -> Path:
     """The ``memnet`` package of git commit ``ref``, unpacked below ``into``."""
     into.mkdir(parents=True, exist_ok=True)
-    data = subprocess.run(["git", "archive", ref, "memnet"], cwd=ROOT, check=True,
-                          capture_output=True).stdout
+    data = subprocess.run(
+        ["git", "archive", ref, "memnet"], cwd=ROOT, check=True, capture_output=True
+    ).stdout
     tar = into / "engine.tar"
     tar.write_bytes(data)
     with tarfile.open(tar) as tf:
@@ -246,8 +270,16 @@ def export(ref: str, into: Path) -> Path:
 
 def run(engine: Path, kind: str, mode: str, n: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": f"{engine}{os.pathsep}{ROOT}"}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--mode", mode,
-           "--batches", str(n)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        kind,
+        "--mode",
+        mode,
+        "--batches",
+        str(n),
+    ]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
@@ -260,8 +292,7 @@ def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in runs if "error" not in r]
     if not ok:
         return runs[0]
-    return {k: min(r[k] for r in ok) if isinstance(ok[0][k], float) else ok[0][k]
-            for k in ok[0]}
+    return {k: min(r[k] for r in ok) if isinstance(ok[0][k], float) else ok[0][k] for k in ok[0]}
 
 
 def _rate(r: dict[str, Any]) -> tuple[float, float]:
@@ -270,11 +301,20 @@ def _rate(r: dict[str, Any]) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, default=20, help="synthetic batches (1,000 elements each)")
-    ap.add_argument("--baseline", default="d768889",
-                    help="git commits of the baseline engines, comma-separated (ratios against each)")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of each measurement (interleaved; the fastest counts)")
+    ap.add_argument(
+        "--batches", type=int, default=20, help="synthetic batches (1,000 elements each)"
+    )
+    ap.add_argument(
+        "--baseline",
+        default="d768889",
+        help="git commits of the baseline engines, comma-separated (ratios against each)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of each measurement (interleaved; the fastest counts)",
+    )
     ap.add_argument("--wordnet", action="store_true", help="also load WordNet (minutes; run once)")
     ap.add_argument("--ingest", action="store_true", help="also ingest networkx's source tree")
     ap.add_argument("--worker", choices=("synthetic", "wordnet", "ingest"), help=argparse.SUPPRESS)
@@ -285,20 +325,26 @@ def main() -> None:
         return
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     refs = [r for r in args.baseline.split(",") if r]
-    print(f"# python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {' '.join(load)}; "
-          f"baselines {', '.join(refs)}; best of {args.repeat} (WordNet: 1)")
+    print(
+        f"# python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {' '.join(load)}; "
+        f"baselines {', '.join(refs)}; best of {args.repeat} (WordNet: 1)"
+    )
     with tempfile.TemporaryDirectory(prefix="memnet-bench-") as tmp:
         engines = [(ref, export(ref, Path(tmp, ref))) for ref in refs]
         for _ref, path in engines:
             path.mkdir(exist_ok=True)
         kinds = ["synthetic"] + (["wordnet"] if args.wordnet else [])
         heads = " ".join(f"{'x ' + ref:>12}" for ref in refs)
-        print(f"{'data':<10} {'path':<5} {'engine':<9} {'elements':>9} {'wall s':>8} "
-              f"{'cpu s':>7} {'el/s wall':>10} {'el/s cpu':>9} {heads}")
+        print(
+            f"{'data':<10} {'path':<5} {'engine':<9} {'elements':>9} {'wall s':>8} "
+            f"{'cpu s':>7} {'el/s wall':>10} {'el/s cpu':>9} {heads}"
+        )
         for kind in kinds:
             reps = 1 if kind == "wordnet" else args.repeat
-            jobs = [(ref, path, "text") for ref, path in engines] + \
-                [("this", ROOT, "text"), ("this", ROOT, "bulk")]
+            jobs = [(ref, path, "text") for ref, path in engines] + [
+                ("this", ROOT, "text"),
+                ("this", ROOT, "bulk"),
+            ]
             got: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for _ in range(reps):
                 for eng, path, mode in jobs:
@@ -310,14 +356,21 @@ def main() -> None:
                     continue
                 w, c = _rate(r)
                 ratios = " ".join(
-                    f"{c / _rate(res[(ref, 'text')])[1]:>12.2f}" if "error" not in res[(ref, "text")]
-                    else f"{'-':>12}" for ref in refs)
-                print(f"{kind:<10} {mode:<5} {eng:<9} {r['elements']:>9,} {r['wall']:>8.2f} "
-                      f"{r['cpu']:>7.2f} {w:>10,.0f} {c:>9,.0f} {ratios}")
+                    f"{c / _rate(res[(ref, 'text')])[1]:>12.2f}"
+                    if "error" not in res[(ref, "text")]
+                    else f"{'-':>12}"
+                    for ref in refs
+                )
+                print(
+                    f"{kind:<10} {mode:<5} {eng:<9} {r['elements']:>9,} {r['wall']:>8.2f} "
+                    f"{r['cpu']:>7.2f} {w:>10,.0f} {c:>9,.0f} {ratios}"
+                )
         if args.ingest:
             print()
-            print(f"{'ingest networkx':<16} {'engine':<9} {'cold wall':>9} {'cold cpu':>9} "
-                  f"{'same wall':>9} {'same cpu':>9} {'rows':>7}")
+            print(
+                f"{'ingest networkx':<16} {'engine':<9} {'cold wall':>9} {'cold cpu':>9} "
+                f"{'same wall':>9} {'same cpu':>9} {'rows':>7}"
+            )
             ing: dict[str, dict[str, Any]] = {}
             runs: dict[str, list[dict[str, Any]]] = {}
             for _ in range(args.repeat):
@@ -328,16 +381,20 @@ def main() -> None:
                 if "error" in r:
                     print(f"{'':<16} {eng:<9} {r['error']}")
                     continue
-                print(f"{'':<16} {eng:<9} {r['cold_wall']:>9.2f} {r['cold_cpu']:>9.2f} "
-                      f"{r['unchanged_wall']:>9.2f} {r['unchanged_cpu']:>9.2f} {r['rows']:>7,}")
+                print(
+                    f"{'':<16} {eng:<9} {r['cold_wall']:>9.2f} {r['cold_cpu']:>9.2f} "
+                    f"{r['unchanged_wall']:>9.2f} {r['unchanged_cpu']:>9.2f} {r['rows']:>7,}"
+                )
             t = ing["this"]
             for ref in refs:
                 b = ing[ref]
                 if "error" not in b and "error" not in t:
-                    print(f"{'':<16} {'/ ' + ref:<9} {t['cold_wall'] / b['cold_wall']:>9.2f} "
-                          f"{t['cold_cpu'] / b['cold_cpu']:>9.2f} "
-                          f"{t['unchanged_wall'] / b['unchanged_wall']:>9.2f} "
-                          f"{t['unchanged_cpu'] / b['unchanged_cpu']:>9.2f}")
+                    print(
+                        f"{'':<16} {'/ ' + ref:<9} {t['cold_wall'] / b['cold_wall']:>9.2f} "
+                        f"{t['cold_cpu'] / b['cold_cpu']:>9.2f} "
+                        f"{t['unchanged_wall'] / b['unchanged_wall']:>9.2f} "
+                        f"{t['unchanged_cpu'] / b['unchanged_cpu']:>9.2f}"
+                    )
 
 
 if __name__ == "__main__":

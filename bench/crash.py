@@ -57,12 +57,16 @@ def _writer(path: str, out: int) -> None:
     while True:
         v = s.version + 1
         if root is None:
-            r = s.commit(f"INSERT (t:TSK {{tag: 'c{v}', last: {v}}}), (m:MOD {{path: 'p{v}'}}), "
-                         f"(t)-[:TOUCHES]->(m)")
+            r = s.commit(
+                f"INSERT (t:TSK {{tag: 'c{v}', last: {v}}}), (m:MOD {{path: 'p{v}'}}), "
+                f"(t)-[:TOUCHES]->(m)"
+            )
             root = r.ids["t"]
         else:
-            s.commit(f"INSERT (t:TSK {{tag: 'c{v}'}}), (m:MOD {{path: 'p{v}'}}), "
-                     f"(t)-[:TOUCHES]->(m), (t)-[:PART_OF]->({root}) SET {root}.last = {v}")
+            s.commit(
+                f"INSERT (t:TSK {{tag: 'c{v}'}}), (m:MOD {{path: 'p{v}'}}), "
+                f"(t)-[:TOUCHES]->(m), (t)-[:PART_OF]->({root}) SET {root}.last = {v}"
+            )
         os.write(out, b"b\n")
         cab.flush(s)
         os.write(out, b"a%d\n" % v)
@@ -83,8 +87,11 @@ def _check_stored(path: str, acked: int) -> tuple[int, str]:
         live = list(st.live_node_ids())
         tags = sorted(st.node_props(n)["tag"] for n in live if st.node_kind(n) == "TSK")
         paths = sorted(st.node_props(n)["path"] for n in live if st.node_kind(n) == "MOD")
-        if tags != sorted(f"c{i}" for i in range(1, v + 1)) or \
-                paths != sorted(f"p{i}" for i in range(1, v + 1)) or st.live_edges < v:
+        if (
+            tags != sorted(f"c{i}" for i in range(1, v + 1))
+            or paths != sorted(f"p{i}" for i in range(1, v + 1))
+            or st.live_edges < v
+        ):
             return v, f"version {v} is not whole"
         if [e.version for e in cab.log(SID)] != list(range(1, v + 1)):
             return v, "the log has a gap"
@@ -147,8 +154,11 @@ def kills(target: int, per_cabinet: int, rng: random.Random, work: str) -> dict[
         rnd += 1
         out["rounds"] += 1
         if rnd % 250 == 0:
-            print(f"  kill rounds: {rnd} ({out['killed in a flush']} in a flush, "
-                  f"{time.monotonic() - t0:.0f} s)", flush=True)
+            print(
+                f"  kill rounds: {rnd} ({out['killed in a flush']} in a flush, "
+                f"{time.monotonic() - t0:.0f} s)",
+                flush=True,
+            )
     return dict(out, seconds=time.monotonic() - t0)
 
 
@@ -158,15 +168,24 @@ def _build_reference(path: str, rng: random.Random) -> None:
         for k in range(5):
             s = cab.create(f"ok-{k}")
             for v in range(3):
-                s.commit("INSERT " + ", ".join(
-                    f"(t{i}:TSK {{title: 'task {k} {v} {i} pricing', status: 'open', n: {i}}}), "
-                    f"(m{i}:MOD {{path: 'm{k}/{v}/{i}.py'}}), (t{i})-[:TOUCHES]->(m{i})"
-                    for i in range(40)))
+                s.commit(
+                    "INSERT "
+                    + ", ".join(
+                        f"(t{i}:TSK {{title: 'task {k} {v} {i} pricing', "
+                        f"status: 'open', n: {i}}}), "
+                        f"(m{i}:MOD {{path: 'm{k}/{v}/{i}.py'}}), (t{i})-[:TOUCHES]->(m{i})"
+                        for i in range(40)
+                    )
+                )
                 cab.flush(s)
             # a hub (a long node record), long edge chunks and postings: overflow pages
             hub = s.commit("INSERT (h:MOD {path: 'hub.py'})").ids["h"]
-            s.commit("INSERT " + ", ".join(f"(x{i}:TSK {{title: 'spoke {i}'}})-[:USES]->({hub})"
-                                           for i in range(600)))
+            s.commit(
+                "INSERT "
+                + ", ".join(
+                    f"(x{i}:TSK {{title: 'spoke {i}'}})-[:USES]->({hub})" for i in range(600)
+                )
+            )
             s.commit(f"SET {hub}.note = '{'long text ' * 300}'")
             for h in rng.sample(sorted(s.handles()), 20):
                 s.commit(f"SET {h}.status = 'done'")
@@ -184,8 +203,18 @@ def _digest(cab: Cabinet) -> dict[str, str]:
         h = hashlib.sha256()
         for n in range(1, st.next_node):
             kind, labels, props, nick, recycled = st.node_state(n)
-            h.update(repr((kind, labels, sorted((props or {}).items()), nick, recycled,
-                           adjacency[n].tobytes())).encode())
+            h.update(
+                repr(
+                    (
+                        kind,
+                        labels,
+                        sorted((props or {}).items()),
+                        nick,
+                        recycled,
+                        adjacency[n].tobytes(),
+                    )
+                ).encode()
+            )
         for e in range(1, st.next_edge):
             h.update(repr(st.edge_state(e)).encode())
         h.update(s.recall("TSK status:open pricing").text.encode())
@@ -195,8 +224,14 @@ def _digest(cab: Cabinet) -> dict[str, str]:
     return out
 
 
-OUTCOMES = {0: "unchanged", 1: "unchanged, verify cabinet_corrupt", 10: "cabinet_corrupt",
-            11: "other MemNetError", 12: "DIFFERENT DATA", 13: "other exception"}
+OUTCOMES = {
+    0: "unchanged",
+    1: "unchanged, verify cabinet_corrupt",
+    10: "cabinet_corrupt",
+    11: "other MemNetError",
+    12: "DIFFERENT DATA",
+    13: "other exception",
+}
 
 
 def _reader(path: str, expected: dict[str, str]) -> None:
@@ -223,8 +258,10 @@ def damage(flips: int, truncations: int, rng: random.Random, work: str) -> dict[
         expected = _digest(cab)
     data = open(os.path.join(ref, "data.mdb"), "rb").read()
     copy = os.path.join(work, "damaged")
-    results: dict[str, collections.Counter] = {"flip": collections.Counter(),
-                                               "truncation": collections.Counter()}
+    results: dict[str, collections.Counter] = {
+        "flip": collections.Counter(),
+        "truncation": collections.Counter(),
+    }
     bad: list[str] = []
     t0 = time.monotonic()
     plan = ["flip"] * flips + ["truncation"] * truncations
@@ -253,50 +290,82 @@ def damage(flips: int, truncations: int, rng: random.Random, work: str) -> dict[
         if what.startswith(("SIGNAL", "DIFFERENT", "other")):
             bad.append(f"{kind} at byte {at} (page {at // 4096}, offset {at % 4096}): {what}")
         if (i + 1) % 250 == 0:
-            print(f"  damage rounds: {i + 1}/{len(plan)} ({time.monotonic() - t0:.0f} s)",
-                  flush=True)
-    return {"file_bytes": len(data), "sessions": len(expected), "results": results,
-            "bad": bad, "seconds": time.monotonic() - t0}
+            print(
+                f"  damage rounds: {i + 1}/{len(plan)} ({time.monotonic() - t0:.0f} s)", flush=True
+            )
+    return {
+        "file_bytes": len(data),
+        "sessions": len(expected),
+        "results": results,
+        "bad": bad,
+        "seconds": time.monotonic() - t0,
+    }
 
 
 def main() -> None:
     memnet.parse_delta("INSERT (w:TSK {x: 1})")  # the parser is built once, before any fork
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kills", type=int, default=2000,
-                    help="kill -9 rounds that land inside a flush (default 2000)")
-    ap.add_argument("--per-cabinet", type=int, default=200,
-                    help="kill rounds on one cabinet before a fresh one (default 200)")
+    ap.add_argument(
+        "--kills",
+        type=int,
+        default=2000,
+        help="kill -9 rounds that land inside a flush (default 2000)",
+    )
+    ap.add_argument(
+        "--per-cabinet",
+        type=int,
+        default=200,
+        help="kill rounds on one cabinet before a fresh one (default 200)",
+    )
     ap.add_argument("--flips", type=int, default=2000, help="byte-flip rounds (default 2000)")
-    ap.add_argument("--truncations", type=int, default=500,
-                    help="truncation rounds (default 500)")
+    ap.add_argument("--truncations", type=int, default=500, help="truncation rounds (default 500)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="memnet-crash-")
-    print(f"memnet {memnet.__version__}, LMDB {'.'.join(map(str, __import__('lmdb').version()))}, "
-          f"seed {args.seed}, in {work}", flush=True)
+    print(
+        f"memnet {memnet.__version__}, LMDB {'.'.join(map(str, __import__('lmdb').version()))}, "
+        f"seed {args.seed}, in {work}",
+        flush=True,
+    )
     try:
         if args.kills:
             print(f"== kill -9 until {args.kills} kills have landed inside a flush", flush=True)
             k = kills(args.kills, args.per_cabinet, rng, work)
-            for name in ("rounds", "killed in a flush", "acknowledged",
-                         "stored in flight, unacknowledged", "verify clean", "lost or damaged",
-                         "acknowledgements out of order", "writer died by itself"):
+            for name in (
+                "rounds",
+                "killed in a flush",
+                "acknowledged",
+                "stored in flight, unacknowledged",
+                "verify clean",
+                "lost or damaged",
+                "acknowledgements out of order",
+                "writer died by itself",
+            ):
                 print(f"   {name:36} {int(k.get(name, 0)):>8}")
             print(f"   {'seconds':36} {k['seconds']:>8.0f}")
-            verdict = "PASS" if not k.get("lost or damaged") and \
-                k.get("killed in a flush", 0) >= 2000 and \
-                not k.get("acknowledgements out of order") else "MISS"
-            print(f"{verdict} {int(k['rounds'])} kill -9 rounds, "
-                  f"{int(k.get('killed in a flush', 0))} of them inside a flush, "
-                  f"{int(k['acknowledged'])} acknowledged versions: "
-                  f"{int(k.get('lost or damaged', 0))} lost or damaged, verify clean "
-                  f"{int(k.get('verify clean', 0))}", flush=True)
+            verdict = (
+                "PASS"
+                if not k.get("lost or damaged")
+                and k.get("killed in a flush", 0) >= 2000
+                and not k.get("acknowledgements out of order")
+                else "MISS"
+            )
+            print(
+                f"{verdict} {int(k['rounds'])} kill -9 rounds, "
+                f"{int(k.get('killed in a flush', 0))} of them inside a flush, "
+                f"{int(k['acknowledged'])} acknowledged versions: "
+                f"{int(k.get('lost or damaged', 0))} lost or damaged, verify clean "
+                f"{int(k.get('verify clean', 0))}",
+                flush=True,
+            )
         if args.flips or args.truncations:
             print(f"== damage: {args.flips} flips, {args.truncations} truncations", flush=True)
             d = damage(args.flips, args.truncations, rng, work)
-            print(f"   reference data.mdb {d['file_bytes']:,} bytes, {d['sessions']} sessions, "
-                  f"{d['seconds']:.0f} s")
+            print(
+                f"   reference data.mdb {d['file_bytes']:,} bytes, {d['sessions']} sessions, "
+                f"{d['seconds']:.0f} s"
+            )
             results = d["results"]
             assert isinstance(results, dict)
             for kind, counts in results.items():
@@ -304,14 +373,16 @@ def main() -> None:
                     print(f"   {kind:10} {what:36} {n:>6}")
             for line in d["bad"]:  # type: ignore[union-attr]
                 print(f"   ! {line}")
-            signals = sum(n for c in results.values() for w, n in c.items()
-                          if w.startswith("SIGNAL"))
+            signals = sum(
+                n for c in results.values() for w, n in c.items() if w.startswith("SIGNAL")
+            )
             wrong = sum(c.get("DIFFERENT DATA", 0) for c in results.values())
-            other = sum(n for c in results.values() for w, n in c.items()
-                        if w.startswith("other"))
+            other = sum(n for c in results.values() for w, n in c.items() if w.startswith("other"))
             verdict = "PASS" if not (signals or wrong or other) else "MISS"
-            print(f"{verdict} damage rounds: {signals} signals, {wrong} silently different, "
-                  f"{other} other errors; the rest cabinet_corrupt or unchanged")
+            print(
+                f"{verdict} damage rounds: {signals} signals, {wrong} silently different, "
+                f"{other} other errors; the rest cabinet_corrupt or unchanged"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

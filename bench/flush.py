@@ -94,8 +94,9 @@ def _adopt(s: Any, where: Any, history: int | None) -> float:
         cab.close()
 
 
-def _measure(data: str, nodes: int, first: Any, second: Any, third: Any,
-             check: bool) -> dict[str, Any]:
+def _measure(
+    data: str, nodes: int, first: Any, second: Any, third: Any, check: bool
+) -> dict[str, Any]:
     """Build into a cabinet at ``first``, flush, adopt into ``second`` (with
     the log) and ``third`` (without); check the log when asked."""
     from memnet import Cabinet
@@ -104,8 +105,13 @@ def _measure(data: str, nodes: int, first: Any, second: Any, third: Any,
     cab = Cabinet.open(first, sync=True)
     t = time.perf_counter()
     s, elements = _build(data, nodes, cab)
-    out.update(build_s=time.perf_counter() - t, elements=elements, commits=len(s.pending),
-               nodes=s.store.live_nodes, edges=s.store.live_edges)
+    out.update(
+        build_s=time.perf_counter() - t,
+        elements=elements,
+        commits=len(s.pending),
+        nodes=s.store.live_nodes,
+        edges=s.store.live_edges,
+    )
     t = time.perf_counter()
     cab.flush(s)
     out["flush_s"] = time.perf_counter() - t
@@ -129,8 +135,11 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix="memnet-bench-flush-")
     keep = args.keep
     try:
-        dirs = [keep or os.path.join(tmp, "flush"), os.path.join(tmp, "adopt-log"),
-                os.path.join(tmp, "adopt")]
+        dirs = [
+            keep or os.path.join(tmp, "flush"),
+            os.path.join(tmp, "adopt-log"),
+            os.path.join(tmp, "adopt"),
+        ]
         if keep:
             shutil.rmtree(keep, ignore_errors=True)
         out["lmdb"] = _measure(args.data, args.nodes, *dirs, True)
@@ -144,8 +153,9 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _run(engine: str | None, args: argparse.Namespace, pg_urls: list[str] | None,
-         keep: str | None) -> dict[str, Any]:
+def _run(
+    engine: str | None, args: argparse.Namespace, pg_urls: list[str] | None, keep: str | None
+) -> dict[str, Any]:
     env = dict(os.environ)
     root = engine or os.path.dirname(HERE)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
@@ -166,21 +176,30 @@ def _show(tag: str, r: dict[str, Any]) -> None:
         m = r.get(backend)
         if not m:
             continue
-        print(f"{tag:<9} {backend:<9} {m['nodes']:>9,} {m['edges']:>9,} {m['commits']:>7} "
-              f"{m['build_s']:>8.1f} {m['flush_s']:>8.2f} {m['adopt_log_s']:>10.2f} "
-              f"{m['adopt_s']:>8.2f} {m['flush_s'] / m['adopt_log_s']:>10.2f}x "
-              f"{m['flush_s'] / m['adopt_s']:>8.2f}x")
+        print(
+            f"{tag:<9} {backend:<9} {m['nodes']:>9,} {m['edges']:>9,} {m['commits']:>7} "
+            f"{m['build_s']:>8.1f} {m['flush_s']:>8.2f} {m['adopt_log_s']:>10.2f} "
+            f"{m['adopt_s']:>8.2f} {m['flush_s'] / m['adopt_log_s']:>10.2f}x "
+            f"{m['flush_s'] / m['adopt_s']:>8.2f}x"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", choices=("wordnet", "synth"), default="wordnet")
     ap.add_argument("--nodes", type=int, default=50_000, help="with --data synth")
-    ap.add_argument("--backend", choices=("lmdb", "postgres"), default="lmdb",
-                    help="postgres: measure PostgreSQL too (the session is built again)")
+    ap.add_argument(
+        "--backend",
+        choices=("lmdb", "postgres"),
+        default="lmdb",
+        help="postgres: measure PostgreSQL too (the session is built again)",
+    )
     ap.add_argument("--url", default=None, help="with --backend postgres: the server to use")
-    ap.add_argument("--baseline", default=None,
-                    help="a directory holding another engine's memnet package, measured first")
+    ap.add_argument(
+        "--baseline",
+        default=None,
+        help="a directory holding another engine's memnet package, measured first",
+    )
     ap.add_argument("--keep", default=None, help="leave this engine's flushed cabinet here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--pg", default=None, help=argparse.SUPPRESS)
@@ -197,8 +216,11 @@ def main() -> None:
     runs: list[tuple[str, dict[str, Any]]] = []
     try:
         what = "WordNet 3.1" if args.data == "wordnet" else f"synth {args.nodes:,} nodes"
-        print(f"# first flush vs adopt: {what}, built through Commit; load "
-              f"{os.getloadavg()[0]:.2f} at start", flush=True)
+        print(
+            f"# first flush vs adopt: {what}, built through Commit; load "
+            f"{os.getloadavg()[0]:.2f} at start",
+            flush=True,
+        )
         for tag, engine in (("before", args.baseline), ("after", None)):
             if tag == "before" and engine is None:
                 continue
@@ -210,22 +232,30 @@ def main() -> None:
     finally:
         if pg:
             pg.close()
-    print(f"\n{'engine':<9} {'backend':<9} {'nodes':>9} {'edges':>9} {'commits':>7} "
-          f"{'build s':>8} {'flush s':>8} {'adopt+log':>10} {'adopt s':>8} "
-          f"{'flush/a+l':>11} {'flush/a':>9}")
+    print(
+        f"\n{'engine':<9} {'backend':<9} {'nodes':>9} {'edges':>9} {'commits':>7} "
+        f"{'build s':>8} {'flush s':>8} {'adopt+log':>10} {'adopt s':>8} "
+        f"{'flush/a+l':>11} {'flush/a':>9}"
+    )
     for tag, r in runs:
         _show(tag, r)
     tag, r = runs[-1]
     m = r["lmdb"]
-    print(f"\nlog: {m['log_versions']} versions listed; at=3 rebuilt ({m['at3_nodes']:,} nodes) "
-          f"in {m['check_s']:.2f} s")
+    print(
+        f"\nlog: {m['log_versions']} versions listed; at=3 rebuilt ({m['at3_nodes']:,} nodes) "
+        f"in {m['check_s']:.2f} s"
+    )
     ratio = m["flush_s"] / m["adopt_s"]
-    print(f"{'PASS' if ratio <= TARGET else 'MISS'} first flush <= {TARGET:g}x adopt (LMDB): "
-          f"{m['flush_s']:.2f} s / {m['adopt_s']:.2f} s = {ratio:.2f}x")
+    print(
+        f"{'PASS' if ratio <= TARGET else 'MISS'} first flush <= {TARGET:g}x adopt (LMDB): "
+        f"{m['flush_s']:.2f} s / {m['adopt_s']:.2f} s = {ratio:.2f}x"
+    )
     if len(runs) == 2:
         before = runs[0][1]["lmdb"]
-        print(f"first flush before/after: {before['flush_s']:.2f} s -> {m['flush_s']:.2f} s "
-              f"({before['flush_s'] / m['flush_s']:.1f}x faster)")
+        print(
+            f"first flush before/after: {before['flush_s']:.2f} s -> {m['flush_s']:.2f} s "
+            f"({before['flush_s'] / m['flush_s']:.1f}x faster)"
+        )
     print(f"# load {os.getloadavg()[0]:.2f} at the end")
 
 

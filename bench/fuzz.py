@@ -84,27 +84,131 @@ from memnet.graph.store import edge_handle, node_handle  # noqa: E402
 
 SLOW = 1.0  # seconds: an input slower than this is a finding
 
-KEYWORDS = ["INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "MATCH", "WHERE", "CONTAINS",
-            "LIMIT", "AND", "RETURN", "USE", "RECALL", "OUTLINE", "SESSIONS", "PING", "WITH",
-            "CREATE", "true", "false", "null", "insert", "Match"]
+KEYWORDS = [
+    "INSERT",
+    "SET",
+    "REMOVE",
+    "DELETE",
+    "SETTLE",
+    "MATCH",
+    "WHERE",
+    "CONTAINS",
+    "LIMIT",
+    "AND",
+    "RETURN",
+    "USE",
+    "RECALL",
+    "OUTLINE",
+    "SESSIONS",
+    "PING",
+    "WITH",
+    "CREATE",
+    "true",
+    "false",
+    "null",
+    "insert",
+    "Match",
+]
 LABELS = ["TSK", "LAW", "MOD", "DEC", "REQ", "X", "TSK_2", "URGENT", "A" * 70, "TSKx"]
-NAMES = ["t", "m", "x", "n1", "task2", "_anon1", "_x", "title", "status", "prio", "path",
-         "tags", "na1", "na2", "nb1a", "ea1", "nz", "n0", "e", "k" * 130]
-STRINGS = ["''", "'x'", "'it''s'", "'a\\'b'", "'\\\\'", "'\\n\\r\\t'", "'\\u00e9'", "'\\uD800'",
-           "'\\uD83D\\uDE00'", "'\\uDE00\\uD83D'", "'\\q'", "'\\u12'", "'unterminated",
-           "'日本語'", "'\U0001F600'", "'\x00'", "'\u2028'", "'" + "y" * 300 + "'"]
-NUMBERS = ["0", "-1", "1.5", "2e3", "-0.0", "1e309", "9223372036854775807",
-           "9223372036854775808", "-9223372036854775809", "1" * 50, "1" * 5000, ".5", "1.",
-           "+3", "0x10", "1_000"]
-PUNCT = ["(", ")", "[", "]", "{", "}", ",", ":", "-", "->", "<-", "-[", "]->", "]-", "<-[",
-         ";", ".", "=", "~", "#", "&", "*", "|", "'", "\\", "/", "//", "/*", "*/", "\n", " "]
+NAMES = [
+    "t",
+    "m",
+    "x",
+    "n1",
+    "task2",
+    "_anon1",
+    "_x",
+    "title",
+    "status",
+    "prio",
+    "path",
+    "tags",
+    "na1",
+    "na2",
+    "nb1a",
+    "ea1",
+    "nz",
+    "n0",
+    "e",
+    "k" * 130,
+]
+STRINGS = [
+    "''",
+    "'x'",
+    "'it''s'",
+    "'a\\'b'",
+    "'\\\\'",
+    "'\\n\\r\\t'",
+    "'\\u00e9'",
+    "'\\uD800'",
+    "'\\uD83D\\uDE00'",
+    "'\\uDE00\\uD83D'",
+    "'\\q'",
+    "'\\u12'",
+    "'unterminated",
+    "'日本語'",
+    "'\U0001f600'",
+    "'\x00'",
+    "'\u2028'",
+    "'" + "y" * 300 + "'",
+]
+NUMBERS = [
+    "0",
+    "-1",
+    "1.5",
+    "2e3",
+    "-0.0",
+    "1e309",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "1" * 50,
+    "1" * 5000,
+    ".5",
+    "1.",
+    "+3",
+    "0x10",
+    "1_000",
+]
+PUNCT = [
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "-",
+    "->",
+    "<-",
+    "-[",
+    "]->",
+    "]-",
+    "<-[",
+    ";",
+    ".",
+    "=",
+    "~",
+    "#",
+    "&",
+    "*",
+    "|",
+    "'",
+    "\\",
+    "/",
+    "//",
+    "/*",
+    "*/",
+    "\n",
+    " ",
+]
 NICKS = ["#p", "#pricing", "#q3-review", "#", "#A"]
 COMMENTS = ["// note\n", "/* c */", "/* open", "// no newline"]
 
 
 def token(rng: random.Random) -> str:
-    pool = rng.choice((KEYWORDS, LABELS, NAMES, STRINGS, NUMBERS, PUNCT, PUNCT, NICKS,
-                       COMMENTS))
+    pool = rng.choice((KEYWORDS, LABELS, NAMES, STRINGS, NUMBERS, PUNCT, PUNCT, NICKS, COMMENTS))
     return rng.choice(pool)
 
 
@@ -145,13 +249,14 @@ def mutate(rng: random.Random, text: str) -> str:
         if op == 0:
             s[i:i] = list(token(rng))
         elif op == 1 and s:
-            del s[i:i + rng.randint(1, 8)]
+            del s[i : i + rng.randint(1, 8)]
         elif op == 2 and s:
             j = rng.randrange(len(s))
-            s[i:i] = s[j:j + rng.randint(1, 20)]
+            s[i:i] = s[j : j + rng.randint(1, 20)]
         elif op == 3 and s:
-            s[min(i, len(s) - 1)] = chr(rng.choice((0, 0x27, 0x5C, 0xD800, 0xDFFF, 0x7F,
-                                                    rng.randint(0, 0x10FFFF))))
+            s[min(i, len(s) - 1)] = chr(
+                rng.choice((0, 0x27, 0x5C, 0xD800, 0xDFFF, 0x7F, rng.randint(0, 0x10FFFF)))
+            )
         elif op == 4:
             s[i:i] = list(rng.choice("([{") * rng.randint(1, 40))
         else:
@@ -167,8 +272,15 @@ def draw(rng: random.Random, seeds: list[str]) -> str:
         return mutate(rng, rng.choice(seeds))
     if r < 0.99:
         return random_text(rng)
-    return rng.choice(("(" * 100_000, "[" * 5000 + "x", "'" + "a" * 5_000_000 + "'",
-                       "TSK " * 3000, "INSERT " + ", ".join(f"(a{i}:T)" for i in range(30000))))
+    return rng.choice(
+        (
+            "(" * 100_000,
+            "[" * 5000 + "x",
+            "'" + "a" * 5_000_000 + "'",
+            "TSK " * 3000,
+            "INSERT " + ", ".join(f"(a{i}:T)" for i in range(30000)),
+        )
+    )
 
 
 # -- the session fingerprint ------------------------------------------------------------
@@ -179,22 +291,34 @@ def fingerprint(s: Session) -> bytes:
 
 def cheap_print(s: Session) -> tuple[object, ...]:
     st = s.store
-    return (s.version, st.next_node, st.next_edge, st.live_nodes, st.live_edges, st.live_bytes,
-            len(s.history()))
+    return (
+        s.version,
+        st.next_node,
+        st.next_edge,
+        st.live_nodes,
+        st.live_edges,
+        st.live_bytes,
+        len(s.history()),
+    )
 
 
 # -- the targets --------------------------------------------------------------------------
 class Targets:
     def __init__(self, rng: random.Random, work: str) -> None:
         self.rng = rng
-        self.untimed = 0.0   # CPU seconds of harness work inside the current input
-        self.last: str | None = None   # the input a hostile target made (for findings)
+        self.untimed = 0.0  # CPU seconds of harness work inside the current input
+        self.last: str | None = None  # the input a hostile target made (for findings)
         self.reader = Session("fz-read")
         self.reader.commit(SEEDS[0])
         self.reader.commit(SEEDS[1])
-        self.reader.commit("INSERT " + ", ".join(
-            f"(t{i}:TSK {{title: 'task {i} pricing', status: 'open', n: {i}}})-[:NEXT]->"
-            f"(m{i}:MOD {{path: 'm{i}.py'}})" for i in range(40)))
+        self.reader.commit(
+            "INSERT "
+            + ", ".join(
+                f"(t{i}:TSK {{title: 'task {i} pricing', status: 'open', n: {i}}})-[:NEXT]->"
+                f"(m{i}:MOD {{path: 'm{i}.py'}})"
+                for i in range(40)
+            )
+        )
         self.reader.recall("TSK")  # the first Recall loads the tokenizer: not an input's cost
         self.scratch = self._scratch()
         self.lead = Session("fz-lead")
@@ -221,8 +345,12 @@ class Targets:
     def recall(self, text: str) -> None:
         rng = self.rng
         knobs = {}
-        for name, lo, hi in (("k", -1, 7), ("max_rows", 0, 501), ("limit", 0, 51),
-                             ("fanout", 0, 65)):
+        for name, lo, hi in (
+            ("k", -1, 7),
+            ("max_rows", 0, 501),
+            ("limit", 0, 51),
+            ("fanout", 0, 65),
+        ):
             if rng.random() < 0.3:
                 knobs[name] = rng.randint(lo, hi)
         if rng.random() < 0.1:
@@ -292,8 +420,11 @@ class Targets:
             self.lead = Session("fz-lead")
         before = cheap_print(self.lead)
         try:
-            import_slice(self.lead, text.encode("utf-8", "surrogatepass"),
-                         self.rng.choice(("remint", "keep", "reject", "x")))
+            import_slice(
+                self.lead,
+                text.encode("utf-8", "surrogatepass"),
+                self.rng.choice(("remint", "keep", "reject", "x")),
+            )
         except MemNetError:
             if cheap_print(self.lead) != before:
                 raise AssertionError("a refused absorb changed the lead") from None
@@ -304,7 +435,7 @@ class Targets:
         self.work = work
         self.names_s = Session("fz-names")
         self.keep_lead = Session("fz-keep")
-        self.home = os.path.join(work, "cab")       # the CLI's cabinet
+        self.home = os.path.join(work, "cab")  # the CLI's cabinet
         with memnet.Cabinet.open(self.home) as cab:
             s = cab.create("w")
             s.commit(SEEDS[0])
@@ -313,12 +444,14 @@ class Targets:
         # a tree to ingest, and paths that are not UTF-8 (some exist)
         for rel in (b"tree/pkg", b"t\xffree/pkg", b"model"):
             os.makedirs(os.path.join(wb, rel), exist_ok=True)
-        for rel, data in ((b"tree/pkg/a.py", b"def f():\n    return 1\n"),
-                          (b"tree/pkg/b\xff.py", b"x = 1\n"),
-                          (b"t\xffree/pkg/c.py", b"def g():\n    pass\n"),
-                          (b"model/m.sysml", b"package M { part def A; }\n"),
-                          (b"sl\xffice.json", self.slices[0].encode()),
-                          (b"d\xffelta.gql", b"INSERT (x:TSK {title: 'odd path'})")):
+        for rel, data in (
+            (b"tree/pkg/a.py", b"def f():\n    return 1\n"),
+            (b"tree/pkg/b\xff.py", b"x = 1\n"),
+            (b"t\xffree/pkg/c.py", b"def g():\n    pass\n"),
+            (b"model/m.sysml", b"package M { part def A; }\n"),
+            (b"sl\xffice.json", self.slices[0].encode()),
+            (b"d\xffelta.gql", b"INSERT (x:TSK {title: 'odd path'})"),
+        ):
             with open(os.path.join(wb, rel), "wb") as f:
                 f.write(data)
         self.sparse = os.path.join(work, "sparse.bin")
@@ -327,45 +460,70 @@ class Targets:
         self.index = os.path.join(work, "hix")
         self.mcp = MemNetTools(memnet.Cabinet.open(backend="memory"), roots=Roots([work]))
         self.mcp.create_session("w")
-        self.weird = [os.fsdecode(os.path.join(wb, x)) for x in (
-            b"t\xffree", b"t\xffree/pkg", b"sl\xffice.json", b"d\xffelta.gql",
-            b"no\xfesuch", b"tree/pkg/b\xff.py", b"\xff", b"a\x80b/c\xc3")]
-        self.weird += ["", "a\x00b", "x" * 5000, os.path.join(work, "y" * 300), "\udcff",
-                       "/dev/zero", self.sparse, os.path.join(work, "tree", "..", "tree"),
-                       os.path.join(work, "tree")]
+        self.weird = [
+            os.fsdecode(os.path.join(wb, x))
+            for x in (
+                b"t\xffree",
+                b"t\xffree/pkg",
+                b"sl\xffice.json",
+                b"d\xffelta.gql",
+                b"no\xfesuch",
+                b"tree/pkg/b\xff.py",
+                b"\xff",
+                b"a\x80b/c\xc3",
+            )
+        ]
+        self.weird += [
+            "",
+            "a\x00b",
+            "x" * 5000,
+            os.path.join(work, "y" * 300),
+            "\udcff",
+            "/dev/zero",
+            self.sparse,
+            os.path.join(work, "tree", "..", "tree"),
+            os.path.join(work, "tree"),
+        ]
 
     def names(self, text: str) -> None:
         s = self.names_s
         if s.version > 40 or s.store.next_node > 20_000:
             with self.harness():
                 s = self.names_s = Session("fz-names")
-        with self.harness():   # building the text is the harness's work
+        with self.harness():  # building the text is the harness's work
             delta = self._names_delta(s, text)
         self._refusal_changes_nothing(s, lambda: s.commit(delta), "commit of names")
 
     def _names_delta(self, s: Session, text: str) -> str:
         rng = self.rng
         r = rng.random()
-        if r < 0.3:      # distinct kinds
-            n = 70_000 if rng.random() < 0.05 else rng.choice(
-                (rng.randint(1, 300), 255, 256, 257, rng.randint(300, 3000)))
+        if r < 0.3:  # distinct kinds
+            n = (
+                70_000
+                if rng.random() < 0.05
+                else rng.choice((rng.randint(1, 300), 255, 256, 257, rng.randint(300, 3000)))
+            )
             tag = rng.choice(("K", "KX", "A_", "Z9_"))
             delta = "INSERT " + ", ".join(f"(b{i}:{tag}{i})" for i in range(n))
-        elif r < 0.55:   # labels on one node, in one pattern or SET by SET
-            n = 200_000 if rng.random() < 0.05 else rng.choice(
-                (rng.randint(1, 70), 63, 64, 65, 1000))
+        elif r < 0.55:  # labels on one node, in one pattern or SET by SET
+            n = (
+                200_000
+                if rng.random() < 0.05
+                else rng.choice((rng.randint(1, 70), 63, 64, 65, 1000))
+            )
             if rng.random() < 0.7 or s.store.live_nodes == 0:
                 delta = "INSERT (a:TSK&" + "&".join(f"L{i}" for i in range(n)) + ")"
             else:
                 h = node_handle(rng.randint(1, s.store.next_node - 1))
                 delta = "\n".join(f"SET {h}:S{i}" for i in range(min(n, 3000)))
-        elif r < 0.8:    # labels across nodes
+        elif r < 0.8:  # labels across nodes
             nodes, per = rng.randint(1, 90), rng.randint(1, 66)
             pool = rng.choice((10, 500, 10_000))
             delta = "INSERT " + ", ".join(
                 f"(n{j}:TSK&" + "&".join(f"P{rng.randrange(pool)}" for _ in range(per)) + ")"
-                for j in range(nodes))
-        else:            # edge types
+                for j in range(nodes)
+            )
+        else:  # edge types
             n = rng.choice((rng.randint(1, 300), 256, 257, 5000))
             delta = "INSERT (z:TSK), " + ", ".join(f"(z)-[:T{i}]->(z)" for i in range(n))
         if rng.random() < 0.1:
@@ -375,9 +533,18 @@ class Targets:
 
     def _far_id(self, nxt: int) -> int:
         rng = self.rng
-        return rng.choice((nxt + rng.randint(0, 50), nxt + rng.randint(19_990, 20_010),
-                           36 ** 4, 36 ** 5, rng.randint(1, 36 ** 9 - 1), 36 ** 9 - 1,
-                           (1 << 32) + rng.randint(-3, 3), max(1, nxt - 1)))
+        return rng.choice(
+            (
+                nxt + rng.randint(0, 50),
+                nxt + rng.randint(19_990, 20_010),
+                36**4,
+                36**5,
+                rng.randint(1, 36**9 - 1),
+                36**9 - 1,
+                (1 << 32) + rng.randint(-3, 3),
+                max(1, nxt - 1),
+            )
+        )
 
     def keep(self, text: str) -> None:
         lead = self.keep_lead
@@ -394,23 +561,44 @@ class Targets:
         many = rng.random() < 0.1
         n = rng.randint(300, 2000) if many else rng.randint(1, 4)
         base = self._far_id(st.next_node)
-        ids = sorted({min(base + i * rng.choice((1, 1, 7)), 36 ** 9 - 1) for i in range(n)})
-        nodes = [{"handle": node_handle(i), "kind": f"K{j}" if many else "TSK",
-                  "labels": [f"L{j}"] if many and rng.random() < 0.5 else [],
-                  "props": {"title": f"kept {j}"}} for j, i in enumerate(ids)]
+        ids = sorted({min(base + i * rng.choice((1, 1, 7)), 36**9 - 1) for i in range(n)})
+        nodes = [
+            {
+                "handle": node_handle(i),
+                "kind": f"K{j}" if many else "TSK",
+                "labels": [f"L{j}"] if many and rng.random() < 0.5 else [],
+                "props": {"title": f"kept {j}"},
+            }
+            for j, i in enumerate(ids)
+        ]
         edges = []
         if len(ids) > 1 and rng.random() < 0.5:
             e = self._far_id(st.next_edge)
-            edges.append({"handle": edge_handle(min(e, 36 ** 9 - 1)), "type": "R",
-                          "src": nodes[0]["handle"], "dst": nodes[-1]["handle"]})
-        slc = {"format": "memnet.slice/1",
-               "provenance": {"session": "member", "version": 1,
-                              "anchors": [nodes[0]["handle"]], "hops": 1, "budget": 50,
-                              "exported_at": 0.0},
-               "nodes": nodes, "edges": edges}
+            edges.append(
+                {
+                    "handle": edge_handle(min(e, 36**9 - 1)),
+                    "type": "R",
+                    "src": nodes[0]["handle"],
+                    "dst": nodes[-1]["handle"],
+                }
+            )
+        slc = {
+            "format": "memnet.slice/1",
+            "provenance": {
+                "session": "member",
+                "version": 1,
+                "anchors": [nodes[0]["handle"]],
+                "hops": 1,
+                "budget": 50,
+                "exported_at": 0.0,
+            },
+            "nodes": nodes,
+            "edges": edges,
+        }
         form = rng.random()
-        data: object = json.dumps(slc) if form < 0.5 else (
-            json.dumps(slc).encode() if form < 0.7 else slc)
+        data: object = (
+            json.dumps(slc) if form < 0.5 else (json.dumps(slc).encode() if form < 0.7 else slc)
+        )
         policy = rng.choice(("keep", "keep", "keep", "remint", "reject"))
         self.last = json.dumps(slc)[:10_000]
         return data, policy
@@ -428,7 +616,7 @@ class Targets:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
                     rc = cli_main(["--home", self.home, *argv])
-                except SystemExit as e:   # argparse on an argument it cannot take
+                except SystemExit as e:  # argparse on an argument it cannot take
                     rc = e.code if isinstance(e.code, int) else 2
         finally:
             sys.stdin = saved
@@ -438,7 +626,7 @@ class Targets:
         if "error: internal:" in text or "Traceback" in text:
             raise AssertionError(f"memnet {argv!r}: {text.strip()[:300]}")
         if rc == 1 and text.startswith("memnet: error: "):
-            code = text[len("memnet: error: "):].split(":", 1)[0]
+            code = text[len("memnet: error: ") :].split(":", 1)[0]
             raise MemNetError(text, code=code)
         if rc not in (0, 2):
             raise AssertionError(f"memnet {argv!r} exited {rc}: {text.strip()[:300]}")
@@ -449,7 +637,7 @@ class Targets:
         rng = self.rng
         dev = rng.choice(self.DEVICES + (self.sparse, os.path.join(self.work, "model")))
         if dev == "/dev/urandom" and rng.random() < 0.8:
-            dev = "/dev/zero"   # 16 MiB of urandom costs 50 ms: now and then only
+            dev = "/dev/zero"  # 16 MiB of urandom costs 50 ms: now and then only
         how = rng.randrange(8)
         if how == 0:
             self._cli(["commit", "w", dev])
@@ -492,9 +680,11 @@ class Targets:
             self._tool(lambda: self.mcp.host_search("x", 1, p))
         elif how == 9:
             from memnet.host import open_index
+
             open_index(p)
         else:
             from memnet.ingest import ingest_path
+
             ingest_path(self.names_s, p)
 
     @staticmethod
@@ -541,21 +731,34 @@ class _Sink:
 
 
 #: How many of every 24 inputs each target takes (the hostile ones cost more).
-SHARES = {"parse": 4, "recall": 4, "commit": 4, "splitter": 4, "absorb": 3, "names": 1,
-          "keep": 1, "devices": 1, "paths": 1, "cabpaths": 1}
+SHARES = {
+    "parse": 4,
+    "recall": 4,
+    "commit": 4,
+    "splitter": 4,
+    "absorb": 3,
+    "names": 1,
+    "keep": 1,
+    "devices": 1,
+    "paths": 1,
+    "cabpaths": 1,
+}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--inputs", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", default="", help="comma-separated targets (default: all of "
-                    + ", ".join(SHARES) + ")")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="comma-separated targets (default: all of " + ", ".join(SHARES) + ")",
+    )
     args = ap.parse_args()
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="memnet-fuzz-")
     here = os.getcwd()
-    os.chdir(work)   # a relative path an input names lands in the scratch directory
+    os.chdir(work)  # a relative path an input names lands in the scratch directory
     try:
         run(args, rng, work)
     finally:
@@ -570,12 +773,16 @@ def run(args: argparse.Namespace, rng: random.Random, work: str) -> None:
     unknown = sorted(set(only) - set(SHARES))
     if unknown:
         raise SystemExit(f"unknown target(s): {', '.join(unknown)}")
-    order = tuple((name, getattr(targets, name)) for name in SHARES if name in only
-                  for _ in range(SHARES[name]))
+    order = tuple(
+        (name, getattr(targets, name))
+        for name in SHARES
+        if name in only
+        for _ in range(SHARES[name])
+    )
     order = list(order)
     rng.shuffle(order)
     per: collections.Counter[str] = collections.Counter()
-    spent: collections.Counter[str] = collections.Counter()   # CPU seconds per target
+    spent: collections.Counter[str] = collections.Counter()  # CPU seconds per target
     out_dir = os.path.join(HERE, "out")
     counts: collections.Counter[str] = collections.Counter()
     codes: collections.Counter[str] = collections.Counter()
@@ -609,34 +816,54 @@ def run(args: argparse.Namespace, rng: random.Random, work: str) -> None:
         if took > SLOW:
             slow.append((took, name, targets.last or text))
         if (i + 1) % 100_000 == 0:
-            print(f"  {i + 1:>9,} inputs, {counts['crashes']} crashes, {len(slow)} over "
-                  f"{SLOW:.0f} s, {time.monotonic() - t0:.0f} s, peak {_peak_mb():,.0f} MB",
-                  flush=True)
+            print(
+                f"  {i + 1:>9,} inputs, {counts['crashes']} crashes, {len(slow)} over "
+                f"{SLOW:.0f} s, {time.monotonic() - t0:.0f} s, peak {_peak_mb():,.0f} MB",
+                flush=True,
+            )
     secs = time.monotonic() - t0
     if crashes or slow:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "fuzz-findings.json"), "w", encoding="utf-8") as f:
-            json.dump({"crashes": {k: {"input": t, "trace": tb} for k, (t, tb) in
-                                   crashes.items()},
-                       "slow": [{"seconds": s, "target": n, "input": t[:10_000]}
-                                for s, n, t in slow[:50]]}, f, indent=1, ensure_ascii=True)
-    print(f"== {args.inputs:,} inputs in {secs:.0f} s ({args.inputs / secs:,.0f} a second), "
-          f"seed {args.seed}")
+            json.dump(
+                {
+                    "crashes": {k: {"input": t, "trace": tb} for k, (t, tb) in crashes.items()},
+                    "slow": [
+                        {"seconds": s, "target": n, "input": t[:10_000]} for s, n, t in slow[:50]
+                    ],
+                },
+                f,
+                indent=1,
+                ensure_ascii=True,
+            )
+    print(
+        f"== {args.inputs:,} inputs in {secs:.0f} s ({args.inputs / secs:,.0f} a second), "
+        f"seed {args.seed}"
+    )
     for name in SHARES:
         if counts[name]:
-            print(f"   {name:10} {counts[name]:>9,}  {spent[name] / counts[name] * 1000:7.2f} ms "
-                  "of CPU on average" + (f", {per[name]:,} crashes" if per[name] else ""))
+            print(
+                f"   {name:10} {counts[name]:>9,}  {spent[name] / counts[name] * 1000:7.2f} ms "
+                "of CPU on average" + (f", {per[name]:,} crashes" if per[name] else "")
+            )
     print("   refused with a code: " + ", ".join(f"{c} {n:,}" for c, n in codes.most_common()))
-    print(f"   slowest input: {worst[0] * 1000:.0f} ms of CPU ({worst[1]}, {len(worst[2]):,} "
-          f"chars); slowest in wall time {worst_wall * 1000:.0f} ms")
+    print(
+        f"   slowest input: {worst[0] * 1000:.0f} ms of CPU ({worst[1]}, {len(worst[2]):,} "
+        f"chars); slowest in wall time {worst_wall * 1000:.0f} ms"
+    )
     print(f"   peak resident memory: {_peak_mb():,.0f} MB")
     for key in sorted(crashes):
         print(f"   ! {key}")
-    verdict = "PASS" if (not crashes and not slow and args.inputs >= 1_000_000
-                         and _peak_mb() < 1024) else "MISS"
-    print(f"{verdict} {args.inputs:,} inputs: {counts['crashes']} crashes "
-          f"({len(crashes)} distinct), {len(slow)} inputs over {SLOW:.0f} s, peak memory "
-          f"{_peak_mb():,.0f} MB")
+    verdict = (
+        "PASS"
+        if (not crashes and not slow and args.inputs >= 1_000_000 and _peak_mb() < 1024)
+        else "MISS"
+    )
+    print(
+        f"{verdict} {args.inputs:,} inputs: {counts['crashes']} crashes "
+        f"({len(crashes)} distinct), {len(slow)} inputs over {SLOW:.0f} s, peak memory "
+        f"{_peak_mb():,.0f} MB"
+    )
 
 
 def _peak_mb() -> float:

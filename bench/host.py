@@ -47,8 +47,9 @@ def default_tree() -> Path:
     raise SystemExit("no site-packages found: give --tree")
 
 
-def materialise(src: Path, dst: Path, n: int, kinds: set[str] | None = None
-                ) -> list[tuple[str, str]]:
+def materialise(
+    src: Path, dst: Path, n: int, kinds: set[str] | None = None
+) -> list[tuple[str, str]]:
     """The first n files of src (ingest's walk; of the schemes in ``kinds`` when
     given), hard-linked (else copied) under dst."""
     files, _ = walk(src, SCHEMES)
@@ -76,16 +77,20 @@ def first_line(doc: str) -> str:
     return next((ln.strip() for ln in doc.splitlines() if ln.strip()), "")
 
 
-def known_items(lib: Path, files: list[tuple[str, str]], k: int, rng: random.Random
-                ) -> list[tuple[str, str]]:
+def known_items(
+    lib: Path, files: list[tuple[str, str]], k: int, rng: random.Random
+) -> list[tuple[str, str]]:
     """(q, locator) for k functions drawn at random, one per module: top-level
     ``def``s with a docstring whose first line has at least three words."""
     py = [rel for rel, s in files if s == "py"]
     rng.shuffle(py)
     out = []
     for rel in py:
-        syms = [s for s in outline((lib / rel).read_bytes()).symbols
-                if s.sym == "def" and len(first_line(s.doc).split()) >= 3]
+        syms = [
+            s
+            for s in outline((lib / rel).read_bytes()).symbols
+            if s.sym == "def" and len(first_line(s.doc).split()) >= 3
+        ]
         if syms:
             s = rng.choice(syms)
             out.append((first_line(s.doc), f"py:{lib.name}/{rel}::{s.name}"))
@@ -106,11 +111,17 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=10_000, help="files to index (10,000)")
     ap.add_argument("--sample", type=int, default=500, help="known-item functions (500)")
     ap.add_argument("--keywords", type=int, default=300, help="keyword queries (300)")
-    ap.add_argument("--kinds", default=None,
-                    help="only files of these schemes, e.g. 'py' or 'py,md' (default: all)")
+    ap.add_argument(
+        "--kinds",
+        default=None,
+        help="only files of these schemes, e.g. 'py' or 'py,md' (default: all)",
+    )
     ap.add_argument("--seed", type=int, default=16)
-    ap.add_argument("--agree", action="store_true",
-                    help="also parse every module fully and compare with the outline")
+    ap.add_argument(
+        "--agree",
+        action="store_true",
+        help="also parse every module fully and compare with the outline",
+    )
     args = ap.parse_args()
     os.nice(10)
     rng = random.Random(args.seed)
@@ -118,14 +129,17 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="memnet-host-bench-"))
     try:
         lib = scratch / "lib"
-        files = materialise(tree, lib, args.files,
-                            set(args.kinds.split(",")) if args.kinds else None)
+        files = materialise(
+            tree, lib, args.files, set(args.kinds.split(",")) if args.kinds else None
+        )
         by = {s: sum(1 for _, x in files if x == s) for s in sorted(set(SCHEMES.values()))}
         size = sum((lib / rel).stat().st_size for rel, _ in files)
         print(f"tree     {tree}")
-        print(f"files    {len(files):,} ({', '.join(f'{k} {v:,}' for k, v in by.items())}), "
-              f"{size / 1e6:.1f} MB; python {sys.version.split()[0]}, load "
-              f"{os.getloadavg()[0]:.2f} at start")
+        print(
+            f"files    {len(files):,} ({', '.join(f'{k} {v:,}' for k, v in by.items())}), "
+            f"{size / 1e6:.1f} MB; python {sys.version.split()[0]}, load "
+            f"{os.getloadavg()[0]:.2f} at start"
+        )
 
         # baseline: read and hash every file (the floor of any index)
         t0 = time.perf_counter()
@@ -138,15 +152,19 @@ def main() -> int:
         res = index_tree(lib, where)
         t_build, c_build = time.perf_counter() - t0, time.process_time() - c0
         per10k = t_build * 10_000 / max(1, len(files))
-        print(f"index    {t_build:.1f} s wall ({c_build:.1f} s CPU) for {res.files:,} files, "
-              f"{res.docs:,} documents: {len(files) / t_build:,.0f} files/s, "
-              f"{per10k:.1f} s per 10,000 files; read+hash alone {t_read:.1f} s "
-              f"(x{t_build / t_read:.1f}); {len(res.warnings)} warnings")
+        print(
+            f"index    {t_build:.1f} s wall ({c_build:.1f} s CPU) for {res.files:,} files, "
+            f"{res.docs:,} documents: {len(files) / t_build:,.0f} files/s, "
+            f"{per10k:.1f} s per 10,000 files; read+hash alone {t_read:.1f} s "
+            f"(x{t_build / t_read:.1f}); {len(res.warnings)} warnings"
+        )
         t0 = time.perf_counter()
         again = index_tree(lib, where)
         t_same = time.perf_counter() - t0
-        print(f"re-index unchanged: {t_same:.2f} s (x{t_same / t_build:.3f} of the build), "
-              f"parsed {again.parsed}, committed {again.changed}")
+        print(
+            f"re-index unchanged: {t_same:.2f} s (x{t_same / t_build:.3f} of the build), "
+            f"parsed {again.parsed}, committed {again.changed}"
+        )
         py = [rel for rel, s in files if s == "py"]
         for rel in rng.sample(py, min(10, len(py))):
             (lib / rel).unlink()  # break the link: never write through to the real tree
@@ -175,9 +193,11 @@ def main() -> int:
             w, c, _ = timed(ix.search, q, 10)
             wall.append(w)
             cpu.append(c)
-        print(f"search   top 10, {len(queries)} queries ({len(items)} docstring lines, "
-              f"{len(keyword_qs)} two-word): p50 {ms(pct(wall, .5))}, p90 "
-              f"{ms(pct(wall, .9))}, p99 {ms(pct(wall, .99))}; CPU p50 {ms(pct(cpu, .5))}")
+        print(
+            f"search   top 10, {len(queries)} queries ({len(items)} docstring lines, "
+            f"{len(keyword_qs)} two-word): p50 {ms(pct(wall, 0.5))}, p90 "
+            f"{ms(pct(wall, 0.9))}, p99 {ms(pct(wall, 0.99))}; CPU p50 {ms(pct(cpu, 0.5))}"
+        )
 
         s = Session("bench")
         swall, scpu = [], []
@@ -189,12 +209,14 @@ def main() -> int:
         rwall = [timed(snap, s, q, hook=ix, top=10)[0] for q in queries[:200]]
         # CPU: the load moves wall times too much
         growth = statistics.median(scpu[-100:]) / statistics.median(scpu[:100])
-        print(f"snap     top 10 into one session, {len(queries)} queries (it grows to "
-              f"{nodes:,} nodes, version {s.version}): p50 {ms(pct(swall, .5))}, p90 "
-              f"{ms(pct(swall, .9))}, p99 {ms(pct(swall, .99))}; CPU p50 {ms(pct(scpu, .5))}; "
-              f"CPU p50 last 100 / first 100 x{growth:.2f}"
-              f"; snap / search p50 x{pct(swall, .5) / pct(wall, .5):.1f}")
-        print(f"snap again (same hits, no commit): p50 {ms(pct(rwall, .5))}")
+        print(
+            f"snap     top 10 into one session, {len(queries)} queries (it grows to "
+            f"{nodes:,} nodes, version {s.version}): p50 {ms(pct(swall, 0.5))}, p90 "
+            f"{ms(pct(swall, 0.9))}, p99 {ms(pct(swall, 0.99))}; CPU p50 {ms(pct(scpu, 0.5))}; "
+            f"CPU p50 last 100 / first 100 x{growth:.2f}"
+            f"; snap / search p50 x{pct(swall, 0.5) / pct(wall, 0.5):.1f}"
+        )
+        print(f"snap again (same hits, no commit): p50 {ms(pct(rwall, 0.5))}")
 
         if args.agree:
             same, t_full, t_out = 0, 0.0, 0.0
@@ -207,14 +229,18 @@ def main() -> int:
                 t_full += t1 - t0
                 t_out += time.perf_counter() - t1
                 same += got == want
-            print(f"outline  equal to the full parse (docstring; names, lines, signatures and "
-                  f"docstrings of the symbols) on {same:,}/{len(py):,} modules; {t_out:.1f} s "
-                  f"against {t_full:.1f} s (x{t_full / t_out:.1f} faster)")
+            print(
+                f"outline  equal to the full parse (docstring; names, lines, signatures and "
+                f"docstrings of the symbols) on {same:,}/{len(py):,} modules; {t_out:.1f} s "
+                f"against {t_full:.1f} s (x{t_full / t_out:.1f} faster)"
+            )
 
-        ok = {"index 10,000 files <= 30 s": per10k <= 30,
-              "search p50 <= 5 ms": pct(wall, .5) <= 5e6,
-              "snap p50 <= 20 ms": pct(swall, .5) <= 20e6,
-              "known-item top-5 >= 80 %": acc >= 0.8}
+        ok = {
+            "index 10,000 files <= 30 s": per10k <= 30,
+            "search p50 <= 5 ms": pct(wall, 0.5) <= 5e6,
+            "snap p50 <= 20 ms": pct(swall, 0.5) <= 20e6,
+            "known-item top-5 >= 80 %": acc >= 0.8,
+        }
         for name, good in ok.items():
             print(f"{'PASS' if good else 'MISS'}  {name}")
         return 0 if all(ok.values()) else 1

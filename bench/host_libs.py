@@ -51,8 +51,11 @@ def with_tantivy(docs, scratch):
     ix = tantivy.Index(sb.build(), os.fspath(scratch / "tantivy"))
     w = ix.writer(heap_size=64_000_000, num_threads=1)
     for d in docs:
-        w.add_document(tantivy.Document(locator=d.locator, title=d.title, name=d.name,
-                                        body=d.body, path=d.path))
+        w.add_document(
+            tantivy.Document(
+                locator=d.locator, title=d.title, name=d.name, body=d.body, path=d.path
+            )
+        )
     w.commit()
     w.wait_merging_threads()
     ix.reload()
@@ -61,22 +64,33 @@ def with_tantivy(docs, scratch):
     def search(q, n):
         query = ix.parse_query(" ".join(words(q)), list(BOOSTS), field_boosts=BOOSTS)
         return [s.doc(a)["locator"][0] for _, a in s.search(query, n).hits]
+
     return search
 
 
 def with_fts5(docs, scratch):
     c = sqlite3.connect(scratch / "fts5.db")
-    c.execute("CREATE VIRTUAL TABLE f USING fts5(locator UNINDEXED, title, name, body, path, "
-              "tokenize='porter unicode61')")
-    c.executemany("INSERT INTO f VALUES (?, ?, ?, ?, ?)",
-                  ((d.locator, d.title, d.name, d.body, d.path) for d in docs))
+    c.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(locator UNINDEXED, title, name, body, path, "
+        "tokenize='porter unicode61')"
+    )
+    c.executemany(
+        "INSERT INTO f VALUES (?, ?, ?, ?, ?)",
+        ((d.locator, d.title, d.name, d.body, d.path) for d in docs),
+    )
     c.commit()
 
     def search(q, n):
         m = " OR ".join(f'"{w}"' for w in words(q))
-        return [r[0] for r in c.execute(
-            "SELECT locator FROM f WHERE f MATCH ? ORDER BY bm25(f, 1.0, 1.0, 1.0, 0.3) "
-            "LIMIT ?", (m, n))]
+        return [
+            r[0]
+            for r in c.execute(
+                "SELECT locator FROM f WHERE f MATCH ? ORDER BY bm25(f, 1.0, 1.0, 1.0, 0.3) "
+                "LIMIT ?",
+                (m, n),
+            )
+        ]
+
     return search
 
 
@@ -89,9 +103,11 @@ def with_bm25s(docs, scratch):
     locs = [d.locator for d in docs]
 
     def search(q, n):
-        res, _ = r.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False), k=n,
-                            show_progress=False)
+        res, _ = r.retrieve(
+            bm25s.tokenize([q], stopwords="en", show_progress=False), k=n, show_progress=False
+        )
         return [locs[i] for i in res[0]]
+
     return search
 
 
@@ -103,8 +119,12 @@ def with_rank_bm25(docs, scratch):
     return lambda q, n: bm.get_top_n(words(q), locs, n=n)
 
 
-LIBS = {"tantivy": with_tantivy, "fts5": with_fts5, "bm25s": with_bm25s,
-        "rank_bm25": with_rank_bm25}
+LIBS = {
+    "tantivy": with_tantivy,
+    "fts5": with_fts5,
+    "bm25s": with_bm25s,
+    "rank_bm25": with_rank_bm25,
+}
 
 
 def main() -> int:
@@ -114,20 +134,34 @@ def main() -> int:
     ap.add_argument("--kinds", default=None, help="only files of these schemes, e.g. 'py'")
     ap.add_argument("--sample", type=int, default=300)
     ap.add_argument("--libs", default=",".join(LIBS))
-    ap.add_argument("--slow-sample", type=int, default=40,
-                    help="queries for rank_bm25, which scores every document (40)")
+    ap.add_argument(
+        "--slow-sample",
+        type=int,
+        default=40,
+        help="queries for rank_bm25, which scores every document (40)",
+    )
     args = ap.parse_args()
     os.nice(10)
     scratch = Path(tempfile.mkdtemp(prefix="memnet-host-libs-"))
     try:
         lib = scratch / "lib"
-        files = materialise((args.tree or default_tree()).resolve(), lib, args.files,
-                            set(args.kinds.split(",")) if args.kinds else None)
-        docs = [d for rel, s in files if s in READERS
-                for d in READERS[s](lib.name, rel, (lib / rel).read_bytes())[0]]
+        files = materialise(
+            (args.tree or default_tree()).resolve(),
+            lib,
+            args.files,
+            set(args.kinds.split(",")) if args.kinds else None,
+        )
+        docs = [
+            d
+            for rel, s in files
+            if s in READERS
+            for d in READERS[s](lib.name, rel, (lib / rel).read_bytes())[0]
+        ]
         items = known_items(lib, files, args.sample, random.Random(16))
-        print(f"{len(files):,} files, {len(docs):,} documents, {len(items)} known-item "
-              f"queries; load {os.getloadavg()[0]:.2f}")
+        print(
+            f"{len(files):,} files, {len(docs):,} documents, {len(items)} known-item "
+            f"queries; load {os.getloadavg()[0]:.2f}"
+        )
         for name in args.libs.split(","):
             try:
                 t0, c0 = time.perf_counter(), time.process_time()
@@ -142,9 +176,11 @@ def main() -> int:
                 t0 = time.perf_counter_ns()
                 found += loc in search(q, 5)
                 lat.append(time.perf_counter_ns() - t0)
-            print(f"{name:10} index {t_ix:5.1f} s ({c_ix:5.1f} s CPU)  search p50 "
-                  f"{pct(lat, .5) / 1e6:7.2f} ms  p90 {pct(lat, .9) / 1e6:7.2f} ms  "
-                  f"known-item top-5 {found}/{len(sample)} = {found / len(sample):.1%}")
+            print(
+                f"{name:10} index {t_ix:5.1f} s ({c_ix:5.1f} s CPU)  search p50 "
+                f"{pct(lat, 0.5) / 1e6:7.2f} ms  p90 {pct(lat, 0.9) / 1e6:7.2f} ms  "
+                f"known-item top-5 {found}/{len(sample)} = {found / len(sample):.1%}"
+            )
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -115,14 +115,24 @@ def _child(cabinet: str, sid: str, queries: list[str]) -> dict[str, Any]:
         s.recall(q)
         again.append((time.perf_counter() - t0) * 1e3)
     per = {k: (after[k] - before[k]) / nodes for k in before}
-    return {"engine": os.path.dirname(memnet.__file__), "nodes": nodes,
-            "edges": s.store.next_edge - 1, "hydrate_s": hydrate_s, "hydrate_cpu_s": hydrate_cpu_s,
-            "rss_b_node": per["VmRSS"], "anon_b_node": per["RssAnon"],
-            "file_b_node": per["RssFile"], "recall_max_ms": max(lat),
-            "recall_p50_ms": statistics.median(lat),
-            "recall_over": sum(x > TARGET_RECALL_MS for x in lat), "recall_cpu_max_ms": max(cpu),
-            "gc_pauses": len(pauses), "gc_max_ms": max(pauses, default=0.0) * 1e3,
-            "control_max_ms": max(again), "control_p50_ms": statistics.median(again)}
+    return {
+        "engine": os.path.dirname(memnet.__file__),
+        "nodes": nodes,
+        "edges": s.store.next_edge - 1,
+        "hydrate_s": hydrate_s,
+        "hydrate_cpu_s": hydrate_cpu_s,
+        "rss_b_node": per["VmRSS"],
+        "anon_b_node": per["RssAnon"],
+        "file_b_node": per["RssFile"],
+        "recall_max_ms": max(lat),
+        "recall_p50_ms": statistics.median(lat),
+        "recall_over": sum(x > TARGET_RECALL_MS for x in lat),
+        "recall_cpu_max_ms": max(cpu),
+        "gc_pauses": len(pauses),
+        "gc_max_ms": max(pauses, default=0.0) * 1e3,
+        "control_max_ms": max(again),
+        "control_p50_ms": statistics.median(again),
+    }
 
 
 def _pick_queries(cabinet: str, sid: str, n: int, seed: int) -> list[str]:
@@ -140,9 +150,13 @@ def _pick_queries(cabinet: str, sid: str, n: int, seed: int) -> list[str]:
         nid = rng.randrange(1, st.next_node)
         if st.node_recycled(nid):
             continue
-        words = [w for v in st.node_props(nid).values()
-                 for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, str)
-                 for w in re.findall(r"[a-z][a-z0-9_]{2,}", x.lower())]
+        words = [
+            w
+            for v in st.node_props(nid).values()
+            for x in (v if isinstance(v, tuple) else (v,))
+            if isinstance(x, str)
+            for w in re.findall(r"[a-z][a-z0-9_]{2,}", x.lower())
+        ]
         if words:  # the longest word of the node: a rarer one, as an agent would ask
             out[f"{st.node_kind(nid)} {max(words, key=len)}"] = None
     cab.close()
@@ -159,8 +173,7 @@ def _ensure_synth(n: int, cabinet: str, sid: str) -> None:
     sys.path.insert(0, HERE)
     import synth  # type: ignore[import-not-found]
 
-    print(f"# building synth {n:,} into the store and adopting it into {cabinet} ...",
-          flush=True)
+    print(f"# building synth {n:,} into the store and adopting it into {cabinet} ...", flush=True)
     t = time.perf_counter()
     s, _meta = synth.build(n, via="store")
     with memnet.Cabinet.open(cabinet) as cab:
@@ -172,34 +185,67 @@ def _run(engine: str | None, cabinet: str, sid: str, qfile: str) -> dict[str, An
     env = dict(os.environ)
     root = engine or os.path.dirname(HERE)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    p = subprocess.run([sys.executable, __file__, "--child", "--cabinet", cabinet, "--sid", sid,
-                        "--queries", qfile], capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            "--cabinet",
+            cabinet,
+            "--sid",
+            sid,
+            "--queries",
+            qfile,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if p.returncode != 0:
         print(p.stdout, p.stderr)
         raise SystemExit(p.returncode)
     return json.loads(p.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-KEYS = (("hydrate_s", "hydrate s", ".2f"), ("hydrate_cpu_s", "cpu s", ".2f"), ("rss_b_node", "RSS B/node", ",.0f"),
-        ("anon_b_node", "anon B/node", ",.0f"), ("file_b_node", "file B/node", ",.0f"),
-        ("recall_max_ms", "max ms", ".1f"), ("recall_cpu_max_ms", "cpu max ms", ".1f"), ("recall_p50_ms", "p50 ms", ".2f"),
-        ("recall_over", "over 20ms", "d"), ("gc_pauses", "gc runs", "d"),
-        ("gc_max_ms", "gc max ms", ".1f"), ("control_max_ms", "ctrl max ms", ".1f"),
-        ("control_p50_ms", "ctrl p50 ms", ".2f"))
+KEYS = (
+    ("hydrate_s", "hydrate s", ".2f"),
+    ("hydrate_cpu_s", "cpu s", ".2f"),
+    ("rss_b_node", "RSS B/node", ",.0f"),
+    ("anon_b_node", "anon B/node", ",.0f"),
+    ("file_b_node", "file B/node", ",.0f"),
+    ("recall_max_ms", "max ms", ".1f"),
+    ("recall_cpu_max_ms", "cpu max ms", ".1f"),
+    ("recall_p50_ms", "p50 ms", ".2f"),
+    ("recall_over", "over 20ms", "d"),
+    ("gc_pauses", "gc runs", "d"),
+    ("gc_max_ms", "gc max ms", ".1f"),
+    ("control_max_ms", "ctrl max ms", ".1f"),
+    ("control_p50_ms", "ctrl p50 ms", ".2f"),
+)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cabinet", required=True, help="LMDB cabinet directory")
     ap.add_argument("--sid", default=None, help="the session (default: built, or synth-N-0)")
-    ap.add_argument("--synth", type=int, default=None,
-                    help="build a synthetic session of this many nodes into --cabinet if needed")
-    ap.add_argument("--baseline", default=None,
-                    help="a directory holding another engine's memnet package, measured too")
-    ap.add_argument("--baseline-cabinet", default=None,
-                    help="the cabinet the baseline engine reads, when it reads an older "
-                         "format: a copy of --cabinet made before `memnet cabinet upgrade` "
-                         "(default: --cabinet)")
+    ap.add_argument(
+        "--synth",
+        type=int,
+        default=None,
+        help="build a synthetic session of this many nodes into --cabinet if needed",
+    )
+    ap.add_argument(
+        "--baseline",
+        default=None,
+        help="a directory holding another engine's memnet package, measured too",
+    )
+    ap.add_argument(
+        "--baseline-cabinet",
+        default=None,
+        help="the cabinet the baseline engine reads, when it reads an older "
+        "format: a copy of --cabinet made before `memnet cabinet upgrade` "
+        "(default: --cabinet)",
+    )
     ap.add_argument("--runs", type=int, default=1, help="fresh processes per engine")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -216,10 +262,14 @@ def main() -> None:
     fd, qfile = tempfile.mkstemp(suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(queries, f)
-    print(f"# hydrate {args.cabinet} ({sid}); {len(queries)} queries like {queries[0]!r}, "
-          f"{queries[1]!r}; load {os.getloadavg()[0]:.2f}", flush=True)
-    engines = [("before", args.baseline, args.baseline_cabinet or args.cabinet)] \
-        if args.baseline else []
+    print(
+        f"# hydrate {args.cabinet} ({sid}); {len(queries)} queries like {queries[0]!r}, "
+        f"{queries[1]!r}; load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    engines = (
+        [("before", args.baseline, args.baseline_cabinet or args.cabinet)] if args.baseline else []
+    )
     engines.append(("after", None, args.cabinet))
     results: dict[str, list[dict[str, Any]]] = {tag: [] for tag, _e, _c in engines}
     try:
@@ -227,35 +277,46 @@ def main() -> None:
             for tag, engine, cabinet in engines:
                 r = _run(engine, cabinet, sid, qfile)
                 results[tag].append(r)
-                print(f"# {tag}: " + "  ".join(f"{h} {r[k]:{f}}" for k, h, f in KEYS),
-                      flush=True)
+                print(f"# {tag}: " + "  ".join(f"{h} {r[k]:{f}}" for k, h, f in KEYS), flush=True)
     finally:
         os.unlink(qfile)
-    med = {tag: {k: statistics.median(r[k] for r in rs) for k, _h, _f in KEYS}
-           for tag, rs in results.items()}
+    med = {
+        tag: {k: statistics.median(r[k] for r in rs) for k, _h, _f in KEYS}
+        for tag, rs in results.items()
+    }
     first = results["after"][0]
-    print(f"\n{first['nodes']:,} nodes, {first['edges']:,} edges; medians of {args.runs} "
-          f"run(s); load {os.getloadavg()[0]:.2f}")
+    print(
+        f"\n{first['nodes']:,} nodes, {first['edges']:,} edges; medians of {args.runs} "
+        f"run(s); load {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'engine':<8}" + "".join(f"{h:>13}" for _k, h, _f in KEYS))
     for tag, m in med.items():
         print(f"{tag:<8}" + "".join(f"{m[k]:>13{'.0f' if f == 'd' else f}}" for k, _h, f in KEYS))
     m = med["after"]
     if "before" in med:
         b = med["before"]
-        print(f"after/before: hydrate {m['hydrate_s'] / b['hydrate_s']:.2f}x, RSS/node "
-              f"{m['rss_b_node'] / b['rss_b_node']:.2f}x, max of first {QUERIES} Recalls "
-              f"{m['recall_max_ms'] / b['recall_max_ms']:.2f}x")
+        print(
+            f"after/before: hydrate {m['hydrate_s'] / b['hydrate_s']:.2f}x, RSS/node "
+            f"{m['rss_b_node'] / b['rss_b_node']:.2f}x, max of first {QUERIES} Recalls "
+            f"{m['recall_max_ms'] / b['recall_max_ms']:.2f}x"
+        )
     ok = m["rss_b_node"] <= TARGET_RSS
-    print(f"{'PASS' if ok else 'MISS'} RSS <= {TARGET_RSS:,} B/node: {m['rss_b_node']:,.0f} "
-          f"(anon {m['anon_b_node']:,.0f}, file {m['file_b_node']:,.0f})")
+    print(
+        f"{'PASS' if ok else 'MISS'} RSS <= {TARGET_RSS:,} B/node: {m['rss_b_node']:,.0f} "
+        f"(anon {m['anon_b_node']:,.0f}, file {m['file_b_node']:,.0f})"
+    )
     if first["nodes"] >= 1_000_000:
         ok = m["hydrate_s"] <= TARGET_HYDRATE_1M_S
-        print(f"{'PASS' if ok else 'MISS'} hydrate of {first['nodes']:,} nodes <= "
-              f"{TARGET_HYDRATE_1M_S:g} s: {m['hydrate_s']:.2f} s (CPU {m['hydrate_cpu_s']:.2f} s)")
+        print(
+            f"{'PASS' if ok else 'MISS'} hydrate of {first['nodes']:,} nodes <= "
+            f"{TARGET_HYDRATE_1M_S:g} s: {m['hydrate_s']:.2f} s (CPU {m['hydrate_cpu_s']:.2f} s)"
+        )
     ok = m["recall_max_ms"] <= TARGET_RECALL_MS
-    print(f"{'PASS' if ok else 'MISS'} no Recall over {TARGET_RECALL_MS:g} ms among the first "
-          f"{QUERIES} after a hydrate: max {m['recall_max_ms']:.1f} ms wall, "
-          f"{m['recall_cpu_max_ms']:.1f} ms CPU")
+    print(
+        f"{'PASS' if ok else 'MISS'} no Recall over {TARGET_RECALL_MS:g} ms among the first "
+        f"{QUERIES} after a hydrate: max {m['recall_max_ms']:.1f} ms wall, "
+        f"{m['recall_cpu_max_ms']:.1f} ms CPU"
+    )
 
 
 if __name__ == "__main__":

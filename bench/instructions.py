@@ -75,8 +75,17 @@ def child(args: argparse.Namespace) -> None:
 
 def _child_cmd(args: argparse.Namespace, plan: str, n: int) -> list[str]:
     """The command of a child that asks ``n`` queries of ``plan``."""
-    return [sys.executable, __file__, "--child", "--cabinet", args.cabinet, "--plan", plan,
-            "--queries", str(n)]
+    return [
+        sys.executable,
+        __file__,
+        "--child",
+        "--cabinet",
+        args.cabinet,
+        "--plan",
+        plan,
+        "--queries",
+        str(n),
+    ]
 
 
 def prepare_cache(engine: str, args: argparse.Namespace, plan: str, into: str) -> None:
@@ -85,8 +94,14 @@ def prepare_cache(engine: str, args: argparse.Namespace, plan: str, into: str) -
     child without callgrind: each counted child then starts from a copy of
     it, so every run sees the same cache, in its own engine's layout."""
     env = dict(os.environ, PYTHONPATH=engine, MEMNET_CACHE_DIR=into)
-    p = subprocess.run(_child_cmd(args, plan, args.queries), env=env, capture_output=True,
-                       text=True, check=False, cwd=into)
+    p = subprocess.run(
+        _child_cmd(args, plan, args.queries),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=into,
+    )
     if p.returncode:
         sys.exit(f"preparing the cache failed ({p.returncode}):\n{p.stderr[-2000:]}")
 
@@ -96,8 +111,13 @@ def counted(engine: str, args: argparse.Namespace, plan: str, n: int, cache: str
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(cache, f"{tmp}/cache")
         env = dict(os.environ, PYTHONPATH=engine, MEMNET_CACHE_DIR=f"{tmp}/cache")
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-               f"--callgrind-out-file={tmp}/out", *_child_cmd(args, plan, n)]
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={tmp}/out",
+            *_child_cmd(args, plan, n),
+        ]
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tmp)
         m = re.search(r"Collected : (\d+)", p.stderr)
         if p.returncode or m is None:
@@ -112,9 +132,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=50, help="fresh queries counted (default 50)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--baseline", default=None, help="another engine's package directory")
-    ap.add_argument("--baseline-cabinet", default=None,
-                    help="the cabinet the baseline reads, when it reads an older format: a copy "
-                         "of --cabinet made before `memnet cabinet upgrade` (default: --cabinet)")
+    ap.add_argument(
+        "--baseline-cabinet",
+        default=None,
+        help="the cabinet the baseline reads, when it reads an older format: a copy "
+        "of --cabinet made before `memnet cabinet upgrade` (default: --cabinet)",
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--plan", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -133,9 +156,11 @@ def main() -> None:
     queries = wordnet.pick_queries(synsets, 200, args.seed)
     warmup = wordnet.pick_warmup(synsets, queries, wordnet.WARMUP, args.seed)
     del synsets, _ptr
-    engines = ([("baseline", str(Path(args.baseline).resolve()),
-                 args.baseline_cabinet or args.cabinet)] if args.baseline else []) + [
-        ("this", str(ROOT), args.cabinet)]
+    engines = (
+        [("baseline", str(Path(args.baseline).resolve()), args.baseline_cabinet or args.cabinet)]
+        if args.baseline
+        else []
+    ) + [("this", str(ROOT), args.cabinet)]
     per: dict[str, float] = {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"sid": args.sid, "warmup": warmup, "queries": queries}, f)
@@ -148,8 +173,11 @@ def main() -> None:
                 full = counted(path, eargs, plan, args.queries, cache)
                 base = counted(path, eargs, plan, 0, cache)
             per[name] = (full - base) / args.queries
-            print(f"{name:9s} {per[name]:,.0f} instructions per fresh Recall "
-                  f"({args.queries} lemma queries; {path})", flush=True)
+            print(
+                f"{name:9s} {per[name]:,.0f} instructions per fresh Recall "
+                f"({args.queries} lemma queries; {path})",
+                flush=True,
+            )
     finally:
         os.unlink(plan)
     if "baseline" in per:

@@ -56,7 +56,8 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 # The bench's own stop list (function words of English questions), kept apart
 # from anything MemNet does with frequent words.
-STOP = frozenset("""
+STOP = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
 had has have having he her here hers herself him himself his how i if in into is it its
@@ -64,7 +65,8 @@ itself just me more most my myself no nor not now of off on once only or other o
 ourselves out over own same she should so some such than that the their theirs them
 themselves then there these they this those through to too under until up very was we were
 what when where which while who whom why will with would you your yours yourself yourselves
-""".split())
+""".split()
+)
 
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -132,7 +134,9 @@ class BM25:
             for t in qt:
                 f = tf.get(t)
                 if f:
-                    s += self.idf[t] * f * (k1 + 1) / (f + k1 * (1 - b + b * self.len[i] / self.avg))
+                    s += (
+                        self.idf[t] * f * (k1 + 1) / (f + k1 * (1 - b + b * self.len[i] / self.avg))
+                    )
             scores.append((-s, i))
         scores.sort()
         return [i for _s, i in scores]
@@ -143,8 +147,9 @@ def pct(xs: list[float], p: float) -> float:
     return xs[max(0, min(len(xs) - 1, int(round(p / 100 * len(xs) + 0.5)) - 1))]
 
 
-def run_locomo(memnet: Any, data: list[dict[str, Any]], budgets: list[int],
-               forms: list[str]) -> None:
+def run_locomo(
+    memnet: Any, data: list[dict[str, Any]], budgets: list[int], forms: list[str]
+) -> None:
     import Stemmer
 
     from memnet.tokens import count_tokens
@@ -171,8 +176,10 @@ def run_locomo(memnet: Any, data: list[dict[str, Any]], budgets: list[int],
         g = s.to_networkx()
         turn_of = {h: a["props"]["id"] for h, a in g.nodes(data=True) if a["kind"] == "TURN"}
         convs.append((s, lines, costs, bm, qa, turn_of))
-        print(f"# {conv.get('sample_id')}: {len(lines)} turns, {len(qa)} questions, "
-              f"loaded in {build:.2f} s")
+        print(
+            f"# {conv.get('sample_id')}: {len(lines)} turns, {len(qa)} questions, "
+            f"loaded in {build:.2f} s"
+        )
     s0 = convs[0][0]
     s0.recall("warm up")
     supported = "max_tokens" in memnet.Session.recall.__code__.co_varnames
@@ -209,10 +216,12 @@ def run_locomo(memnet: Any, data: list[dict[str, Any]], budgets: list[int],
                     rows["all"].append(row)
                     rows[CATEGORIES[item["category"]]].append(row)
             label = f"max_tokens={budget}" if budget else "defaults"
-            print(f"\n## q={form}, {label}: {len(rows['all'])} questions, tokens median "
-                  f"{statistics.median(toks):,.0f} (max {max(toks):,}), receipt line median "
-                  f"{statistics.median(receipt_tok):.0f}, latency p50 {pct(lat, 50):.2f} ms "
-                  f"p99 {pct(lat, 99):.2f} ms")
+            print(
+                f"\n## q={form}, {label}: {len(rows['all'])} questions, tokens median "
+                f"{statistics.median(toks):,.0f} (max {max(toks):,}), receipt line median "
+                f"{statistics.median(receipt_tok):.0f}, latency p50 {pct(lat, 50):.2f} ms "
+                f"p99 {pct(lat, 99):.2f} ms"
+            )
             print(f"{'category':<12} {'n':>4} {'Shape':>8} {'BM25':>8} {'diff':>7}")
             for cat in ["all", *CATEGORIES.values()]:
                 r = rows.get(cat, [])
@@ -247,8 +256,11 @@ def code_case(memnet: Any, package: str, sample: int, budgets: list[int]) -> Non
     for h, a in g.nodes(data=True):
         if a["kind"] != "MOD" or not str(a["props"].get("path", "")).endswith(".py"):
             continue
-        syms = [v for _u, v, d in g.out_edges(h, data=True)
-                if d["type"] == "CONTAINS" and g.nodes[v]["kind"] == "SYM"]
+        syms = [
+            v
+            for _u, v, d in g.out_edges(h, data=True)
+            if d["type"] == "CONTAINS" and g.nodes[v]["kind"] == "SYM"
+        ]
         if len(syms) <= fanout:
             continue
         stem_name = Path(a["props"]["path"]).stem
@@ -261,8 +273,10 @@ def code_case(memnet: Any, package: str, sample: int, budgets: list[int]) -> Non
     cases = sorted(cases)
     picked = rng.sample(cases, min(sample, len(cases)))
     supported = "max_tokens" in memnet.Session.recall.__code__.co_varnames
-    print(f"\n## code graph ({package}): {len(picked)} of {len(cases)} (module, symbol) pairs "
-          f"in modules with more than F={fanout} symbols")
+    print(
+        f"\n## code graph ({package}): {len(picked)} of {len(cases)} (module, symbol) pairs "
+        f"in modules with more than F={fanout} symbols"
+    )
     for budget in budgets:
         if budget and not supported:
             continue
@@ -275,17 +289,26 @@ def code_case(memnet: Any, package: str, sample: int, budgets: list[int]) -> Non
             seeded += mod in sh.receipt.seeds
             toks.append(sh.receipt.tokens)
         label = f"max_tokens={budget}" if budget else "defaults"
-        print(f"{label:<16} symbol in Shape {hit}/{len(picked)} = {100 * hit / len(picked):.1f} %"
-              f"  module seeded {seeded}/{len(picked)}  tokens median "
-              f"{statistics.median(toks):,.0f}")
+        print(
+            f"{label:<16} symbol in Shape {hit}/{len(picked)} = {100 * hit / len(picked):.1f} %"
+            f"  module seeded {seeded}/{len(picked)}  tokens median "
+            f"{statistics.median(toks):,.0f}"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                    help="a LoCoMo JSON file (default: the dev split)")
-    ap.add_argument("--budgets", default="0,1000,2000",
-                    help="max_tokens values, comma-separated; 0 means the defaults")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="a LoCoMo JSON file (default: the dev split)",
+    )
+    ap.add_argument(
+        "--budgets",
+        default="0,1000,2000",
+        help="max_tokens values, comma-separated; 0 means the defaults",
+    )
     ap.add_argument("--forms", default="content,question")
     ap.add_argument("--package", default="networkx", help="package for the code-graph case")
     ap.add_argument("--code-sample", type=int, default=200)

@@ -30,8 +30,7 @@ def _time(fn, text: str) -> tuple[str, float]:
 
 
 def _insert(n: int) -> str:
-    body = ",\n  ".join(f"(t{i}:TSK {{title: 'Task number {i}', prio: {i % 5}}})"
-                        for i in range(n))
+    body = ",\n  ".join(f"(t{i}:TSK {{title: 'Task number {i}', prio: {i % 5}}})" for i in range(n))
     return "INSERT\n  " + body
 
 
@@ -41,8 +40,10 @@ def _largest(cap: int) -> str:
     size = len("INSERT ")
     i = 0
     while True:
-        part = (f"(n{i}:DOC {{name: 'doc {i}', text: 'word word word word word'}})"
-                f"-[:NEXT {{w: {i}}}]->(m{i}:DOC {{name: 'doc {i}b'}})")
+        part = (
+            f"(n{i}:DOC {{name: 'doc {i}', text: 'word word word word word'}})"
+            f"-[:NEXT {{w: {i}}}]->(m{i}:DOC {{name: 'doc {i}b'}})"
+        )
         if size + len(part) + 2 > cap:
             return "INSERT " + ",\n".join(parts)
         parts.append(part)
@@ -58,12 +59,14 @@ def main() -> None:
         "2,000-node INSERT": _insert(2000),
         "20,000-node INSERT": _insert(20_000),
         "largest INSERT under the size cap": _largest(MAX_DELTA_CHARS),
-        "token-dense valid Δ, 4x the lark token cap":
-            "DELETE " + ", ".join(["a"] * (MAX_DELTA_TOKENS * 2)),
-        "token-dense Δ with an error at the end":
-            "DELETE " + ", ".join(["a"] * (MAX_DELTA_TOKENS * 2)) + " )",
-        "one string literal near the size cap":
-            "SET a.x = '" + "word " * ((MAX_DELTA_CHARS - 64) // 5) + "'",
+        "token-dense valid Δ, 4x the lark token cap": "DELETE "
+        + ", ".join(["a"] * (MAX_DELTA_TOKENS * 2)),
+        "token-dense Δ with an error at the end": "DELETE "
+        + ", ".join(["a"] * (MAX_DELTA_TOKENS * 2))
+        + " )",
+        "one string literal near the size cap": "SET a.x = '"
+        + "word " * ((MAX_DELTA_CHARS - 64) // 5)
+        + "'",
         "unterminated string, 3 MB": "INSERT (a {x: '" + "a" * 3_000_000,
         "unterminated comment, 3 MB": "INSERT (a) /*" + "*" * 3_000_000,
         "whitespace, 3 MB": " " * 3_000_000 + "x",
@@ -72,13 +75,16 @@ def main() -> None:
     }
     _, base = _time(parse_delta, baseline)
     base_mib = base / (len(baseline) / (1 << 20))
-    print(f"{'input':<44} {'chars':>9} {'result':>16} {'ms':>9} {'ms/MiB':>8} "
-          f"{'x baseline/MiB':>15}")
+    print(
+        f"{'input':<44} {'chars':>9} {'result':>16} {'ms':>9} {'ms/MiB':>8} {'x baseline/MiB':>15}"
+    )
     for name, text in cases.items():
         what, t = _time(parse_delta, text)
         per = t / (len(text) / (1 << 20))
-        print(f"{name:<44} {len(text):>9} {what:>16} {t * 1e3:>9.1f} {per * 1e3:>8.0f} "
-              f"{per / base_mib:>15.2f}")
+        print(
+            f"{name:<44} {len(text):>9} {what:>16} {t * 1e3:>9.1f} {per * 1e3:>8.0f} "
+            f"{per / base_mib:>15.2f}"
+        )
     q = "MATCH (n:TSK {status: 'open'}) WHERE n.title CONTAINS 'pricing' LIMIT 3"
     parse_query.cache_clear() if hasattr(parse_query, "cache_clear") else None
     what, t = _time(parse_query, q + " ")

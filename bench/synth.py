@@ -50,9 +50,9 @@ from collections import Counter
 from typing import Any
 
 import memnet
-from memnet.session import DEFAULT_HISTORY
 from memnet.gql.emit import format_edge, format_node
 from memnet.graph.store import node_handle
+from memnet.session import DEFAULT_HISTORY
 
 # Nodes per build commit. ~2,000 was the aim, but parse.py caps one Δ at
 # MAX_DELTA_TOKENS = 50,000 lexer tokens (an edge line is ~14 of them, a node
@@ -108,9 +108,10 @@ def _vocabulary(size: int = 3_000) -> list[str]:
     cons = "bcdfghjklmnprstvwxz"
     vows = "aeiou"
     while len(words) < size:
-        w = "".join(rng.choice(cons) + rng.choice(vows) + (rng.choice(cons) if rng.random() < .4
-                                                           else "")
-                    for _ in range(rng.randint(2, 3)))
+        w = "".join(
+            rng.choice(cons) + rng.choice(vows) + (rng.choice(cons) if rng.random() < 0.4 else "")
+            for _ in range(rng.randint(2, 3))
+        )
         if w not in seen and w not in ("true", "false"):
             seen.add(w)
             words.append(w)
@@ -125,18 +126,73 @@ for _r in range(len(VOCAB)):
     _ZIPF_CW.append(_acc)
 del _acc, _r
 
-STEMS = ("pricing", "cart", "invoice", "refund", "ledger", "quota", "tenant", "webhook",
-         "checkout", "coupon", "shipping", "fraud", "billing", "wallet", "consent", "rollout",
-         "shard", "replica", "search", "export", "report", "session", "token", "locale",
-         "currency", "audit", "policy", "schedule", "worker", "gateway", "router", "metric",
-         "trace", "snapshot", "fixture", "plugin", "adapter", "widget", "theme", "catalog")
-_VERBS = ("Fix", "Add", "Remove", "Refactor", "Speed up", "Document", "Test", "Migrate",
-          "Rename", "Split", "Merge", "Harden", "Review", "Cache", "Retry", "Validate")
-_LAWS = ("Never ship on Fridays",
-         "Every change to pricing needs a test that pins the old totals",
-         "Money is an integer number of cents, never a float",
-         "Public API changes need a decision record first",
-         "Do not log personal data; mask emails and card numbers")
+STEMS = (
+    "pricing",
+    "cart",
+    "invoice",
+    "refund",
+    "ledger",
+    "quota",
+    "tenant",
+    "webhook",
+    "checkout",
+    "coupon",
+    "shipping",
+    "fraud",
+    "billing",
+    "wallet",
+    "consent",
+    "rollout",
+    "shard",
+    "replica",
+    "search",
+    "export",
+    "report",
+    "session",
+    "token",
+    "locale",
+    "currency",
+    "audit",
+    "policy",
+    "schedule",
+    "worker",
+    "gateway",
+    "router",
+    "metric",
+    "trace",
+    "snapshot",
+    "fixture",
+    "plugin",
+    "adapter",
+    "widget",
+    "theme",
+    "catalog",
+)
+_VERBS = (
+    "Fix",
+    "Add",
+    "Remove",
+    "Refactor",
+    "Speed up",
+    "Document",
+    "Test",
+    "Migrate",
+    "Rename",
+    "Split",
+    "Merge",
+    "Harden",
+    "Review",
+    "Cache",
+    "Retry",
+    "Validate",
+)
+_LAWS = (
+    "Never ship on Fridays",
+    "Every change to pricing needs a test that pins the old totals",
+    "Money is an integer number of cents, never a float",
+    "Public API changes need a decision record first",
+    "Do not log personal data; mask emails and card numbers",
+)
 _TSK_STATUS = ("open",) * 35 + ("review",) * 15 + ("done",) * 50
 _DEC_STATUS = ("accepted", "accepted", "proposed", "superseded")
 _SYM_ROLE = ("function", "function", "function", "class", "method", "method", "const")
@@ -159,7 +215,7 @@ class Synth:
         self.made = 0
         self.edges = 0
         self.kinds: Counter[str] = Counter()
-        self.prefix: list[str] = (["LAW"] * N_LAWS + ["PKG"] * 3 + ["MOD"] * N_CORE)
+        self.prefix: list[str] = ["LAW"] * N_LAWS + ["PKG"] * 3 + ["MOD"] * N_CORE
         # id lists per kind and preferential urns (id repeated once per incoming edge)
         self.ids: dict[str, array] = {k: array("I") for k in (*_KINDS, "LAW")}
         self.urn_mod = array("I")
@@ -337,8 +393,11 @@ class Synth:
             self._keep("req", nid, code)
         else:  # DOC
             title, ident = self.title()
-            props = {"title": title, "path": f"docs/{self.words(1)[0]}_{seq}.md",
-                     "body": self.body()}
+            props = {
+                "title": title,
+                "path": f"docs/{self.words(1)[0]}_{seq}.md",
+                "body": self.body(),
+            }
             for _ in range(rng.randint(1, 3)):
                 edge("TOUCHES", nid, self._pick(self.urn_mod) if self.urn_mod else None)
             if rng.random() < 0.5:
@@ -349,8 +408,9 @@ class Synth:
         self.edges += len(edges) - e0
         return kind, props
 
-    def batch(self, count: int) -> tuple[int, list[tuple[str, dict[str, Any]]],
-                                         list[tuple[str, int, int]]]:
+    def batch(
+        self, count: int
+    ) -> tuple[int, list[tuple[str, dict[str, Any]]], list[tuple[str, int, int]]]:
         """(id of the first node, nodes, edges) for the next ``count`` nodes."""
         first = self.next_id
         nodes: list[tuple[str, dict[str, Any]]] = []
@@ -393,18 +453,21 @@ class Synth:
         add("doc-ident", f"DOC {ident}", nid)
         nid, ident = pick("tsk_review", "tsk")
         add("tsk-review-ident", f"TSK {ident} status:review", nid)
-        miss = [("miss-keyword", "TSK zqx_no_such_thing"),
-                ("miss-path", "MOD path:'nowhere/void.py'"),
-                ("miss-bare", "quasar_nebula_x"),
-                ("miss-two", "DEC wibble_v0x flux_capacitor")]
+        miss = [
+            ("miss-keyword", "TSK zqx_no_such_thing"),
+            ("miss-path", "MOD path:'nowhere/void.py'"),
+            ("miss-bare", "quasar_nebula_x"),
+            ("miss-two", "DEC wibble_v0x flux_capacitor"),
+        ]
         return {"match": match, "miss": miss, "targets": targets}
 
 
 # ------------------------------------------------------------------ build
 
 
-def _delta_text(first: int, nodes: list[tuple[str, dict[str, Any]]],
-                edges: list[tuple[str, int, int]]) -> str:
+def _delta_text(
+    first: int, nodes: list[tuple[str, dict[str, Any]]], edges: list[tuple[str, int, int]]
+) -> str:
     def ref(i: int) -> str:
         return f"v{i - first}" if i >= first else node_handle(i)
 
@@ -413,8 +476,13 @@ def _delta_text(first: int, nodes: list[tuple[str, dict[str, Any]]],
     return "INSERT " + ",\n  ".join(parts)
 
 
-def _commit_split(s: memnet.Session, first: int, nodes: list[tuple[str, dict[str, Any]]],
-                  edges: list[tuple[str, int, int]], text: str | None = None) -> int:
+def _commit_split(
+    s: memnet.Session,
+    first: int,
+    nodes: list[tuple[str, dict[str, Any]]],
+    edges: list[tuple[str, int, int]],
+    text: str | None = None,
+) -> int:
     """Commit one batch; over the Δ cap, commit it as two halves (nodes of each
     half with the edges whose later end is in that half), recursively. Returns
     the number of splits (after a split, edge ids differ from ``via='store'``)."""
@@ -431,14 +499,21 @@ def _commit_split(s: memnet.Session, first: int, nodes: list[tuple[str, dict[str
     return 1 + _commit_split(s, first, nodes[:h], ea) + _commit_split(s, cut, nodes[h:], eb)
 
 
-def build(n_nodes: int, seed: int = 0, *, via: str = "commit",
-          history_limit: int | None = DEFAULT_HISTORY,
-          batch: int = BATCH, progress: Any = None,
-          session: memnet.Session | None = None) -> tuple[memnet.Session, dict[str, Any]]:
+def build(
+    n_nodes: int,
+    seed: int = 0,
+    *,
+    via: str = "commit",
+    history_limit: int | None = DEFAULT_HISTORY,
+    batch: int = BATCH,
+    progress: Any = None,
+    session: memnet.Session | None = None,
+) -> tuple[memnet.Session, dict[str, Any]]:
     """A deterministic synthetic session of ``n_nodes`` nodes and its sample queries.
 
     ``via='commit'`` builds through ``Session.commit`` in batches of ``batch``
-    nodes (a batch over the Δ token cap is split in two commits); ``via='store'`` writes the same batches through ``Session.store``.
+    nodes (a batch over the Δ token cap is split in two commits); ``via='store'``
+    writes the same batches through ``Session.store``.
     ``history_limit`` is passed to the Session (commit records kept in memory).
     ``progress(done, total)`` is called after each batch when given. ``session``
     is an empty session to build in (one a cabinet created, say; give it
@@ -446,8 +521,9 @@ def build(n_nodes: int, seed: int = 0, *, via: str = "commit",
     """
     if via not in ("commit", "store"):
         raise ValueError("via must be 'commit' or 'store'")
-    s = session or memnet.Session(f"synth-{n_nodes}-{seed}", caps=BIG_CAPS,
-                                  history_limit=history_limit)
+    s = session or memnet.Session(
+        f"synth-{n_nodes}-{seed}", caps=BIG_CAPS, history_limit=history_limit
+    )
     g = Synth(n_nodes, seed)
     t0 = time.perf_counter()
     gen_s = 0.0
@@ -474,9 +550,19 @@ def build(n_nodes: int, seed: int = 0, *, via: str = "commit",
     total_s = time.perf_counter() - t0
     assert s.store.next_node == g.next_id, "id prediction drifted"
     meta = g.samples()
-    meta.update(nodes=s.store.live_nodes, edges=s.store.live_edges, via=via, seed=seed,
-                build_s=total_s, gen_s=gen_s, kinds=dict(g.kinds),
-                n_ident=g.n_ident, history_limit=history_limit, batch=batch, splits=splits)
+    meta.update(
+        nodes=s.store.live_nodes,
+        edges=s.store.live_edges,
+        via=via,
+        seed=seed,
+        build_s=total_s,
+        gen_s=gen_s,
+        kinds=dict(g.kinds),
+        n_ident=g.n_ident,
+        history_limit=history_limit,
+        batch=batch,
+        splits=splits,
+    )
     return s, meta
 
 
@@ -504,10 +590,11 @@ def small_delta(session: memnet.Session, rng: random.Random) -> str:
     st = session.store
     a = _live_pick(st, rng, "MOD")
     b = _live_pick(st, rng)
-    node = format_node("t", ("TSK",), {"title": title, "status": "open",
-                                         "prio": rng.randint(1, 4)})
-    return (f"INSERT {node},\n  (t)-[:TOUCHES]->({node_handle(a)}),\n"
-            f"  (t)-[:TOUCHES]->({node_handle(b)})")
+    node = format_node("t", ("TSK",), {"title": title, "status": "open", "prio": rng.randint(1, 4)})
+    return (
+        f"INSERT {node},\n  (t)-[:TOUCHES]->({node_handle(a)}),\n"
+        f"  (t)-[:TOUCHES]->({node_handle(b)})"
+    )
 
 
 def batch_delta(session: memnet.Session, count: int, rng: random.Random) -> str:
@@ -538,38 +625,63 @@ def batch_delta(session: memnet.Session, count: int, rng: random.Random) -> str:
             if kind in ("DOC", "DEC") or rng.random() < 0.2:
                 props["body"] = g.body()
         elif kind == "MOD":
-            props = {"path": f"src/new/{g.words(1)[0]}_{j}_{rng.randrange(10**6)}.py",
-                     "lang": "py", "loc": rng.randint(20, 2_000)}
+            props = {
+                "path": f"src/new/{g.words(1)[0]}_{j}_{rng.randrange(10**6)}.py",
+                "lang": "py",
+                "loc": rng.randint(20, 2_000),
+            }
         elif kind == "SYM":
-            props = {"name": f"{g.words(1)[0]}_{j}_{rng.randrange(10**6)}", "role": "function",
-                     "line": rng.randint(1, 900)}
+            props = {
+                "name": f"{g.words(1)[0]}_{j}_{rng.randrange(10**6)}",
+                "role": "function",
+                "line": rng.randint(1, 900),
+            }
         else:
             props = {"name": f"pkg_{j}_{rng.randrange(10**6)}", "path": f"src/pkg_{j}"}
         parts.append(format_node(f"v{j}", (kind,), props))
         me = f"v{j}"
-        plan = {"SYM": (("CONTAINS", "MOD", True), ("IMPORTS", "SYM", False),
-                        ("IMPORTS", "SYM", False)),
-                "MOD": (("CONTAINS", "PKG", True), ("IMPORTS", "MOD", False),
-                        ("IMPORTS", "MOD", False)),
-                "TSK": (("TOUCHES", "MOD", False), ("TOUCHES", "SYM", False),
-                        ("SATISFIES", "REQ", False)),
-                "DEC": (("GOVERNS", "MOD", False), ("FOLLOWS", "DEC", False),
-                        ("SATISFIES", "REQ", False)),
-                "REQ": (("CONTAINS", "REQ", True), ("CONTAINS", "REQ", True),
-                        ("CONTAINS", "REQ", True)),
-                "DOC": (("TOUCHES", "MOD", False), ("TOUCHES", "MOD", False),
-                        ("CONTAINS", "PKG", True)),
-                "PKG": (("CONTAINS", "PKG", True), ("GOVERNS", "LAW", True),
-                        ("CONTAINS", "PKG", True))}[kind]
+        plan = {
+            "SYM": (
+                ("CONTAINS", "MOD", True),
+                ("IMPORTS", "SYM", False),
+                ("IMPORTS", "SYM", False),
+            ),
+            "MOD": (
+                ("CONTAINS", "PKG", True),
+                ("IMPORTS", "MOD", False),
+                ("IMPORTS", "MOD", False),
+            ),
+            "TSK": (
+                ("TOUCHES", "MOD", False),
+                ("TOUCHES", "SYM", False),
+                ("SATISFIES", "REQ", False),
+            ),
+            "DEC": (
+                ("GOVERNS", "MOD", False),
+                ("FOLLOWS", "DEC", False),
+                ("SATISFIES", "REQ", False),
+            ),
+            "REQ": (
+                ("CONTAINS", "REQ", True),
+                ("CONTAINS", "REQ", True),
+                ("CONTAINS", "REQ", True),
+            ),
+            "DOC": (
+                ("TOUCHES", "MOD", False),
+                ("TOUCHES", "MOD", False),
+                ("CONTAINS", "PKG", True),
+            ),
+            "PKG": (("CONTAINS", "PKG", True), ("GOVERNS", "LAW", True), ("CONTAINS", "PKG", True)),
+        }[kind]
         for etype, other_kind, incoming in plan:
             other = target(other_kind)
-            edges.append(f"({other})-[:{etype}]->({me})" if incoming
-                         else f"({me})-[:{etype}]->({other})")
+            edges.append(
+                f"({other})-[:{etype}]->({me})" if incoming else f"({me})-[:{etype}]->({other})"
+            )
         new_by_kind.setdefault(kind, []).append(j)
     return "INSERT " + ",\n  ".join(parts + edges)
 
 
 _TEXT = Synth(1_000_000, 0)  # text helpers only (its rng is replaced per call)
 
-__all__ = ["BATCH", "BIG_CAPS", "STEMS", "Synth", "VOCAB", "batch_delta", "build",
-           "small_delta"]
+__all__ = ["BATCH", "BIG_CAPS", "STEMS", "Synth", "VOCAB", "batch_delta", "build", "small_delta"]

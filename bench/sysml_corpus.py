@@ -39,8 +39,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_TOKENS = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|//\*[\s\S]*?\*/|//[^\n]*"
-                     r"|/\*[\s\S]*?\*/|\w+|[^\s\w]")
+_TOKENS = re.compile(
+    r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|//\*[\s\S]*?\*/|//[^\n]*"
+    r"|/\*[\s\S]*?\*/|\w+|[^\s\w]"
+)
 _CONSTRUCT = re.compile(r"unsupported construct '([^']+)'")
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
 _NAME = re.compile(r"'(?:[^'\\]|\\.)+'|[A-Za-z_][A-Za-z0-9_]*")
@@ -56,14 +58,30 @@ def construct(message: str) -> str:
         return f"skipped: {m.group(1)}{tail}"
     if "statement" in message and "skipped" in message:
         return "skipped: a statement that does not parse"
-    for key in ("unresolved import", "unresolved type", "unresolved supertype",
-                "unresolved subsetted feature", "unresolved redefined feature",
-                "unresolved referenced feature", "unresolved requirement",
-                "unresolved satisfier", "unresolved connection end", "unresolved end of",
-                "unresolved target of", "unresolved metadata", "unresolved exposed",
-                "unresolved annotated", "unresolved", "duplicate qualified name",
-                "anonymous", "short id", "a second transition", "a succession", "names itself",
-                "satisfy names"):
+    for key in (
+        "unresolved import",
+        "unresolved type",
+        "unresolved supertype",
+        "unresolved subsetted feature",
+        "unresolved redefined feature",
+        "unresolved referenced feature",
+        "unresolved requirement",
+        "unresolved satisfier",
+        "unresolved connection end",
+        "unresolved end of",
+        "unresolved target of",
+        "unresolved metadata",
+        "unresolved exposed",
+        "unresolved annotated",
+        "unresolved",
+        "duplicate qualified name",
+        "anonymous",
+        "short id",
+        "a second transition",
+        "a succession",
+        "names itself",
+        "satisfy names",
+    ):
         if key in message:
             if key in ("unresolved end of", "unresolved target of", "anonymous"):
                 words = message.split()
@@ -95,8 +113,9 @@ def main() -> None:
     ap.add_argument("corpus", type=Path, help="a directory of .sysml files (searched deeply)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs (best is shown)")
     ap.add_argument("--warnings", type=int, default=60, help="warning kinds shown")
-    ap.add_argument("--list", action="store_true",
-                    help="also print every warning of the whole-corpus model")
+    ap.add_argument(
+        "--list", action="store_true", help="also print every warning of the whole-corpus model"
+    )
     args = ap.parse_args()
 
     files = sorted(p for p in args.corpus.rglob("*.sysml") if p.is_file())
@@ -129,8 +148,10 @@ def main() -> None:
     first = time.perf_counter() - start
     ok = len(files) - len(failures)
     print(f"engine: {sysml.__file__}")
-    print(f"share: {ok}/{len(files)} files ingest without an error "
-          f"({100 * ok / max(len(files), 1):.1f}%)")
+    print(
+        f"share: {ok}/{len(files)} files ingest without an error "
+        f"({100 * ok / max(len(files), 1):.1f}%)"
+    )
     for line in failures:
         print(line)
 
@@ -158,10 +179,12 @@ def main() -> None:
     tokens = sum(len(_TOKENS.findall(texts[p])) for p in files)
     base, parse_t, model_t = best(baseline), best(parse_all), best(model_all)
     print(f"corpus: {len(files)} files, {chars} characters, about {tokens} tokens")
-    print(f"time: parse {parse_t:.3f} s + artefacts {model_t:.3f} s = {parse_t + model_t:.3f} s "
-          f"(best of {args.repeat}); token-count baseline {base:.3f} s "
-          f"(x{(parse_t + model_t) / base:.1f}); first pass {first:.3f} s (after importing "
-          f"memnet in {imported:.3f} s); {tokens / parse_t / 1e3:.0f}k tokens/s")
+    print(
+        f"time: parse {parse_t:.3f} s + artefacts {model_t:.3f} s = {parse_t + model_t:.3f} s "
+        f"(best of {args.repeat}); token-count baseline {base:.3f} s "
+        f"(x{(parse_t + model_t) / base:.1f}); first pass {first:.3f} s (after importing "
+        f"memnet in {imported:.3f} s); {tokens / parse_t / 1e3:.0f}k tokens/s"
+    )
 
     # the same files read as directories and as one corpus
     by_dir: dict[Path, list[Path]] = {}
@@ -174,13 +197,18 @@ def main() -> None:
         for w in art.warnings:
             per_dir.setdefault(w.path, []).append(w.message)
         if d.name.endswith("Requirements"):
-            satisfied = {lk.dst for lk in art.links.values() if lk.type == "SATISFIES"
-                         and not lk.props.get("negated")}
+            satisfied = {
+                lk.dst
+                for lk in art.links.values()
+                if lk.type == "SATISFIES" and not lk.props.get("negated")
+            }
             reqs = sorted(loc for loc, el in art.elements.items() if el.kind == "REQ")
             lacking = [loc.partition("/")[2] for loc in reqs if loc not in satisfied]
-            unsatisfied.append(f"  {d.relative_to(args.corpus)}: {len(reqs) - len(lacking)}"
-                               f"/{len(reqs)} requirement usages have SATISFIES"
-                               + (f"; without: {', '.join(lacking)}" if lacking else ""))
+            unsatisfied.append(
+                f"  {d.relative_to(args.corpus)}: {len(reqs) - len(lacking)}"
+                f"/{len(reqs)} requirement usages have SATISFIES"
+                + (f"; without: {', '.join(lacking)}" if lacking else "")
+            )
     whole = sysml.to_artefacts([(rels[p], docs[p]) for p in docs], args.corpus.name)
     per_file: dict[str, list[str]] = {}
     for w in whole.warnings:
@@ -193,8 +221,11 @@ def main() -> None:
 
     alone_by_rel = {rels[p]: ms for p, ms in alone.items()}
     print(f"files ({n} that read): no statement skipped / no warning")
-    for label, warned in (("each file alone", alone_by_rel), ("each directory", per_dir),
-                          ("the whole corpus", per_file)):
+    for label, warned in (
+        ("each file alone", alone_by_rel),
+        ("each directory", per_dir),
+        ("the whole corpus", per_file),
+    ):
         print(f"  {label:<17} {count(warned, skips):4d} / {count(warned, lambda m: True):4d}")
 
     # names declared anywhere in the corpus (a last name of an element's locator)
@@ -206,8 +237,7 @@ def main() -> None:
         if name is not None:
             key += " (in the corpus)" if name in declared else " (not in the corpus)"
         kinds[key] += 1
-    print(f"warnings: {len(whole.warnings)} on the whole corpus read as one model, "
-          f"by construct:")
+    print(f"warnings: {len(whole.warnings)} on the whole corpus read as one model, by construct:")
     for key, k in kinds.most_common(args.warnings):
         print(f"  {k:5d}  {key}")
     if len(kinds) > args.warnings:

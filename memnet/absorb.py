@@ -59,7 +59,7 @@ from .recall.walk import shape_walk
 from .session import LIMITS, Session
 
 FORMAT: Final = "memnet.slice/1"
-MAX_SLICE_ROWS = 5_000           # nodes + edges in one slice
+MAX_SLICE_ROWS = 5_000  # nodes + edges in one slice
 MAX_SLICE_BYTES = 4 * 1024 * 1024
 #: The ids a ``keep`` slice may ask for past the lead's next ones: each id
 #: skipped costs a placeholder (see :func:`memnet.commit.import_elements`).
@@ -67,7 +67,7 @@ MAX_KEEP_GAP = 4 * MAX_SLICE_ROWS
 POLICIES = ("keep", "reject", "remint", "merge")
 DEFAULT_POLICY = "merge"
 
-Scalar = bool | int | float | str   # bool first: pydantic keeps true as bool
+Scalar = bool | int | float | str  # bool first: pydantic keeps true as bool
 
 
 class SliceNode(BaseModel):
@@ -117,8 +117,11 @@ class WorkingMemorySlice(BaseModel):
     def from_json(cls, text: str | bytes) -> WorkingMemorySlice:
         """Parse and validate a slice file (strict types; see ImportGuard)."""
         if len(text) > MAX_SLICE_BYTES:
-            raise InputTooLarge(f"the slice is {len(text)} bytes; the cap is {MAX_SLICE_BYTES}",
-                                length=len(text), cap=MAX_SLICE_BYTES)
+            raise InputTooLarge(
+                f"the slice is {len(text)} bytes; the cap is {MAX_SLICE_BYTES}",
+                length=len(text),
+                cap=MAX_SLICE_BYTES,
+            )
         try:
             data = json.loads(text)
         except ValueError as e:
@@ -128,8 +131,7 @@ class WorkingMemorySlice(BaseModel):
         return _validate(data)
 
 
-_TOO_DEEP = ("the slice nests lists or objects too deeply to be a slice (a slice nests "
-             "four levels)")
+_TOO_DEEP = "the slice nests lists or objects too deeply to be a slice (a slice nests four levels)"
 
 
 def _validate(data: Any) -> WorkingMemorySlice:
@@ -139,8 +141,9 @@ def _validate(data: Any) -> WorkingMemorySlice:
         return WorkingMemorySlice.model_validate_json(json.dumps(data, allow_nan=False))
     except (ValidationError, ValueError, TypeError) as e:
         first = str(e).splitlines()
-        raise AbsorbRejected("the slice does not match the slice schema: "
-                             + " ".join(first[:3])) from None
+        raise AbsorbRejected(
+            "the slice does not match the slice schema: " + " ".join(first[:3])
+        ) from None
     except RecursionError:
         raise AbsorbRejected(_TOO_DEEP) from None
 
@@ -155,9 +158,14 @@ def _engine_props(props: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- export ------------------------------------------------------------------------
-def export_working_memory_slice(member: Session, anchors: list[str], *, hops: int = 2,
-                                budget: int | None = None,
-                                fanout: int = LIMITS.fanout) -> WorkingMemorySlice:
+def export_working_memory_slice(
+    member: Session,
+    anchors: list[str],
+    *,
+    hops: int = 2,
+    budget: int | None = None,
+    fanout: int = LIMITS.fanout,
+) -> WorkingMemorySlice:
     """A bounded slice of ``member`` around ``anchors`` (live node handles).
 
     ``budget`` (rows) defaults to ``M × |anchors|`` with M = 50; a slice that
@@ -166,7 +174,7 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
     """
     if not isinstance(member, Session):
         raise InvalidArgument(f"the member must be a memnet.Session, not {type(member).__name__}")
-    if isinstance(anchors, str):   # one handle, not its letters
+    if isinstance(anchors, str):  # one handle, not its letters
         raise InvalidArgument(f"anchors is a list of handles: [{anchors!r}], not {anchors!r}")
     if not anchors:
         raise AbsorbRejected("a slice needs at least one anchor handle")
@@ -194,18 +202,36 @@ def export_working_memory_slice(member: Session, anchors: list[str], *, hops: in
         if len(walk.nodes) >= st.live_nodes:
             raise AbsorbRejected(
                 f"the slice would cover the whole of session {member.name!r} "
-                f"({st.live_nodes} nodes); Absorb takes a bounded slice, never a whole session")
-        nodes = [SliceNode(handle=node_handle(n), kind=st.node_kind(n),
-                           labels=list(st.extra_labels(n)),
-                           props={k: _json_value(v) for k, v in st.node_props(n).items()},
-                           nick=st.node_nick(n)) for n in walk.nodes]
-        edges = [SliceEdge(handle=edge_handle(e), type=st.edge_type(e),
-                           src=node_handle(st.edge_ends(e)[0]), dst=node_handle(st.edge_ends(e)[1]),
-                           props={k: _json_value(v) for k, v in st.edge_props(e).items()})
-                 for e in walk.edges]
-        prov = Provenance(session=member.name, version=member.version,
-                          anchors=[node_handle(n) for n in ids], hops=hops, budget=budget,
-                          exported_at=time.time())
+                f"({st.live_nodes} nodes); Absorb takes a bounded slice, never a whole session"
+            )
+        nodes = [
+            SliceNode(
+                handle=node_handle(n),
+                kind=st.node_kind(n),
+                labels=list(st.extra_labels(n)),
+                props={k: _json_value(v) for k, v in st.node_props(n).items()},
+                nick=st.node_nick(n),
+            )
+            for n in walk.nodes
+        ]
+        edges = [
+            SliceEdge(
+                handle=edge_handle(e),
+                type=st.edge_type(e),
+                src=node_handle(st.edge_ends(e)[0]),
+                dst=node_handle(st.edge_ends(e)[1]),
+                props={k: _json_value(v) for k, v in st.edge_props(e).items()},
+            )
+            for e in walk.edges
+        ]
+        prov = Provenance(
+            session=member.name,
+            version=member.version,
+            anchors=[node_handle(n) for n in ids],
+            hops=hops,
+            budget=budget,
+            exported_at=time.time(),
+        )
     return WorkingMemorySlice(provenance=prov, nodes=nodes, edges=edges)
 
 
@@ -217,18 +243,22 @@ class ImportGuard:
 
     def __init__(self, *, max_rows: int = MAX_SLICE_ROWS) -> None:
         if type(max_rows) is not int or not 1 <= max_rows <= MAX_SLICE_ROWS:
-            raise InvalidArgument(f"max_rows must be a whole number from 1 to {MAX_SLICE_ROWS}, "
-                                  f"not {max_rows!r}")
+            raise InvalidArgument(
+                f"max_rows must be a whole number from 1 to {MAX_SLICE_ROWS}, not {max_rows!r}"
+            )
         self.max_rows = max_rows
 
     def check(self, lead: Session, slc: Any, id_policy: str) -> WorkingMemorySlice:
-        if isinstance(slc, (ast.Delta, str)) and not (isinstance(slc, str)
-                                                      and slc.lstrip().startswith("{")):
-            raise AbsorbRejected("Absorb joins a working-memory slice; a goldfish Δ goes "
-                                 "through Session.commit")
+        if isinstance(slc, (ast.Delta, str)) and not (
+            isinstance(slc, str) and slc.lstrip().startswith("{")
+        ):
+            raise AbsorbRejected(
+                "Absorb joins a working-memory slice; a goldfish Δ goes through Session.commit"
+            )
         if id_policy not in POLICIES:
-            raise AbsorbRejected(f"id_policy must be one of {', '.join(POLICIES)}, "
-                                 f"got {id_policy!r}")
+            raise AbsorbRejected(
+                f"id_policy must be one of {', '.join(POLICIES)}, got {id_policy!r}"
+            )
         checked: WorkingMemorySlice
         if isinstance(slc, (str, bytes)):
             checked = WorkingMemorySlice.from_json(slc)
@@ -256,22 +286,28 @@ class ImportGuard:
         for e in slc.edges:
             _check_element(e, "e", "edge", seen_edges)
             if e.src not in handles or e.dst not in handles:
-                raise AbsorbRejected(f"edge {e.handle} dangles: {e.src} or {e.dst} is not in "
-                                     "the slice")
+                raise AbsorbRejected(
+                    f"edge {e.handle} dangles: {e.src} or {e.dst} is not in the slice"
+                )
         st = lead.store
         if id_policy == "keep":
             taken = [h for h in list(handles) + list(seen_edges) if st.resolve(h) is not None]
             if taken:
-                raise AbsorbRejected(f"id_policy keep: {len(taken)} handle(s) already exist in "
-                                     f"{lead.name!r} (e.g. {sorted(taken)[0]}); nothing imported")
-            for what, kept, nxt in (("node", handles, st.next_node),
-                                    ("edge", seen_edges, st.next_edge)):
+                raise AbsorbRejected(
+                    f"id_policy keep: {len(taken)} handle(s) already exist in "
+                    f"{lead.name!r} (e.g. {sorted(taken)[0]}); nothing imported"
+                )
+            for what, kept, nxt in (
+                ("node", handles, st.next_node),
+                ("edge", seen_edges, st.next_edge),
+            ):
                 _check_gap(lead, what, kept, nxt)
         elif id_policy == "reject":
             dup = _already_there(lead, slc)
             if dup:
-                raise AbsorbRejected(f"id_policy reject: {dup} is already in {lead.name!r}; "
-                                     "nothing imported")
+                raise AbsorbRejected(
+                    f"id_policy reject: {dup} is already in {lead.name!r}; nothing imported"
+                )
         return checked
 
 
@@ -287,7 +323,9 @@ def _check_gap(lead: Session, what: str, kept: set[str], nxt: int) -> None:
             f"id_policy keep: the slice's {what} handles run to id {top}, which would leave "
             f"{gap} ids of {lead.name!r} to fill with placeholders (at most {MAX_KEEP_GAP}); "
             "import it with id_policy remint instead",
-            gap=gap, cap=MAX_KEEP_GAP)
+            gap=gap,
+            cap=MAX_KEEP_GAP,
+        )
 
 
 def _check_element(el: SliceNode | SliceEdge, prefix: str, what: str, seen: set[str]) -> None:
@@ -303,7 +341,7 @@ def _check_element(el: SliceNode | SliceEdge, prefix: str, what: str, seen: set[
 
 def _check_values(props: dict[str, Any], where: str) -> None:
     for k, v in props.items():
-        for x in (v if isinstance(v, list) else [v]):
+        for x in v if isinstance(v, list) else [v]:
             if isinstance(x, float) and not math.isfinite(x):
                 raise AbsorbRejected(f"{where}.{k} is not a finite number")
 
@@ -316,8 +354,7 @@ def _already_there(lead: Session, slc: WorkingMemorySlice) -> str | None:
     """The first incoming node the lead already holds, by locator or origin."""
     st = lead.store
     for n in slc.nodes:
-        for key, value in (("locator", n.props.get("locator")),
-                           ("origin", _origin(slc, n.handle))):
+        for key, value in (("locator", n.props.get("locator")), ("origin", _origin(slc, n.handle))):
             if not isinstance(value, str):
                 continue
             if match(st, ast.SeedQuery(props=((key, value),)), 1).seeds:  # index, no scan
@@ -342,8 +379,9 @@ class AbsorbResult(BaseModel):
     changed: bool = True
 
 
-def import_slice(lead: Session, slc: Any, id_policy: str = DEFAULT_POLICY, *,
-                 guard: ImportGuard | None = None) -> AbsorbResult:
+def import_slice(
+    lead: Session, slc: Any, id_policy: str = DEFAULT_POLICY, *, guard: ImportGuard | None = None
+) -> AbsorbResult:
     """Join a slice into ``lead`` atomically: one new version, or nothing.
 
     ``slc`` is a :class:`WorkingMemorySlice`, its JSON text, or the parsed
@@ -371,13 +409,11 @@ def import_slice(lead: Session, slc: Any, id_policy: str = DEFAULT_POLICY, *,
     for e in slc.edges:
         props = _engine_props(e.props)
         ref = parse_handle(e.handle)
-        edges.append((ref[1] if keep and ref else None, e.type, index[e.src], index[e.dst],
-                      props))
+        edges.append((ref[1] if keep and ref else None, e.type, index[e.src], index[e.dst], props))
     result, nids, eids = lead._import(nodes, edges)
     ids = {n.handle: node_handle(nid) for n, nid in zip(slc.nodes, nids, strict=True)}
     ids.update({e.handle: edge_handle(eid) for e, eid in zip(slc.edges, eids, strict=True)})
-    return AbsorbResult(ids=ids, version=result.version,
-                        created=len(slc.nodes) + len(slc.edges))
+    return AbsorbResult(ids=ids, version=result.version, created=len(slc.nodes) + len(slc.edges))
 
 
 # -- merge -------------------------------------------------------------------------
@@ -390,18 +426,20 @@ _PROVENANCE = ("locator", "origin")
 def _same(a: Any, b: Any) -> bool:
     """Equality that keeps 1, 1.0 and true apart, lists item by item."""
     if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same(x, y) for x, y in zip(a, b, strict=True)))
+        return (
+            isinstance(a, tuple)
+            and isinstance(b, tuple)
+            and len(a) == len(b)
+            and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        )
     return type(a) is type(b) and a == b
 
 
 def _same_props(have: Any, want: dict[str, Any]) -> bool:
-    return len(have) == len(want) and all(k in have and _same(have[k], v)
-                                          for k, v in want.items())
+    return len(have) == len(want) and all(k in have and _same(have[k], v) for k, v in want.items())
 
 
-def _match_node(st: Store, slc: WorkingMemorySlice, n: SliceNode, taken: set[int]
-                ) -> int | None:
+def _match_node(st: Store, slc: WorkingMemorySlice, n: SliceNode, taken: set[int]) -> int | None:
     """The lead node a slice node merges into, or None: the node imported
     before from the same member handle (``origin``); else the oldest holder
     of its ``locator``; else, for a node without a locator, the only node of
@@ -413,13 +451,14 @@ def _match_node(st: Store, slc: WorkingMemorySlice, n: SliceNode, taken: set[int
     if held:
         return held[0]
     loc = n.props.get("locator")
-    if isinstance(loc, str):   # a locator names the node: no other key does
+    if isinstance(loc, str):  # a locator names the node: no other key does
         held = [x for x in st.holders("locator", loc) if x not in taken]
         if held and st.node_kind(held[0]) != n.kind:
             raise AbsorbRejected(
                 f"id_policy merge: node {n.handle} ({n.kind}) has the locator {loc!r}, "
                 f"which the lead holds as {node_handle(held[0])} of kind "
-                f"{st.node_kind(held[0])}; a merge never changes a kind, nothing imported")
+                f"{st.node_kind(held[0])}; a merge never changes a kind, nothing imported"
+            )
         return held[0] if held else None
     mine = f"{slc.provenance.session}/"
     for key in MERGE_KEYS:
@@ -428,8 +467,11 @@ def _match_node(st: Store, slc: WorkingMemorySlice, n: SliceNode, taken: set[int
             # a node imported from another node of the same member is that
             # node, whatever it is called; of the rest, two or more holders:
             # none of them is surely this one
-            held = [x for x in st.holders(key, v, n.kind)
-                    if not str(st.node_props(x).get("origin", "")).startswith(mine)]
+            held = [
+                x
+                for x in st.holders(key, v, n.kind)
+                if not str(st.node_props(x).get("origin", "")).startswith(mine)
+            ]
             return held[0] if len(held) == 1 and held[0] not in taken else None
     return None
 
@@ -437,7 +479,7 @@ def _match_node(st: Store, slc: WorkingMemorySlice, n: SliceNode, taken: set[int
 def _merge(lead: Session, slc: WorkingMemorySlice) -> AbsorbResult:
     """The ``merge`` policy: one Commit of what the lead does not hold yet."""
     st = lead.store
-    ref: dict[str, str] = {}            # member handle -> lead handle or INSERT variable
+    ref: dict[str, str] = {}  # member handle -> lead handle or INSERT variable
     new_nodes: list[ast.NodePattern] = []
     edits: list[Any] = []
     matched = updated = 0
@@ -450,8 +492,9 @@ def _merge(lead: Session, slc: WorkingMemorySlice) -> AbsorbResult:
         if nid is None:
             var = f"v{i}"
             props["origin"] = _origin(slc, n.handle)
-            new_nodes.append(ast.NodePattern(var, (n.kind, *n.labels),
-                                             tuple(sorted(props.items())), n.nick))
+            new_nodes.append(
+                ast.NodePattern(var, (n.kind, *n.labels), tuple(sorted(props.items())), n.nick)
+            )
             ref[n.handle] = var
             continue
         taken.add(nid)
@@ -459,8 +502,11 @@ def _merge(lead: Session, slc: WorkingMemorySlice) -> AbsorbResult:
         ref[n.handle] = h
         matched += 1
         have = st.node_props(nid)
-        ch: list[Any] = [ast.SetProp(h, k, v) for k, v in sorted(props.items())
-                         if k not in _PROVENANCE and not (k in have and _same(have[k], v))]
+        ch: list[Any] = [
+            ast.SetProp(h, k, v)
+            for k, v in sorted(props.items())
+            if k not in _PROVENANCE and not (k in have and _same(have[k], v))
+        ]
         held_labels = set(st.node_labels(nid))
         ch += [ast.SetLabel(h, lab) for lab in n.labels if lab not in held_labels]
         if n.nick is not None and st.node_nick(nid) is None and st.nick_owner(n.nick) is None:
@@ -470,7 +516,7 @@ def _merge(lead: Session, slc: WorkingMemorySlice) -> AbsorbResult:
             edits.extend(ch)
     # edges between two held nodes are matched by type and ends; parallel
     # edges pair up in order, oldest first
-    out_of: dict[int, dict[tuple[str, int], list[int]]] = {}   # lead node -> its out-edges
+    out_of: dict[int, dict[tuple[str, int], list[int]]] = {}  # lead node -> its out-edges
     new_edges: list[ast.EdgePattern] = []
     for j, e in enumerate(sorted(slc.edges, key=_member_id), 1):
         src, dst = ref[e.src], ref[e.dst]
@@ -478,18 +524,21 @@ def _merge(lead: Session, slc: WorkingMemorySlice) -> AbsorbResult:
         held = _held_edges(st, out_of, e.type, src, dst)
         if not held:
             var = f"w{j}"
-            new_edges.append(ast.EdgePattern(var, e.type, src, dst,
-                                             tuple(sorted(props.items()))))
+            new_edges.append(ast.EdgePattern(var, e.type, src, dst, tuple(sorted(props.items()))))
             ref[e.handle] = var
             continue
         # a parallel edge with these very properties first, else the oldest
-        eid = held.pop(next((k for k, x in enumerate(held) if _same_props(st.edge_props(x),
-                                                                            props)), 0))
+        eid = held.pop(
+            next((k for k, x in enumerate(held) if _same_props(st.edge_props(x), props)), 0)
+        )
         ref[e.handle] = edge_handle(eid)
         matched += 1
         have = st.edge_props(eid)
-        ch = [ast.SetProp(edge_handle(eid), k, v) for k, v in sorted(props.items())
-              if not (k in have and _same(have[k], v))]
+        ch = [
+            ast.SetProp(edge_handle(eid), k, v)
+            for k, v in sorted(props.items())
+            if not (k in have and _same(have[k], v))
+        ]
         if ch:
             updated += 1
             edits.extend(ch)
@@ -498,12 +547,18 @@ def _merge(lead: Session, slc: WorkingMemorySlice) -> AbsorbResult:
         statements.append(ast.Insert(tuple(new_nodes), tuple(new_edges)))
     statements += edits
     if not statements:
-        return AbsorbResult(ids=ref, version=lead.version, created=0, matched=matched,
-                            updated=0, changed=False)
+        return AbsorbResult(
+            ids=ref, version=lead.version, created=0, matched=matched, updated=0, changed=False
+        )
     res = lead.commit(ast.Delta(tuple(statements)))
-    return AbsorbResult(ids={h: res.ids.get(r, r) for h, r in ref.items()},
-                        version=res.version, created=len(new_nodes) + len(new_edges),
-                        matched=matched, updated=updated, changed=res.changed)
+    return AbsorbResult(
+        ids={h: res.ids.get(r, r) for h, r in ref.items()},
+        version=res.version,
+        created=len(new_nodes) + len(new_edges),
+        matched=matched,
+        updated=updated,
+        changed=res.changed,
+    )
 
 
 def _member_id(el: SliceNode | SliceEdge) -> int:
@@ -512,8 +567,9 @@ def _member_id(el: SliceNode | SliceEdge) -> int:
     return ref[1]
 
 
-def _held_edges(st: Any, out_of: dict[int, dict[tuple[str, int], list[int]]], etype: str,
-                src: str, dst: str) -> list[int]:
+def _held_edges(
+    st: Any, out_of: dict[int, dict[tuple[str, int], list[int]]], etype: str, src: str, dst: str
+) -> list[int]:
     """The live edges of ``etype`` from ``src`` to ``dst`` not paired yet
     (both lead handles; none when either is a new node), oldest first. A
     node's out-edges are read once (``out_of``), however many slice edges
@@ -531,6 +587,18 @@ def _held_edges(st: Any, out_of: dict[int, dict[tuple[str, int], list[int]]], et
             lst.sort()
     return edges.get((etype, b[1]), [])
 
-__all__ = ["AbsorbRejected", "AbsorbResult", "DEFAULT_POLICY", "ImportGuard", "MERGE_KEYS",
-           "POLICIES", "Provenance", "SliceEdge", "SliceNode", "WorkingMemorySlice",
-           "export_working_memory_slice", "import_slice"]
+
+__all__ = [
+    "AbsorbRejected",
+    "AbsorbResult",
+    "DEFAULT_POLICY",
+    "ImportGuard",
+    "MERGE_KEYS",
+    "POLICIES",
+    "Provenance",
+    "SliceEdge",
+    "SliceNode",
+    "WorkingMemorySlice",
+    "export_working_memory_slice",
+    "import_slice",
+]

@@ -75,7 +75,7 @@ CODES: dict[str, str] = {
     "gql_syntax": "the GQL text does not parse",
     "model_syntax": "a model file (SysML v2 text) does not parse or is inconsistent",
     "import_syntax": "a line of a file given to memnet import is damaged (the message names "
-                     "it); nothing was written",
+    "it); nothing was written",
     "bad_query": "a Recall query or option is out of range",
     "delta_mismatch": "a delta answer was applied to a Shape it was not taken against",
     "commit_rejected": "the Commit was refused whole; the session is unchanged",
@@ -95,11 +95,11 @@ CODES: dict[str, str] = {
     "cabinet_io": "the storage engine failed an operation (I/O or engine error)",
     "bad_cabinet_url": "the cabinet URL has an unknown scheme or cannot be read",
     "cabinet_unavailable": "the cabinet's database server is down, unreachable or dropped the "
-                           "connection; a flush that failed so can be retried",
+    "connection; a flush that failed so can be retried",
     "cabinet_auth": "the cabinet's database server refused the login, or the role lacks a "
-                    "privilege the cabinet needs",
+    "privilege the cabinet needs",
     "cabinet_timeout": "the cabinet's database server cancelled a statement (statement or lock "
-                       "timeout); nothing was written",
+    "timeout); nothing was written",
     "backup_target_exists": "the backup destination already holds a cabinet",
     "not_supported": "this backend does not offer that operation",
     "not_a_delta": "Commit was given something that is not a GQL Δ (a slice joins by Absorb)",
@@ -109,21 +109,18 @@ CODES: dict[str, str] = {
     "dependency_missing": "an optional dependency (an extra or a program) is not installed",
     "version_not_found": "that version of the session is not kept",
     "path_not_found": "a file or directory named in the request does not exist (or is not "
-                      "the right type)",
-    "output_exists": "the output file already exists; nothing was written (ask to overwrite "
-                     "it)",
-    "io": "the operating system refused to read or write a file (its reason is in the "
-          "message)",
+    "the right type)",
+    "output_exists": "the output file already exists; nothing was written (ask to overwrite it)",
+    "io": "the operating system refused to read or write a file (its reason is in the message)",
     "trace_failed": "requirement traceability failed: a requirement has no test, a test names "
-                    "an unknown requirement or an MN-VER test names none (memnet ver)",
+    "an unknown requirement or an MN-VER test names none (memnet ver)",
     # host index (memnet.host)
     "index_not_found": "no host index in that directory (build one with memnet host index)",
     "index_corrupt": "the host index cannot be read; delete it and index again",
     "index_busy": "another process is updating the host index",
     "path_outside_root": "the path is not inside the root it must be in (the root the host "
-                         "index covers, or the roots of the MCP server)",
-    "bad_hit": "a retriever returned a hit that cannot be committed (locator, title, score, "
-               "kind)",
+    "index covers, or the roots of the MCP server)",
+    "bad_hit": "a retriever returned a hit that cannot be committed (locator, title, score, kind)",
     "invalid_argument": "a Python argument has the wrong type or is out of range",
     "internal": "an unexpected failure inside MemNet",
 }
@@ -160,8 +157,14 @@ class GQLSyntaxError(MemNetError, ValueError):
 
     code = "gql_syntax"
 
-    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
-                 context: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        context: str | None = None,
+    ) -> None:
         where = f" at line {line}, column {column}" if line is not None else ""
         super().__init__(f"{message}{where}", line=line, column=column)
         self.line = line
@@ -178,8 +181,14 @@ class ModelSyntaxError(MemNetError, ValueError):
 
     code = "model_syntax"
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 column: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         where = ""
         if line is not None:
             where = f" at line {line}" + (f", column {column}" if column is not None else "")
@@ -198,8 +207,7 @@ class ImportSyntaxError(MemNetError, ValueError):
 
     code = "import_syntax"
 
-    def __init__(self, message: str, *, path: str | None = None,
-                 line: int | None = None) -> None:
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
         where = f"{path}:{line}: " if path and line else (f"line {line}: " if line else "")
         super().__init__(f"{where}{message}", path=path, line=line)
         self.path = path
@@ -224,8 +232,9 @@ class CommitRejected(MemNetError):
 
     code = "commit_rejected"
 
-    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
-                 **details: Any) -> None:
+    def __init__(
+        self, message: str, *, line: int | None = None, column: int | None = None, **details: Any
+    ) -> None:
         where = f" (line {line}, column {column})" if line is not None else ""
         super().__init__(f"{message}{where}", line=line, column=column, **details)
         self.line = line
@@ -473,8 +482,10 @@ def os_error(e: OSError) -> MemNetError:
     a file the user named: a name that leads nowhere is ``path_not_found``,
     anything else ``io``."""
     what = f"{e.strerror or e}" + (f": {e.filename!r}" if e.filename is not None else "")
-    if isinstance(e, (FileNotFoundError, NotADirectoryError, IsADirectoryError)) or \
-            e.errno == errno.ENAMETOOLONG:
+    if (
+        isinstance(e, (FileNotFoundError, NotADirectoryError, IsADirectoryError))
+        or e.errno == errno.ENAMETOOLONG
+    ):
         return PathNotFound(what, path=str(e.filename)[:200] if e.filename else None)
     return IOFailure(what)
 

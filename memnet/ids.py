@@ -18,7 +18,8 @@ def check_session_id(sid: object) -> str:
     if not isinstance(sid, str) or _SID.fullmatch(sid) is None:
         raise InvalidSessionId(
             f"invalid session id {sid!r}: use 1-64 characters from a-z, 0-9 and '-', "
-            "starting with a letter or digit")
+            "starting with a letter or digit"
+        )
     return sid
 
 

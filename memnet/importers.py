@@ -61,23 +61,24 @@ from .values import format_value, has_lone_surrogate
 
 Progress = Callable[[int, int], None]
 
-MEM_SCHEME = "mem:"           # locator of an imported entity: mem:<name>
-PLACEHOLDER_KIND = "ENTITY"   # a relation's end that is no entity of the file
-FALLBACK_KIND = "ENTITY"      # an entityType with no letter or digit
-FALLBACK_EDGE = "RELATED"     # a relationType with no letter or digit
+MEM_SCHEME = "mem:"  # locator of an imported entity: mem:<name>
+PLACEHOLDER_KIND = "ENTITY"  # a relation's end that is no entity of the file
+FALLBACK_KIND = "ENTITY"  # an entityType with no letter or digit
+FALLBACK_EDGE = "RELATED"  # a relationType with no letter or digit
 #: kinds the engine or MemNet's own tools give a meaning (standing rules,
 #: tasks, placeholders, Host Snap's queries, Model Snap's sessions and
 #: stubs, the MATCH form of q): an entityType that spells one gets MEM_ first
 RESERVED_KINDS = frozenset({"LAW", "TSK", "GAP", "QRY", "SES", "STUB", "MATCH"})
-OWNED_KEYS = ("name", "observations", "type")   # what a re-import may change on a node
+OWNED_KEYS = ("name", "observations", "type")  # what a re-import may change on a node
 _NOT_CODE = re.compile(r"[^A-Z0-9]+")
 _PLAIN = re.compile(r"[A-Za-z0-9]+(?:[ ._\-/:]+[A-Za-z0-9]+)*")
 _CODE_MAX = 64
-PROGRESS_EVERY = 4096        # lines (or entities) between two progress calls
+PROGRESS_EVERY = 4096  # lines (or entities) between two progress calls
 
 
-def code_of(text: str, fallback: str = FALLBACK_KIND, *,
-            reserved: frozenset[str] = frozenset()) -> str:
+def code_of(
+    text: str, fallback: str = FALLBACK_KIND, *, reserved: frozenset[str] = frozenset()
+) -> str:
     """The upper-case code a kind or an edge type is written with: the
     letters and digits of ``text``, upper-cased, ``_`` for each run of
     anything else (``'software project'`` -> ``SOFTWARE_PROJECT``);
@@ -96,8 +97,9 @@ def code_of(text: str, fallback: str = FALLBACK_KIND, *,
 def spells(text: str, code: str) -> bool:
     """Whether ``code`` says all of ``text`` but its case and separators (so
     the text need not be kept beside it)."""
-    return _PLAIN.fullmatch(text) is not None and \
-        _NOT_CODE.sub("_", text.upper()).strip("_") == code
+    return (
+        _PLAIN.fullmatch(text) is not None and _NOT_CODE.sub("_", text.upper()).strip("_") == code
+    )
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -130,25 +132,34 @@ class McpMemory:
     lines: int = 0
 
 
-def _text(obj: Mapping[str, Any], key: str, line: int, path: str | None, *,
-          empty: bool = False) -> str:
+def _text(
+    obj: Mapping[str, Any], key: str, line: int, path: str | None, *, empty: bool = False
+) -> str:
     v = obj.get(key)
     if not isinstance(v, str) or (not empty and not v):
         what = "missing" if key not in obj else f"{type(v).__name__} {v!r:.40}"
         kind = "string" if empty else "non-empty string"
-        raise ImportSyntaxError(f"{obj.get('type')} needs {key!r} as a {kind}, got {what}",
-                                path=path, line=line)
+        raise ImportSyntaxError(
+            f"{obj.get('type')} needs {key!r} as a {kind}, got {what}", path=path, line=line
+        )
     _check_string(v, key, line, path)
     return v
 
 
 def _check_string(v: str, what: str, line: int, path: str | None) -> None:
     if has_lone_surrogate(v):
-        raise ImportSyntaxError(f"{what} holds a lone surrogate (\\ud800-\\udfff), which is "
-                                "no text", path=path, line=line)
+        raise ImportSyntaxError(
+            f"{what} holds a lone surrogate (\\ud800-\\udfff), which is no text",
+            path=path,
+            line=line,
+        )
     if len(v) > MAX_STRING:
-        raise InputTooLarge(f"{_where(path, line)}{what} is {len(v):,} characters; a value holds "
-                            f"at most {MAX_STRING:,}", length=len(v), cap=MAX_STRING)
+        raise InputTooLarge(
+            f"{_where(path, line)}{what} is {len(v):,} characters; a value holds "
+            f"at most {MAX_STRING:,}",
+            length=len(v),
+            cap=MAX_STRING,
+        )
 
 
 def _where(path: str | None, line: int) -> str:
@@ -165,46 +176,63 @@ def _record(raw: bytes, line: int, path: str | None, mem: McpMemory) -> None:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ImportSyntaxError(f"not JSON: {e.msg} at column {e.pos + 1}", path=path,
-                                line=line) from None
+        raise ImportSyntaxError(
+            f"not JSON: {e.msg} at column {e.pos + 1}", path=path, line=line
+        ) from None
     except RecursionError:
         raise ImportSyntaxError("not a record: nested too deeply", path=path, line=line) from None
     if not isinstance(obj, dict):
-        raise ImportSyntaxError(f"a record is a JSON object, not {type(obj).__name__}",
-                                path=path, line=line)
+        raise ImportSyntaxError(
+            f"a record is a JSON object, not {type(obj).__name__}", path=path, line=line
+        )
     kind = obj.get("type")
     if kind == "entity":
         name = _text(obj, "name", line, path)
         etype = _text(obj, "entityType", line, path, empty=True)
         obs = obj.get("observations")
         if not isinstance(obs, list) or not all(isinstance(o, str) for o in obs):
-            raise ImportSyntaxError("entity needs 'observations' as a list of strings",
-                                    path=path, line=line)
+            raise ImportSyntaxError(
+                "entity needs 'observations' as a list of strings", path=path, line=line
+            )
         if len(obs) > MAX_LIST:
-            raise InputTooLarge(f"{_where(path, line)}entity {name!r} has {len(obs):,} "
-                                f"observations; a list holds at most {MAX_LIST:,}",
-                                length=len(obs), cap=MAX_LIST)
+            raise InputTooLarge(
+                f"{_where(path, line)}entity {name!r} has {len(obs):,} "
+                f"observations; a list holds at most {MAX_LIST:,}",
+                length=len(obs),
+                cap=MAX_LIST,
+            )
         for o in obs:
             _check_string(o, "an observation", line, path)
         if sum(map(len, obs)) > MAX_STRING:
-            raise InputTooLarge(f"{_where(path, line)}the observations of {name!r} hold more "
-                                f"than {MAX_STRING:,} characters", cap=MAX_STRING)
+            raise InputTooLarge(
+                f"{_where(path, line)}the observations of {name!r} hold more "
+                f"than {MAX_STRING:,} characters",
+                cap=MAX_STRING,
+            )
         had = mem.entities.get(name)
         if had is not None:
-            raise ImportSyntaxError(f"entity {name!r} is already defined at line {had.line}",
-                                    path=path, line=line)
+            raise ImportSyntaxError(
+                f"entity {name!r} is already defined at line {had.line}", path=path, line=line
+            )
         mem.entities[name] = McpEntity(name, etype, tuple(obs), line)
     elif kind == "relation":
-        mem.relations.append(McpRelation(_text(obj, "from", line, path),
-                                         _text(obj, "to", line, path),
-                                         _text(obj, "relationType", line, path, empty=True),
-                                         line))
+        mem.relations.append(
+            McpRelation(
+                _text(obj, "from", line, path),
+                _text(obj, "to", line, path),
+                _text(obj, "relationType", line, path, empty=True),
+                line,
+            )
+        )
     elif isinstance(kind, str):
-        mem.skipped.append(f"{_where(path, line)}skipped: a record of type {kind!r:.40} "
-                           "(neither entity nor relation)")
+        mem.skipped.append(
+            f"{_where(path, line)}skipped: a record of type {kind!r:.40} "
+            "(neither entity nor relation)"
+        )
     else:
-        raise ImportSyntaxError("a record needs 'type': 'entity' or 'relation'", path=path,
-                                line=line)
+        raise ImportSyntaxError(
+            "a record needs 'type': 'entity' or 'relation'", path=path, line=line
+        )
 
 
 def parse_mcp_memory(lines: Iterable[str | bytes], *, path: str | None = None) -> McpMemory:
@@ -215,15 +243,14 @@ def parse_mcp_memory(lines: Iterable[str | bytes], *, path: str | None = None) -
     for n, raw in enumerate(lines, 1):
         b = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
         if n == 1:
-            b = b.removeprefix(b"\xef\xbb\xbf")   # a byte order mark is no JSON
+            b = b.removeprefix(b"\xef\xbb\xbf")  # a byte order mark is no JSON
         if b.strip():
             _record(b, n, path, mem)
     mem.lines = n
     return mem
 
 
-def read_mcp_memory(path: str | os.PathLike[str], *,
-                    progress: Progress | None = None) -> McpMemory:
+def read_mcp_memory(path: str | os.PathLike[str], *, progress: Progress | None = None) -> McpMemory:
     """Read and check a memory file whole (see :func:`parse_mcp_memory`);
     ``progress(done, total)`` counts bytes. Raises ``path_not_found`` (no
     such regular file), ``import_syntax`` (a damaged line, named) or
@@ -277,17 +304,30 @@ class ImportResult:
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "changed": self.changed, "entities": self.entities,
-                "relations": self.relations, "created": self.created, "updated": self.updated,
-                "recycled": self.recycled, "placeholders": self.placeholders,
-                "edges": self.edges, "warnings": list(self.warnings)}
+        return {
+            "version": self.version,
+            "changed": self.changed,
+            "entities": self.entities,
+            "relations": self.relations,
+            "created": self.created,
+            "updated": self.updated,
+            "recycled": self.recycled,
+            "placeholders": self.placeholders,
+            "edges": self.edges,
+            "warnings": list(self.warnings),
+        }
 
     def summary(self) -> str:
         head = f"version {self.version}" + ("" if self.changed else " (unchanged)")
-        ph = f" ({self.placeholders} placeholder{'s' if self.placeholders != 1 else ''})" \
-            if self.placeholders else ""
-        line = (f"{head}: {self.entities} entities, {self.relations} relations: "
-                f"+{self.created} nodes{ph} ~{self.updated} -{self.recycled}, +{self.edges} edges")
+        ph = (
+            f" ({self.placeholders} placeholder{'s' if self.placeholders != 1 else ''})"
+            if self.placeholders
+            else ""
+        )
+        line = (
+            f"{head}: {self.entities} entities, {self.relations} relations: "
+            f"+{self.created} nodes{ph} ~{self.updated} -{self.recycled}, +{self.edges} edges"
+        )
         if self.warnings:
             line += f", {len(self.warnings)} warning(s)"
         return line
@@ -307,7 +347,7 @@ class ImportPlan:
 
 def _node_of(e: McpEntity, kinds: dict[str, tuple[str, bool]]) -> tuple[str, dict[str, Any]]:
     got = kinds.get(e.entity_type)
-    if got is None:   # a file has few types: each is worked out once
+    if got is None:  # a file has few types: each is worked out once
         kind = code_of(e.entity_type, reserved=RESERVED_KINDS)
         got = kinds[e.entity_type] = (kind, spells(e.entity_type, kind))
     props: dict[str, Any] = {"name": e.name}
@@ -322,15 +362,16 @@ def _same(a: Any, b: Any) -> bool:
     return format_value(a) == format_value(b)
 
 
-def plan_mcp_memory(session: Any, mem: McpMemory, *,
-                    progress: Progress | None = None) -> ImportPlan:
+def plan_mcp_memory(
+    session: Any, mem: McpMemory, *, progress: Progress | None = None
+) -> ImportPlan:
     """The Commit that makes ``session`` hold ``mem`` (see the module doc),
     without writing it; ``progress(done, total)`` counts entities."""
     st: Store = session.store
     b = Bulk()
-    edits: list[tuple[str, str, str, Any]] = []   # (op, handle, key, value)
+    edits: list[tuple[str, str, str, Any]] = []  # (op, handle, key, value)
     gone: list[str] = []
-    ref: dict[str, str] = {}                      # entity name -> handle or variable
+    ref: dict[str, str] = {}  # entity name -> handle or variable
     created = updated = placeholders = 0
     total = len(mem.entities)
     kinds: dict[str, tuple[str, bool]] = {}
@@ -352,7 +393,7 @@ def plan_mcp_memory(session: Any, mem: McpMemory, *,
                     edits.append(("remove", h, k, None))
             updated += len(edits) > n_edits
         else:
-            if nid is not None:   # the kind changed: recycled, and made again
+            if nid is not None:  # the kind changed: recycled, and made again
                 gone.append(node_handle(nid))
             ref[e.name] = b.node(kind, {**props, "locator": loc})
             created += 1
@@ -405,16 +446,30 @@ def plan_mcp_memory(session: Any, mem: McpMemory, *,
         progress(total, total)
     warnings = tuple(mem.skipped)
     if placeholders:
-        warnings += (f"{placeholders} relation end(s) name no entity of the file: each got a "
-                     f"placeholder node {PLACEHOLDER_KIND} {{name, locator}}",)
-    return ImportPlan(b, ImportResult(
-        version=session.version, changed=False, entities=len(mem.entities),
-        relations=len(seen), created=created, updated=updated, recycled=len(gone),
-        placeholders=placeholders, edges=edges, warnings=warnings))
+        warnings += (
+            f"{placeholders} relation end(s) name no entity of the file: each got a "
+            f"placeholder node {PLACEHOLDER_KIND} {{name, locator}}",
+        )
+    return ImportPlan(
+        b,
+        ImportResult(
+            version=session.version,
+            changed=False,
+            entities=len(mem.entities),
+            relations=len(seen),
+            created=created,
+            updated=updated,
+            recycled=len(gone),
+            placeholders=placeholders,
+            edges=edges,
+            warnings=warnings,
+        ),
+    )
 
 
-def _held_edge(st: Store, out_of: dict[int, dict[tuple[str, int], list[int]]], etype: str,
-               src: str, dst: str) -> int | None:
+def _held_edge(
+    st: Store, out_of: dict[int, dict[tuple[str, int], list[int]]], etype: str, src: str, dst: str
+) -> int | None:
     """The oldest live edge of ``etype`` from ``src`` to ``dst`` when both are
     handles the session holds; a node's out-edges are read once."""
     a, b = st.resolve(src), st.resolve(dst)
@@ -440,8 +495,9 @@ def apply_plan(session: Any, plan: ImportPlan) -> ImportResult:
     return replace(plan.result, version=res.version, changed=res.changed)
 
 
-def import_mcp_memory(session: Any, source: str | os.PathLike[str] | McpMemory, *,
-                      progress: Progress | None = None) -> ImportResult:
+def import_mcp_memory(
+    session: Any, source: str | os.PathLike[str] | McpMemory, *, progress: Progress | None = None
+) -> ImportResult:
     """Import a reference MCP memory file (or one already read) into
     ``session`` as one Commit; see the module doc. Errors leave the session
     as it was: ``import_syntax`` and ``input_too_large`` before anything is
@@ -455,8 +511,13 @@ def import_mcp_memory(session: Any, source: str | os.PathLike[str] | McpMemory, 
         return apply_plan(session, plan_mcp_memory(session, mem, progress=progress))
 
 
-def import_mcp_memory_new(cabinet: Any, sid: str, source: str | os.PathLike[str] | McpMemory,
-                          *, progress: Progress | None = None) -> tuple[Any, ImportResult]:
+def import_mcp_memory_new(
+    cabinet: Any,
+    sid: str,
+    source: str | os.PathLike[str] | McpMemory,
+    *,
+    progress: Progress | None = None,
+) -> tuple[Any, ImportResult]:
     """Import into a new session ``sid`` of ``cabinet`` (what ``memnet import
     mcp-memory --create`` does when the session does not exist): built in
     memory with a cap fit for the file (:func:`session_for`) and stored with
@@ -480,8 +541,10 @@ def session_for(mem: McpMemory, sid: str) -> Any:
     links = {(r.relation_type, r.src, r.dst) for r in mem.relations}
     need_rows = len(mem.entities) + len(ends) + len(links)
     # a node's bytes are about its printed key; an edge's, its type and ends
-    need_bytes = sum(2 * len(e.name) + len(e.entity_type) + 48
-                     + sum(len(o) + 4 for o in e.observations) for e in mem.entities.values())
+    need_bytes = sum(
+        2 * len(e.name) + len(e.entity_type) + 48 + sum(len(o) + 4 for o in e.observations)
+        for e in mem.entities.values()
+    )
     need_bytes += sum(2 * len(x) + 48 for x in ends) + 32 * len(links)
     caps = Caps()
     if need_rows > caps.rows or need_bytes > caps.bytes:
@@ -489,8 +552,25 @@ def session_for(mem: McpMemory, sid: str) -> Any:
     return Session(sid, caps=caps)
 
 
-__all__ = ["FALLBACK_EDGE", "FALLBACK_KIND", "MEM_SCHEME", "OWNED_KEYS", "PLACEHOLDER_KIND",
-           "RESERVED_KINDS", "ImportPlan", "ImportResult", "McpEntity", "McpMemory",
-           "McpRelation", "apply_plan", "code_of", "import_mcp_memory", "import_mcp_memory_new",
-           "parse_mcp_memory",
-           "plan_mcp_memory", "read_mcp_memory", "session_for", "spells"]
+__all__ = [
+    "FALLBACK_EDGE",
+    "FALLBACK_KIND",
+    "MEM_SCHEME",
+    "OWNED_KEYS",
+    "PLACEHOLDER_KIND",
+    "RESERVED_KINDS",
+    "ImportPlan",
+    "ImportResult",
+    "McpEntity",
+    "McpMemory",
+    "McpRelation",
+    "apply_plan",
+    "code_of",
+    "import_mcp_memory",
+    "import_mcp_memory_new",
+    "parse_mcp_memory",
+    "plan_mcp_memory",
+    "read_mcp_memory",
+    "session_for",
+    "spells",
+]

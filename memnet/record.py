@@ -39,8 +39,13 @@ class _Field:
         self.default, self.factory, self.compare, self.repr = default, factory, compare, repr
 
 
-def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None,
-          compare: bool = True, repr: bool = True) -> Any:
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] | None = None,
+    compare: bool = True,
+    repr: bool = True,
+) -> Any:
     """A field's options, as ``dataclasses.field`` takes them."""
     if default is not _MISSING and default_factory is not None:
         raise ValueError("a field takes a default or a default_factory, not both")
@@ -57,8 +62,9 @@ def _frozen_delattr(self: Any, name: str) -> None:
 
 def _make(cls: type, frozen: bool) -> type:
     own = cls.__dict__.get("__annotations__", {})
-    names = [n for n, ann in own.items()
-             if not str(ann).startswith(("ClassVar", "typing.ClassVar"))]
+    names = [
+        n for n, ann in own.items() if not str(ann).startswith(("ClassVar", "typing.ClassVar"))
+    ]
     specs: dict[str, _Field] = {}
     for n in names:
         v = cls.__dict__.get(n, _MISSING)
@@ -80,8 +86,9 @@ def _make(cls: type, frozen: bool) -> type:
             seen_default = True
         else:
             if seen_default:
-                raise TypeError(f"{cls.__name__}: field {n!r} without a default follows one "
-                                "with a default")
+                raise TypeError(
+                    f"{cls.__name__}: field {n!r} without a default follows one with a default"
+                )
             params.append(n)
             value = n
         # a frozen record sets each slot through its descriptor (bound in env
@@ -89,12 +96,19 @@ def _make(cls: type, frozen: bool) -> type:
         body.append(f"  _s_{n}(self, {value})" if frozen else f"  self.{n} = {value}")
     src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["  pass"])
     exec(src, env)  # noqa: S102 - our own text, built from the class's field names
-    ns = {k: v for k, v in cls.__dict__.items()
-          if k not in names and k not in ("__dict__", "__weakref__")}
+    ns = {
+        k: v
+        for k, v in cls.__dict__.items()
+        if k not in names and k not in ("__dict__", "__weakref__")
+    }
     cmp = tuple(n for n in names if specs[n].compare)
-    ns.update(__slots__=tuple(names), __match_args__=tuple(names),
-              __record_fields__=tuple(names), __init__=env["__init__"],
-              **_methods(tuple(names), cmp, tuple(n for n in names if specs[n].repr)))
+    ns.update(
+        __slots__=tuple(names),
+        __match_args__=tuple(names),
+        __record_fields__=tuple(names),
+        __init__=env["__init__"],
+        **_methods(tuple(names), cmp, tuple(n for n in names if specs[n].repr)),
+    )
     if frozen:
         ns["__setattr__"] = _frozen_setattr
         ns["__delattr__"] = _frozen_delattr
@@ -121,8 +135,9 @@ def _values(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return many
 
 
-def _methods(names: tuple[str, ...], cmp: tuple[str, ...],
-             shown: tuple[str, ...]) -> dict[str, Any]:
+def _methods(
+    names: tuple[str, ...], cmp: tuple[str, ...], shown: tuple[str, ...]
+) -> dict[str, Any]:
     """Equality, hash, repr and pickling over the fields (one closure each,
     shared code: nothing is compiled per class but ``__init__``)."""
     key, every, seen = _values(cmp), _values(names), _values(shown)
@@ -146,8 +161,13 @@ def _methods(names: tuple[str, ...], cmp: tuple[str, ...],
         for n, v in zip(names, state, strict=True):
             object.__setattr__(self, n, v)
 
-    return {"__eq__": __eq__, "__hash__": __hash__, "__repr__": __repr__,
-            "__getstate__": __getstate__, "__setstate__": __setstate__}
+    return {
+        "__eq__": __eq__,
+        "__hash__": __hash__,
+        "__repr__": __repr__,
+        "__getstate__": __getstate__,
+        "__setstate__": __setstate__,
+    }
 
 
 @overload

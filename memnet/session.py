@@ -52,8 +52,10 @@ _DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) v=")
 
 
 # Absorb is a join with its own guard, never goldfish writeback
-_SLICE_NOT_DELTA = ("Commit takes a GQL Δ; a working-memory slice is joined with "
-                    "memnet.import_slice (Absorb), not committed")
+_SLICE_NOT_DELTA = (
+    "Commit takes a GQL Δ; a working-memory slice is joined with "
+    "memnet.import_slice (Absorb), not committed"
+)
 
 
 def _not_text(delta: object) -> None:
@@ -63,10 +65,13 @@ def _not_text(delta: object) -> None:
     if isinstance(delta, Mapping) or getattr(delta, "provenance", None) is not None:
         raise NotADelta(_SLICE_NOT_DELTA)
     if isinstance(delta, (bytes, bytearray, memoryview)):
-        raise InvalidArgument("Commit takes the Δ as text (str), not bytes: decode it first, "
-                              "e.g. data.decode('utf-8')")
-    raise InvalidArgument("Commit takes a GQL Δ as text (str) or a parsed memnet Delta, not "
-                          f"{type(delta).__name__}")
+        raise InvalidArgument(
+            "Commit takes the Δ as text (str), not bytes: decode it first, "
+            "e.g. data.decode('utf-8')"
+        )
+    raise InvalidArgument(
+        f"Commit takes a GQL Δ as text (str) or a parsed memnet Delta, not {type(delta).__name__}"
+    )
 
 
 def _check_range(name: str, value: object, lo: int, hi: int) -> int:
@@ -75,8 +80,9 @@ def _check_range(name: str, value: object, lo: int, hi: int) -> int:
     return value
 
 
-def check_options(caps: Caps | None, delete_on_settle: Any, history_limit: Any,
-                  tokenizer: Any) -> None:
+def check_options(
+    caps: Caps | None, delete_on_settle: Any, history_limit: Any, tokenizer: Any
+) -> None:
     """Refuse session settings that could not work (``invalid_argument``), before
     a session is made or a cabinet stores them."""
     if caps is not None:
@@ -85,13 +91,16 @@ def check_options(caps: Caps | None, delete_on_settle: Any, history_limit: Any,
         for what in ("rows", "bytes"):
             v = getattr(caps, what)
             if type(v) is not int or v < 1:
-                raise InvalidArgument(f"caps.{what} must be a whole number of at least 1, "
-                                      f"not {v!r}")
+                raise InvalidArgument(
+                    f"caps.{what} must be a whole number of at least 1, not {v!r}"
+                )
     if type(delete_on_settle) is not bool:
         raise InvalidArgument(f"delete_on_settle must be true or false, not {delete_on_settle!r}")
     if history_limit is not None and (type(history_limit) is not int or history_limit < 0):
-        raise InvalidArgument("history_limit must be None (keep all) or a whole number of at "
-                              f"least 0, not {history_limit!r}")
+        raise InvalidArgument(
+            "history_limit must be None (keep all) or a whole number of at "
+            f"least 0, not {history_limit!r}"
+        )
     if tokenizer not in TOKENIZERS:
         raise InvalidArgument(f"unknown tokenizer {tokenizer!r}; known: {', '.join(TOKENIZERS)}")
 
@@ -106,9 +115,15 @@ class Session:
     whole log on disk either way, and commits not yet flushed are always kept).
     """
 
-    def __init__(self, name: str, *, caps: Caps | None = None, delete_on_settle: bool = False,
-                 history_limit: int | None = DEFAULT_HISTORY,
-                 tokenizer: str = DEFAULT_TOKENIZER) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        caps: Caps | None = None,
+        delete_on_settle: bool = False,
+        history_limit: int | None = DEFAULT_HISTORY,
+        tokenizer: str = DEFAULT_TOKENIZER,
+    ) -> None:
         self.name = check_session_id(name)
         check_options(caps, delete_on_settle, history_limit, tokenizer)
         self.caps = caps or Caps()
@@ -120,7 +135,7 @@ class Session:
         self._history: list[CommitRecord] = []
         # Set by a cabinet: the version it holds, and the commits made since.
         self.base_version: int | None = None
-        self.base_token: str | None = None   # which creation of the session it was
+        self.base_token: str | None = None  # which creation of the session it was
         # how the cabinet holds its nodes: (chunk records, node records that
         # override them), as of the version it holds
         self.base_chunks: tuple[int, int] = (0, 0)
@@ -139,8 +154,9 @@ class Session:
         # matches once per version, then a lookup
         # (keyed by the normalised q text: SeedQuery equality would take 1, 1.0
         # and true for the same value)
-        self._seed_cache: dict[tuple[str, str, int | None, int, bool],
-                               tuple[SeedResult, Relevance | None]] = {}
+        self._seed_cache: dict[
+            tuple[str, str, int | None, int, bool], tuple[SeedResult, Relevance | None]
+        ] = {}
         self._seed_cache_version = 0
         # the Shapes served lately, and (set by the cabinet the session was
         # opened from) its past versions: for Recall with since=
@@ -149,8 +165,10 @@ class Session:
 
     def __repr__(self) -> str:
         s = self.store
-        return (f"Session({self.name!r}, version={self.version}, nodes={s.live_nodes}, "
-                f"edges={s.live_edges})")
+        return (
+            f"Session({self.name!r}, version={self.version}, nodes={s.live_nodes}, "
+            f"edges={s.live_edges})"
+        )
 
     # -- Commit ---------------------------------------------------------------
     def commit(self, delta: str | ast.Delta) -> CommitResult:
@@ -166,15 +184,21 @@ class Session:
             raise NotADelta(_SLICE_NOT_DELTA)
         if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
             # its DELETE lists rows that left a Shape, not rows to recycle
-            raise EchoRefused("this is a delta Recall answer, not a Commit: nothing was "
-                              "applied; write your own SET or INSERT with its handles")
+            raise EchoRefused(
+                "this is a delta Recall answer, not a Commit: nothing was "
+                "applied; write your own SET or INSERT with its handles"
+            )
         with gc_paused():
             d = parse_delta(delta) if isinstance(delta, str) else delta
             with self._lock:
                 try:
-                    result, record = plan_and_apply(self.store, d, version=self.version,
-                                                    caps=self.caps,
-                                                    delete_on_settle=self.delete_on_settle)
+                    result, record = plan_and_apply(
+                        self.store,
+                        d,
+                        version=self.version,
+                        caps=self.caps,
+                        delete_on_settle=self.delete_on_settle,
+                    )
                 finally:
                     # the syntax tree parsed here is freed while the collector
                     # is held: the first collection after the write then
@@ -201,8 +225,7 @@ class Session:
         # tokenizer is loaded): a process that commits and exits (the CLI)
         # should not count for nothing
         if record is not None and (self._recalled or tokens_loaded(self.tokenizer)):
-            prime_lines(self.store, (c.id for c in record.changes if c.op[0] == "N"),
-                        self._lines)
+            prime_lines(self.store, (c.id for c in record.changes if c.op[0] == "N"), self._lines)
 
     def _keep(self, record: CommitRecord | None) -> None:
         """Make a written change a version: bump, history, pending flush."""
@@ -222,12 +245,14 @@ class Session:
         if self.history_limit is not None and len(self._history) > self.history_limit:
             del self._history[: len(self._history) - self.history_limit]
 
-    def _import(self, nodes: list[Any], edges: list[Any]) -> tuple[CommitResult, list[int],
-                                                                     list[int]]:
+    def _import(
+        self, nodes: list[Any], edges: list[Any]
+    ) -> tuple[CommitResult, list[int], list[int]]:
         """Add a checked batch of elements as one version (used by Absorb)."""
         with self._lock, gc_paused():
-            result, record, nids, eids = import_elements(self.store, nodes, edges,
-                                                         version=self.version, caps=self.caps)
+            result, record, nids, eids = import_elements(
+                self.store, nodes, edges, version=self.version, caps=self.caps
+            )
             self._keep(record)
             return result, nids, eids
 
@@ -242,10 +267,19 @@ class Session:
             return list(self._history)
 
     # -- Recall ---------------------------------------------------------------
-    def recall(self, q: str | ast.SeedQuery = "", *, k: int = LIMITS.k,
-               max_rows: int | None = None, limit: int | None = None,
-               fanout: int = LIMITS.fanout, view: str = "interior", laws: bool = True,
-               since: str | None = None, max_tokens: int | None = None) -> Shape:
+    def recall(
+        self,
+        q: str | ast.SeedQuery = "",
+        *,
+        k: int = LIMITS.k,
+        max_rows: int | None = None,
+        limit: int | None = None,
+        fanout: int = LIMITS.fanout,
+        view: str = "interior",
+        laws: bool = True,
+        since: str | None = None,
+        max_tokens: int | None = None,
+    ) -> Shape:
         """Seed nodes from ``q``, walk ``k`` hops, return a Shape of at most
         ``max_rows`` rows (and, given ``max_tokens``, at most that many tokens).
 
@@ -279,12 +313,14 @@ class Session:
         if type(laws) is not bool:
             raise QueryError(f"laws must be true or false, got {laws!r}")
         if not isinstance(q, (str, ast.SeedQuery)):
-            raise QueryError(f"q must be text (codebook tokens or the MATCH form), got "
-                             f"{type(q).__name__}")
+            raise QueryError(
+                f"q must be text (codebook tokens or the MATCH form), got {type(q).__name__}"
+            )
         if max_tokens is not None:
-            max_tokens = _check_range("max_tokens", max_tokens, LIMITS.max_tokens_min,
-                                      LIMITS.max_tokens_max)
-        if max_rows is None:   # a token budget is the bound unless rows are asked for too
+            max_tokens = _check_range(
+                "max_tokens", max_tokens, LIMITS.max_tokens_min, LIMITS.max_tokens_max
+            )
+        if max_rows is None:  # a token budget is the bound unless rows are asked for too
             max_rows = LIMITS.max_rows if max_tokens is None else LIMITS.max_rows_max
         if since is not None:
             check_etag(since)
@@ -295,13 +331,27 @@ class Session:
         with self._lock:
             if since is not None:
                 return recall_since(self, sq, knobs, since)
-            shape = self._recall(sq, k=k, max_rows=max_rows, limit=limit, fanout=fanout,
-                                 view=view, laws=laws, max_tokens=max_tokens)
+            shape = self._recall(
+                sq,
+                k=k,
+                max_rows=max_rows,
+                limit=limit,
+                fanout=fanout,
+                view=view,
+                laws=laws,
+                max_tokens=max_tokens,
+            )
             self._memo.put(memo_key(shape, sq, knobs), self.version, shape)
             return shape
 
-    def outline(self, *, max_rows: int = LIMITS.max_rows, limit: int | None = None,
-                view: str = "shell", laws: bool = True) -> Shape:
+    def outline(
+        self,
+        *,
+        max_rows: int = LIMITS.max_rows,
+        limit: int | None = None,
+        view: str = "shell",
+        laws: bool = True,
+    ) -> Shape:
         """The session outline: each kind with its count, exemplars and laws."""
         return self.recall("", max_rows=max_rows, limit=limit, view=view, laws=laws)
 
@@ -357,8 +407,9 @@ class Session:
             self._exemplars = ExemplarState(self.store)
         return self._exemplars.top(limit)
 
-    def _cached_seed(self, sq: ast.SeedQuery, qtext: str, limit: int, open_l: bool
-                     ) -> tuple[SeedResult, Relevance | None]:
+    def _cached_seed(
+        self, sq: ast.SeedQuery, qtext: str, limit: int, open_l: bool
+    ) -> tuple[SeedResult, Relevance | None]:
         """The seeds of ``sq`` and what scores nodes against it, once per
         version."""
         if self._seed_cache_version != self.version:
@@ -371,13 +422,26 @@ class Session:
                 self._seed_cache.clear()
             words = Words(self.store)
             seed = self._seed(sq, limit, open_l, words)
-            rel = Relevance(self.store, sq.keywords, words) if (
-                sq.keywords and seed.mode in ("match", "nick")) else None
+            rel = (
+                Relevance(self.store, sq.keywords, words)
+                if (sq.keywords and seed.mode in ("match", "nick"))
+                else None
+            )
             hit = self._seed_cache[key] = (seed, rel or None)
         return hit
 
-    def _recall(self, sq: ast.SeedQuery, *, k: int, max_rows: int, limit: int | None,
-                fanout: int, view: str, laws: bool, max_tokens: int | None = None) -> Shape:
+    def _recall(
+        self,
+        sq: ast.SeedQuery,
+        *,
+        k: int,
+        max_rows: int,
+        limit: int | None,
+        fanout: int,
+        view: str,
+        laws: bool,
+        max_tokens: int | None = None,
+    ) -> Shape:
         s = self.store
         self._recalled = True
         sq, note = read_in(s, sq)
@@ -388,31 +452,53 @@ class Session:
         if seed.mode == "skip":
             walk = WalkResult()
         else:
-            walk = shape_walk(s, seed.seeds, k=0 if seed.mode == "outline" else k,
-                              max_rows=max_rows, fanout=fanout, laws=laws, rel=rel,
-                              extra=seed.more)
+            walk = shape_walk(
+                s,
+                seed.seeds,
+                k=0 if seed.mode == "outline" else k,
+                max_rows=max_rows,
+                fanout=fanout,
+                laws=laws,
+                rel=rel,
+                extra=seed.more,
+            )
         budget = None if max_tokens is None else max_tokens - LINE_TOKENS - 1
         cen = tuple(census(s)) if seed.mode == "outline" else ()
         while True:
             npats, epats, body, body_tokens, taken = build_body(
-                s, walk.items, view, self._lines, None if budget is None else max(budget, 0))
+                s, walk.items, view, self._lines, None if budget is None else max(budget, 0)
+            )
             walk.keep(taken)
             roots = seed.seeds
             if seed.more and len(walk.roots) > len(roots):
                 roots += tuple(n for n in walk.roots if n not in set(roots))
             seeds = tuple(node_handle(n) for n in roots)
             fields: dict[str, Any] = dict(
-                session=self.name, version=self.version, q=qtext,
-                seed_mode=seed.mode, seeds=seeds, matched=seed.matched,
-                rows=walk.rows, max_rows=max_rows, hops=walk.hops,
-                k=0 if seed.mode == "outline" else k, clamped=walk.clamped,
-                hidden=walk.hidden, laws=len(walk.laws), laws_cut=walk.laws_cut,
+                session=self.name,
+                version=self.version,
+                q=qtext,
+                seed_mode=seed.mode,
+                seeds=seeds,
+                matched=seed.matched,
+                rows=walk.rows,
+                max_rows=max_rows,
+                hops=walk.hops,
+                k=0 if seed.mode == "outline" else k,
+                clamped=walk.clamped,
+                hidden=walk.hidden,
+                laws=len(walk.laws),
+                laws_cut=walk.laws_cut,
                 periphery=tuple(node_handle(n) for n in walk.periphery),
-                periphery_q=Hints(s, walk.periphery), view=view,
-                tokenizer=self.tokenizer, holds_answer=self._holds(seed),
+                periphery_q=Hints(s, walk.periphery),
+                view=view,
+                tokenizer=self.tokenizer,
+                holds_answer=self._holds(seed),
                 read_first=self._read_first(seed, sq, cen),
-                advice=self._advice(seed, walk, limit, open_l, max_tokens), census=cen,
-                max_tokens=max_tokens, note=note)
+                advice=self._advice(seed, walk, limit, open_l, max_tokens),
+                census=cen,
+                max_tokens=max_tokens,
+                note=note,
+            )
             text, receipt = finish(fields, body, body_tokens, self._lines)
             if max_tokens is None or receipt.tokens <= max_tokens or not walk.items:
                 return Shape(text, receipt, npats, epats, seeds)
@@ -426,40 +512,51 @@ class Session:
             return self.store.live_nodes > 0
         return False
 
-    def _read_first(self, seed: SeedResult, sq: ast.SeedQuery,
-                    cen: tuple[tuple[str, int], ...]) -> str:
+    def _read_first(
+        self, seed: SeedResult, sq: ast.SeedQuery, cen: tuple[tuple[str, int], ...]
+    ) -> str:
         s = self.store
         if seed.mode == "outline":
             if not cen:
                 return f"session {self.name} is empty"
             kinds = ", ".join(f"{c} {k}" for k, c in cen[:6])
-            return (f"outline of {self.name}: {s.live_nodes} live nodes ({kinds}); "
-                    "recall with a kind, key:value or keyword to go deeper")
+            return (
+                f"outline of {self.name}: {s.live_nodes} live nodes ({kinds}); "
+                "recall with a kind, key:value or keyword to go deeper"
+            )
         if seed.mode == "skip":
             return "the memory holds nothing on this q"
         if seed.mode == "peak":
             return "nothing matched q: these are the busiest hubs"
         first = seed.seeds[0]
         props = s.node_props(first)
-        label = next((v for k in ("title", "name", "path") if isinstance(v := props.get(k), str)),
-                     "")
+        label = next(
+            (v for k in ("title", "name", "path") if isinstance(v := props.get(k), str)), ""
+        )
         label = f" {label[:60]!r}" if label else ""
-        return (f"{len(seed.seeds)} seed(s) from {seed.matched} match(es); start at "
-                f"{node_handle(first)} ({s.node_kind(first)}{label})")
+        return (
+            f"{len(seed.seeds)} seed(s) from {seed.matched} match(es); start at "
+            f"{node_handle(first)} ({s.node_kind(first)}{label})"
+        )
 
-    def _advice(self, seed: SeedResult, walk: WalkResult, limit: int, open_l: bool,
-                max_tokens: int | None) -> tuple[str, ...]:
+    def _advice(
+        self, seed: SeedResult, walk: WalkResult, limit: int, open_l: bool, max_tokens: int | None
+    ) -> tuple[str, ...]:
         """What the caller should send next, when the Shape could not say it
         all: each a change to the same Recall, runnable as written."""
         out: list[str] = []
         if seed.mode in ("match", "nick") and seed.matched > limit and not open_l:
-            out.append(f"q matched {seed.matched} nodes and limit={limit} seeded the Shape: "
-                       "recall without limit to take more as room allows")
+            out.append(
+                f"q matched {seed.matched} nodes and limit={limit} seeded the Shape: "
+                "recall without limit to take more as room allows"
+            )
         if max_tokens is not None and not walk.rows and seed.seeds:
             out.append(f"max_tokens={max_tokens} leaves no room for a row: raise it")
         if walk.laws_cut:
-            out.append(f"{walk.laws_cut} standing rule(s) did not fit: recall with laws=false "
-                       "if you hold them already")
+            out.append(
+                f"{walk.laws_cut} standing rule(s) did not fit: recall with laws=false "
+                "if you hold them already"
+            )
         s = self.store
         if (s.live_nodes + s.live_edges) >= 0.9 * self.caps.rows:
             out.append("the session is near its cap: start a new session (S_i+1) for new work")
@@ -469,9 +566,16 @@ class Session:
     def stats(self) -> dict[str, Any]:
         """Live counts and sizes (cheap, no scan)."""
         s = self.store
-        return {"session": self.name, "version": self.version, "nodes": s.live_nodes,
-                "edges": s.live_edges, "rows": s.live_nodes + s.live_edges,
-                "bytes": s.live_bytes, "cap_rows": self.caps.rows, "cap_bytes": self.caps.bytes}
+        return {
+            "session": self.name,
+            "version": self.version,
+            "nodes": s.live_nodes,
+            "edges": s.live_edges,
+            "rows": s.live_nodes + s.live_edges,
+            "bytes": s.live_bytes,
+            "cap_rows": self.caps.rows,
+            "cap_bytes": self.caps.bytes,
+        }
 
     def handles(self) -> Iterator[str]:
         """Handles of every live node."""
@@ -490,14 +594,24 @@ class Session:
         s = self.store
         with self._lock:
             for n in s.live_node_ids():
-                g.add_node(node_handle(n), kind=s.node_kind(n), labels=s.extra_labels(n),
-                           props=dict(s.node_props(n)), nick=s.node_nick(n))
+                g.add_node(
+                    node_handle(n),
+                    kind=s.node_kind(n),
+                    labels=s.extra_labels(n),
+                    props=dict(s.node_props(n)),
+                    nick=s.node_nick(n),
+                )
             for e in s.live_edge_ids():
                 a, b = s.edge_ends(e)
                 if s.node_recycled(a) or s.node_recycled(b):
                     continue
-                g.add_edge(node_handle(a), node_handle(b), key=edge_handle(e),
-                           type=s.edge_type(e), props=dict(s.edge_props(e)))
+                g.add_edge(
+                    node_handle(a),
+                    node_handle(b),
+                    key=edge_handle(e),
+                    type=s.edge_type(e),
+                    props=dict(s.edge_props(e)),
+                )
         return g
 
 

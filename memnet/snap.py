@@ -99,24 +99,35 @@ class SnapResult:
     @property
     def changed(self) -> bool:
         return bool(self.dropped or self.replaced_roots) or any(
-            r.changed for r in self.results.values())
+            r.changed for r in self.results.values()
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the CLI's and MCP's JSON."""
-        return {"catalog": self.catalog, "interiors": list(self.interiors), "rows": self.rows,
-                "dropped": list(self.dropped),
-                "changed": [sid for sid, r in self.results.items() if r.changed],
-                "warnings": [str(w) for w in self.warnings],
-                "failed": [str(w) for w in self.failed]}
+        return {
+            "catalog": self.catalog,
+            "interiors": list(self.interiors),
+            "rows": self.rows,
+            "dropped": list(self.dropped),
+            "changed": [sid for sid, r in self.results.items() if r.changed],
+            "warnings": [str(w) for w in self.warnings],
+            "failed": [str(w) for w in self.failed],
+        }
 
     def summary(self) -> str:
-        changed = sum(1 for r in self.results.values() if r.changed) if not \
-            self.replaced_roots else len(self.results)
-        return (f"catalog {self.catalog}, {len(self.interiors)} interior session(s) "
-                f"(largest {max(self.rows.values(), default=0)} rows); {changed} session(s) "
-                f"changed" + (f", {len(self.dropped)} dropped" if self.dropped else "")
-                + f"; {len(self.warnings)} warning(s)"
-                + (f", {len(self.failed)} file(s) not ingested" if self.failed else ""))
+        changed = (
+            sum(1 for r in self.results.values() if r.changed)
+            if not self.replaced_roots
+            else len(self.results)
+        )
+        return (
+            f"catalog {self.catalog}, {len(self.interiors)} interior session(s) "
+            f"(largest {max(self.rows.values(), default=0)} rows); {changed} session(s) "
+            f"changed"
+            + (f", {len(self.dropped)} dropped" if self.dropped else "")
+            + f"; {len(self.warnings)} warning(s)"
+            + (f", {len(self.failed)} file(s) not ingested" if self.failed else "")
+        )
 
 
 # -- planning ---------------------------------------------------------------------
@@ -147,12 +158,16 @@ def _rows(members: set[str], links: Iterable[Link]) -> int:
     return len(members) + len(stubs) + n_links
 
 
-def plan_snap(art: Artefacts, prefix: str, *, budget: int = LIMITS.max_rows,
-              catalog_kinds: Iterable[str] = CATALOG_KINDS) -> SnapPlan:
+def plan_snap(
+    art: Artefacts,
+    prefix: str,
+    *,
+    budget: int = LIMITS.max_rows,
+    catalog_kinds: Iterable[str] = CATALOG_KINDS,
+) -> SnapPlan:
     """Cut a model into a catalog and interiors (see the module doc)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
-        raise QueryError(f"budget must be an integer of at least {MIN_BUDGET} rows, "
-                         f"got {budget!r}")
+        raise QueryError(f"budget must be an integer of at least {MIN_BUDGET} rows, got {budget!r}")
     cat_id = catalog_id(prefix)  # validates the prefix
     heads = frozenset(catalog_kinds)
     parent: dict[str, str] = {}
@@ -260,8 +275,9 @@ def plan_snap(art: Artefacts, prefix: str, *, budget: int = LIMITS.max_rows,
     def fill(out: Artefacts, members: Iterable[str], sid: str) -> None:
         for loc in members:
             out.add(art.elements[loc])
-        for lk in sorted({lk.key: lk for m in members for lk in by_elem.get(m, ())}.values(),
-                         key=lambda x: x.key):
+        for lk in sorted(
+            {lk.key: lk for m in members for lk in by_elem.get(m, ())}.values(), key=lambda x: x.key
+        ):
             src = lk.src if home[lk.src] == sid else stub(out, lk.src)
             dst = lk.dst if home[lk.dst] == sid else stub(out, lk.dst)
             out.link(lk.type, src, dst, **lk.props)
@@ -277,11 +293,13 @@ def plan_snap(art: Artefacts, prefix: str, *, budget: int = LIMITS.max_rows,
     fill(cat, sorted(catalog, key=rank.__getitem__), cat_id)
     for sid, g in zip(sids, groups, strict=True):
         unit_roots = [loc for loc in g if home.get(parent.get(loc, ""), "") != sid]
-        names = [str(art.elements[r].props.get("name") or r.rpartition("/")[2])
-                 for r in unit_roots]
+        names = [str(art.elements[r].props.get("name") or r.rpartition("/")[2]) for r in unit_roots]
         holds = ", ".join(names[:HOLDS_SHOWN]) + (" ..." if len(names) > HOLDS_SHOWN else "")
-        cat.add(Element(f"snap:{art.root}/{sid}", SES_KIND,
-                        {"sid": sid, "rows": rows[sid], "holds": holds}))
+        cat.add(
+            Element(
+                f"snap:{art.root}/{sid}", SES_KIND, {"sid": sid, "rows": rows[sid], "holds": holds}
+            )
+        )
     for loc in sorted(e for e in cat.elements if cat.elements[e].kind == STUB_KIND):
         cat.link(IN_TYPE, loc, f"snap:{art.root}/{cat.elements[loc].props['session']}")
     return SnapPlan(prefix, budget, cat, interiors, home, rows, warnings)
@@ -301,7 +319,7 @@ def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[st
                 elements[loc] = el
     links = set()
     for p in parts:
-        for (t, s, d) in p.links:
+        for t, s, d in p.links:
             if t == IN_TYPE and d.startswith("snap:"):
                 continue
             links.add((t, ref.get(s, s), ref.get(d, d)))
@@ -314,7 +332,8 @@ def _foreign_catalog(st: Any) -> bool:
     a snapped element (a ``sysml:`` or ``snap:`` locator): not a snap's catalog."""
     live = list(st.live_node_ids())
     return bool(live) and not any(
-        str(st.node_props(n).get("locator", "")).startswith(("sysml:", "snap:")) for n in live)
+        str(st.node_props(n).get("locator", "")).startswith(("sysml:", "snap:")) for n in live
+    )
 
 
 def load_model(model: str | os.PathLike[str] | Artefacts, *, strict: bool = True) -> Artefacts:
@@ -325,18 +344,25 @@ def load_model(model: str | os.PathLike[str] | Artefacts, *, strict: bool = True
     if isinstance(model, Artefacts):
         return model
     if not isinstance(model, (str, os.PathLike)):
-        raise InvalidArgument(f"a model is a .sysml file or directory path, not "
-                              f"{type(model).__name__}")
-    if not os.fspath(model):   # Path("") would be the working directory
+        raise InvalidArgument(
+            f"a model is a .sysml file or directory path, not {type(model).__name__}"
+        )
+    if not os.fspath(model):  # Path("") would be the working directory
         raise PathNotFound("the model path is empty", path="")
     from .ingest.sysml import scan_sysml
 
     return scan_sysml(model, strict=strict)
 
 
-def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: str, *,
-         budget: int = LIMITS.max_rows, strict: bool = True,
-         progress: Callable[[int, int], None] | None = None) -> SnapResult:
+def snap(
+    cabinet: Cabinet,
+    model: str | os.PathLike[str] | Artefacts,
+    prefix: str,
+    *,
+    budget: int = LIMITS.max_rows,
+    strict: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> SnapResult:
     """Partition ``model`` into ``<prefix>-cat`` and ``<prefix>-1..k`` in ``cabinet``.
 
     The model is read and planned before anything is written: a model that
@@ -369,9 +395,10 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             # path, line and column) says more than "no elements"
             load_model(model, strict=True)
         failed = "; ".join(str(w) for w in art.failed[:3])
-        raise QueryError(f"the model at {model!r} has no elements (no .sysml files, or "
-                         "nothing in them): nothing to snap"
-                         + (f" (not ingested: {failed})" if failed else ""))
+        raise QueryError(
+            f"the model at {model!r} has no elements (no .sysml files, or "
+            "nothing in them): nothing to snap" + (f" (not ingested: {failed})" if failed else "")
+        )
     plan = plan_snap(art, prefix, budget=budget)
     todo = plan.sessions()
     results: dict[str, SyncResult] = {}
@@ -390,17 +417,21 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             if props and "sid" in props and loc.startswith("snap:"):
                 if ours.fullmatch(str(props["sid"])):
                     before.add(str(props["sid"]))
-                old_roots.add(loc[len("snap:"):].rpartition("/")[0])
+                old_roots.add(loc[len("snap:") :].rpartition("/")[0])
         foreign = not before and _foreign_catalog(st)
     if foreign:
-        raise SessionExists(f"session {plan.catalog_id!r} exists and is not the catalog of a "
-                            f"snap with prefix {prefix!r}: nothing was written (choose another "
-                            "prefix)")
+        raise SessionExists(
+            f"session {plan.catalog_id!r} exists and is not the catalog of a "
+            f"snap with prefix {prefix!r}: nothing was written (choose another "
+            "prefix)"
+        )
     for sid, _part in plan.interiors:
         if sid not in before and cabinet.exists(sid):
-            raise SessionExists(f"session {sid!r} exists and was not made by a snap with "
-                                f"prefix {prefix!r} (its catalog does not list it): nothing was "
-                                "written (choose another prefix, or drop that session)")
+            raise SessionExists(
+                f"session {sid!r} exists and was not made by a snap with "
+                f"prefix {prefix!r} (its catalog does not list it): nothing was "
+                "written (choose another prefix, or drop that session)"
+            )
     stale = sorted(old_roots - {art.root})
     created: list[str] = []
     steps = 2 * len(todo)
@@ -414,8 +445,9 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             # the others: until then the cabinet holds no trace of it
             s = cabinet.open(sid) if cabinet.exists(sid) else Session(sid)
             for root in stale:  # an earlier snap of a model with another root: clear it
-                sync(s, Artefacts(root=root, schemes=part.schemes,
-                                  managed_types=part.managed_types))
+                sync(
+                    s, Artefacts(root=root, schemes=part.schemes, managed_types=part.managed_types)
+                )
             results[sid] = sync(s, part)
             synced.append(s)
             if progress is not None:
@@ -440,9 +472,26 @@ def snap(cabinet: Cabinet, model: str | os.PathLike[str] | Artefacts, prefix: st
             cabinet.drop(sid)
             dropped.append(sid)
     warnings = (*art.warnings, *(Warning_(art.root, 0, w) for w in plan.warnings))
-    return SnapResult(plan.catalog_id, tuple(sid for sid, _ in plan.interiors), results,
-                      tuple(dropped), plan.rows, tuple(stale), warnings, tuple(art.failed))
+    return SnapResult(
+        plan.catalog_id,
+        tuple(sid for sid, _ in plan.interiors),
+        results,
+        tuple(dropped),
+        plan.rows,
+        tuple(stale),
+        warnings,
+        tuple(art.failed),
+    )
 
 
-__all__ = ["CATALOG_KINDS", "SES_KIND", "STUB_KIND", "SnapPlan", "SnapResult", "load_model",
-           "plan_snap", "snap", "unsnap"]
+__all__ = [
+    "CATALOG_KINDS",
+    "SES_KIND",
+    "STUB_KIND",
+    "SnapPlan",
+    "SnapResult",
+    "load_model",
+    "plan_snap",
+    "snap",
+    "unsnap",
+]

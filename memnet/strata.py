@@ -118,8 +118,11 @@ def _find(catalog: Session, sid: str) -> str | None:
             continue
         nid = ref[1]
         st = catalog.store
-        if (not st.node_recycled(nid) and st.node_kind(nid) == CATALOG_KIND
-                and st.node_props(nid).get("sid") == sid):
+        if (
+            not st.node_recycled(nid)
+            and st.node_kind(nid) == CATALOG_KIND
+            and st.node_props(nid).get("sid") == sid
+        ):
             return h
     return None
 
@@ -139,8 +142,9 @@ def _with_catalog(cabinet: Cabinet, prefix: str, work: Callable[[Session], T]) -
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def register(cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None,
-             status: str | None = None) -> str:
+def register(
+    cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None, status: str | None = None
+) -> str:
     """Record session ``sid`` in the catalog of ``prefix``; returns its node handle.
 
     One ``(:SES {sid, rows, version, status, note})`` node per session: the
@@ -159,8 +163,12 @@ def register(cabinet: Cabinet, prefix: str, sid: str, *, note: str | None = None
     def work(cat: Session) -> str:
         h = _find(cat, sid)
         if h is None:
-            props: dict[str, Any] = {"sid": sid, "rows": info.rows, "version": info.version,
-                                     "status": status or "open"}
+            props: dict[str, Any] = {
+                "sid": sid,
+                "rows": info.rows,
+                "version": info.version,
+                "status": status or "open",
+            }
             if note is not None:
                 props["note"] = note
             body = ", ".join(f"{k}: {format_value(v)}" for k, v in props.items())
@@ -180,8 +188,10 @@ def _linked(cat: Session, a: str, b: str) -> bool:
     st = cat.store
     ra, rb = parse_handle(a), parse_handle(b)
     assert ra is not None and rb is not None
-    return any(st.edge_type(e) == LINK_TYPE and st.edge_ends(e) == (ra[1], rb[1])
-               for e in st.live_edge_ids())
+    return any(
+        st.edge_type(e) == LINK_TYPE and st.edge_ends(e) == (ra[1], rb[1])
+        for e in st.live_edge_ids()
+    )
 
 
 def link(cabinet: Cabinet, prefix: str, old: str, new: str) -> None:
@@ -190,8 +200,9 @@ def link(cabinet: Cabinet, prefix: str, old: str, new: str) -> None:
     is made for the link)."""
     cid = catalog_id(prefix)
     if not cabinet.exists(cid):
-        raise SessionNotFound(f"session {old!r} is not registered in {cid!r} (there is no "
-                              "such catalog)")
+        raise SessionNotFound(
+            f"session {old!r} is not registered in {cid!r} (there is no such catalog)"
+        )
 
     def work(cat: Session) -> None:
         a, b = _find(cat, old), _find(cat, new)
@@ -261,8 +272,9 @@ def outside_refs(delta: str | ast.Delta) -> list[str]:
     return out
 
 
-def commit_or_advance(cabinet: Cabinet, session: Session,
-                      delta: str | ast.Delta) -> tuple[Session, CommitResult]:
+def commit_or_advance(
+    cabinet: Cabinet, session: Session, delta: str | ast.Delta
+) -> tuple[Session, CommitResult]:
     """Commit ``delta`` to ``session`` and flush; when the Commit would pass the
     rate cap, mint the next stratum and commit it there instead.
 
@@ -291,16 +303,23 @@ def commit_or_advance(cabinet: Cabinet, session: Session,
                 f"{session.name!r}, which do not exist in a new session, so it was not moved; "
                 "settle or delete finished work here, or rewrite the Δ with new nodes only and "
                 "commit it to the next stratum (memnet.strata.next_session)",
-                **{**e.details, "handles": refs, "advice": "next_session"}) from e
+                **{**e.details, "handles": refs, "advice": "next_session"},
+            ) from e
         # would it fit an empty session with the same caps? decide before minting
-        probe = Session(session.name, caps=session.caps,
-                        delete_on_settle=session.delete_on_settle, history_limit=1)
+        probe = Session(
+            session.name,
+            caps=session.caps,
+            delete_on_settle=session.delete_on_settle,
+            history_limit=1,
+        )
         try:
             probe.commit(d)
         except CapExceeded as e2:
             raise CapExceeded(
                 f"{e2.message}. The Δ does not fit even an empty session with these caps: "
-                "split it into smaller Commits", **e2.details) from e
+                "split it into smaller Commits",
+                **e2.details,
+            ) from e
         cabinet.flush(session)  # commits made before the refused one
         new = next_session(cabinet, session.name)
         result = new.commit(d)
@@ -311,5 +330,15 @@ def commit_or_advance(cabinet: Cabinet, session: Session,
     return session, result
 
 
-__all__ = ["CATALOG_KIND", "LINK_TYPE", "catalog_id", "commit_or_advance", "ensure_catalog",
-           "link", "next_session", "outside_refs", "register", "split_stratum"]
+__all__ = [
+    "CATALOG_KIND",
+    "LINK_TYPE",
+    "catalog_id",
+    "commit_or_advance",
+    "ensure_catalog",
+    "link",
+    "next_session",
+    "outside_refs",
+    "register",
+    "split_stratum",
+]

@@ -53,9 +53,13 @@ _PATTERNS = {"o200k_base": _O200K_PATTERN, "cl100k_base": _CL100K_PATTERN}
 TOKENIZERS = tuple(sorted(_PATTERNS))
 _SPECIAL = {
     "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    "cl100k_base": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,
-                    "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260,
-                    "<|endofprompt|>": 100276},
+    "cl100k_base": {
+        "<|endoftext|>": 100257,
+        "<|fim_prefix|>": 100258,
+        "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276,
+    },
 }
 _lock = threading.Lock()
 _LOADED: set[str] = set()
@@ -105,15 +109,19 @@ def loaded(tokenizer: str = DEFAULT_TOKENIZER) -> bool:
 # pieces seen before never loads the tokenizer (a fraction of a second).
 # (possessive where the classes cannot trade characters: the same pieces, cut
 # about a fifth faster by Python's engine)
-_O200K_ASCII = re.compile("|".join([
-    r"""[^\r\nA-Za-z0-9]?+[A-Z]*+[a-z]++(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\nA-Za-z0-9]?+[A-Z]++[a-z]*+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[0-9]{1,3}""",
-    r""" ?[^\sA-Za-z0-9]++[\r\n/]*+""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-]))
+_O200K_ASCII = re.compile(
+    "|".join(
+        [
+            r"""[^\r\nA-Za-z0-9]?+[A-Z]*+[a-z]++(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\nA-Za-z0-9]?+[A-Z]++[a-z]*+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[0-9]{1,3}""",
+            r""" ?[^\sA-Za-z0-9]++[\r\n/]*+""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    )
+)
 # outside the piece path: non-ASCII, and ASCII controls on which Python's and
 # the tokenizer's ideas of white space differ
 _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
@@ -138,7 +146,7 @@ _PIECEWISE = {"o200k_base": _O200K_ASCII}
 # building the tokenizer (most of a second); tests/ver/test_tokens.py
 # compares the cut with the published pattern and the counts with the
 # tokenizer.
-_OTHER_LETTER = "\ue000"   # stands in for letters that are neither only upper nor only lower case
+_OTHER_LETTER = "\ue000"  # stands in for letters that are neither only upper nor only lower case
 _NO_STAND_IN = "\ue001"
 _MARK = "\ue002"
 
@@ -147,15 +155,19 @@ _MARK = "\ue002"
 def _stand_in_cutter() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """``(cut, other)``: o200k's pattern over stand-ins, and a character
     with none (compiled when first needed: most text is plain ASCII)."""
-    cut = re.compile("|".join([
-        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000\ue002]*[a-z\ue000\ue002]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000\ue002]+[a-z\ue000\ue002]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[0-9]{1,3}""",
-        r""" ?[^\t\n\r A-Za-z0-9\ue000]+[\r\n/]*""",
-        r"""[\t\n\r ]*[\r\n]+""",
-        r"""[\t\n\r ]+(?![^\t\n\r ])""",
-        r"""[\t\n\r ]+""",
-    ]))
+    cut = re.compile(
+        "|".join(
+            [
+                r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000\ue002]*[a-z\ue000\ue002]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\nA-Za-z0-9\ue000]?[A-Z\ue000\ue002]+[a-z\ue000\ue002]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[0-9]{1,3}""",
+                r""" ?[^\t\n\r A-Za-z0-9\ue000]+[\r\n/]*""",
+                r"""[\t\n\r ]*[\r\n]+""",
+                r"""[\t\n\r ]+(?![^\t\n\r ])""",
+                r"""[\t\n\r ]+""",
+            ]
+        )
+    )
     return cut, re.compile(r"[^\t\n\r\x20-\x7e\ue000\ue002]")
 
 
@@ -182,13 +194,16 @@ def _newer_classes() -> Callable[[str], str | None] | None:
         import regex
     except ImportError:  # pragma: no cover - tiktoken brings it
         return None
-    by = regex.compile(r"(?P<A>[\p{Lu}\p{Lt}])|(?P<a>\p{Ll})|(?P<L>[\p{Lm}\p{Lo}])|(?P<M>\p{M})"
-                       r"|(?P<N>\p{N})|(?P<S>\s)")
+    by = regex.compile(
+        r"(?P<A>[\p{Lu}\p{Lt}])|(?P<a>\p{Ll})|(?P<L>[\p{Lm}\p{Lo}])|(?P<M>\p{M})"
+        r"|(?P<N>\p{N})|(?P<S>\s)"
+    )
     names = {"A": "A", "a": "a", "L": _OTHER_LETTER, "M": _MARK, "N": "0", "S": None}
 
     def cls(ch: str) -> str | None:
         m = by.match(ch)
         return "!" if m is None else names[m.lastgroup or "S"]
+
     return cls
 
 
@@ -205,9 +220,14 @@ class _StandIns(dict):  # type: ignore[type-arg]
             cat = unicodedata.category(ch)
             got = _stand_in_class(cat)
             newer = _newer_classes()
-            if cat in ("Cn", "Cs", "Cc") or cat[0] == "Z" or ch.isspace() or cp == 0x17F or \
-                    _stand_in_class(unicodedata.ucd_3_2_0.category(ch)) != got or \
-                    (newer is not None and newer(ch) != got):
+            if (
+                cat in ("Cn", "Cs", "Cc")
+                or cat[0] == "Z"
+                or ch.isspace()
+                or cp == 0x17F
+                or _stand_in_class(unicodedata.ucd_3_2_0.category(ch)) != got
+                or (newer is not None and newer(ch) != got)
+            ):
                 got = _NO_STAND_IN
         if len(self) >= 1 << 16:
             self.clear()
@@ -228,16 +248,18 @@ def _stood_in_pieces(text: str) -> list[str] | None:
     out: list[str] = []
     at = 0
     for p in cut.findall(proxy):
-        out.append(text[at:at + len(p)])
+        out.append(text[at : at + len(p)])
         at += len(p)
     return out if at == len(text) else None
-PIECES_MAX = 1 << 18          # pieces the table keeps (the most recently used)
-FRESH_MAX = 1 << 16           # new pieces a process hands on once the table is full
-MORE_MAX = 1 << 16            # pieces remembered past those, in this process only
-RECENT_MAX = 4096             # pieces the small file holds before they join the table
-RANK_MEMO_MAX = 1 << 16       # byte pairs whose rank a merge remembers
-_MAGIC = b"MNPC1"             # the small file of recent pieces (and the old single file)
-_TABLE_MAGIC = b"MNPC2"       # the hashed table of pieces
+
+
+PIECES_MAX = 1 << 18  # pieces the table keeps (the most recently used)
+FRESH_MAX = 1 << 16  # new pieces a process hands on once the table is full
+MORE_MAX = 1 << 16  # pieces remembered past those, in this process only
+RECENT_MAX = 4096  # pieces the small file holds before they join the table
+RANK_MEMO_MAX = 1 << 16  # byte pairs whose rank a merge remembers
+_MAGIC = b"MNPC1"  # the small file of recent pieces (and the old single file)
+_TABLE_MAGIC = b"MNPC2"  # the hashed table of pieces
 _RANKS_MAGIC = b"MNRK2"
 
 
@@ -276,10 +298,10 @@ class _Pieces:
         # the table has room for (FRESH_MAX at least): remembered here only,
         # forgotten all at once when MORE_MAX are held
         self.more: dict[str, int] = {}
-        self.fresh: dict[str, int] = {}   # counted here, in neither file yet
+        self.fresh: dict[str, int] = {}  # counted here, in neither file yet
         self.stored: Callable[[bytes], int | None] | None = None
-        self.held = 0                     # pieces the two files hold
-        self.fold = False                 # the table needs writing (an old file was read)
+        self.held = 0  # pieces the two files hold
+        self.fold = False  # the table needs writing (an old file was read)
         self.path: str | None = None
         base = cache_dir()
         if base is not None:
@@ -346,7 +368,7 @@ class _Pieces:
                 table = _table_items(self.path, _TABLE_MAGIC, 2)
                 for k, v in chain(self.counts.items(), recent.items()):
                     raw = k.encode()
-                    table.pop(raw, None)   # (its count is the same) put it last
+                    table.pop(raw, None)  # (its count is the same) put it last
                     if 0 < v < 1 << 16 and 0 < len(raw) <= 256:
                         table[raw] = v
                 over = len(table) - PIECES_MAX
@@ -389,8 +411,9 @@ def _read_pieces(path: str) -> dict[str, int]:
         import msgpack
 
         d = msgpack.unpackb(raw[9:])
-        if type(d) is dict and all(type(k) is str and type(v) is int and 0 < v < 1 << 16
-                                   for k, v in d.items()):
+        if type(d) is dict and all(
+            type(k) is str and type(v) is int and 0 < v < 1 << 16 for k, v in d.items()
+        ):
             return d
     except (OSError, ValueError, TypeError):
         pass
@@ -478,7 +501,7 @@ def _piece_count(tokenizer: str, piece: str) -> int:
         if single is not None:
             return len(single(raw))
     get = memo.get
-    parts = [raw[i:i + 1] for i in range(len(raw))]
+    parts = [raw[i : i + 1] for i in range(len(raw))]
     while len(parts) > 1:
         best = -1
         at = 0
@@ -494,11 +517,11 @@ def _piece_count(tokenizer: str, piece: str) -> int:
                 best, at = r, i
         if best < 0:
             break
-        parts[at:at + 2] = [parts[at] + parts[at + 1]]
+        parts[at : at + 2] = [parts[at] + parts[at + 1]]
     return len(parts)
 
 
-LONG_PIECE = 1024   # bytes past which a piece is merged by the tokenizer
+LONG_PIECE = 1024  # bytes past which a piece is merged by the tokenizer
 
 
 @functools.cache
@@ -506,7 +529,8 @@ def _single_piece(name: str) -> Callable[[bytes], Any] | None:
     """The tokenizer's own merge of one piece's bytes, or None when the
     encoder at hand has none (the pure-Python fallback)."""
     single: Callable[[bytes], Any] | None = getattr(
-        getattr(_encoder(name), "__self__", None), "_encode_single_piece", None)
+        getattr(_encoder(name), "__self__", None), "_encode_single_piece", None
+    )
     return single
 
 
@@ -561,8 +585,11 @@ def _write_ranks(path: str, ranks: dict[bytes, int]) -> None:
 _HEAD = 13  # magic (5) + CRC (4) + n (4); m follows
 
 
-def _read_table(path: str, magic: bytes, width: int,
-                ) -> tuple[Callable[[bytes], int | None], int] | None:
+def _read_table(
+    path: str,
+    magic: bytes,
+    width: int,
+) -> tuple[Callable[[bytes], int | None], int] | None:
     """``(lookup, keys)`` over a table file, or None when it is missing or
     damaged. The file is mapped, not read: a lookup touches a slot and an
     entry."""
@@ -580,9 +607,9 @@ def _read_table(path: str, magic: bytes, width: int,
     lo = _HEAD + 4
     slots: Any
     if sys.byteorder == "little":
-        slots = memoryview(mm)[lo:lo + 4 * m].cast("I")
+        slots = memoryview(mm)[lo : lo + 4 * m].cast("I")
     else:  # pragma: no cover - no big-endian machine at hand
-        slots = array("I", mm[lo:lo + 4 * m])
+        slots = array("I", mm[lo : lo + 4 * m])
         slots.byteswap()
     base = lo + 4 * m  # entry offsets count from here
     mask = m - 1
@@ -596,8 +623,8 @@ def _read_table(path: str, magic: bytes, width: int,
                 return None
             at += base - 1
             end = at + 2 + mm[at]
-            if mm[at + 1:end] == key:
-                return int.from_bytes(mm[end:end + width], "little")
+            if mm[at + 1 : end] == key:
+                return int.from_bytes(mm[end : end + width], "little")
             h = (h + 1) & mask
 
     return lookup, n
@@ -606,10 +633,13 @@ def _read_table(path: str, magic: bytes, width: int,
 def _table_sizes(buf: Any, magic: bytes) -> tuple[int, int] | None:
     """``(keys, slots)`` of the table file held in ``buf`` (bytes or a map of
     it), or None when its magic, checksum or slot count is wrong."""
-    if buf[:5] != magic or len(buf) < _HEAD + 4 or \
-            zlib.crc32(memoryview(buf)[9:]) != int.from_bytes(buf[5:9], "big"):
+    if (
+        buf[:5] != magic
+        or len(buf) < _HEAD + 4
+        or zlib.crc32(memoryview(buf)[9:]) != int.from_bytes(buf[5:9], "big")
+    ):
         return None
-    m = int.from_bytes(buf[_HEAD:_HEAD + 4], "little")
+    m = int.from_bytes(buf[_HEAD : _HEAD + 4], "little")
     if m <= 0 or m & (m - 1) or len(buf) < _HEAD + 4 + 4 * m:
         return None
     return int.from_bytes(buf[9:_HEAD], "big"), m
@@ -630,13 +660,14 @@ def _table_items(path: str, magic: bytes, width: int) -> dict[bytes, int]:
     end = len(raw)
     while at < end:
         k = at + 2 + raw[at]
-        out[raw[at + 1:k]] = int.from_bytes(raw[k:k + width], "little")
+        out[raw[at + 1 : k]] = int.from_bytes(raw[k : k + width], "little")
         at = k + width
     return out
 
 
-def _write_table(path: str, magic: bytes, items: dict[bytes, int], width: int,
-                 ordered: bool = False) -> None:
+def _write_table(
+    path: str, magic: bytes, items: dict[bytes, int], width: int, ordered: bool = False
+) -> None:
     """Write a table file atomically; one that cannot be written is skipped
     (keys longer than 256 bytes, or none, are not cached). The entries lie in
     the order of ``items`` when ``ordered``, else by value and key."""
@@ -646,8 +677,9 @@ def _write_table(path: str, magic: bytes, items: dict[bytes, int], width: int,
     slots = array("I", bytes(4 * m))
     blob = bytearray()
     mask = m - 1
-    for tok, r in (items.items() if ordered else
-                   sorted(items.items(), key=lambda kv: (kv[1], kv[0]))):
+    for tok, r in (
+        items.items() if ordered else sorted(items.items(), key=lambda kv: (kv[1], kv[0]))
+    ):
         h = zlib.crc32(tok) & mask
         while slots[h]:
             h = (h + 1) & mask
@@ -664,5 +696,13 @@ def encode(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[int]:
     return list(_encoder(tokenizer)(text))
 
 
-__all__ = ["DEFAULT_TOKENIZER", "PIECES_MAX", "cache_dir", "count_tokens", "encode", "loaded",
-           "piece_tokens", "save_pieces"]
+__all__ = [
+    "DEFAULT_TOKENIZER",
+    "PIECES_MAX",
+    "cache_dir",
+    "count_tokens",
+    "encode",
+    "loaded",
+    "piece_tokens",
+    "save_pieces",
+]

@@ -53,6 +53,8 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def has_lone_surrogate(s: str) -> bool:
     """Whether ``s`` holds a lone surrogate, so is not valid Unicode text."""
     return not s.isascii() and LONE_SURROGATE.search(s) is not None
+
+
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -112,5 +114,16 @@ def node_key(kind: str, labels: tuple[str, ...], props: Mapping[str, Value] | No
     return f"{kind}{SEP}{'&'.join(labels)}{SEP}{props_text(props)}"
 
 
-__all__ = ["LONE_SURROGATE", "Props", "SEP", "Scalar", "Value", "format_value",
-           "has_lone_surrogate", "node_key", "props_text", "quote", "scalar_text"]
+__all__ = [
+    "LONE_SURROGATE",
+    "Props",
+    "SEP",
+    "Scalar",
+    "Value",
+    "format_value",
+    "has_lone_surrogate",
+    "node_key",
+    "props_text",
+    "quote",
+    "scalar_text",
+]

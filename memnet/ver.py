@@ -142,8 +142,11 @@ class Trace:
         out = [f"could not collect {nodeid or 'the test suite'}" for nodeid in self.errors]
         for nodeid, ids in self.unknown.items():
             out += [f"{nodeid} names unknown requirement {rid!r}" for rid in ids]
-        out += [f"{nodeid} is an MN-VER test (under {VER_DIR}/) and names no requirement: "
-                f"add @pytest.mark.{MARKER}(...)" for nodeid in self.unmarked]
+        out += [
+            f"{nodeid} is an MN-VER test (under {VER_DIR}/) and names no requirement: "
+            f"add @pytest.mark.{MARKER}(...)"
+            for nodeid in self.unmarked
+        ]
         if coverage:
             out += [f"requirement {rid} has no test" for rid in self.missing]
         return out
@@ -159,8 +162,9 @@ class Trace:
         """Plain data: ``requirements``, ``tests``, ``matrix``, ``missing``, ``unknown``,
         ``unmarked``, plus ``errors``, ``models`` and ``whole``."""
         return {
-            "requirements": {rid: self.requirements[rid]
-                             for rid in sorted(self.requirements, key=id_key)},
+            "requirements": {
+                rid: self.requirements[rid] for rid in sorted(self.requirements, key=id_key)
+            },
             "tests": self.tests,
             "matrix": self.matrix,
             "missing": self.missing,
@@ -174,18 +178,24 @@ class Trace:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Trace:
         """The inverse of :meth:`to_dict` (derived keys are recomputed)."""
-        return cls(requirements=dict(data["requirements"]),
-                   tests={k: list(v) for k, v in data.get("tests", {}).items()},
-                   unknown={k: list(v) for k, v in data.get("unknown", {}).items()},
-                   unmarked=list(data.get("unmarked", [])),
-                   errors=list(data.get("errors", [])),
-                   models=str(data.get("models", "")),
-                   whole=bool(data.get("whole", True)))
+        return cls(
+            requirements=dict(data["requirements"]),
+            tests={k: list(v) for k, v in data.get("tests", {}).items()},
+            unknown={k: list(v) for k, v in data.get("unknown", {}).items()},
+            unmarked=list(data.get("unmarked", [])),
+            errors=list(data.get("errors", [])),
+            models=str(data.get("models", "")),
+            whole=bool(data.get("whole", True)),
+        )
 
 
-def build_trace(requirements: Mapping[str, str],
-                marks: Iterable[tuple[str, bool, Iterable[Any]]], *,
-                models: str = "", whole: bool = True) -> Trace:
+def build_trace(
+    requirements: Mapping[str, str],
+    marks: Iterable[tuple[str, bool, Iterable[Any]]],
+    *,
+    models: str = "",
+    whole: bool = True,
+) -> Trace:
     """A :class:`Trace` from ``(nodeid, is_ver_test, named ids)`` per collected test."""
     trace = Trace(requirements=dict(requirements), models=models, whole=whole)
     for nodeid, is_ver, named in marks:
@@ -211,8 +221,10 @@ def _compact(nodeids: list[str]) -> list[tuple[str, str]]:
         file, base, _params = _split_nodeid(nodeid)
         names = files.setdefault(file, {})
         names[base] = names.get(base, 0) + 1
-    return [(file, ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in names.items()))
-            for file, names in files.items()]
+    return [
+        (file, ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in names.items()))
+        for file, names in files.items()
+    ]
 
 
 def format_matrix(trace: Trace, width: int = 100) -> str:
@@ -227,26 +239,40 @@ def format_matrix(trace: Trace, width: int = 100) -> str:
     matrix = trace.matrix
     idw = max([len(r) for r in matrix] + [6]) + 2
     indent = " " * (idw + 6)
-    out = [f"requirement × test matrix ({len(matrix)} requirements"
-           + (f" from {trace.models}" if trace.models else "") + ")"]
+    out = [
+        f"requirement × test matrix ({len(matrix)} requirements"
+        + (f" from {trace.models}" if trace.models else "")
+        + ")"
+    ]
     for rid, tests in matrix.items():
         text = " ".join(trace.requirements[rid].split())
         room = width - len(indent)
         if len(text) > room:
-            text = text[:room - 1].rstrip() + "…"
+            text = text[: room - 1].rstrip() + "…"
         out.append(f"{rid:<{idw}}{len(tests):>4}  {text}".rstrip())
         if not tests:
             out.append(f"{indent}(no test)")
         for file, names in _compact(tests):
-            out += textwrap.wrap(f"{file}: {names}", width=width, initial_indent=indent,
-                                 subsequent_indent=indent + "    ", break_on_hyphens=False)
+            out += textwrap.wrap(
+                f"{file}: {names}",
+                width=width,
+                initial_indent=indent,
+                subsequent_indent=indent + "    ",
+                break_on_hyphens=False,
+            )
     missing = trace.missing
     marked = sum(1 for ids in trace.tests.values() if ids)
-    out.append(f"total: {len(matrix)} requirements, {len(matrix) - len(missing)} with a test, "
-               f"{len(missing)} without" + (f" ({', '.join(missing)})" if missing else "")
-               + f"; {marked} of {len(trace.tests)} tests name a requirement")
-    out += [f"unknown: {p}" for p in trace.problems(coverage=False)
-            if " names unknown requirement " in p]
+    out.append(
+        f"total: {len(matrix)} requirements, {len(matrix) - len(missing)} with a test, "
+        f"{len(missing)} without"
+        + (f" ({', '.join(missing)})" if missing else "")
+        + f"; {marked} of {len(trace.tests)} tests name a requirement"
+    )
+    out += [
+        f"unknown: {p}"
+        for p in trace.problems(coverage=False)
+        if " names unknown requirement " in p
+    ]
     out += [f"unmarked MN-VER test: {nodeid}" for nodeid in trace.unmarked]
     out += [f"collection error: {nodeid}" for nodeid in trace.errors]
     return "\n".join(out) + "\n"
@@ -285,8 +311,7 @@ def requirement_nodes(session: Any, ids: Iterable[str]) -> dict[str, list[str]]:
     return {rid: sorted(set(locs)) for rid, locs in sorted(out.items())}
 
 
-def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str]]
-                    ) -> Artefacts:
+def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str]]) -> Artefacts:
     """The artefacts of a trace: a ``TEST`` node per test file that holds a test
     naming a requirement of ``requirements``, with a ``VERIFIES`` link to each
     node of each id its tests name; the link's ``tests`` lists those tests
@@ -301,8 +326,12 @@ def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str
     neighbours of a node, and the 5 files that verify MN-REQ-13.1 name all 13
     of its tests where 13 test nodes would be cut to the first few.
     """
-    art = Artefacts(root=root, schemes=(TEST_SCHEME,), managed_types=("VERIFIES",),
-                    outside=frozenset(loc for locs in requirements.values() for loc in locs))
+    art = Artefacts(
+        root=root,
+        schemes=(TEST_SCHEME,),
+        managed_types=("VERIFIES",),
+        outside=frozenset(loc for locs in requirements.values() for loc in locs),
+    )
     files: dict[str, dict[str, list[str]]] = {}  # file -> requirement id -> node ids
     functions: dict[str, set[str]] = {}
     cases: dict[str, int] = {}
@@ -318,10 +347,13 @@ def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str
         cases[file] = cases.get(file, 0) + 1
     for file in sorted(files):
         parts = file.split("/")  # a node id's file, relative to pytest's rootdir
-        rel = "/".join(parts[parts.index(root) + 1:]) if root in parts[:-1] else file
+        rel = "/".join(parts[parts.index(root) + 1 :]) if root in parts[:-1] else file
         loc = f"{TEST_SCHEME}:{root}/{rel}"
-        art.add(Element(loc, TEST_KIND, {"path": file, "tests": len(functions[file]),
-                                         "cases": cases[file]}))
+        art.add(
+            Element(
+                loc, TEST_KIND, {"path": file, "tests": len(functions[file]), "cases": cases[file]}
+            )
+        )
         for rid, nodeids in sorted(files[file].items()):
             named = ", ".join(names for _file, names in _compact(nodeids))
             for target in requirements[rid]:
@@ -329,8 +361,9 @@ def trace_artefacts(trace: Trace, root: str, requirements: Mapping[str, list[str
     return art
 
 
-def commit_trace(session: Any, trace: Trace, models: str | os.PathLike[str], *,
-                 root: str = "tests") -> tuple[SyncResult | None, SyncResult]:
+def commit_trace(
+    session: Any, trace: Trace, models: str | os.PathLike[str], *, root: str = "tests"
+) -> tuple[SyncResult | None, SyncResult]:
     """Write ``trace`` into ``session``: its test files as ``TEST`` nodes with
     ``VERIFIES`` links to the requirement nodes (found by their ``rid``), as
     one sync of the scope ``test:<root>`` (see :func:`trace_artefacts`).
@@ -347,8 +380,10 @@ def commit_trace(session: Any, trace: Trace, models: str | os.PathLike[str], *,
     >>> s.recall("REQ rid:MN-REQ-13.1")                    # shows its TEST nodes  # doctest: +SKIP
     """
     if trace.errors:
-        raise TraceFailed(f"the collection failed for {', '.join(trace.errors)}: a partial "
-                          f"trace would drop their tests; nothing was written")
+        raise TraceFailed(
+            f"the collection failed for {', '.join(trace.errors)}: a partial "
+            f"trace would drop their tests; nothing was written"
+        )
     found = requirement_nodes(session, trace.requirements)
     model_res = None
     if not found:
@@ -362,8 +397,13 @@ def commit_trace(session: Any, trace: Trace, models: str | os.PathLike[str], *,
 # --------------------------------------------------------------------------- memnet ver
 
 
-def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
-            python: str | None = None, timeout: float | None = 600) -> Trace:
+def collect(
+    models: str | os.PathLike[str],
+    tests: str | os.PathLike[str],
+    *,
+    python: str | None = None,
+    timeout: float | None = 600,
+) -> Trace:
     """Collect the tests under ``tests`` with pytest in a subprocess and trace them.
 
     The subprocess runs in the parent of ``tests`` (so its pyproject, ini
@@ -374,37 +414,59 @@ def collect(models: str | os.PathLike[str], tests: str | os.PathLike[str], *,
     """
     dir_arg(models, "models")
     dir_arg(tests, "tests")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(
-            timeout, (int, float)) or not timeout > 0 or timeout == float("inf")):
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not timeout > 0
+        or timeout == float("inf")
+    ):
         raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout!r}")
     m, t = Path(models).resolve(), Path(tests).resolve()
     for what, given, p in (("models", models, m), ("tests", tests, t)):
         if not p.exists():
-            raise PathNotFound(f"the {what} directory {os.fspath(given)!r} does not exist",
-                               path=os.fspath(p))
+            raise PathNotFound(
+                f"the {what} directory {os.fspath(given)!r} does not exist", path=os.fspath(p)
+            )
     if not t.is_dir():
-        raise PathNotFound(f"the tests path {os.fspath(tests)!r} is not a directory",
-                           path=os.fspath(t))
+        raise PathNotFound(
+            f"the tests path {os.fspath(tests)!r} is not a directory", path=os.fspath(t)
+        )
     with tempfile.TemporaryDirectory(prefix="memnet-ver-") as tmp:
         out = Path(tmp) / "trace.json"
         # OPTION=VALUE: pytest picks its rootdir before plugin options are known, and
         # would take a separate value for a path to collect
-        cmd = [python or sys.executable, "-m", "pytest", "--collect-only", "-q",
-               "-p", "memnet.ver", f"--memnet-ver-json={out}", f"--memnet-models={m}", str(t)]
+        cmd = [
+            python or sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "memnet.ver",
+            f"--memnet-ver-json={out}",
+            f"--memnet-models={m}",
+            str(t),
+        ]
         try:
-            proc = subprocess.run(cmd, cwd=t.parent, capture_output=True, text=True,
-                                  timeout=timeout, check=False)
+            proc = subprocess.run(
+                cmd, cwd=t.parent, capture_output=True, text=True, timeout=timeout, check=False
+            )
         except subprocess.TimeoutExpired:
             raise TraceFailed(f"collecting {t} took longer than {timeout} s") from None
-        except OSError as e:   # the python to collect with cannot be run
-            raise PathNotFound(f"cannot run {cmd[0]!r} to collect the tests: "
-                               f"{e.strerror or e}", path=str(cmd[0])) from None
+        except OSError as e:  # the python to collect with cannot be run
+            raise PathNotFound(
+                f"cannot run {cmd[0]!r} to collect the tests: {e.strerror or e}", path=str(cmd[0])
+            ) from None
         if not out.exists():
-            said = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines()
-                    if ln.startswith(("ERROR", "E ")) or "Error" in ln]
+            said = [
+                ln.strip()
+                for ln in (proc.stderr + proc.stdout).splitlines()
+                if ln.startswith(("ERROR", "E ")) or "Error" in ln
+            ]
             reason = " | ".join(said[:6]) or (proc.stderr or proc.stdout).strip()[-400:]
-            raise TraceFailed(f"collecting {t} gave no trace (pytest exit {proc.returncode}): "
-                              f"{reason}")
+            raise TraceFailed(
+                f"collecting {t} gave no trace (pytest exit {proc.returncode}): {reason}"
+            )
         data = json.loads(out.read_text(encoding="utf-8"))
     return Trace.from_dict(data)
 
@@ -425,19 +487,32 @@ class _State:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("memnet-ver", "MemNet requirement traceability (MN-VER)")
-    group.addoption("--memnet-models", metavar="DIR", default=None,
-                    help=f"the SysML model holding the requirements (default: ${ENV_MODELS}, "
-                         f"else <rootdir>/{DEFAULT_MODELS} when it exists)")
-    group.addoption("--memnet-ver", action="store_true", default=False,
-                    help="print the requirement x test matrix after collection and require "
-                         "every requirement to have a test")
-    group.addoption("--memnet-ver-json", metavar="FILE", default=None,
-                    help="write the requirement/test trace as JSON to FILE")
+    group.addoption(
+        "--memnet-models",
+        metavar="DIR",
+        default=None,
+        help=f"the SysML model holding the requirements (default: ${ENV_MODELS}, "
+        f"else <rootdir>/{DEFAULT_MODELS} when it exists)",
+    )
+    group.addoption(
+        "--memnet-ver",
+        action="store_true",
+        default=False,
+        help="print the requirement x test matrix after collection and require "
+        "every requirement to have a test",
+    )
+    group.addoption(
+        "--memnet-ver-json",
+        metavar="FILE",
+        default=None,
+        help="write the requirement/test trace as JSON to FILE",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not any(line.split(":")[0].split("(")[0].strip() == MARKER
-               for line in config.getini("markers")):
+    if not any(
+        line.split(":")[0].split("(")[0].strip() == MARKER for line in config.getini("markers")
+    ):
         config.addinivalue_line("markers", _MARKER_LINE)
     state = _State()
     config.stash[_STATE] = state
@@ -479,11 +554,13 @@ def requirements_of(config: pytest.Config) -> dict[str, str] | None:
         try:
             reqs = load_model(state.models)
         except MemNetError as e:
-            raise pytest.UsageError(f"cannot read the requirement model {state.models}: "
-                                    f"{e.code}: {e}") from None
+            raise pytest.UsageError(
+                f"cannot read the requirement model {state.models}: {e.code}: {e}"
+            ) from None
         if not reqs:
-            raise pytest.UsageError(f"the model {state.models} holds no requirement with a "
-                                    "short id <'...'>")
+            raise pytest.UsageError(
+                f"the model {state.models} holds no requirement with a short id <'...'>"
+            )
         state.requirements = reqs
     return state.requirements
 
@@ -521,8 +598,9 @@ def _is_ver_test(item: pytest.Item, root: Path) -> bool:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     # tryfirst: see every collected test, before -k / -m / --deselect drop some
     if hasattr(config, "workerinput"):  # an xdist worker: the controller checks
         return
@@ -531,16 +609,26 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     state = config.stash[_STATE]
     if reqs is None:
         if wants:
-            raise pytest.UsageError(f"no requirement model: give --memnet-models DIR, set "
-                                    f"${ENV_MODELS}, or add <rootdir>/{DEFAULT_MODELS}")
+            raise pytest.UsageError(
+                f"no requirement model: give --memnet-models DIR, set "
+                f"${ENV_MODELS}, or add <rootdir>/{DEFAULT_MODELS}"
+            )
         return
     root = config.rootpath.resolve()
     whole = is_whole_run(config)
     trace = build_trace(
         reqs,
-        ((item.nodeid, _is_ver_test(item, root),
-          [rid for mark in item.iter_markers(MARKER) for rid in mark.args]) for item in items),
-        models=_display(state.models, config), whole=whole)
+        (
+            (
+                item.nodeid,
+                _is_ver_test(item, root),
+                [rid for mark in item.iter_markers(MARKER) for rid in mark.args],
+            )
+            for item in items
+        ),
+        models=_display(state.models, config),
+        whole=whole,
+    )
     trace.errors = list(state.errors)
     state.trace = trace
     target = config.getoption("memnet_ver_json")
@@ -548,8 +636,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         path = Path(target)
         if not path.is_absolute():
             path = config.invocation_params.dir / path
-        path.write_text(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps(trace.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     problems = [p for p in trace.problems(coverage=whole) if not p.startswith("could not")]
     if problems:
         raise pytest.UsageError("MN-VER traceability:\n  " + "\n  ".join(problems))

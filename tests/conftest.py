@@ -21,8 +21,10 @@ _CACHE = tempfile.mkdtemp(prefix="memnet-test-cache-")
 os.environ["MEMNET_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, True)
 
-settings.register_profile("ci", max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=25, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "dev", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

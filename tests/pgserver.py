@@ -39,8 +39,11 @@ def find_bindir() -> str | None:
         m = re.search(r"/postgresql/(\d+)/bin$", d)
         return int(m.group(1)) if m else 0
 
-    found = [d for d in glob.glob("/usr/lib/postgresql/*/bin")
-             if os.path.exists(os.path.join(d, "initdb"))]
+    found = [
+        d
+        for d in glob.glob("/usr/lib/postgresql/*/bin")
+        if os.path.exists(os.path.join(d, "initdb"))
+    ]
     if found:
         return max(found, key=major)
     initdb = shutil.which("initdb")
@@ -63,20 +66,24 @@ def _server_user() -> str | None:
     try:
         pwd.getpwnam("postgres")
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
-                        "postgres"], check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", "postgres"],
+            check=True,
+            capture_output=True,
+        )
     return "postgres"
 
 
 class PgServer:
     """One throwaway server; see the module docstring."""
 
-    def __init__(self, *, fsync: bool = False, bindir: str | None = None,
-                 **settings: str) -> None:
+    def __init__(self, *, fsync: bool = False, bindir: str | None = None, **settings: str) -> None:
         self.bindir = bindir or find_bindir()
         if self.bindir is None:
-            raise RuntimeError("PostgreSQL server binaries (initdb, pg_ctl) not found: install "
-                               "the Debian package postgresql, or set MEMNET_PG_BINDIR")
+            raise RuntimeError(
+                "PostgreSQL server binaries (initdb, pg_ctl) not found: install "
+                "the Debian package postgresql, or set MEMNET_PG_BINDIR"
+            )
         self.user = _server_user()
         self.fsync = fsync
         self.settings = {"max_connections": "60", "shared_buffers": "64MB", **settings}
@@ -94,9 +101,20 @@ class PgServer:
             pw = pwd.getpwnam(self.user)
             os.chown(self.root, pw.pw_uid, pw.pw_gid)
             os.chown(pwfile, pw.pw_uid, pw.pw_gid)
-        self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, f"--pwfile={pwfile}",
-                  "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8",
-                  "--locale=C", "--no-instructions")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            f"--pwfile={pwfile}",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-instructions",
+        )
         pwfile.unlink()
 
     def _run(self, prog: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -105,8 +123,9 @@ class PgServer:
             cmd = ["runuser", "-u", self.user, "--", *cmd]
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=self.root)
         if check and p.returncode != 0:
-            raise RuntimeError(f"{prog} failed ({p.returncode}): {p.stderr.strip()}\n"
-                               + self.log_tail())
+            raise RuntimeError(
+                f"{prog} failed ({p.returncode}): {p.stderr.strip()}\n" + self.log_tail()
+            )
         return p
 
     def log_tail(self, lines: int = 20) -> str:
@@ -116,12 +135,25 @@ class PgServer:
             return ""
 
     def start(self) -> None:
-        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} "
-                f"-c fsync={'on' if self.fsync else 'off'} "
-                f"-c full_page_writes={'on' if self.fsync else 'off'} "
-                + " ".join(f"-c {k}={v}" for k, v in self.settings.items()))
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-                  "-o", opts, "start")
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} "
+            f"-c fsync={'on' if self.fsync else 'off'} "
+            f"-c full_page_writes={'on' if self.fsync else 'off'} "
+            + " ".join(f"-c {k}={v}" for k, v in self.settings.items())
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            opts,
+            "start",
+        )
         self.running = True
 
     def stop(self, mode: str = "fast") -> None:
@@ -130,12 +162,17 @@ class PgServer:
             self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
             self.running = False
 
-    def url(self, dbname: str = "postgres", *, password: str | None = None,
-            user: str = SUPERUSER, **params: str) -> str:
+    def url(
+        self,
+        dbname: str = "postgres",
+        *,
+        password: str | None = None,
+        user: str = SUPERUSER,
+        **params: str,
+    ) -> str:
         pw = self.password if password is None else password
         q = "&".join(f"{k}={v}" for k, v in params.items())
-        return (f"postgresql://{user}:{pw}@127.0.0.1:{self.port}/{dbname}"
-                + (f"?{q}" if q else ""))
+        return f"postgresql://{user}:{pw}@127.0.0.1:{self.port}/{dbname}" + (f"?{q}" if q else "")
 
     def sql(self, statement: str, dbname: str = "postgres") -> list[tuple[object, ...]]:
         """Run one statement as the superuser (autocommit); returns its rows."""

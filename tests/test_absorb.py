@@ -39,7 +39,7 @@ def _snapshot(s: memnet.Session) -> tuple[object, ...]:
 def test_each_policy_on_a_fresh_lead(policy: str) -> None:
     member, ids = _member()
     sl = export_working_memory_slice(member, [ids["a"]])
-    assert {n.handle for n in sl.nodes} == {ids["a"], ids["m"], ids["d"]}   # not the far DOC
+    assert {n.handle for n in sl.nodes} == {ids["a"], ids["m"], ids["d"]}  # not the far DOC
     lead = memnet.Session("lead")
     r = import_slice(lead, sl, policy)
     assert r.version == 1 and lead.version == 1 and r.created == 5
@@ -49,8 +49,11 @@ def test_each_policy_on_a_fresh_lead(policy: str) -> None:
     if policy == "keep":
         assert all(k == v for k, v in r.ids.items())
     else:
-        origins = {n.props[0][1] for n in lead.recall("TSK name:anchor").nodes
-                   if n.props and n.props[0][0] == "name"} or None
+        origins = {
+            n.props[0][1]
+            for n in lead.recall("TSK name:anchor").nodes
+            if n.props and n.props[0][0] == "name"
+        } or None
         assert "origin: 'member/" + ids["a"] + "'" in got.text, origins
     # typed values survive the JSON trip
     assert "tags: ['money', 'core']" in got.text and "w: 1.0" in got.text and "ok: true" in got.text
@@ -77,8 +80,9 @@ def test_colliding_slices_are_refused_whole() -> None:
     lead3 = memnet.Session("lead3")
     lead3.commit("INSERT (x:MOD {locator: 'src/a.py'})")
     m2 = memnet.Session("m2")
-    h = m2.commit("INSERT (x:MOD {locator: 'src/a.py'})-[:IMPORTS]->(y:MOD {path: 'b'}), "
-                  "(z:DOC {title: 'z'})").ids["x"]
+    h = m2.commit(
+        "INSERT (x:MOD {locator: 'src/a.py'})-[:IMPORTS]->(y:MOD {path: 'b'}), (z:DOC {title: 'z'})"
+    ).ids["x"]
     with pytest.raises(AbsorbRejected, match="locator"):
         import_slice(lead3, export_working_memory_slice(m2, [h]), "reject")
     # remint never collides: a second import adds a second copy
@@ -100,18 +104,36 @@ def test_slices_are_bounded_and_never_whole() -> None:
     big = memnet.Session("big", caps=memnet.Caps(rows=10**6, bytes=10**8))
     big.commit("INSERT (h:MOD {path: 'hub'})")
     for b in range(3):
-        big.commit("INSERT " + ", ".join(
-            f"(t{i}:TSK {{title: 'leaf {b} {i}'}})-[:TOUCHES]->(na1)" for i in range(300)))
+        big.commit(
+            "INSERT "
+            + ", ".join(
+                f"(t{i}:TSK {{title: 'leaf {b} {i}'}})-[:TOUCHES]->(na1)" for i in range(300)
+            )
+        )
     sl = export_working_memory_slice(big, ["na1"], fanout=64)
-    assert len(sl.nodes) + len(sl.edges) <= 50   # M x |anchors| with one anchor
+    assert len(sl.nodes) + len(sl.edges) <= 50  # M x |anchors| with one anchor
     sl2 = export_working_memory_slice(big, ["na1", "na2"], fanout=64)
     assert 50 < len(sl2.nodes) + len(sl2.edges) <= 100
 
 
 @pytest.mark.req("MN-REQ-03", "MN-REQ-08")
-@pytest.mark.parametrize("tamper", ["dangling", "oversized", "bad_type", "nested", "no_prov",
-                                    "bad_anchor", "recycled", "nan", "bad_handle", "extra",
-                                    "not_json", "bad_label"])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "dangling",
+        "oversized",
+        "bad_type",
+        "nested",
+        "no_prov",
+        "bad_anchor",
+        "recycled",
+        "nan",
+        "bad_handle",
+        "extra",
+        "not_json",
+        "bad_label",
+    ],
+)
 def test_tampered_slice_files_are_refused_and_the_lead_is_unchanged(tamper: str) -> None:
     member, ids = _member()
     data = json.loads(export_working_memory_slice(member, [ids["a"]]).to_json())
@@ -143,7 +165,7 @@ def test_tampered_slice_files_are_refused_and_the_lead_is_unchanged(tamper: str)
     before = _snapshot(lead)
     with pytest.raises(memnet.MemNetError) as ei:
         import_slice(lead, text, "remint")
-    if tamper == "oversized":   # a size cap, as for a Δ (issue 36)
+    if tamper == "oversized":  # a size cap, as for a Δ (issue 36)
         assert ei.value.code == "input_too_large"
     else:
         assert ei.value.code in ("absorb_rejected", "commit_rejected")
@@ -185,11 +207,23 @@ def _canon(text: str) -> str:
 def graphs(draw):  # type: ignore[no-untyped-def]
     n = draw(st.integers(3, 25))
     kinds = ["TSK", "MOD", "DEC"]
-    nodes = [f"(v{i}:{draw(st.sampled_from(kinds))} {{name: 'node {i}', "
-             f"p: {draw(st.integers(0, 3))}}})" for i in range(n)]
-    edges = [f"(v{a})-[:{t}]->(v{b})" for a, b, t in draw(st.lists(
-        st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
-                  st.sampled_from(["TOUCHES", "IMPORTS"])), max_size=3 * n))]
+    nodes = [
+        f"(v{i}:{draw(st.sampled_from(kinds))} {{name: 'node {i}', p: {draw(st.integers(0, 3))}}})"
+        for i in range(n)
+    ]
+    edges = [
+        f"(v{a})-[:{t}]->(v{b})"
+        for a, b, t in draw(
+            st.lists(
+                st.tuples(
+                    st.integers(0, n - 1),
+                    st.integers(0, n - 1),
+                    st.sampled_from(["TOUCHES", "IMPORTS"]),
+                ),
+                max_size=3 * n,
+            )
+        )
+    ]
     anchors = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2, unique=True))
     return "INSERT " + ", ".join(nodes + edges), anchors
 
@@ -220,8 +254,11 @@ def test_remint_then_recall_gives_the_members_subgraph(g, hops) -> None:  # type
             name = {n.var: dict(n.props)["name"] for n in got.nodes}
             pairs = [(name[e.src], e.type, name[e.dst]) for e in got.edges]
             st = member.store
-            member_edges = {(st.node_props(a)["name"], st.edge_type(e), st.node_props(b)["name"])
-                            for e in st.live_edge_ids() for a, b in [st.edge_ends(e)]}
+            member_edges = {
+                (st.node_props(a)["name"], st.edge_type(e), st.node_props(b)["name"])
+                for e in st.live_edge_ids()
+                for a, b in [st.edge_ends(e)]
+            }
             assert set(pairs) <= member_edges and got.receipt.rows <= budget
             continue
         assert _canon(got.text) == _canon(want.text)

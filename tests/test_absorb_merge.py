@@ -32,10 +32,14 @@ def _member() -> tuple[memnet.Session, dict[str, str]]:
 
 def _state(s: memnet.Session) -> tuple[object, ...]:
     g = s.to_networkx()
-    nodes = sorted((h, a["kind"], tuple(sorted(a["labels"])), tuple(sorted(a["props"].items())),
-                    a["nick"]) for h, a in g.nodes(data=True))
-    edges = sorted((k, a, b, d["type"], tuple(sorted(d["props"].items())))
-                   for a, b, k, d in g.edges(keys=True, data=True))
+    nodes = sorted(
+        (h, a["kind"], tuple(sorted(a["labels"])), tuple(sorted(a["props"].items())), a["nick"])
+        for h, a in g.nodes(data=True)
+    )
+    edges = sorted(
+        (k, a, b, d["type"], tuple(sorted(d["props"].items())))
+        for a, b, k, d in g.edges(keys=True, data=True)
+    )
     return s.version, nodes, edges
 
 
@@ -43,13 +47,13 @@ def test_merge_is_the_default_and_a_second_absorb_changes_nothing() -> None:
     member, ids = _member()
     sl = export_working_memory_slice(member, [ids["a"]])
     lead = memnet.Session("lead")
-    first = import_slice(lead, sl)              # merge, the default
+    first = import_slice(lead, sl)  # merge, the default
     assert (first.version, first.created, first.matched, first.changed) == (1, 6, 0, True)
     before = _state(lead)
-    again = import_slice(lead, sl.to_json())    # the same slice, as its file's text
+    again = import_slice(lead, sl.to_json())  # the same slice, as its file's text
     assert (again.version, again.created, again.updated, again.changed) == (1, 0, 0, False)
     assert again.matched == 6 and again.ids == first.ids
-    assert _state(lead) == before and len(lead.history()) == 1   # no new version
+    assert _state(lead) == before and len(lead.history()) == 1  # no new version
     # the CLI's and the MCP's old default, remint, adds a second copy every time
     import_slice(lead, sl, "remint")
     assert lead.stats()["nodes"] == 6
@@ -61,18 +65,23 @@ def test_a_changed_property_updates_the_node_and_nothing_is_removed() -> None:
     import_slice(lead, export_working_memory_slice(member, [ids["a"]]))
     got = import_slice(lead, export_working_memory_slice(member, [ids["a"]]))
     a = got.ids[ids["a"]]
-    lead.commit(f"SET {a}.mine = 'kept'")       # the lead's own property
-    member.commit(f"SET {ids['a']}.status = 'done', {ids['a']}.prio = 1 "
-                  f"REMOVE {ids['a']}.title")
+    lead.commit(f"SET {a}.mine = 'kept'")  # the lead's own property
+    member.commit(f"SET {ids['a']}.status = 'done', {ids['a']}.prio = 1 REMOVE {ids['a']}.title")
     r = import_slice(lead, export_working_memory_slice(member, [ids["a"]]))
     assert (r.changed, r.created, r.updated) == (True, 0, 1)
     props = dict(lead.store.node_props(lead.store.resolve(a)[1]))
     # changed and new values land; a key the member dropped and the lead's own stay
-    assert props == {"status": "done", "prio": 1, "title": "Fix rounding", "mine": "kept",
-                     "origin": f"member/{ids['a']}"}
+    assert props == {
+        "status": "done",
+        "prio": 1,
+        "title": "Fix rounding",
+        "mine": "kept",
+        "origin": f"member/{ids['a']}",
+    }
     # an edge property changes the edge in place; no second edge
-    touches_m = next(e for e in member.store.live_edge_ids()
-                     if member.store.edge_type(e) == "TOUCHES")
+    touches_m = next(
+        e for e in member.store.live_edge_ids() if member.store.edge_type(e) == "TOUCHES"
+    )
     member.commit(f"SET {edge_handle(touches_m)}.why = 'even'")
     r = import_slice(lead, export_working_memory_slice(member, [ids["a"]]))
     touches = [e for e in lead.store.live_edge_ids() if lead.store.edge_type(e) == "TOUCHES"]
@@ -83,19 +92,25 @@ def test_a_changed_property_updates_the_node_and_nothing_is_removed() -> None:
 def test_nodes_are_matched_by_locator_then_origin_then_a_unique_name() -> None:
     member, ids = _member()
     lead = memnet.Session("lead")
-    held = lead.commit("INSERT (x:MOD {locator: 'py:shop/pricing.py', owner: 'lead'}), "
-                       "(t:TSK {title: 'Fix rounding', status: 'blocked'}), "
-                       "(d1:DEC {title: 'Round half to even'}), "
-                       "(d2:DEC {title: 'Round half to even'})").ids
+    held = lead.commit(
+        "INSERT (x:MOD {locator: 'py:shop/pricing.py', owner: 'lead'}), "
+        "(t:TSK {title: 'Fix rounding', status: 'blocked'}), "
+        "(d1:DEC {title: 'Round half to even'}), "
+        "(d2:DEC {title: 'Round half to even'})"
+    ).ids
     r = import_slice(lead, export_working_memory_slice(member, [ids["a"]]))
-    assert r.ids[ids["m"]] == held["x"]          # the locator
-    assert r.ids[ids["a"]] == held["t"]          # the only TSK of that title
-    assert r.ids[ids["d"]] not in (held["d1"], held["d2"])   # two DECs: neither is it
+    assert r.ids[ids["m"]] == held["x"]  # the locator
+    assert r.ids[ids["a"]] == held["t"]  # the only TSK of that title
+    assert r.ids[ids["d"]] not in (held["d1"], held["d2"])  # two DECs: neither is it
     x = dict(lead.store.node_props(lead.store.resolve(held["x"])[1]))
-    assert x == {"locator": "py:shop/pricing.py", "owner": "lead", "path": "shop/pricing.py",
-                 "tags": ("money",)}             # no origin stamped on the lead's own node
+    assert x == {
+        "locator": "py:shop/pricing.py",
+        "owner": "lead",
+        "path": "shop/pricing.py",
+        "tags": ("money",),
+    }  # no origin stamped on the lead's own node
     t = dict(lead.store.node_props(lead.store.resolve(held["t"])[1]))
-    assert t["status"] == "open"                 # the slice's value wins
+    assert t["status"] == "open"  # the slice's value wins
     new_dec = dict(lead.store.node_props(lead.store.resolve(r.ids[ids["d"]])[1]))
     assert new_dec["origin"] == f"member/{ids['d']}"
     # and the next absorb finds the new DEC by its origin: still nothing twice
@@ -115,15 +130,17 @@ def test_a_locator_held_as_another_kind_is_refused_whole() -> None:
 
 def test_parallel_edges_pair_up_and_labels_and_nicks_join() -> None:
     member = memnet.Session("member")
-    ids = member.commit("INSERT (a:TSK #fix {title: 'a'})-[:TOUCHES {n: 1}]->(b:MOD {path: 'b'}), "
-                        "(a)-[:TOUCHES {n: 2}]->(b), (a)-[:TOUCHES]->(b), "
-                        "(z:DOC {title: 'z'})").ids
+    ids = member.commit(
+        "INSERT (a:TSK #fix {title: 'a'})-[:TOUCHES {n: 1}]->(b:MOD {path: 'b'}), "
+        "(a)-[:TOUCHES {n: 2}]->(b), (a)-[:TOUCHES]->(b), "
+        "(z:DOC {title: 'z'})"
+    ).ids
     lead = memnet.Session("lead")
     lead.commit("INSERT (b:MOD:HOT {path: 'b'}), (a:TSK:URGENT {title: 'a'})")
     r = import_slice(lead, export_working_memory_slice(member, [ids["a"]]))
-    assert r.created == 3 and r.matched == 2    # three edges new, both nodes held
+    assert r.created == 3 and r.matched == 2  # three edges new, both nodes held
     a = lead.store.resolve(r.ids[ids["a"]])[1]
-    assert lead.store.node_nick(a) == "fix"      # the nick was free in the lead
+    assert lead.store.node_nick(a) == "fix"  # the nick was free in the lead
     assert lead.store.extra_labels(a) == ("URGENT",)
     for _ in range(3):
         assert not import_slice(lead, export_working_memory_slice(member, [ids["a"]])).changed
@@ -135,8 +152,10 @@ def test_the_issue_trap_nineteen_rows_absorbed_three_times() -> None:
     member = memnet.Session("member")
     parts = ["(t:TSK {title: 'ship the pricing page', status: 'open'})"]
     for i in range(9):
-        parts.append(f"(m{i}:MOD {{path: 'shop/m{i}.py', locator: 'py:shop/m{i}.py'}}), "
-                     f"(t)-[:TOUCHES]->(m{i})")
+        parts.append(
+            f"(m{i}:MOD {{path: 'shop/m{i}.py', locator: 'py:shop/m{i}.py'}}), "
+            f"(t)-[:TOUCHES]->(m{i})"
+        )
     ids = member.commit("INSERT " + ", ".join(parts) + ", (island:DOC {title: 'x'})").ids
     sl = export_working_memory_slice(member, [ids["t"]], budget=19, fanout=16)
     assert len(sl.nodes) + len(sl.edges) == 19
@@ -161,15 +180,25 @@ def graphs(draw):  # type: ignore[no-untyped-def]
         elif how == "title":
             props.append(f"title: 'node {draw(st.integers(0, 2))}'")
         nodes.append(f"(v{i}:{draw(st.sampled_from(kinds))} {{{', '.join(props)}}})")
-    edges = [f"(v{a})-[:{t} {{w: {w}}}]->(v{b})" for a, b, t, w in draw(st.lists(
-        st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
-                  st.sampled_from(["TOUCHES", "IMPORTS"]), st.integers(0, 1)),
-        max_size=3 * n))]
+    edges = [
+        f"(v{a})-[:{t} {{w: {w}}}]->(v{b})"
+        for a, b, t, w in draw(
+            st.lists(
+                st.tuples(
+                    st.integers(0, n - 1),
+                    st.integers(0, n - 1),
+                    st.sampled_from(["TOUCHES", "IMPORTS"]),
+                    st.integers(0, 1),
+                ),
+                max_size=3 * n,
+            )
+        )
+    ]
     return "INSERT " + ", ".join(nodes + edges), draw(st.integers(0, n - 1))
 
 
 @settings(max_examples=120, deadline=None)
-@given(graphs(), graphs(), st.integers(0, 10 ** 6))
+@given(graphs(), graphs(), st.integers(0, 10**6))
 def test_any_merge_lands_the_slice_and_a_second_one_changes_nothing(g, h, seed) -> None:  # type: ignore[no-untyped-def]
     """On any member and lead (locators and titles that may collide, kinds
     that may not agree): the merge is refused whole, or every slice node's
@@ -204,6 +233,6 @@ def test_any_merge_lands_the_slice_and_a_second_one_changes_nothing(g, h, seed) 
         assert dict(st_.edge_props(eid)) == e.props
     after = _state(lead)
     order = list(sl.nodes)
-    random.Random(seed).shuffle(order)     # the order of a slice's nodes does not matter
+    random.Random(seed).shuffle(order)  # the order of a slice's nodes does not matter
     again = import_slice(lead, sl.model_copy(update={"nodes": order}))
     assert not again.changed and _state(lead) == after

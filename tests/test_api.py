@@ -38,14 +38,31 @@ def test_two_verbs_and_their_results():
     shape = s.recall("TSK status:open")
     assert isinstance(shape, memnet.Shape)
     rc = shape.receipt
-    for field in ("rows", "max_rows", "seed_mode", "seeds", "tokens", "etag", "holds_answer",
-                  "periphery"):
+    for field in (
+        "rows",
+        "max_rows",
+        "seed_mode",
+        "seeds",
+        "tokens",
+        "etag",
+        "holds_answer",
+        "periphery",
+    ):
         assert hasattr(rc, field)
     assert rc.seeds == (r.ids["t"],) and rc.rows == 1 and rc.holds_answer
 
 
-@pytest.mark.parametrize("module", ["memnet", "memnet.session", "memnet.errors", "memnet.tokens",
-                                    "memnet.cabinet.base", "memnet.recall.delta"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "memnet",
+        "memnet.session",
+        "memnet.errors",
+        "memnet.tokens",
+        "memnet.cabinet.base",
+        "memnet.recall.delta",
+    ],
+)
 @pytest.mark.req("MN-REQ-15")
 def test_docstring_examples_run(module, tmp_path, monkeypatch):
     import importlib
@@ -62,18 +79,25 @@ def test_a_shape_keeps_the_graph_it_was_served_with(tmp_path):
     nothing in them, and they equal the parse of the Shape's text."""
     cab = memnet.Cabinet.open(str(tmp_path / "cab"))
     s = cab.create("keep")
-    ids = s.commit("INSERT (t:TSK {title: 'Keep the graph', status: 'open', n: 1}), "
-                   "(d:DEC {title: 'Lazy rows', tags: ['a', 'b']}), (t)-[r:IMPLEMENTS {w: 1}]->(d)").ids
+    ids = s.commit(
+        "INSERT (t:TSK {title: 'Keep the graph', status: 'open', n: 1}), "
+        "(d:DEC {title: 'Lazy rows', tags: ['a', 'b']}), (t)-[r:IMPLEMENTS {w: 1}]->(d)"
+    ).ids
     cab.flush(s)
-    s = memnet.Cabinet.open(str(tmp_path / "cab")).open("keep")   # props still stored bytes
+    s = memnet.Cabinet.open(str(tmp_path / "cab")).open("keep")  # props still stored bytes
     first = s.recall("TSK")
-    s.commit(f"SET {ids['t']}.title = 'Changed', {ids['t']}.n = 2 "
-             f"SET {ids['d']}.tags = ['c'] SET {ids['r']}.w = 2")
+    s.commit(
+        f"SET {ids['t']}.title = 'Changed', {ids['t']}.n = 2 "
+        f"SET {ids['d']}.tags = ['c'] SET {ids['r']}.w = 2"
+    )
     second = s.recall("TSK")
     assert first.text != second.text
     want = memnet.parse(first.text).statements[0]
     assert first.insert == want and first.nodes[0].props == (
-        ("n", 1), ("status", "open"), ("title", "Keep the graph"))
+        ("n", 1),
+        ("status", "open"),
+        ("title", "Keep the graph"),
+    )
     assert first.edges[0].props == (("w", 1),) and second.edges[0].props == (("w", 2),)
     assert second.insert == memnet.parse(second.text).statements[0]
     assert first == first and first != second and hash(first) == hash(first)

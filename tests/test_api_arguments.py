@@ -23,14 +23,23 @@ def _member() -> Session:
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("call", [
-    lambda c: c.flush(None), lambda c: c.adopt("s"), lambda c: c.is_stale(None),
-    lambda c: c.backup(None), lambda c: c.backup(5), lambda c: c.backup(""),
-    lambda c: c.log("s", since=None), lambda c: c.log("s", since="x"),
-    lambda c: c.log("s", since=-1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.flush(None),
+        lambda c: c.adopt("s"),
+        lambda c: c.is_stale(None),
+        lambda c: c.backup(None),
+        lambda c: c.backup(5),
+        lambda c: c.backup(""),
+        lambda c: c.log("s", since=None),
+        lambda c: c.log("s", since="x"),
+        lambda c: c.log("s", since=-1),
+    ],
+)
 def test_cabinet_arguments_of_the_wrong_kind_are_invalid_argument(
-        tmp_path: Path, call: Callable[[Cabinet], Any]) -> None:
+    tmp_path: Path, call: Callable[[Cabinet], Any]
+) -> None:
     with Cabinet.open(tmp_path / "cab") as cab:
         cab.create("s")
         with pytest.raises(memnet.MemNetError) as e:
@@ -40,16 +49,20 @@ def test_cabinet_arguments_of_the_wrong_kind_are_invalid_argument(
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("call", [
-    lambda s: export_working_memory_slice(s, "na1"),       # a handle, not a list of them
-    lambda s: export_working_memory_slice(s, ["na1"], hops="2"),
-    lambda s: export_working_memory_slice(s, ["na1"], budget=True),
-    lambda s: export_working_memory_slice(s, ["na1"], fanout=2.0),
-    lambda s: export_working_memory_slice(None, ["na1"]),
-    lambda s: import_slice(None, export_working_memory_slice(s, ["na1"])),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: export_working_memory_slice(s, "na1"),  # a handle, not a list of them
+        lambda s: export_working_memory_slice(s, ["na1"], hops="2"),
+        lambda s: export_working_memory_slice(s, ["na1"], budget=True),
+        lambda s: export_working_memory_slice(s, ["na1"], fanout=2.0),
+        lambda s: export_working_memory_slice(None, ["na1"]),
+        lambda s: import_slice(None, export_working_memory_slice(s, ["na1"])),
+    ],
+)
 def test_absorb_arguments_of_the_wrong_kind_are_invalid_argument(
-        call: Callable[[Session], Any]) -> None:
+    call: Callable[[Session], Any],
+) -> None:
     s = _member()
     with pytest.raises(memnet.MemNetError) as e:
         call(s)
@@ -73,10 +86,13 @@ def test_recall_laws_and_apply_delta_inputs_are_checked() -> None:
 
 @pytest.mark.req(ERRORS)
 def test_more_exported_functions_check_their_arguments(tmp_path: Path) -> None:
-    for call in (lambda: memnet.count_tokens(None), lambda: memnet.count_tokens(b"x"),
-                 lambda: memnet.ImportGuard(max_rows=None),
-                 lambda: memnet.ImportGuard(max_rows=float("nan")),
-                 lambda: import_slice(_member(), "{}", guard=5)):
+    for call in (
+        lambda: memnet.count_tokens(None),
+        lambda: memnet.count_tokens(b"x"),
+        lambda: memnet.ImportGuard(max_rows=None),
+        lambda: memnet.ImportGuard(max_rows=float("nan")),
+        lambda: import_slice(_member(), "{}", guard=5),
+    ):
         with pytest.raises(memnet.MemNetError) as e:
             call()  # type: ignore[no-untyped-call]
         assert e.value.code == "invalid_argument"

@@ -46,16 +46,26 @@ def test_the_three_answers_and_their_receipts() -> None:
     assert same.text == f"// unchanged v=1 rows=12/50 etag={first.receipt.etag}"
     assert same.receipt.tokens == memnet.count_tokens(same.text) <= 40
     assert same.receipt.to_dict() == {
-        "answer": "unchanged", "session": "demo", "version": 1, "rows": 12, "max_rows": 50,
-        "tokens": same.receipt.tokens, "tokenizer": "o200k_base", "bytes": len(same.text),
-        "etag": first.receipt.etag}
+        "answer": "unchanged",
+        "session": "demo",
+        "version": 1,
+        "rows": 12,
+        "max_rows": 50,
+        "tokens": same.receipt.tokens,
+        "tokenizer": "o200k_base",
+        "bytes": len(same.text),
+        "etag": first.receipt.etag,
+    }
     assert same.nodes == () and same.edges == ()
 
-    s.commit("SET na5.owner = 'ana', na5:URGENT, na5 #rounding\nREMOVE na5.prio\n"
-             "INSERT (d:DEC {title: 'Cache the totals'})-[g:GOVERNS {since: 2024}]->(na3)\n"
-             "DELETE na7")
-    d = s.recall("TSK pricing", since=s.recall("TSK pricing", since=first.receipt.etag)
-                 .receipt.etag)  # another q: its own etag
+    s.commit(
+        "SET na5.owner = 'ana', na5:URGENT, na5 #rounding\nREMOVE na5.prio\n"
+        "INSERT (d:DEC {title: 'Cache the totals'})-[g:GOVERNS {since: 2024}]->(na3)\n"
+        "DELETE na7"
+    )
+    d = s.recall(
+        "TSK pricing", since=s.recall("TSK pricing", since=first.receipt.etag).receipt.etag
+    )  # another q: its own etag
     assert d.receipt.answer == "unchanged"
     d = s.recall(Q, since=first.receipt.etag)
     head, _, body = d.text.partition("\n")
@@ -69,12 +79,25 @@ def test_the_three_answers_and_their_receipts() -> None:
         "  (na9)-[ea7:GOVERNS {since: 2024}]->(na3)",
         "SET na5.owner = 'ana', na5:URGENT, na5 #rounding",
         "REMOVE na5.prio",
-        "GONE na7, ea3"]
+        "GONE na7, ea3",
+    ]
     assert (d.receipt.added, d.receipt.changed, d.receipt.gone) == (2, 1, 2)
     assert d.nodes == () and d.edges == ()  # a delta's rows are read from its text
-    assert set(d.receipt.to_dict()) == {"answer", "session", "version", "rows", "max_rows",
-                                        "tokens", "tokenizer", "bytes", "etag", "since",
-                                        "added", "changed", "gone"}
+    assert set(d.receipt.to_dict()) == {
+        "answer",
+        "session",
+        "version",
+        "rows",
+        "max_rows",
+        "tokens",
+        "tokenizer",
+        "bytes",
+        "etag",
+        "since",
+        "added",
+        "changed",
+        "gone",
+    }
     assert rows(memnet.apply_delta(first.text, d.text)) == rows(new.insert)
     # the receipt object still holds everything the Shape's own receipt says
     assert d.receipt.seeds == new.receipt.seeds and d.receipt.read_first == new.receipt.read_first
@@ -86,8 +109,7 @@ def test_edge_properties_and_nicknames_come_back_out() -> None:
     first = s.recall(Q)
     s.commit("SET ea1.weight = 2.0\nREMOVE na5 #rounding, na5:URGENT")
     d = s.recall(Q, since=first.receipt.etag)
-    assert d.text.splitlines()[1:] == ["REMOVE na5:URGENT, na5 #rounding",
-                                       "SET ea1.weight = 2.0"]
+    assert d.text.splitlines()[1:] == ["REMOVE na5:URGENT, na5 #rounding", "SET ea1.weight = 2.0"]
     got = memnet.apply_delta(first.text, d.text)
     assert rows(got) == rows(memnet.apply_delta(s.recall(Q).text, ""))
     # 2 and 2.0 print apart, so they are a change
@@ -179,8 +201,9 @@ def test_apply_delta_refuses_another_shape() -> None:
         memnet.apply_delta(first.text, "SETTLE na5")
     with pytest.raises(memnet.DeltaMismatch, match="one INSERT"):
         memnet.apply_delta(first.text + "\nSET na5.prio = 1", d.text)
-    assert memnet.apply_delta(first, s.recall(Q, since=first.receipt.etag)) == \
-        memnet.apply_delta(first.text, d.text)
+    assert memnet.apply_delta(first, s.recall(Q, since=first.receipt.etag)) == memnet.apply_delta(
+        first.text, d.text
+    )
 
 
 # -- from a cabinet -----------------------------------------------------------------------
@@ -217,17 +240,24 @@ def test_commits_not_flushed_are_compared_from_memory_only(tmp_path: Path) -> No
     s._memo = delta.Memo()  # as if it had served neither Shape
     assert s.recall(Q, since=first.receipt.etag).receipt.answer == "delta"
     why = s.recall(Q, since=mid.receipt.etag).receipt.why
-    assert why == ("no Shape of this q and knobs had that etag at versions 0-3 (versions after "
-                   "2 are not flushed yet)")
+    assert why == (
+        "no Shape of this q and knobs had that etag at versions 0-3 (versions after "
+        "2 are not flushed yet)"
+    )
 
 
 @pytest.mark.parametrize("bound", ["REWIND_READ", "REWIND_UNDO"])
-def test_walking_back_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 bound: str) -> None:
+def test_walking_back_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
+) -> None:
     cab, s, first = stored(tmp_path)
     monkeypatch.setattr(delta, bound, 0)
-    why = memnet.Cabinet.open(tmp_path / "cab").open("shop").recall(
-        Q, since=first.receipt.etag).receipt.why
+    why = (
+        memnet.Cabinet.open(tmp_path / "cab")
+        .open("shop")
+        .recall(Q, since=first.receipt.etag)
+        .receipt.why
+    )
     assert why.startswith("versions 0-1 cannot be rebuilt: going back would")
     assert why.endswith("than 0 recorded changes")
 
@@ -242,8 +272,9 @@ def test_what_a_cabinet_cannot_rebuild(tmp_path: Path) -> None:
     cab.flush(m)
     fresh = memnet.Cabinet.open(tmp_path / "cab").open("adopted")
     why = fresh.recall(Q, since=first.receipt.etag).receipt.why
-    assert why == ("versions 0-1 cannot be rebuilt: session 'adopted' keeps no log record of "
-                   "version 1")
+    assert why == (
+        "versions 0-1 cannot be rebuilt: session 'adopted' keeps no log record of version 1"
+    )
     # dropped and created again: the old copy's log is gone
     _cab, s, first = stored(tmp_path / "b")
     _cab.drop("shop")

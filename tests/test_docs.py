@@ -28,7 +28,7 @@ def _where_paragraphs(text: str) -> list[tuple[int, str]]:
     for i, line in enumerate(lines):
         if line.startswith("**Where.**"):
             para = [line]
-            for nxt in lines[i + 1:]:
+            for nxt in lines[i + 1 :]:
                 if not nxt.strip() or nxt.startswith(("**", "#")):
                     break
                 para.append(nxt)
@@ -76,7 +76,10 @@ def test_error_codes_cited_in_docs_exist(doc: str) -> None:
     text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
     cited = set(re.findall(r"`([a-z]+(?:_[a-z]+)+)`", text))
     # a backticked snake_case word is a code when the doc says so next to it
-    codes = {c for c in cited if re.search(rf"`{c}`[^.\n]{{0,40}}\bcode|code[s]?\b[^.\n]{{0,40}}`{c}`",
-                                           text)}
+    codes = {
+        c
+        for c in cited
+        if re.search(rf"`{c}`[^.\n]{{0,40}}\bcode|code[s]?\b[^.\n]{{0,40}}`{c}`", text)
+    }
     unknown = sorted(c for c in codes if c not in CODES)
     assert unknown == [], unknown

@@ -20,15 +20,78 @@ from memnet.faces.wire import Splitter
 from memnet.gql.parse import parse, parse_delta, parse_query
 
 pytestmark = pytest.mark.req("MN-REQ-15")
-FUZZ = settings(max_examples=150, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
-TOKENS = ["INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "MATCH", "WHERE", "CONTAINS", "LIMIT",
-          "AND", "TSK", "MOD", "LAW", "TSK_2", "t", "m", "na1", "na2", "ea1", "_anon1", "title",
-          "status", "'x'", "'it''s'", "'\\u00e9'", "'\\uD800'", "'\\uD83D\\uDE00'", "'\\q'",
-          "'open", "0", "-1", "1.5", "1e309", "9223372036854775808", "true", "(", ")", "[",
-          "]", "{", "}", ",", ":", "-", "->", "<-", "-[", "]->", ";", ".", "=", "~", "#",
-          "#p", "&", "'", "\\", "//", "/*", "*/", "\n", "\u2028", "\x00"]
+TOKENS = [
+    "INSERT",
+    "SET",
+    "REMOVE",
+    "DELETE",
+    "SETTLE",
+    "MATCH",
+    "WHERE",
+    "CONTAINS",
+    "LIMIT",
+    "AND",
+    "TSK",
+    "MOD",
+    "LAW",
+    "TSK_2",
+    "t",
+    "m",
+    "na1",
+    "na2",
+    "ea1",
+    "_anon1",
+    "title",
+    "status",
+    "'x'",
+    "'it''s'",
+    "'\\u00e9'",
+    "'\\uD800'",
+    "'\\uD83D\\uDE00'",
+    "'\\q'",
+    "'open",
+    "0",
+    "-1",
+    "1.5",
+    "1e309",
+    "9223372036854775808",
+    "true",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "-",
+    "->",
+    "<-",
+    "-[",
+    "]->",
+    ";",
+    ".",
+    "=",
+    "~",
+    "#",
+    "#p",
+    "&",
+    "'",
+    "\\",
+    "//",
+    "/*",
+    "*/",
+    "\n",
+    "\u2028",
+    "\x00",
+]
 token_soup = st.lists(st.sampled_from(TOKENS), max_size=30).map(" ".join)
 any_text = st.text(st.characters(codec=None), max_size=120)  # lone surrogates, NUL, all planes
 texts = st.one_of(token_soup, any_text)
@@ -41,9 +104,14 @@ def state(s: Session) -> bytes:
 
 def _reader() -> Session:
     s = Session("fz-read")
-    s.commit("INSERT " + ", ".join(
-        f"(t{i}:TSK {{title: 'task {i} pricing', status: 'open', n: {i}}})-[:NEXT]->"
-        f"(m{i}:MOD #m{i} {{path: 'm{i}.py'}})" for i in range(12)))
+    s.commit(
+        "INSERT "
+        + ", ".join(
+            f"(t{i}:TSK {{title: 'task {i} pricing', status: 'open', n: {i}}})-[:NEXT]->"
+            f"(m{i}:MOD #m{i} {{path: 'm{i}.py'}})"
+            for i in range(12)
+        )
+    )
     return s
 
 
@@ -61,10 +129,17 @@ def test_parse_refuses_with_a_code_or_parses(text: str) -> None:
             pass
 
 
-knobs = st.fixed_dictionaries({}, optional={
-    "k": st.integers(-2, 8), "max_rows": st.integers(-1, 502), "limit": st.integers(-1, 52),
-    "fanout": st.integers(-1, 66), "view": st.sampled_from(["shell", "interior", "x", ""]),
-    "laws": st.booleans()})
+knobs = st.fixed_dictionaries(
+    {},
+    optional={
+        "k": st.integers(-2, 8),
+        "max_rows": st.integers(-1, 502),
+        "limit": st.integers(-1, 52),
+        "fanout": st.integers(-1, 66),
+        "view": st.sampled_from(["shell", "interior", "x", ""]),
+        "laws": st.booleans(),
+    },
+)
 
 
 @FUZZ
@@ -77,9 +152,15 @@ def test_recall_refuses_with_a_code_or_answers(q: str, kw: dict[str, Any]) -> No
     assert shape.receipt.rows <= kw.get("max_rows", 50)
 
 
-deltas = st.one_of(token_soup, any_text, st.builds(
-    lambda head, body: f"{head} {body}",
-    st.sampled_from(["INSERT", "SET na1.", "REMOVE na1.", "DELETE", "SETTLE"]), token_soup))
+deltas = st.one_of(
+    token_soup,
+    any_text,
+    st.builds(
+        lambda head, body: f"{head} {body}",
+        st.sampled_from(["INSERT", "SET na1.", "REMOVE na1.", "DELETE", "SETTLE"]),
+        token_soup,
+    ),
+)
 
 
 @FUZZ
@@ -95,39 +176,60 @@ def test_a_refused_commit_leaves_the_session_byte_identical(delta: str) -> None:
 
 
 statement = st.one_of(  # one statement each: no ';' outside a string or a comment
-    st.sampled_from(["PING", "SESSIONS", "RECALL TSK", "INSERT (t:TSK {title: 'a;b'})",
-                     "SET na1.x = 'it''s; here'", "RECALL 'x\\';y'", "// c;\nPING",
-                     "/* ; */ PING", "RECALL '日本;語'", "INSERT (t:TSK {e: '😀;'})"]),
-    st.lists(st.sampled_from([t for t in TOKENS if not {";", "'", "/"} & set(t)]),
-             min_size=1, max_size=12).map(" ".join))
+    st.sampled_from(
+        [
+            "PING",
+            "SESSIONS",
+            "RECALL TSK",
+            "INSERT (t:TSK {title: 'a;b'})",
+            "SET na1.x = 'it''s; here'",
+            "RECALL 'x\\';y'",
+            "// c;\nPING",
+            "/* ; */ PING",
+            "RECALL '日本;語'",
+            "INSERT (t:TSK {e: '😀;'})",
+        ]
+    ),
+    st.lists(
+        st.sampled_from([t for t in TOKENS if not {";", "'", "/"} & set(t)]),
+        min_size=1,
+        max_size=12,
+    ).map(" ".join),
+)
 
 
 @FUZZ
-@given(st.lists(statement, max_size=8), st.lists(st.integers(1, 40), min_size=1, max_size=60),
-       st.sampled_from(["", "'open", "/* open", "// tail", "  "]))
+@given(
+    st.lists(statement, max_size=8),
+    st.lists(st.integers(1, 40), min_size=1, max_size=60),
+    st.sampled_from(["", "'open", "/* open", "// tail", "  "]),
+)
 def test_the_wire_splitter_gives_the_same_statements_whatever_the_chunks(
-        statements: list[str], cuts: list[int], tail: str) -> None:
+    statements: list[str], cuts: list[int], tail: str
+) -> None:
     data = ("".join(f"{s};" for s in statements) + tail).encode("utf-8", "surrogatepass")
     split = Splitter()
     got: list[Any] = []
     i = 0
     while i < len(data):
         for n in cuts:
-            got += split.feed(data[i:i + n])
+            got += split.feed(data[i : i + n])
             i += n
     got += split.finish()
     # the splitter reads bytes: blank is ASCII blank (the wire skips the rest, see test_wire)
     want = [("stmt", b) for s in statements if (b := s.encode("utf-8", "surrogatepass")).strip()]
-    assert got[:len(want)] == want
+    assert got[: len(want)] == want
     # an unterminated string is refused at the end; an open comment holds no statement
-    assert [kind for kind, _ in got[len(want):]] == (["bad"] if tail == "'open" else [])
+    assert [kind for kind, _ in got[len(want) :]] == (["bad"] if tail == "'open" else [])
 
 
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
-    lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(st.text(max_size=10), inner, max_size=4)),
-    max_leaves=20)
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 def _mutated_slice(path: list[str], value: Any) -> Any:
@@ -144,10 +246,20 @@ def _mutated_slice(path: list[str], value: Any) -> Any:
 
 
 slices = st.one_of(
-    texts, json_values,
-    st.builds(_mutated_slice, st.lists(st.sampled_from(
-        ["format", "provenance", "nodes", "edges", "session", "anchors", "version", "hops"]),
-        min_size=1, max_size=3), json_values))
+    texts,
+    json_values,
+    st.builds(
+        _mutated_slice,
+        st.lists(
+            st.sampled_from(
+                ["format", "provenance", "nodes", "edges", "session", "anchors", "version", "hops"]
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        json_values,
+    ),
+)
 
 
 @FUZZ

@@ -29,8 +29,7 @@ def _state(s: memnet.Session) -> bytes:
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("bad", [None, b"INSERT (t:TSK)", bytearray(b"x"), 5, ["INSERT"],
-                                 object()])
+@pytest.mark.parametrize("bad", [None, b"INSERT (t:TSK)", bytearray(b"x"), 5, ["INSERT"], object()])
 def test_commit_of_something_that_is_not_text_says_what_commit_takes(bad: object) -> None:
     s = memnet.Session("args")
     s.commit("INSERT (t:TSK {title: 'x'})")
@@ -67,26 +66,37 @@ def test_an_etag_is_twelve_digits_and_nothing_else_is_one() -> None:
     s.commit("SET na1.status = 'review'")
     delta = s.recall("TSK pricing", since=tag)
     assert delta.receipt.answer == "delta" and "SET na1.status = 'review'" in delta.text
-    for bad in ("G" * 12, tag + "0", " " + tag, "０" * 12, "0123456789abcdef",
-                "0123456789ABCDEF"):
+    for bad in ("G" * 12, tag + "0", " " + tag, "０" * 12, "0123456789abcdef", "0123456789ABCDEF"):
         with pytest.raises(memnet.MemNetError) as e:
             s.recall("TSK pricing", since=bad)
         assert e.value.code == "bad_query"
 
 
 def _keep_slice(node_ids: list[int], edge: tuple[int, int, int] | None = None) -> str:
-    nodes = [{"handle": node_handle(i), "kind": "TSK", "props": {"title": f"t{i}"}}
-             for i in node_ids]
+    nodes = [
+        {"handle": node_handle(i), "kind": "TSK", "props": {"title": f"t{i}"}} for i in node_ids
+    ]
     edges = []
     if edge is not None:
         eid, a, b = edge
-        edges.append({"handle": edge_handle(eid), "type": "R", "src": node_handle(a),
-                      "dst": node_handle(b)})
-    return json.dumps({"format": "memnet.slice/1",
-                       "provenance": {"session": "member", "version": 1,
-                                      "anchors": [node_handle(node_ids[0])], "hops": 1,
-                                      "budget": 50, "exported_at": 0.0},
-                       "nodes": nodes, "edges": edges})
+        edges.append(
+            {"handle": edge_handle(eid), "type": "R", "src": node_handle(a), "dst": node_handle(b)}
+        )
+    return json.dumps(
+        {
+            "format": "memnet.slice/1",
+            "provenance": {
+                "session": "member",
+                "version": 1,
+                "anchors": [node_handle(node_ids[0])],
+                "hops": 1,
+                "budget": 50,
+                "exported_at": 0.0,
+            },
+            "nodes": nodes,
+            "edges": edges,
+        }
+    )
 
 
 @pytest.mark.req("MN-REQ-16", ERRORS)
@@ -117,8 +127,8 @@ def test_a_keep_slice_with_a_far_handle_is_refused_before_any_placeholder(handle
 @pytest.mark.req("MN-REQ-16")
 def test_a_keep_slice_within_the_gap_keeps_its_handles() -> None:
     lead = memnet.Session("lead")
-    lead.commit("INSERT (own:TSK {title: 'lead own'})")   # na1; the next id is 2
-    top = 2 + MAX_KEEP_GAP   # a gap of exactly MAX_KEEP_GAP ids below it
+    lead.commit("INSERT (own:TSK {title: 'lead own'})")  # na1; the next id is 2
+    top = 2 + MAX_KEEP_GAP  # a gap of exactly MAX_KEEP_GAP ids below it
     res = memnet.import_slice(lead, _keep_slice([top]), "keep")
     assert res.ids == {node_handle(top): node_handle(top)}
     assert lead.recall(f"TSK t{top}").receipt.seeds == (node_handle(top),)

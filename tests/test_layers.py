@@ -13,19 +13,34 @@ PKG = Path(__file__).resolve().parent.parent / "memnet"
 
 # layer of each module (by path below memnet/), lower numbers below
 LAYERS = {
-    "errors": 0, "ids": 0, "tokens": 0, "_version": 0, "limits": 0,
+    "errors": 0,
+    "ids": 0,
+    "tokens": 0,
+    "_version": 0,
+    "limits": 0,
     # what a property holds, its text and its order: every layer shares it
     "values": 0,
     # the record classes (a cheap stand-in for dataclasses) every layer declares
     "record": 0,
-    "graph": 1, "gql": 2, "recall": 3, "commit": 3, "session": 4,
-    "cabinet": 5, "absorb": 5, "strata": 5, "ingest": 5, "host": 5, "importers": 5,
-    "snap": 6, "ver": 6,
-    "faces": 7, "__main__": 7, "__init__": 8,
+    "graph": 1,
+    "gql": 2,
+    "recall": 3,
+    "commit": 3,
+    "session": 4,
+    "cabinet": 5,
+    "absorb": 5,
+    "strata": 5,
+    "ingest": 5,
+    "host": 5,
+    "importers": 5,
+    "snap": 6,
+    "ver": 6,
+    "faces": 7,
+    "__main__": 7,
+    "__init__": 8,
 }
 CORE = {"graph", "gql", "recall", "commit", "session"}
-OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host",
-           "importers"}
+OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host", "importers"}
 
 
 def _top(module: str) -> str:
@@ -47,7 +62,7 @@ def _imports(path: Path) -> set[str]:
                 if node.module and node.module.startswith("memnet."):
                     out.add(_top(node.module.removeprefix("memnet.")))
                 continue
-            base = parts[:len(parts) - node.level]
+            base = parts[: len(parts) - node.level]
             target = [*base, *(node.module.split(".") if node.module else [])]
             if target:
                 out.add(_top(".".join(target)))
@@ -67,8 +82,9 @@ def test_layers_depend_downward_only(path: Path) -> None:
         assert dep in LAYERS, f"{path}: unknown module memnet.{dep}"
         if me in CORE:
             assert dep not in OUTSIDE, f"engine core {me} imports {dep}"
-        assert LAYERS[dep] <= LAYERS[me], f"{me} (layer {LAYERS[me]}) imports {dep} " \
-                                          f"(layer {LAYERS[dep]})"
+        assert LAYERS[dep] <= LAYERS[me], (
+            f"{me} (layer {LAYERS[me]}) imports {dep} (layer {LAYERS[dep]})"
+        )
 
 
 def test_the_value_model_stands_alone() -> None:
@@ -95,8 +111,11 @@ def _error_names(path: Path) -> set[str]:
 
 
 STORAGE = {"msgpack", "lmdb", "psycopg", "psycopg_pool"}
-CORE_FILES = [p for p in FILES if p.relative_to(PKG).parts[0].removesuffix(".py") in
-              {"graph", "recall", "commit", "session"}]
+CORE_FILES = [
+    p
+    for p in FILES
+    if p.relative_to(PKG).parts[0].removesuffix(".py") in {"graph", "recall", "commit", "session"}
+]
 
 
 @pytest.mark.req("MN-REQ-10")
@@ -116,15 +135,19 @@ def test_the_graph_knows_no_language() -> None:
 def test_the_check_sees_imports() -> None:
     assert "session" in _imports(PKG / "cabinet" / "base.py")
     assert "gql" in _imports(PKG / "recall" / "seed.py") or "graph" in _imports(
-        PKG / "recall" / "seed.py")
+        PKG / "recall" / "seed.py"
+    )
 
 
 @pytest.mark.req("MN-REQ-22")
 def test_only_the_faces_reach_the_host_hook() -> None:
     """Host Snap sits outside the engine: the core and recall never import it,
     and of the rest only the faces do."""
-    users = {p.relative_to(PKG).as_posix() for p in FILES
-             if "host" in _imports(p) and p.relative_to(PKG).parts[0] != "host"}
+    users = {
+        p.relative_to(PKG).as_posix()
+        for p in FILES
+        if "host" in _imports(p) and p.relative_to(PKG).parts[0] != "host"
+    }
     assert users and all(u.startswith("faces/") for u in users), users
     for p in (PKG / "host").rglob("*.py"):
         assert not (_imports(p) & (OUTSIDE - {"host", "ingest"})), p
@@ -135,8 +158,22 @@ def test_only_the_faces_reach_the_host_hook() -> None:
 # through the store's named methods and, on a hot path, the columns through
 # Store.view(); writes go through methods. The old column names are gone, and
 # no module of memnet, graph/ included, reads another object's private column.
-RAW_COLUMNS = {"kind", "labels", "props", "key", "adj", "nrec", "ltok", "nick", "etype",
-               "esrc", "edst", "eprops", "erec", "kind_live"}
+RAW_COLUMNS = {
+    "kind",
+    "labels",
+    "props",
+    "key",
+    "adj",
+    "nrec",
+    "ltok",
+    "nick",
+    "etype",
+    "esrc",
+    "edst",
+    "eprops",
+    "erec",
+    "kind_live",
+}
 PRIVATE_COLUMNS = {"_" + c for c in RAW_COLUMNS | {"nick_owner", "hidden", "view"}}
 # names no other object in memnet uses: a read of them on anything is a read of the store
 ONLY_STORE = {"adj", "nrec", "ltok", "etype", "esrc", "edst", "eprops", "erec", "kind_live"}
@@ -149,8 +186,11 @@ def _store_exprs(fn: ast.AST) -> set[str]:
     names bound from those or annotated ``Store``."""
     held = {"store", "self.s", "self.store"}
     for node in ast.walk(fn):
-        if isinstance(node, ast.arg) and node.annotation is not None \
-                and ast.unparse(node.annotation).strip("'\"") in ("Store", "Store | None"):
+        if (
+            isinstance(node, ast.arg)
+            and node.annotation is not None
+            and ast.unparse(node.annotation).strip("'\"") in ("Store", "Store | None")
+        ):
             held.add(node.arg)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             src = ast.unparse(node.value)
@@ -163,8 +203,10 @@ def raw_column_reads(source: str) -> list[str]:
     """``line: expression`` for every read or write of a store's raw column."""
     tree = ast.parse(source)
     out = []
-    scopes = [tree, *(n for n in ast.walk(tree)
-                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    scopes = [
+        tree,
+        *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+    ]
     seen: set[int] = set()
     for scope in reversed(scopes):  # innermost functions first
         held = _store_exprs(scope)
@@ -199,25 +241,31 @@ def test_only_the_store_touches_its_columns(path: Path) -> None:
 
 def test_the_old_column_names_are_gone() -> None:
     from memnet.graph.store import Store
+
     st = Store()
     assert not [c for c in RAW_COLUMNS if hasattr(st, c)]
 
 
 def test_the_column_check_sees_reads() -> None:
-    src = ("def f(store, session, cols, node, x: Store):\n"
-           "    a = store.kind[1]\n"
-           "    b = session.store.esrc[2]\n"
-           "    s = session.store\n"
-           "    c = s.props[3]\n"
-           "    d = session.store._nrec\n"
-           "    x.ltok[1] = 2\n"
-           "    e = cols.keys[1]\n"                   # a view: allowed
-           "    f = store.node_kind(1)\n"             # a named method: allowed
-           "    g = node.kind\n")                     # not a store: allowed
-    assert raw_column_reads(src) == ["2: store.kind", "3: session.store.esrc", "5: s.props",
-                                     "6: session.store._nrec", "7: x.ltok"]
+    src = (
+        "def f(store, session, cols, node, x: Store):\n"
+        "    a = store.kind[1]\n"
+        "    b = session.store.esrc[2]\n"
+        "    s = session.store\n"
+        "    c = s.props[3]\n"
+        "    d = session.store._nrec\n"
+        "    x.ltok[1] = 2\n"
+        "    e = cols.keys[1]\n"  # a view: allowed
+        "    f = store.node_kind(1)\n"  # a named method: allowed
+        "    g = node.kind\n"
+    )  # not a store: allowed
+    assert raw_column_reads(src) == [
+        "2: store.kind",
+        "3: session.store.esrc",
+        "5: s.props",
+        "6: session.store._nrec",
+        "7: x.ltok",
+    ]
     # a column read by a method of another object is a read too; the store's own is not
-    src = ("class C:\n"
-           "    def f(self, other):\n"
-           "        return self._kind[1], other._kind[1]\n")
+    src = "class C:\n    def f(self, other):\n        return self._kind[1], other._kind[1]\n"
     assert raw_column_reads(src) == ["3: other._kind"]

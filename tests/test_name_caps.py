@@ -50,7 +50,7 @@ def test_70000_distinct_label_sets_commit_and_the_session_stays_usable() -> None
     Commit raised IndexError."""
     s = memnet.Session("sets")
     labs = [f"L{i}" for i in range(400)]
-    pairs = [(a, b) for i, a in enumerate(labs) for b in labs[i + 1:]][:70_000]
+    pairs = [(a, b) for i, a in enumerate(labs) for b in labs[i + 1 :]][:70_000]
     b = memnet.Bulk()
     for a, c in pairs:
         b.node("K", labels=(a, c))
@@ -145,6 +145,7 @@ def test_the_labels_of_a_session_are_capped_and_counted_exactly() -> None:
     again = memnet.Session("names")
     for rec in s.history():
         from memnet.commit import replay
+
         replay(again.store, list(rec.changes))
     assert dict(again.store.label_use()) == dict(s.store.label_use())
 

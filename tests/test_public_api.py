@@ -9,8 +9,11 @@ import memnet.errors as errors
 
 
 def _error_classes() -> list[type[errors.MemNetError]]:
-    return [c for _, c in inspect.getmembers(errors, inspect.isclass)
-            if issubclass(c, errors.MemNetError) and c.__module__ == "memnet.errors"]
+    return [
+        c
+        for _, c in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(c, errors.MemNetError) and c.__module__ == "memnet.errors"
+    ]
 
 
 def test_all_is_sorted_and_every_name_resolves() -> None:
@@ -50,7 +53,7 @@ def test_every_code_has_a_class_and_every_class_a_known_code() -> None:
 
 def test_the_drawn_tree_names_every_class_under_its_parent() -> None:
     doc = errors.__doc__ or ""
-    tree = doc[doc.index("Hierarchy::"):doc.index("Example::")]
+    tree = doc[doc.index("Hierarchy::") : doc.index("Example::")]
     depth_of: dict[str, int] = {}
     stack: list[str] = []
     for line in tree.splitlines()[1:]:

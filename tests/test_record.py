@@ -75,9 +75,11 @@ def test_the_syntax_tree_and_the_walk_are_records() -> None:
 
 def test_a_field_without_default_after_one_with_is_refused() -> None:
     with pytest.raises(TypeError):
+
         @record
         class Bad:
             a: int = 1
             b: int
+
     with pytest.raises(ValueError):
         field(default=1, default_factory=list)

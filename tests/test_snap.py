@@ -44,12 +44,12 @@ def _flat(model: Artefacts) -> tuple[dict[str, Any], set[tuple[str, str, str]]]:
     s = Session("flat")
     sync(s, model)
     els, links = snapshot(s, model)
-    return ({loc: (k, tuple(lb), dict(p)) for loc, (_h, k, lb, p) in els.items()},
-            set(links))
+    return ({loc: (k, tuple(lb), dict(p)) for loc, (_h, k, lb, p) in els.items()}, set(links))
 
 
-def test_the_union_of_catalog_and_interiors_is_the_unsnapped_ingest(tmp_path: Path,
-                                                                    model: Artefacts) -> None:
+def test_the_union_of_catalog_and_interiors_is_the_unsnapped_ingest(
+    tmp_path: Path, model: Artefacts
+) -> None:
     cab = Cabinet.open(tmp_path / "cab")
     res = snap(cab, MODELS, "mn")
     assert res.catalog == "mn-cat" and len(res.interiors) >= 3
@@ -86,8 +86,9 @@ def test_no_interior_exceeds_its_budget_and_a_default_recall_holds_it(tmp_path: 
     assert not smaller.changed  # snapping again with the same budget writes nothing
 
 
-def test_the_catalog_holds_the_skeleton_and_one_ses_per_interior(tmp_path: Path,
-                                                                 model: Artefacts) -> None:
+def test_the_catalog_holds_the_skeleton_and_one_ses_per_interior(
+    tmp_path: Path, model: Artefacts
+) -> None:
     plan = plan_snap(model, "mn")
     kinds = {loc: el.kind for loc, el in plan.catalog.elements.items()}
     for loc, el in model.elements.items():
@@ -99,9 +100,11 @@ def test_the_catalog_holds_the_skeleton_and_one_ses_per_interior(tmp_path: Path,
     # same interior unless the element is the root of a unit
     owner = {lk.dst: lk.src for lk in model.links.values() if lk.type == "CONTAINS"}
     for sid, part in plan.interiors:
-        roots = [loc for loc in part.elements
-                 if part.elements[loc].kind != STUB_KIND and plan.home.get(owner.get(loc, ""))
-                 != sid]
+        roots = [
+            loc
+            for loc in part.elements
+            if part.elements[loc].kind != STUB_KIND and plan.home.get(owner.get(loc, "")) != sid
+        ]
         for r in roots:  # a unit root's owner is in the catalog, never in another interior
             assert plan.home.get(owner.get(r, ""), "mn-cat") == "mn-cat"
 
@@ -117,13 +120,14 @@ def test_the_shell_view_names_each_ses_node_by_its_sid(tmp_path: Path) -> None:
     assert sids and all(sid in res.interiors for sid in sids), shape.text
     first = shape.receipt.seeds[0]
     sid = next(dict(n.props)["sid"] for n in shape.nodes if n.var == first)
-    assert cab.open(sid).recall("").receipt.rows > 0   # the sid it names opens
-    outline = cat.outline()    # the shell view by default
+    assert cab.open(sid).recall("").receipt.rows > 0  # the sid it names opens
+    outline = cat.outline()  # the shell view by default
     assert all("sid" in dict(n.props) for n in outline.nodes if n.labels[0] == SES_KIND)
 
 
 def test_a_recall_for_a_requirement_id_leads_to_the_interior_that_satisfies_it(
-        tmp_path: Path, model: Artefacts) -> None:
+    tmp_path: Path, model: Artefacts
+) -> None:
     cab = Cabinet.open(tmp_path / "cab")
     snap(cab, MODELS, "mn")
     plan = plan_snap(model, "mn")
@@ -167,8 +171,9 @@ def test_resnap_after_a_change_touches_only_what_moved(tmp_path: Path) -> None:
     assert len(moved) == 1
 
 
-def test_a_smaller_model_drops_the_interiors_it_no_longer_needs(tmp_path: Path,
-                                                                model: Artefacts) -> None:
+def test_a_smaller_model_drops_the_interiors_it_no_longer_needs(
+    tmp_path: Path, model: Artefacts
+) -> None:
     cab = Cabinet.open(tmp_path / "cab")
     big = snap(cab, MODELS, "mn", budget=20)
     cab.create("mn-notes")  # not a snap session: never touched
@@ -195,8 +200,9 @@ def test_bad_budgets_and_prefixes_are_refused(model: Artefacts) -> None:
 def trees(draw: Any) -> Artefacts:
     n = draw(st.integers(1, 120))
     kinds = ("PKG", "PART", "PORT", "ATTR", "PARTDEF", "REQ")
-    art = Artefacts(root="m", schemes=("sysml",),
-                    managed_types=("CONTAINS", "TYPED", "SATISFIES", "CONNECTS"))
+    art = Artefacts(
+        root="m", schemes=("sysml",), managed_types=("CONTAINS", "TYPED", "SATISFIES", "CONNECTS")
+    )
     locs = []
     for i in range(n):
         kind = draw(st.sampled_from(kinds)) if i else "PKG"
@@ -213,8 +219,7 @@ def trees(draw: Any) -> Artefacts:
 
 @settings(max_examples=60, deadline=None)
 @given(trees(), st.integers(4, 60))
-def test_any_model_snaps_into_a_partition_within_the_budget(art: Artefacts,
-                                                            budget: int) -> None:
+def test_any_model_snaps_into_a_partition_within_the_budget(art: Artefacts, budget: int) -> None:
     plan = plan_snap(art, "p", budget=budget)
     for _sid, part in plan.interiors:
         assert len(part.elements) + len(part.links) <= budget
@@ -272,12 +277,13 @@ def test_an_empty_model_or_an_impossible_id_writes_nothing(tmp_path: Path) -> No
 def _model_with_a_broken_file(tmp_path: Path) -> Path:
     model = tmp_path / "model"
     shutil.copytree(MODELS / "models", model)
-    (model / "broken.sysml").write_text("package Broken {\n  part def A {\n    part x : ;\n"
-                                        "  }\n}\n", encoding="utf-8")
-    (model / "views.sysml").write_text("package Views { view def V; part def Seen :> Gone; }\n",
-                                       encoding="utf-8")
-    (model / "unclosed.sysml").write_text("package Unclosed {\n  part def B;\n",
-                                          encoding="utf-8")
+    (model / "broken.sysml").write_text(
+        "package Broken {\n  part def A {\n    part x : ;\n  }\n}\n", encoding="utf-8"
+    )
+    (model / "views.sysml").write_text(
+        "package Views { view def V; part def Seen :> Gone; }\n", encoding="utf-8"
+    )
+    (model / "unclosed.sysml").write_text("package Unclosed {\n  part def B;\n", encoding="utf-8")
     return model
 
 
@@ -286,12 +292,14 @@ def test_a_file_that_does_not_parse_is_left_out_and_listed(tmp_path: Path) -> No
     cab = Cabinet.open(tmp_path / "cab")
     res = snap(cab, model, "mn", strict=False)
     assert [str(w) for w in res.failed] == [
-        "unclosed.sysml:1: not ingested (model_syntax, column 18): '{' is never closed"]
+        "unclosed.sysml:1: not ingested (model_syntax, column 18): '{' is never closed"
+    ]
     assert [str(w) for w in res.warnings] == [
         "broken.sysml:3: syntax error at line 3, column 14: unexpected ';'; expected '~' or a "
         "name; the statement at line 3 is skipped",
         "views.sysml:1: unresolved supertype 'Gone' of PARTDEF 'Seen': no element named 'Gone' "
-        "is visible"]
+        "is visible",
+    ]
     assert res.to_dict()["failed"] == [str(w) for w in res.failed]
     assert res.to_dict()["warnings"] == [str(w) for w in res.warnings]
     assert "2 warning(s), 1 file(s) not ingested" in res.summary()
@@ -325,13 +333,14 @@ def test_strict_snap_and_a_failing_model_write_nothing(tmp_path: Path) -> None:
     assert one.value.code == "model_syntax" and "never closed" in one.value.message
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(QueryError):   # no file at all stays "nothing to snap"
+    with pytest.raises(QueryError):  # no file at all stays "nothing to snap"
         snap(cab, empty, "mn", strict=False)
     assert cab.sessions() == []
 
 
 def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A re-snap whose third sync fails: the session it created is dropped,
     and the sessions of the earlier snap, one of which it had already synced
     again, are as that snap left them (nothing is written before every
@@ -342,8 +351,7 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
     snap(cab, MODELS, "mn", budget=500)  # an earlier snap: mn-1 and mn-cat exist before
     before = cab_ids(cab)
     assert before == ["mn-1", "mn-cat"]
-    kept = {sid: (cab.session_info(sid).version, cab.open(sid).recall("").text)
-            for sid in before}
+    kept = {sid: (cab.session_info(sid).version, cab.open(sid).recall("").text) for sid in before}
     calls = []
 
     def failing_sync(session: Session, art: Artefacts) -> Any:
@@ -357,8 +365,9 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
         snap(cab, MODELS, "mn")
     assert calls == ["mn-1", "mn-2", "mn-3"]  # mn-2 was built in memory, never stored
     assert cab_ids(cab) == before
-    assert {sid: (cab.session_info(sid).version, cab.open(sid).recall("").text)
-            for sid in before} == kept
+    assert {
+        sid: (cab.session_info(sid).version, cab.open(sid).recall("").text) for sid in before
+    } == kept
     # the same re-snap, not failing, does change mn-1
     monkeypatch.undo()
     snap(cab, MODELS, "mn")
@@ -366,7 +375,8 @@ def test_a_snap_that_fails_while_writing_drops_the_sessions_it_created(
 
 
 def test_a_snap_whose_write_fails_part_way_drops_what_it_created(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every session synced, then the second write fails: the session the
     first write stored is dropped again, nothing else is left, and the same
     snap then runs through."""
@@ -385,7 +395,7 @@ def test_a_snap_whose_write_fails_part_way_drops_what_it_created(
     with pytest.raises(OSError):
         snap(cab, MODELS, "mn", progress=lambda d, t: steps.append((d, t)))
     assert stored == ["mn-1"] and cab_ids(cab) == []
-    n = steps[0][1] // 2   # every session was synced before the first write
+    n = steps[0][1] // 2  # every session was synced before the first write
     assert [d for d, _t in steps] == list(range(1, n + 2)) and n >= 2
     monkeypatch.undo()
     res = snap(cab, MODELS, "mn")
@@ -417,8 +427,10 @@ def test_snap_never_takes_over_or_drops_a_session_it_did_not_make(tmp_path: Path
     work.commit("INSERT (t:TSK {title: 'kept'})")
     cab.flush(work)
     cat = cab.open("pp-cat")
-    cat.commit("INSERT (s:SES {sid: 'work', locator: 'snap:x/work'}), "
-               "(b:SES {sid: 'Bad Id', locator: 'snap:x/bad'})")
+    cat.commit(
+        "INSERT (s:SES {sid: 'work', locator: 'snap:x/work'}), "
+        "(b:SES {sid: 'Bad Id', locator: 'snap:x/bad'})"
+    )
     cab.flush(cat)
     snap(cab, MODELS, "pp", budget=500)
     assert "work" in cab_ids(cab) and cab.open("work").version == 1

@@ -14,8 +14,9 @@ from memnet.graph.store import Store, node_handle
 def _session() -> Session:
     s = Session("store-api")
     b = Bulk()
-    t = b.node("TSK", {"title": "write the api", "status": "open"}, labels=("URGENT",),
-               nick="api", var="t")
+    t = b.node(
+        "TSK", {"title": "write the api", "status": "open"}, labels=("URGENT",), nick="api", var="t"
+    )
     law = b.node("LAW", {"text": "no raw columns"})
     m = b.node("MOD", {"name": "store", "path": "memnet/graph/store.py"})
     b.edge(t, "FOLLOWS", law, {"why": "house rules"}, var="f")
@@ -39,13 +40,21 @@ def test_stored_records_load_back_into_an_equal_store() -> None:
     for t, p in st.index.raw_postings():
         by_shard.setdefault(shard_of(t), {})[t] = p if isinstance(p, bytes) else le_bytes(p)
     postings = sorted(by_shard.items())
-    copy.load(nodes, *st.stored_edges(1, st.next_edge), postings, kinds=st.live_kinds(),
-              live_bytes=st.live_bytes, decode_props=lambda raw: None,
-              damaged=lambda msg: AssertionError(msg))
-    assert [copy.node_state(n) for n in range(1, st.next_node)] == \
-        [st.node_state(n) for n in range(1, st.next_node)]
-    assert [copy.edge_state(e) for e in range(1, st.next_edge)] == \
-        [st.edge_state(e) for e in range(1, st.next_edge)]
+    copy.load(
+        nodes,
+        *st.stored_edges(1, st.next_edge),
+        postings,
+        kinds=st.live_kinds(),
+        live_bytes=st.live_bytes,
+        decode_props=lambda raw: None,
+        damaged=lambda msg: AssertionError(msg),
+    )
+    assert [copy.node_state(n) for n in range(1, st.next_node)] == [
+        st.node_state(n) for n in range(1, st.next_node)
+    ]
+    assert [copy.edge_state(e) for e in range(1, st.next_edge)] == [
+        st.edge_state(e) for e in range(1, st.next_edge)
+    ]
     assert copy.view().hidden_edges == st.view().hidden_edges
     assert (copy.live_nodes, copy.live_edges) == (st.live_nodes, st.live_edges)
     for n in range(1, st.next_node):
@@ -60,25 +69,33 @@ def test_named_reads_agree_with_the_recorded_states() -> None:
     st = _session().store
     for n in range(1, st.next_node):
         kind, labels, props, nick, recycled = st.node_state(n)
-        assert (st.node_kind(n), st.extra_labels(n), st.node_nick(n), st.node_recycled(n)) == \
-            (kind, labels, nick, recycled)
+        assert (st.node_kind(n), st.extra_labels(n), st.node_nick(n), st.node_recycled(n)) == (
+            kind,
+            labels,
+            nick,
+            recycled,
+        )
         assert dict(st.node_props(n)) == (props or {})
         assert st.node_terms(n) == (set() if recycled else Index.terms(kind, labels, props))
         if nick is not None:
             assert st.nick_owner(nick) == (None if recycled else n)
     for e in range(1, st.next_edge):
         etype, src, dst, props, recycled = st.edge_state(e)
-        assert (st.edge_type(e), st.edge_ends(e), st.edge_recycled(e)) == \
-            (etype, (src, dst), recycled)
+        assert (st.edge_type(e), st.edge_ends(e), st.edge_recycled(e)) == (
+            etype,
+            (src, dst),
+            recycled,
+        )
         assert dict(st.edge_props(e)) == (props or {})
     live = [n for n in range(1, st.next_node) if not st.node_recycled(n)]
     counts: dict[str, int] = {}
     for n in live:
         counts[st.node_kind(n)] = counts.get(st.node_kind(n), 0) + 1
     assert st.live_kinds() == dict(sorted(counts.items()))
-    assert "DOC" not in st.live_kinds()   # its one node is recycled
-    assert st.adjacency_top() == max(max(st.view().adjacency[n], default=0)
-                                     for n in range(1, st.next_node))
+    assert "DOC" not in st.live_kinds()  # its one node is recycled
+    assert st.adjacency_top() == max(
+        max(st.view().adjacency[n], default=0) for n in range(1, st.next_node)
+    )
 
 
 def test_the_view_follows_the_store_and_line_tokens_are_written_through_methods() -> None:

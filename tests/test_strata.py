@@ -73,8 +73,9 @@ def _check_two_strata(cab: memnet.Cabinet) -> None:
     assert _next_links(cat) == {("work", "work-1")}
     shape = cat.recall("SES status:open")
     assert shape.receipt.seed_mode == "match"
-    assert [cat.store.node_props(parse_handle(h)[1])["sid"]
-            for h in shape.receipt.seeds] == ["work-1"]
+    assert [cat.store.node_props(parse_handle(h)[1])["sid"] for h in shape.receipt.seeds] == [
+        "work-1"
+    ]
 
 
 def test_full_session_advances_to_next_stratum(cab: memnet.Cabinet, tmp_path: Path) -> None:
@@ -121,8 +122,10 @@ def test_delta_with_old_handles_is_refused_not_moved(cab: memnet.Cabinet) -> Non
     s = cab.create("refs", caps=CAPS)
     results = _fill(cab, s)
     h = results[3].ids["t"]
-    for delta in (f"INSERT (x:TSK {{title: 'follow-up'}})-[:AFTER]->({h})",
-                  f"INSERT (x:TSK {{title: 'follow-up'}}) SET {h}.status = 'done', x.n = 1"):
+    for delta in (
+        f"INSERT (x:TSK {{title: 'follow-up'}})-[:AFTER]->({h})",
+        f"INSERT (x:TSK {{title: 'follow-up'}}) SET {h}.status = 'done', x.n = 1",
+    ):
         with pytest.raises(memnet.CapExceeded) as ei:
             strata.commit_or_advance(cab, s, delta)
         assert ei.value.code == "cap_exceeded"

@@ -87,13 +87,27 @@ def env() -> dict[str, str]:
 
 def memnet(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     assert SCRIPT.exists(), "the memnet command is not installed: pip install -e '.[dev]'"
-    return subprocess.run([str(SCRIPT), *args], cwd=cwd, text=True, capture_output=True,
-                          env=env(), timeout=300, check=False)
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        env=env(),
+        timeout=300,
+        check=False,
+    )
 
 
 def pytest_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, text=True,
-                          capture_output=True, env=env(), timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        env=env(),
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture()
@@ -134,13 +148,14 @@ def test_all_covered_exits_0_and_lists_each_requirement_with_its_tests(project: 
     assert heads == [["T-1", "4"], ["T-2", "3"], ["T-2.1", "1"], ["T-10", "4"]]
     assert any(ln.startswith("T-1 ") and "The first promise." in ln for ln in lines)
     text = r.stdout
-    block = text[text.index("T-10 "):]
+    block = text[text.index("T-10 ") :]
     assert "tests/test_alpha.py: test_b ×3" in block
     assert "tests/ver/test_beta.py: TestGroup::test_d" in block
     assert "T-1 " in text and "tests/test_alpha.py: test_a, test_b ×3" in text
     assert "(no test)" not in text
-    assert lines[-1].startswith("total: 4 requirements, 4 with a test, 0 without; "
-                                "6 of 7 tests name a requirement")
+    assert lines[-1].startswith(
+        "total: 4 requirements, 4 with a test, 0 without; 6 of 7 tests name a requirement"
+    )
 
 
 def test_a_requirement_without_a_test_exits_1_naming_it(project: Path) -> None:
@@ -149,7 +164,7 @@ def test_a_requirement_without_a_test_exits_1_naming_it(project: Path) -> None:
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert error_line(r) == "memnet: error: trace_failed: requirement T-3 has no test"
     assert "trace_failed" in CODES and TraceFailed.code == "trace_failed"
-    after = r.stdout[r.stdout.index("T-3 "):].splitlines()
+    after = r.stdout[r.stdout.index("T-3 ") :].splitlines()
     assert after[0].split()[:2] == ["T-3", "0"] and after[1].strip() == "(no test)"
     assert "1 without (T-3)" in r.stdout
 
@@ -157,7 +172,8 @@ def test_a_requirement_without_a_test_exits_1_naming_it(project: Path) -> None:
 def test_a_test_naming_an_unknown_id_exits_1_naming_test_and_id(project: Path) -> None:
     (project / "tests" / "test_gamma.py").write_text(
         "import pytest\n\n\n@pytest.mark.req('T-1', 'T-99')\ndef test_typo():\n    pass\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     r = memnet("ver", cwd=project)
     assert r.returncode == 1, (r.stdout, r.stderr)
     line = error_line(r)
@@ -168,7 +184,8 @@ def test_a_test_naming_an_unknown_id_exits_1_naming_test_and_id(project: Path) -
 
 def test_an_unmarked_mn_ver_test_exits_1(project: Path) -> None:
     (project / "tests" / "ver" / "test_delta.py").write_text(
-        "def test_forgot_the_marker():\n    pass\n", encoding="utf-8")
+        "def test_forgot_the_marker():\n    pass\n", encoding="utf-8"
+    )
     r = memnet("ver", cwd=project)
     assert r.returncode == 1, (r.stdout, r.stderr)
     line = error_line(r)
@@ -178,8 +195,9 @@ def test_an_unmarked_mn_ver_test_exits_1(project: Path) -> None:
 
 def test_json_format_parses_and_has_the_keys(project: Path) -> None:
     add_requirement(project, "T-3", "Nobody tests this one.")
-    r = memnet("ver", "--format", "json", "--models", "sysml-models", "--tests", "tests",
-               cwd=project)
+    r = memnet(
+        "ver", "--format", "json", "--models", "sysml-models", "--tests", "tests", cwd=project
+    )
     assert r.returncode == 1 and "T-3" in error_line(r)
     data = json.loads(r.stdout)
     assert {"requirements", "tests", "matrix", "missing", "unknown", "unmarked"} <= set(data)
@@ -193,13 +211,20 @@ def test_json_format_parses_and_has_the_keys(project: Path) -> None:
 
 
 def test_the_directories_can_be_given_from_elsewhere(project: Path, tmp_path: Path) -> None:
-    r = memnet("ver", "--models", str(project / "sysml-models"), "--tests",
-               str(project / "tests"), cwd=tmp_path)
+    r = memnet(
+        "ver",
+        "--models",
+        str(project / "sysml-models"),
+        "--tests",
+        str(project / "tests"),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     # a model outside the project does not move pytest's rootdir away from the tests
     (project / "sysml-models").rename(tmp_path / "models")
-    r = memnet("ver", "--models", "models", "--tests", "proj/tests", "--format", "json",
-               cwd=tmp_path)
+    r = memnet(
+        "ver", "--models", "models", "--tests", "proj/tests", "--format", "json", cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["missing"] == [] and "tests/ver/test_beta.py::test_c" in data["tests"]
@@ -212,18 +237,28 @@ def test_the_directories_can_be_given_from_elsewhere(project: Path, tmp_path: Pa
 
 
 def test_a_broken_test_module_fails_the_trace(project: Path) -> None:
-    (project / "tests" / "test_broken.py").write_text("import no_such_module_here\n",
-                                                      encoding="utf-8")
+    (project / "tests" / "test_broken.py").write_text(
+        "import no_such_module_here\n", encoding="utf-8"
+    )
     r = memnet("ver", cwd=project)
     assert r.returncode == 1
     assert "could not collect tests/test_broken.py" in error_line(r)
 
 
 def test_without_pytest_it_is_dependency_missing(project: Path) -> None:
-    code = ("import sys; sys.modules['pytest'] = None\n"
-            "from memnet.faces.cli import main\nraise SystemExit(main(['ver']))\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=project, text=True,
-                       capture_output=True, env=env(), timeout=120, check=False)
+    code = (
+        "import sys; sys.modules['pytest'] = None\n"
+        "from memnet.faces.cli import main\nraise SystemExit(main(['ver']))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=project,
+        text=True,
+        capture_output=True,
+        env=env(),
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 1
     assert error_line(r).startswith("memnet: error: dependency_missing: ")
     assert "pip install" in r.stderr
@@ -239,8 +274,9 @@ def _verifies(s: Session) -> dict[tuple[str, str], dict[str, object]]:
     for e in st.live_edge_ids():
         if st.edge_type(e) == "VERIFIES":
             src, dst = st.edge_ends(e)
-            out[(str(st.node_props(src)["path"]), str(st.node_props(dst)["rid"]))] = \
-                dict(st.edge_props(e))
+            out[(str(st.node_props(src)["path"]), str(st.node_props(dst)["rid"]))] = dict(
+                st.edge_props(e)
+            )
     return out
 
 
@@ -257,7 +293,8 @@ def test_commit_writes_the_trace_into_a_session_and_a_recall_shows_it(project: P
         ("tests/test_alpha.py", "T-2"): {"tests": "test_b ×3", "cases": 3},
         ("tests/test_alpha.py", "T-10"): {"tests": "test_b ×3", "cases": 3},
         ("tests/ver/test_beta.py", "T-2.1"): {"tests": "test_c", "cases": 1},
-        ("tests/ver/test_beta.py", "T-10"): {"tests": "TestGroup::test_d", "cases": 1}}
+        ("tests/ver/test_beta.py", "T-10"): {"tests": "TestGroup::test_d", "cases": 1},
+    }
     # which tests verify T-10? one Recall answers it
     shape = s.recall("REQ rid:T-10")
     assert shape.receipt.seed_mode == "match"
@@ -268,10 +305,13 @@ def test_commit_writes_the_trace_into_a_session_and_a_recall_shows_it(project: P
     assert model is None and not again.changed and s.version == 2
     # a test that stops naming T-1: only its link goes
     alpha = project / "tests" / "test_alpha.py"
-    alpha.write_text(alpha.read_text(encoding="utf-8").replace("pytestmark = pytest.mark.req(ONE)",
-                                                               ""), encoding="utf-8")
-    _model, third = ver.commit_trace(s, ver.collect(project / "sysml-models",
-                                                    project / "tests"), project / "sysml-models")
+    alpha.write_text(
+        alpha.read_text(encoding="utf-8").replace("pytestmark = pytest.mark.req(ONE)", ""),
+        encoding="utf-8",
+    )
+    _model, third = ver.commit_trace(
+        s, ver.collect(project / "sysml-models", project / "tests"), project / "sysml-models"
+    )
     assert (third.created, third.updated, third.recycled) == (0, 1, 0)  # alpha: 1 test, 3 cases
     assert (third.links_added, third.links_updated, third.links_removed) == (0, 0, 1)
     assert ("tests/test_alpha.py", "T-1") not in _verifies(s)
@@ -279,7 +319,8 @@ def test_commit_writes_the_trace_into_a_session_and_a_recall_shows_it(project: P
 
 
 def test_commit_links_to_the_requirements_wherever_the_session_holds_them(
-        project: Path, tmp_path: Path) -> None:
+    project: Path, tmp_path: Path
+) -> None:
     s = Session("mixed")
     # the model came in with the whole project (another root): its nodes are used as they are
     ingest_path(s, project)
@@ -289,8 +330,9 @@ def test_commit_links_to_the_requirements_wherever_the_session_holds_them(
     assert model is None and s.store.live_count("REQ") == before == 4
     assert len(_verifies(s)) == 5
     # a trace whose collection failed writes nothing
-    broken = ver.Trace(requirements=trace.requirements, tests=trace.tests,
-                       errors=["tests/test_gone.py"])
+    broken = ver.Trace(
+        requirements=trace.requirements, tests=trace.tests, errors=["tests/test_gone.py"]
+    )
     with pytest.raises(TraceFailed, match="nothing was written"):
         ver.commit_trace(s, broken, project / "sysml-models")
     assert s.version == tests.version
@@ -303,8 +345,9 @@ def test_memnet_ver_commit_writes_flushes_and_reports(project: Path, tmp_path: P
     assert memnet("--home", str(home), "session", "create", "mn", cwd=project).returncode == 0
     r = memnet("--home", str(home), "ver", "--commit", "mn", cwd=project)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[-1] == ("traced into mn: version 2: +2 ~0 -0 elements, "
-                                         "+5 ~0 -0 links")
+    assert r.stdout.splitlines()[-1] == (
+        "traced into mn: version 2: +2 ~0 -0 elements, +5 ~0 -0 links"
+    )
     r = memnet("--home", str(home), "ver", "--commit", "mn", "--format", "json", cwd=project)
     assert json.loads(r.stdout)["commit"]["changed"] is False
     out = memnet("--home", str(home), "recall", "mn", "REQ rid:T-2.1", cwd=project).stdout
@@ -321,14 +364,16 @@ def test_the_plugin_fails_a_whole_run_only(project: Path) -> None:
     assert "requirement T-3 has no test" in whole.stderr
     part = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "tests/ver", cwd=project)
     assert part.returncode == 0, part.stderr
-    one = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "tests/test_alpha.py::test_a",
-                     cwd=project)
+    one = pytest_run(
+        "--collect-only", "-q", "-p", "memnet.ver", "tests/test_alpha.py::test_a", cwd=project
+    )
     assert one.returncode == 0, one.stderr
     # -k deselects but still collects everything: the run stays whole
     k = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "-k", "test_a", cwd=project)
     assert k.returncode == pytest.ExitCode.USAGE_ERROR
-    forced = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "--memnet-ver", "tests/ver",
-                        cwd=project)
+    forced = pytest_run(
+        "--collect-only", "-q", "-p", "memnet.ver", "--memnet-ver", "tests/ver", cwd=project
+    )
     assert forced.returncode == pytest.ExitCode.USAGE_ERROR
     assert "requirement T-1 has no test" in forced.stderr
     assert "requirement × test matrix" in forced.stdout
@@ -337,9 +382,9 @@ def test_the_plugin_fails_a_whole_run_only(project: Path) -> None:
 def test_the_plugin_refuses_unknown_ids_even_in_a_partial_run(project: Path) -> None:
     (project / "tests" / "test_gamma.py").write_text(
         "import pytest\n\n\n@pytest.mark.req('T-99')\ndef test_typo():\n    pass\n",
-        encoding="utf-8")
-    r = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "tests/test_gamma.py",
-                   cwd=project)
+        encoding="utf-8",
+    )
+    r = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "tests/test_gamma.py", cwd=project)
     assert r.returncode == pytest.ExitCode.USAGE_ERROR
     assert "tests/test_gamma.py::test_typo names unknown requirement 'T-99'" in r.stderr
 
@@ -350,22 +395,32 @@ def test_the_models_come_from_the_option_or_the_environment(project: Path) -> No
     # no model at all: the plugin stays quiet
     quiet = pytest_run("--collect-only", "-q", "-p", "memnet.ver", cwd=project)
     assert quiet.returncode == 0, quiet.stderr
-    opt = pytest_run("--collect-only", "-q", "-p", "memnet.ver", f"--memnet-models={moved}",
-                     cwd=project)
+    opt = pytest_run(
+        "--collect-only", "-q", "-p", "memnet.ver", f"--memnet-models={moved}", cwd=project
+    )
     assert opt.returncode == 0, opt.stderr
-    (moved / "more.sysml").write_text("requirement <'T-4'> four { doc /* Untested. */ }\n",
-                                      encoding="utf-8")
-    opt = pytest_run("--collect-only", "-q", "-p", "memnet.ver", f"--memnet-models={moved}",
-                     cwd=project)
+    (moved / "more.sysml").write_text(
+        "requirement <'T-4'> four { doc /* Untested. */ }\n", encoding="utf-8"
+    )
+    opt = pytest_run(
+        "--collect-only", "-q", "-p", "memnet.ver", f"--memnet-models={moved}", cwd=project
+    )
     assert opt.returncode == pytest.ExitCode.USAGE_ERROR
     assert "requirement T-4 has no test" in opt.stderr
-    by_env = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
-                             "memnet.ver"], cwd=project, text=True, capture_output=True,
-                            env={**env(), ver.ENV_MODELS: str(moved)}, timeout=300, check=False)
+    by_env = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "memnet.ver"],
+        cwd=project,
+        text=True,
+        capture_output=True,
+        env={**env(), ver.ENV_MODELS: str(moved)},
+        timeout=300,
+        check=False,
+    )
     assert by_env.returncode == pytest.ExitCode.USAGE_ERROR
     assert "requirement T-4 has no test" in by_env.stderr
-    wrong = pytest_run("--collect-only", "-q", "-p", "memnet.ver", "--memnet-models=no-such-dir",
-                       cwd=project)
+    wrong = pytest_run(
+        "--collect-only", "-q", "-p", "memnet.ver", "--memnet-models=no-such-dir", cwd=project
+    )
     assert wrong.returncode == pytest.ExitCode.USAGE_ERROR and "no-such-dir" in wrong.stderr
 
 
@@ -377,14 +432,21 @@ def test_the_repository_requirements_are_those_of_the_model(pytestconfig: pytest
     models = ver.default_models(ROOT)
     assert models == ROOT / "sysml-models"
     assert ver.load_model(models) == from_file
-    assert {f"MN-REQ-{n:02d}" for n in range(23)} | {"MN-REQ-00.1", "MN-REQ-06.1", "MN-REQ-13.1",
-                                                     "MN-REQ-14.1", "MN-REQ-14.2", "MN-REQ-14.3"} \
-        == set(from_file)
+    assert {f"MN-REQ-{n:02d}" for n in range(23)} | {
+        "MN-REQ-00.1",
+        "MN-REQ-06.1",
+        "MN-REQ-13.1",
+        "MN-REQ-14.1",
+        "MN-REQ-14.2",
+        "MN-REQ-14.3",
+    } == set(from_file)
     assert not (ROOT / "tests" / "requirements.py").exists()
     # when this run uses the default model, the plugin checked against exactly these ids
-    if (pytestconfig.pluginmanager.get_plugin("memnet.ver") is not None
-            and not pytestconfig.getoption("memnet_models")
-            and not os.environ.get(ver.ENV_MODELS)):
+    if (
+        pytestconfig.pluginmanager.get_plugin("memnet.ver") is not None
+        and not pytestconfig.getoption("memnet_models")
+        and not os.environ.get(ver.ENV_MODELS)
+    ):
         assert ver.requirements_of(pytestconfig) == from_file
 
 
@@ -402,18 +464,40 @@ def test_a_partial_run_of_this_repository_does_not_fail_for_coverage() -> None:
 
 
 def test_natural_id_order() -> None:
-    ids = ["MN-REQ-14.1", "MN-REQ-2", "MN-REQ-13.1", "MN-REQ-14", "MN-REQ-13", "MN-REQ-00",
-           "MN-REQ-14.10", "MN-REQ-14.2", "MN-REQ-21"]
+    ids = [
+        "MN-REQ-14.1",
+        "MN-REQ-2",
+        "MN-REQ-13.1",
+        "MN-REQ-14",
+        "MN-REQ-13",
+        "MN-REQ-00",
+        "MN-REQ-14.10",
+        "MN-REQ-14.2",
+        "MN-REQ-21",
+    ]
     assert sorted(ids, key=ver.id_key) == [
-        "MN-REQ-00", "MN-REQ-2", "MN-REQ-13", "MN-REQ-13.1", "MN-REQ-14", "MN-REQ-14.1",
-        "MN-REQ-14.2", "MN-REQ-14.10", "MN-REQ-21"]
+        "MN-REQ-00",
+        "MN-REQ-2",
+        "MN-REQ-13",
+        "MN-REQ-13.1",
+        "MN-REQ-14",
+        "MN-REQ-14.1",
+        "MN-REQ-14.2",
+        "MN-REQ-14.10",
+        "MN-REQ-21",
+    ]
 
 
 def test_trace_round_trips_and_formats() -> None:
     trace = ver.build_trace(
         {"R-1": "one " * 40, "R-2": "two", "R-1.1": "sub"},
-        [("a.py::t[1]", False, ["R-1"]), ("a.py::t[2]", False, ["R-1", "R-1"]),
-         ("ver/b.py::u", True, []), ("c.py::v", False, ["R-9", "R-2"])])
+        [
+            ("a.py::t[1]", False, ["R-1"]),
+            ("a.py::t[2]", False, ["R-1", "R-1"]),
+            ("ver/b.py::u", True, []),
+            ("c.py::v", False, ["R-9", "R-2"]),
+        ],
+    )
     assert trace.tests["a.py::t[2]"] == ["R-1"]
     assert trace.unknown == {"c.py::v": ["R-9"]} and trace.unmarked == ["ver/b.py::u"]
     assert trace.missing == ["R-1.1"] and not trace.ok
@@ -434,12 +518,13 @@ def test_collect_refuses_arguments_it_cannot_use(tmp_path: Path) -> None:
     (tmp_path / "models").mkdir()
     (tmp_path / "tests").mkdir()
     m, t = tmp_path / "models", tmp_path / "tests"
-    for call, code in ((lambda: ver.collect(None, t), "path_not_found"),
-                       (lambda: ver.collect("mod\x00els", t), "path_not_found"),
-                       (lambda: ver.collect(m, t, timeout=float("nan")), "invalid_argument"),
-                       (lambda: ver.collect(m, t, timeout="x"), "invalid_argument"),
-                       (lambda: ver.collect(m, t, python=str(tmp_path / "no-python")),
-                        "path_not_found")):
+    for call, code in (
+        (lambda: ver.collect(None, t), "path_not_found"),
+        (lambda: ver.collect("mod\x00els", t), "path_not_found"),
+        (lambda: ver.collect(m, t, timeout=float("nan")), "invalid_argument"),
+        (lambda: ver.collect(m, t, timeout="x"), "invalid_argument"),
+        (lambda: ver.collect(m, t, python=str(tmp_path / "no-python")), "path_not_found"),
+    ):
         with pytest.raises(MemNetError) as e:
             call()
         assert e.value.code == code

@@ -83,13 +83,36 @@ def test_nested_and_concurrent_pauses_end_with_the_last() -> None:
 _HANDLE = re.compile(r"([ne])([a-i])([1-9a-z][0-9a-z]{0,8})\Z")
 
 
-@pytest.mark.parametrize("text", ["na1", "nb1a", "ec2zz", "ei100000000", "na0", "nb01", "naA",
-                                  "nb1_", "na1\n", "n", "", "ne", "xa1", "nA1", "na١",
-                                  "nc1a", "eb-1", "na 1"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "na1",
+        "nb1a",
+        "ec2zz",
+        "ei100000000",
+        "na0",
+        "nb01",
+        "naA",
+        "nb1_",
+        "na1\n",
+        "n",
+        "",
+        "ne",
+        "xa1",
+        "nA1",
+        "na١",
+        "nc1a",
+        "eb-1",
+        "na 1",
+    ],
+)
 def test_parse_handle_reads_what_the_handle_pattern_matches(text: str) -> None:
     m = _HANDLE.match(text)
-    want = None if m is None or "abcdefghi".index(m.group(2)) + 1 != len(m.group(3)) \
+    want = (
+        None
+        if m is None or "abcdefghi".index(m.group(2)) + 1 != len(m.group(3))
         else (m.group(1), int(m.group(3), 36))
+    )
     assert parse_handle(text) == want
 
 

@@ -133,8 +133,7 @@ class _Archive:
         with self.cabinet.kv.read() as txn:
             raw = txn.get(R.LOG, key)
         if raw is None:
-            raise VersionNotFound(f"session {self.sid!r} keeps no log record of version "
-                                  f"{version}")
+            raise VersionNotFound(f"session {self.sid!r} keeps no log record of version {version}")
         try:
             return [(str(op), int(i), tuple(st)) for op, i, st in R.decode(raw, key)["c"]]
         except (KeyError, TypeError, ValueError) as e:
@@ -147,8 +146,11 @@ class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
     the class it runs the class function, on an instance the instance function
     (typed so that a type checker sees each call's own signature and result)."""
 
-    def __init__(self, on_class: Callable[Concatenate[type[_C], _P], _R],
-                 on_instance: Callable[Concatenate[_C, _Q], _S]) -> None:
+    def __init__(
+        self,
+        on_class: Callable[Concatenate[type[_C], _P], _R],
+        on_instance: Callable[Concatenate[_C, _Q], _S],
+    ) -> None:
         # on_class is the classmethod object of the class body (a type checker
         # sees its function), on_instance a plain function: both bind by __get__
         self.on_class: Any = on_class
@@ -161,8 +163,9 @@ class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
     @overload
     def __get__(self, obj: _C, cls: type[_C] | None = None) -> Callable[_Q, _S]: ...
 
-    def __get__(self, obj: _C | None,
-                cls: type[_C] | None = None) -> Callable[_P, _R] | Callable[_Q, _S]:
+    def __get__(
+        self, obj: _C | None, cls: type[_C] | None = None
+    ) -> Callable[_P, _R] | Callable[_Q, _S]:
         if obj is None:
             return cast("Callable[_P, _R]", self.on_class.__get__(None, cls))
         return cast("Callable[_Q, _S]", self.on_instance.__get__(obj, cls))
@@ -181,8 +184,10 @@ _SESSION_OPTIONS = frozenset({"caps", "delete_on_settle", "history_limit", "toke
 def _check_session_options(options: dict[str, Any]) -> None:
     unknown = set(options) - _SESSION_OPTIONS
     if unknown:
-        raise InvalidArgument(f"unknown session option(s) {', '.join(sorted(unknown))} "
-                              f"(known: {', '.join(sorted(_SESSION_OPTIONS))})")
+        raise InvalidArgument(
+            f"unknown session option(s) {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(sorted(_SESSION_OPTIONS))})"
+        )
 
 
 class _CallerFailed(Exception):
@@ -232,9 +237,15 @@ class Cabinet:
 
     # -- opening ----------------------------------------------------------------
     @classmethod
-    def open_cabinet(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
-             max_size: int | None = None, sync: bool = True,
-             start_over: bool = False) -> Cabinet:
+    def open_cabinet(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        backend: str = "lmdb",
+        max_size: int | None = None,
+        sync: bool = True,
+        start_over: bool = False,
+    ) -> Cabinet:
         """Open (creating if needed) a cabinet.
 
         ``path`` defaults to ``$MEMNET_HOME``, else ``./.memnet``. A string of
@@ -267,9 +278,14 @@ class Cabinet:
         _check_header(self.kv)
 
     @classmethod
-    def upgrade(cls, path: str | os.PathLike[str] | None = None, *, backend: str = "lmdb",
-                max_size: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    def upgrade(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        backend: str = "lmdb",
+        max_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
         """Bring a cabinet written by an older format (3 to 6), or indexed
         with another stemmer, to this format in place; returns ``{"sessions":
         n, "nodes": m}``. From format 6 (with this stemmer) each session gains
@@ -328,8 +344,16 @@ class Cabinet:
 
     @staticmethod
     def _info(sid: str, c: dict[str, Any]) -> SessionInfo:
-        return SessionInfo(sid, c["version"], c["nodes"] + c["edges"], c["bytes"], c["nodes"],
-                           c["edges"], c["created"], c["updated"])
+        return SessionInfo(
+            sid,
+            c["version"],
+            c["nodes"] + c["edges"],
+            c["bytes"],
+            c["nodes"],
+            c["edges"],
+            c["created"],
+            c["updated"],
+        )
 
     def sessions(self) -> list[SessionInfo]:
         """The catalog: every session with its version and size, by id (the
@@ -357,10 +381,27 @@ class Cabinet:
             if self._catalog(txn, sid) is not None:
                 raise SessionExists(f"session {sid!r} already exists in this cabinet")
             key = R.sid_key(sid)
-            txn.put(R.CATALOG, key, R.encode(
-                {"version": 0, "nodes": 0, "edges": 0, "bytes": 0, "next_node": 1,
-                 "next_edge": 1, "created": now, "updated": now, "token": token,
-                 "pdelta": 0, "precs": 0, **_options(s)}, key))
+            txn.put(
+                R.CATALOG,
+                key,
+                R.encode(
+                    {
+                        "version": 0,
+                        "nodes": 0,
+                        "edges": 0,
+                        "bytes": 0,
+                        "next_node": 1,
+                        "next_edge": 1,
+                        "created": now,
+                        "updated": now,
+                        "token": token,
+                        "pdelta": 0,
+                        "precs": 0,
+                        **_options(s),
+                    },
+                    key,
+                ),
+            )
             _born(txn, sid, now)
 
         _check_session_options(session_options)
@@ -393,16 +434,30 @@ class Cabinet:
                 nchunks = st.next_node // R.NODE_CHUNK
                 node_recs = _node_chunks(s, sid, range(nchunks)) + [
                     _node_record(s, sid, n)
-                    for n in range(max(1, nchunks * R.NODE_CHUNK), st.next_node)]
+                    for n in range(max(1, nchunks * R.NODE_CHUNK), st.next_node)
+                ]
                 edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
                 posting_recs = _posting_records(sid, st.index)
                 log_recs = [_log_record(sid, r) for r in history] if whole else []
             token = R.new_token()
-            cat = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
-                   "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
-                   "next_edge": st.next_edge, "created": now, "updated": now, "token": token,
-                   "pdelta": 0, "precs": len(posting_recs), "nchunks": nchunks, "over": 0,
-                   **({} if whole else {"log_from": s.version + 1}), **_options(s)}
+            cat = {
+                "version": s.version,
+                "nodes": st.live_nodes,
+                "edges": st.live_edges,
+                "bytes": st.live_bytes,
+                "kinds": st.live_kinds(),
+                "next_node": st.next_node,
+                "next_edge": st.next_edge,
+                "created": now,
+                "updated": now,
+                "token": token,
+                "pdelta": 0,
+                "precs": len(posting_recs),
+                "nchunks": nchunks,
+                "over": 0,
+                **({} if whole else {"log_from": s.version + 1}),
+                **_options(s),
+            }
 
             def work(txn: Txn) -> None:
                 if self._catalog(txn, sid) is not None:
@@ -439,12 +494,16 @@ class Cabinet:
         hydrate; a clean stale copy is best opened again."""
         sid = _session_arg(session)
         if session.base_version is None:
-            raise ConflictError(f"session {sid!r} was not opened from this cabinet",
-                                stored=None, expected=None)
+            raise ConflictError(
+                f"session {sid!r} was not opened from this cabinet", stored=None, expected=None
+            )
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
-        return (cat is None or cat.get("token") != session.base_token
-                or cat["version"] != session.base_version)
+        return (
+            cat is None
+            or cat.get("token") != session.base_token
+            or cat["version"] != session.base_version
+        )
 
     def drop(self, sid: str) -> None:
         """Delete a session and all of its records, in one transaction."""
@@ -454,16 +513,22 @@ class Cabinet:
         def work(txn: Txn) -> None:
             if self._catalog(txn, sid) is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):   # the birth record too
+            for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):  # the birth record too
                 txn.delete_prefix(table, pre)
             txn.delete(R.CATALOG, R.sid_key(sid))
 
         self.kv.run_write(work)
 
     # -- hydrate ------------------------------------------------------------------
-    def hydrate(self, /, sid: str, *, at: int | None = None,
-                progress: Callable[[int, int], None] | None = None,
-                **session_options: Any) -> Session:
+    def hydrate(
+        self,
+        /,
+        sid: str,
+        *,
+        at: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        **session_options: Any,
+    ) -> Session:
         """Hydrate a session; ``at=version`` reads a past version back.
 
         ``progress(done, total)`` is called now and then with the records read
@@ -481,16 +546,22 @@ class Cabinet:
             raise VersionNotFound(f"at must be a version number (0 or more), not {at!r}")
         if progress is not None:
             if not callable(progress):
-                raise InvalidArgument(f"progress must be a function (done, total), not "
-                                      f"{type(progress).__name__}")
+                raise InvalidArgument(
+                    f"progress must be a function (done, total), not {type(progress).__name__}"
+                )
             try:
                 return self._hydrate(sid, at, _Guarded(progress), session_options)
-            except _CallerFailed as e:   # the caller's own error, not a damaged record
+            except _CallerFailed as e:  # the caller's own error, not a damaged record
                 raise e.error from None
         return self._hydrate(sid, at, None, session_options)
 
-    def _hydrate(self, sid: str, at: int | None, progress: Callable[[int, int], None] | None,
-                 session_options: dict[str, Any]) -> Session:
+    def _hydrate(
+        self,
+        sid: str,
+        at: int | None,
+        progress: Callable[[int, int], None] | None,
+        session_options: dict[str, Any],
+    ) -> Session:
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
             if cat is None:
@@ -501,19 +572,28 @@ class Cabinet:
                 if first > 0:
                     raise VersionNotFound(
                         f"session {sid!r} was adopted at version {first}: the cabinet keeps "
-                        f"versions {first} to {version} only as they are now, not {at!r}")
+                        f"versions {first} to {version} only as they are now, not {at!r}"
+                    )
                 if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
-                    raise VersionNotFound(f"session {sid!r} has versions 0 to {version}, "
-                                          f"not {at!r}")
-                return self._replay(txn, sid, cat, at,
-                                    {**_stored_options(cat), **session_options}, progress,
-                                    cat.get("token"))
+                    raise VersionNotFound(
+                        f"session {sid!r} has versions 0 to {version}, not {at!r}"
+                    )
+                return self._replay(
+                    txn,
+                    sid,
+                    cat,
+                    at,
+                    {**_stored_options(cat), **session_options},
+                    progress,
+                    cat.get("token"),
+                )
             s = Session(sid, **{**_stored_options(cat), **session_options})
             total = _load(txn, s, sid, cat, progress)
         st = s.store
         if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
-            raise CabinetCorrupt(f"session {sid!r}: the stored index or edges disagree with "
-                                 "the catalog's counts")
+            raise CabinetCorrupt(
+                f"session {sid!r}: the stored index or edges disagree with the catalog's counts"
+            )
         top = (int(cat["next_edge"]) - 1) << 1 | 1
         # iterating the list gives the entries as held: the stored bytes here
         if st.adjacency_top() > top:
@@ -530,9 +610,16 @@ class Cabinet:
             gc.freeze()
         return s
 
-    def _replay(self, txn: Txn, sid: str, cat: dict[str, Any], at: int, opts: dict[str, Any],
-                progress: Callable[[int, int], None] | None = None,
-                token: str | None = None) -> Session:
+    def _replay(
+        self,
+        txn: Txn,
+        sid: str,
+        cat: dict[str, Any],
+        at: int,
+        opts: dict[str, Any],
+        progress: Callable[[int, int], None] | None = None,
+        token: str | None = None,
+    ) -> Session:
         s = Session(sid, **opts)
         for ver, _t, _summary, changes in _log_of(txn, sid, cat, at):
             replay(s.store, changes)
@@ -558,10 +645,19 @@ class Cabinet:
             for ver, t, summary, changes in _log_of(txn, sid, cat):
                 if ver <= since:
                     continue
-                changed = tuple(node_handle(c.id) if c.op[0] == "N" else edge_handle(c.id)
-                                for c in changes)
-                out.append(LogEntry(ver, t, summary.get("created", 0), summary.get("updated", 0),
-                                    summary.get("recycled", 0), changed))
+                changed = tuple(
+                    node_handle(c.id) if c.op[0] == "N" else edge_handle(c.id) for c in changes
+                )
+                out.append(
+                    LogEntry(
+                        ver,
+                        t,
+                        summary.get("created", 0),
+                        summary.get("updated", 0),
+                        summary.get("recycled", 0),
+                        changed,
+                    )
+                )
         return out
 
     # -- flush ----------------------------------------------------------------------
@@ -583,7 +679,9 @@ class Cabinet:
             raise ConflictError(
                 f"session {sid!r} was not opened from this cabinet; use Cabinet.create() or "
                 "Cabinet.open() and commit to the session it returns",
-                stored=None, expected=None)
+                stored=None,
+                expected=None,
+            )
         with s._lock:
             if not s.pending:
                 return s.version
@@ -596,20 +694,39 @@ class Cabinet:
             token = s.base_token
             unsure = dict(s.unsure_flushes)
             st = s.store
-            stats = {"version": s.version, "nodes": st.live_nodes, "edges": st.live_edges,
-                     "bytes": st.live_bytes, "kinds": st.live_kinds(), "next_node": st.next_node,
-                     "next_edge": st.next_edge, "updated": time.time(), **_options(s)}
+            stats = {
+                "version": s.version,
+                "nodes": st.live_nodes,
+                "edges": st.live_edges,
+                "bytes": st.live_bytes,
+                "kinds": st.live_kinds(),
+                "next_node": st.next_node,
+                "next_edge": st.next_edge,
+                "updated": time.time(),
+                **_options(s),
+            }
             # the collector is held over the whole flush, the write included:
             # its records and index deltas are many young objects that form no
             # cycle, and the collections they would trigger walk every object
             # the session holds (a third of a 1,000-element flush at 100k nodes)
             with gc_paused():
-                return self._flush_locked(s, sid, nodes, term_nodes, edges, pending, base,
-                                          token, unsure, stats)
+                return self._flush_locked(
+                    s, sid, nodes, term_nodes, edges, pending, base, token, unsure, stats
+                )
 
-    def _flush_locked(self, s: Session, sid: str, nodes: list[int], term_nodes: list[int],
-                      edges: list[int], pending: list[CommitRecord], base: int, token: Any,
-                      unsure: dict[str, int], stats: dict[str, Any]) -> int:
+    def _flush_locked(
+        self,
+        s: Session,
+        sid: str,
+        nodes: list[int],
+        term_nodes: list[int],
+        edges: list[int],
+        pending: list[CommitRecord],
+        base: int,
+        token: Any,
+        unsure: dict[str, int],
+        stats: dict[str, Any],
+    ) -> int:
         """The records of a flush and its one write (see :meth:`flush`), with
         the session locked and what changed taken out of its store."""
         st = s.store
@@ -623,8 +740,11 @@ class Cabinet:
         # a change to a large share of the nodes (the first flush of a
         # session built in memory) rewrites the postings from the index
         # the session holds, as adopt does, instead of diffing node by node
-        posting_recs = _posting_records(sid, st.index) \
-            if _rewrite_postings(len(term_nodes), st.next_node - 1) else None
+        posting_recs = (
+            _posting_records(sid, st.index)
+            if _rewrite_postings(len(term_nodes), st.next_node - 1)
+            else None
+        )
 
         def work(txn: Txn) -> None:
             cat = self._catalog(txn, sid)
@@ -634,13 +754,17 @@ class Cabinet:
                 raise ConflictError(
                     f"session {sid!r} was dropped and created again since this copy was "
                     "loaded; open it again and redo the commit",
-                    stored=cat["version"], expected=base)
+                    stored=cat["version"],
+                    expected=base,
+                )
             landed = unsure.get(cat.get("flush", "")) == cat["version"]
             if cat["version"] != base and not landed:
                 raise ConflictError(
                     f"session {sid!r} is at version {cat['version']} in the cabinet but this "
                     f"copy was loaded at version {base}; open it again and redo the commit",
-                    stored=cat["version"], expected=base)
+                    stored=cat["version"],
+                    expected=base,
+                )
             # the records built above go first, on their way while the index
             # delta is computed (a server applies them meanwhile); but not the
             # stored nodes whose terms changed: the delta reads their records
@@ -651,17 +775,22 @@ class Cabinet:
                 recs, crecs = node_recs, chunk_recs
             else:  # another process flushed meanwhile: lay the nodes out again
                 singles, chunks, nchunks, fold = node_layout(s, nodes, *stored)
-                recs, crecs = [_node_record(s, sid, n) for n in singles], \
-                    _node_chunks(s, sid, chunks)
+                recs, crecs = (
+                    [_node_record(s, sid, n) for n in singles],
+                    _node_chunks(s, sid, chunks),
+                )
             top = int(cat.get("next_node", 1 << 62))
             # the node records this flush adds over chunked nodes (exact: a
             # hydrate checks the count)
             cover = stored[0] * R.NODE_CHUNK
             cut = bisect.bisect_left(singles, cover)
-            over = 0 if fold else stored[1] + txn.present(
-                R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(False)
-            reread = set() if posting_recs is not None else \
-                {n for n in term_nodes if n < top}
+            over = (
+                0
+                if fold
+                else stored[1]
+                + txn.present(R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(False)
+            )
+            reread = set() if posting_recs is not None else {n for n in term_nodes if n < top}
             later = []
             for n, (k, v) in zip(singles, recs, strict=True):
                 if n in reread:
@@ -680,8 +809,9 @@ class Cabinet:
             else:
                 # after a flush whose outcome was unknown landed, the store's
                 # kept states predate what the cabinet holds: read the records
-                writes, counts = _posting_writes(txn, sid, s, term_nodes, cat, s.version,
-                                                 kept=not landed)
+                writes, counts = _posting_writes(
+                    txn, sid, s, term_nodes, cat, s.version, kept=not landed
+                )
             for k, pv in writes:
                 if pv is None:
                     txn.delete(R.POSTINGS, k)
@@ -694,7 +824,7 @@ class Cabinet:
             if fold:
                 gone = [k for _n, k, _v in _overrides(txn, sid, cover - 1)]
                 extra = {R.key_id(k) // R.NODE_CHUNK for k in gone} - set(chunks)
-                crecs = crecs + _node_chunks(s, sid, extra)   # (work may run again)
+                crecs = crecs + _node_chunks(s, sid, extra)  # (work may run again)
                 txn.discard(R.NODES, gone)
             if nchunks > stored[0]:
                 lo, hi = max(1, stored[0] * R.NODE_CHUNK), min(top, nchunks * R.NODE_CHUNK)
@@ -702,9 +832,11 @@ class Cabinet:
             for k, v in crecs:
                 txn.put(R.NODES, k, v)
             key = R.sid_key(sid)
-            txn.put(R.CATALOG, key,
-                    R.encode(dict(cat, **stats, **counts, nchunks=nchunks, over=over,
-                                  flush=mark), key))
+            txn.put(
+                R.CATALOG,
+                key,
+                R.encode(dict(cat, **stats, **counts, nchunks=nchunks, over=over, flush=mark), key),
+            )
             done[0] = (nchunks, over)
 
         done = [planned]
@@ -724,12 +856,17 @@ class Cabinet:
     # -- maintenance ------------------------------------------------------------------
     def backup(self, dest: str | os.PathLike[str]) -> None:
         """Write a consistent, compacted copy of the whole cabinet to ``dest``."""
-        if not isinstance(dest, (str, os.PathLike)) or not os.fspath(dest) or type(
-                os.fspath(dest)) is not str:
+        if (
+            not isinstance(dest, (str, os.PathLike))
+            or not os.fspath(dest)
+            or type(os.fspath(dest)) is not str
+        ):
             raise InvalidArgument(f"backup needs a directory path, not {dest!r}")
         if os.path.exists(dest) and not os.path.isdir(dest):
-            raise PathNotFound(f"cannot back up to {os.fspath(dest)!r}: it is a file, not a "
-                               "directory", path=os.fspath(dest))
+            raise PathNotFound(
+                f"cannot back up to {os.fspath(dest)!r}: it is a file, not a directory",
+                path=os.fspath(dest),
+            )
         self.kv.backup(os.fspath(dest))
 
     def verify(self) -> dict[str, int]:

@@ -53,9 +53,16 @@ class SessionInfo:
     updated: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "version": self.version, "rows": self.rows, "bytes": self.bytes,
-                "nodes": self.nodes, "edges": self.edges, "created": self.created,
-                "updated": self.updated}
+        return {
+            "id": self.id,
+            "version": self.version,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "created": self.created,
+            "updated": self.updated,
+        }
 
 
 @record
@@ -70,9 +77,14 @@ class LogEntry:
     changed: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "time": self.time, "created": self.created,
-                "updated": self.updated, "recycled": self.recycled,
-                "changed": list(self.changed)}
+        return {
+            "version": self.version,
+            "time": self.time,
+            "created": self.created,
+            "updated": self.updated,
+            "recycled": self.recycled,
+            "changed": list(self.changed),
+        }
 
 
 HEADER = b"format"  # the key of the cabinet's header in the meta table
@@ -98,8 +110,10 @@ def _check_no_birth(txn: Txn, sid: str) -> None:
     """``sid`` has no catalog row: it must have no birth record either (a
     session whose row alone is gone is damage, not a session never made)."""
     if txn.get(R.LOG, R.birth_key(sid)) is not None:
-        raise CabinetCorrupt(f"session {sid!r} has its records but no catalog row: the row "
-                             "was lost or damaged (restore the cabinet from a backup)")
+        raise CabinetCorrupt(
+            f"session {sid!r} has its records but no catalog row: the row "
+            "was lost or damaged (restore the cabinet from a backup)"
+        )
 
 
 def _check_listed(txn: Txn, rows: int) -> None:
@@ -108,8 +122,7 @@ def _check_listed(txn: Txn, rows: int) -> None:
     whose rows cannot go missing from a scan) is not asked."""
     kept = txn.count(R.CATALOG)
     if kept is not None and kept != rows:
-        raise CabinetCorrupt(f"the catalog counts {kept} rows but {rows} were read: it is "
-                             "damaged")
+        raise CabinetCorrupt(f"the catalog counts {kept} rows but {rows} were read: it is damaged")
 
 
 def _first_session_lost(txn: Txn) -> str | None:
@@ -137,8 +150,10 @@ def _check_first_session(kv: KV, sid: str | None) -> None:
     with kv.read() as again:
         if _first_session_lost(again) != sid:
             return
-    raise CabinetCorrupt(f"the log holds session {sid!r} but the catalog does not: the "
-                         "catalog was lost or damaged (restore the cabinet from a backup)")
+    raise CabinetCorrupt(
+        f"the log holds session {sid!r} but the catalog does not: the "
+        "catalog was lost or damaged (restore the cabinet from a backup)"
+    )
 
 
 _CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
@@ -147,8 +162,11 @@ _CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pd
 def _catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
     """Decode and shape-check one catalog row."""
     cat = R.decode(raw, key)
-    if type(cat) is not dict or any(type(cat.get(f)) is not int for f in _CAT_INTS) or \
-            any(type(cat.get(f)) not in (int, float) for f in ("created", "updated")):
+    if (
+        type(cat) is not dict
+        or any(type(cat.get(f)) is not int for f in _CAT_INTS)
+        or any(type(cat.get(f)) not in (int, float) for f in ("created", "updated"))
+    ):
         raise CabinetCorrupt(f"catalog record {key!r} is malformed")
     return dict(cat)
 
@@ -183,8 +201,12 @@ def _options(s: Session) -> dict[str, Any]:
     """The session settings a cabinet keeps with it (the rate cap R and the
     settle policy), so a hydrated session behaves like the one flushed."""
     check_options(s.caps, s.delete_on_settle, None, s.tokenizer)  # (changed since made?)
-    return {"cap_rows": s.caps.rows, "cap_bytes": s.caps.bytes,
-            "delete_on_settle": s.delete_on_settle, "tokenizer": s.tokenizer}
+    return {
+        "cap_rows": s.caps.rows,
+        "cap_bytes": s.caps.bytes,
+        "delete_on_settle": s.delete_on_settle,
+        "tokenizer": s.tokenizer,
+    }
 
 
 def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
@@ -196,8 +218,12 @@ def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     if "tokenizer" in cat:
         out["tokenizer"] = cat["tokenizer"]
     try:
-        check_options(out.get("caps"), out.get("delete_on_settle", False), None,
-                      out.get("tokenizer", DEFAULT_TOKENIZER))
+        check_options(
+            out.get("caps"),
+            out.get("delete_on_settle", False),
+            None,
+            out.get("tokenizer", DEFAULT_TOKENIZER),
+        )
     except InvalidArgument as e:  # written by no engine that checks them
         raise CabinetCorrupt(f"a session's stored settings are malformed: {e}") from None
     return out
@@ -237,8 +263,11 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
     else:
         cat = _catalog_row(craw, ckey)
     if fmt in (3, 4):
-        cat = dict(cat, nchunks=_chunk_nodes(txn, sid, int(cat.get("nchunks", 0)),
-                                             int(cat["next_node"])), over=0)
+        cat = dict(
+            cat,
+            nchunks=_chunk_nodes(txn, sid, int(cat.get("nchunks", 0)), int(cat["next_node"])),
+            over=0,
+        )
         txn.put(R.CATALOG, ckey, R.encode(cat, ckey))
     n = int(cat["next_node"]) - 1
     built = Index()
@@ -253,7 +282,7 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
     for k, v in recs:
         txn.put(R.POSTINGS, k, v)
     txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
-    if txn.get(R.LOG, R.birth_key(sid)) is None:   # before format 7
+    if txn.get(R.LOG, R.birth_key(sid)) is None:  # before format 7
         _born(txn, sid, float(cat["created"]))
     return n
 
@@ -263,10 +292,11 @@ def _births(kv: KV, sids: list[str]) -> int:
     and the header without its count of sessions, in one transaction (one
     small record a session: nothing to take up after a stop). Returns the
     sessions given a birth record."""
+
     def write(t: Txn) -> int:
         now = _header_now(t)
         if now.get("format") != 6 or "upgrading" in now:
-            return 0   # another run got there first
+            return 0  # another run got there first
         n = 0
         for sid in sids:
             ckey = R.sid_key(sid)
@@ -277,15 +307,18 @@ def _births(kv: KV, sids: list[str]) -> int:
                 _born(t, sid, float(_catalog_row(craw, ckey)["created"]))
                 n += 1
         done = {k: v for k, v in now.items() if k != "sessions"}
-        t.put(R.META, HEADER, R.encode(dict(done, format=R.FORMAT_VERSION, memnet=__version__),
-                                       HEADER))
+        t.put(
+            R.META,
+            HEADER,
+            R.encode(dict(done, format=R.FORMAT_VERSION, memnet=__version__), HEADER),
+        )
         return n
 
     return kv.run_write(write)
 
 
-_V5_KEY = struct.Struct(">IH")   # format 5's posting keys: range, then bucket
-_V5_OWN = 0xFFFF                 # format 5's bucket of a posting with a record of its own
+_V5_KEY = struct.Struct(">IH")  # format 5's posting keys: range, then bucket
+_V5_OWN = 0xFFFF  # format 5's bucket of a posting with a record of its own
 
 
 def _v5_split(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
@@ -295,7 +328,7 @@ def _v5_split(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
     if len(key) >= plen + 6:
         rng, bucket = _V5_KEY.unpack_from(key, plen)
         if bucket == _V5_OWN and len(key) > plen + 6:
-            return int(rng), int(bucket), key[plen + 6:]
+            return int(rng), int(bucket), key[plen + 6 :]
         if bucket < R.POSTING_BUCKETS and len(key) == plen + 6:
             return int(rng), int(bucket), None
     raise CabinetCorrupt(f"posting key {key!r} is malformed")
@@ -310,8 +343,7 @@ def _rebucket(txn: Txn, sid: str, cat: dict[str, Any], into: Index) -> None:
     for _b, m in _stored_postings(txn, sid, cat, _v5_split):
         for t, ids in m.items():  # ranges come in order: a term's ids are appended
             if type(t) is not bytes or R.bad_posting(ids):
-                raise CabinetCorrupt(f"session {sid!r}: a stored posting of {t!r} is "
-                                     "malformed")
+                raise CabinetCorrupt(f"session {sid!r}: a stored posting of {t!r} is malformed")
             had = table.get(t)
             table[t] = ids if had is None else had + ids
     shards: dict[int, dict[bytes, bytes]] = {}
@@ -355,35 +387,49 @@ def _check_header(kv: KV) -> None:
         if header is None:
             held = [t for t in R.TABLES if next(iter(txn.scan(t)), None) is not None]
             if held:
-                raise CabinetCorrupt(f"the cabinet holds records ({', '.join(held)}) but "
-                                     "no header: the header was lost or damaged")
+                raise CabinetCorrupt(
+                    f"the cabinet holds records ({', '.join(held)}) but "
+                    "no header: the header was lost or damaged"
+                )
         else:
             if header.get("upgrading") is not None:
-                raise CabinetFormat("an upgrade of this cabinet stopped before it was done: "
-                                    "run `memnet cabinet upgrade` (Cabinet.upgrade) again to "
-                                    "finish it")
+                raise CabinetFormat(
+                    "an upgrade of this cabinet stopped before it was done: "
+                    "run `memnet cabinet upgrade` (Cabinet.upgrade) again to "
+                    "finish it"
+                )
             fmt = header.get("format")
             if fmt != R.FORMAT_VERSION:
-                msg = (f"cabinet format {fmt!r} is not supported (this MemNet reads format "
-                       f"{R.FORMAT_VERSION})")
+                msg = (
+                    f"cabinet format {fmt!r} is not supported (this MemNet reads format "
+                    f"{R.FORMAT_VERSION})"
+                )
                 if fmt in R.UPGRADABLE:
                     msg += "; run `memnet cabinet upgrade` (Cabinet.upgrade) to rewrite it"
                 raise CabinetFormat(msg)
             stored = header.get("engine")
             if stored and engine and stored.split(".")[:2] != engine.split(".")[:2]:
-                raise CabinetFormat(f"cabinet written by LMDB {stored}, this process has "
-                                    f"LMDB {engine}")
+                raise CabinetFormat(
+                    f"cabinet written by LMDB {stored}, this process has LMDB {engine}"
+                )
             words = header.get("words")
             if words != stemmer_id():
                 raise CabinetFormat(
                     f"the cabinet's word index was built with {words}, this process stems "
                     f"with {stemmer_id()}: run `memnet cabinet upgrade` (Cabinet.upgrade) to "
-                    "rebuild it")
+                    "rebuild it"
+                )
             lost = _first_session_lost(txn)
     _check_first_session(kv, lost)
     if header is None:
-        new = {"format": R.FORMAT_VERSION, "backend": kv.name, "engine": engine,
-               "words": stemmer_id(), "memnet": __version__, "created": time.time()}
+        new = {
+            "format": R.FORMAT_VERSION,
+            "backend": kv.name,
+            "engine": engine,
+            "words": stemmer_id(),
+            "memnet": __version__,
+            "created": time.time(),
+        }
 
         def write(t: Txn) -> None:
             if t.get(R.META, HEADER) is None:  # another process may have been first
@@ -411,8 +457,11 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
         if header is None:
             return {"sessions": 0, "nodes": 0}
         sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)]
-    if header.get("format") == 6 and header.get("words") == stemmer_id() and \
-            "upgrading" not in header:
+    if (
+        header.get("format") == 6
+        and header.get("words") == stemmer_id()
+        and "upgrading" not in header
+    ):
         born = _births(kv, sids)
         if progress is not None:
             progress(len(sids), len(sids))
@@ -436,8 +485,12 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
             # format 5 holds the postings in buckets of another hash and key
             # order: they are moved; before it, or from another stemmer, the
             # index is built again from the nodes
-            mark = {"from": fmt, "index": "rebucket" if fmt == 5 and same_words else "reindex",
-                    "words": stemmer_id(), "after": None}
+            mark = {
+                "from": fmt,
+                "index": "rebucket" if fmt == 5 and same_words else "reindex",
+                "words": stemmer_id(),
+                "after": None,
+            }
         else:  # the sessions done so far hold another stemmer's words: all again
             mark = dict(mark, index="reindex", words=stemmer_id(), after=None)
         marked = dict(now, format=R.FORMAT_VERSION, upgrading=mark)
@@ -450,14 +503,17 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     header, work = started
     counts = {"sessions": 0, "nodes": 0}
     for i, sid in enumerate(sids):
+
         def step(t: Txn, sid: str = sid) -> int | None:
             now = _upgrade_mark(_header_now(t))
-            if now is None or now["words"] != work["words"] or (
-                    now["after"] is not None and sid <= now["after"]):
-                return None   # done, by this run before a stop or by another run
+            if (
+                now is None
+                or now["words"] != work["words"]
+                or (now["after"] is not None and sid <= now["after"])
+            ):
+                return None  # done, by this run before a stop or by another run
             n = _upgrade_session(t, sid, int(work["from"]), str(work["index"]))
-            t.put(R.META, HEADER, R.encode(dict(header, upgrading=dict(work, after=sid)),
-                                           HEADER))
+            t.put(R.META, HEADER, R.encode(dict(header, upgrading=dict(work, after=sid)), HEADER))
             return n
 
         n = kv.run_write(step)
@@ -471,7 +527,7 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     done.update(format=R.FORMAT_VERSION, words=stemmer_id(), memnet=__version__)
 
     def finish(t: Txn) -> None:
-        if "upgrading" in _header_now(t):   # (another run may have finished first)
+        if "upgrading" in _header_now(t):  # (another run may have finished first)
             t.put(R.META, HEADER, R.encode(done, HEADER))
 
     kv.run_write(finish)
@@ -491,9 +547,13 @@ def _upgrade_mark(header: dict[str, Any]) -> dict[str, Any] | None:
     work = header.get("upgrading")
     if work is None:
         return None
-    if not (type(work) is dict and set(work) == {"from", "index", "words", "after"}
-            and (work["from"] in R.UPGRADABLE or work["from"] == R.FORMAT_VERSION)
-            and work["index"] in ("rebucket", "reindex") and type(work["words"]) is str
-            and (work["after"] is None or type(work["after"]) is str)):
+    if not (
+        type(work) is dict
+        and set(work) == {"from", "index", "words", "after"}
+        and (work["from"] in R.UPGRADABLE or work["from"] == R.FORMAT_VERSION)
+        and work["index"] in ("rebucket", "reindex")
+        and type(work["words"]) is str
+        and (work["after"] is None or type(work["after"]) is str)
+    ):
         raise CabinetCorrupt(f"the cabinet header's upgrade mark is malformed: {work!r}")
     return work

@@ -51,22 +51,31 @@ def _digest(txn: Txn, sid: str) -> tuple[str, int]:
     return h.hexdigest(), n
 
 
-def copy_sessions(src: Cabinet, dst: Cabinet, sids: Sequence[str] | None = None, *,
-                  progress: Callable[[int, int], None] | None = None) -> list[SessionInfo]:
+def copy_sessions(
+    src: Cabinet,
+    dst: Cabinet,
+    sids: Sequence[str] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[SessionInfo]:
     """Copy ``sids`` (default: every session of ``src``) into ``dst``; returns
     their catalog rows in ``dst``.
 
     Every id must be in ``src`` (``session_not_found``) and none in ``dst``
     (``session_exists``): both are checked before anything is written.
     ``progress(done, total)`` counts sessions."""
-    wanted = list(dict.fromkeys(check_session_id(x) for x in sids)) if sids else \
-        [i.id for i in src.sessions()]
+    wanted = (
+        list(dict.fromkeys(check_session_id(x) for x in sids))
+        if sids
+        else [i.id for i in src.sessions()]
+    )
     for sid in wanted:
         if not src.exists(sid):
             raise SessionNotFound(f"no session {sid!r} in the source cabinet")
         if dst.exists(sid):
-            raise SessionExists(f"session {sid!r} already exists in the destination cabinet; "
-                                "drop it there first")
+            raise SessionExists(
+                f"session {sid!r} already exists in the destination cabinet; drop it there first"
+            )
     out = []
     for i, sid in enumerate(wanted):
         if progress is not None:
@@ -89,9 +98,11 @@ def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
 
         def work(wt: Txn) -> None:
             if dst._catalog(wt, sid) is not None:
-                raise SessionExists(f"session {sid!r} already exists in the destination "
-                                    "cabinet; drop it there first")
-            for table in ELEMENT_TABLES:   # the birth record too (in the log)
+                raise SessionExists(
+                    f"session {sid!r} already exists in the destination "
+                    "cabinet; drop it there first"
+                )
+            for table in ELEMENT_TABLES:  # the birth record too (in the log)
                 for k, v in rt.scan(table, pre):
                     wt.put(table, k, v)
             key = R.sid_key(sid)
@@ -102,8 +113,10 @@ def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
         with dst.kv.read() as txn:
             got = _digest(txn, sid)
         if got != want:
-            raise CabinetCorrupt(f"the copy of session {sid!r} does not read back as the "
-                                 f"source ({got[1]} records against {want[1]})")
+            raise CabinetCorrupt(
+                f"the copy of session {sid!r} does not read back as the "
+                f"source ({got[1]} records against {want[1]})"
+            )
         dst.hydrate(sid)  # checks the records against the catalog row
     except CabinetCorrupt:
         dst.drop(sid)

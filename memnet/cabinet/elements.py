@@ -51,13 +51,18 @@ def _node_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
     for c in sorted(chunks):
         first, end = R.chunk_span(c)
         key = R.node_chunk_key(sid, c)
-        out.append((key, R.encode_node_chunk(key, first,
-                                             [_stored_node(s, n) for n in range(first, end)])))
+        out.append(
+            (key, R.encode_node_chunk(key, first, [_stored_node(s, n) for n in range(first, end)]))
+        )
     return out
 
 
-def node_layout(s: Session, nodes: list[int], nchunks: int, over: int,
-                ) -> tuple[list[int], list[int], int, bool]:
+def node_layout(
+    s: Session,
+    nodes: list[int],
+    nchunks: int,
+    over: int,
+) -> tuple[list[int], list[int], int, bool]:
     """How a flush writes the changed ``nodes`` (ascending) of a session whose
     cabinet holds ``nchunks`` full chunks and ``over`` node records that
     override them: ``(nodes written as node records, chunks written, the
@@ -77,8 +82,8 @@ def node_layout(s: Session, nodes: list[int], nchunks: int, over: int,
     return singles, chunks, new_n, fold
 
 
-OVERRIDE_SHARE = 8            # a flush rewrites overridden chunks past one node record in 8
-OVERRIDE_MIN = R.NODE_CHUNK   # ... and past this many
+OVERRIDE_SHARE = 8  # a flush rewrites overridden chunks past one node record in 8
+OVERRIDE_MIN = R.NODE_CHUNK  # ... and past this many
 
 
 def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
@@ -91,25 +96,36 @@ def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
             continue
         types, srcs, dsts, recycled, by_id = st.stored_edges(lo, hi)
         key = R.element_key(sid, c)
-        out.append((key, R.encode_edge_chunk(key, lo, types, srcs, dsts, recycled,
-                                             {e - lo: p for e, p in by_id.items()})))
+        out.append(
+            (
+                key,
+                R.encode_edge_chunk(
+                    key, lo, types, srcs, dsts, recycled, {e - lo: p for e, p in by_id.items()}
+                ),
+            )
+        )
     return out
 
 
 def _log_record(sid: str, rec: CommitRecord) -> tuple[bytes, bytes]:
     """``(key, record)`` of one commit of the log."""
     key = R.element_key(sid, rec.version)
-    return key, R.encode({"t": rec.time, "s": rec.summary,
-                          "c": [(c.op, c.id, c.state) for c in rec.changes]}, key)
+    return key, R.encode(
+        {"t": rec.time, "s": rec.summary, "c": [(c.op, c.id, c.state) for c in rec.changes]}, key
+    )
 
 
 DECODE_RUN = 16384  # node records decoded at a time by a hydrate
 RELEASE_AFTER = 65536  # a hydrate of this many elements lets the mapped pages go
 
 
-def _decode_nodes(values: Iterator[bytes], sid: str, first: int, count: int,
-                  progress: Callable[[int], None] | None = None,
-                  ) -> Iterator[list[tuple[Any, ...]]]:
+def _decode_nodes(
+    values: Iterator[bytes],
+    sid: str,
+    first: int,
+    count: int,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[list[tuple[Any, ...]]]:
     """:func:`_node_from` over the records of nodes first..first+count-1, with
     the checksum (which covers each node's key) and unpacking inlined (the
     hot loop of a hydrate), in lists of DECODE_RUN records: the store takes
@@ -146,9 +162,13 @@ def _decode_nodes(values: Iterator[bytes], sid: str, first: int, count: int,
         progress(i)
 
 
-def _tail(txn: Txn, sid: str, first: int, last: int,
-          progress: Callable[[int], None] | None = None,
-          ) -> Iterator[list[tuple[Any, ...]]]:
+def _tail(
+    txn: Txn,
+    sid: str,
+    first: int,
+    last: int,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[list[tuple[Any, ...]]]:
     """Decode the node records first..last of ``sid`` (in runs, see
     :func:`_decode_nodes`), checking that the ids are dense (the keys at both
     ends are where they must be, and none follows)."""
@@ -156,23 +176,30 @@ def _tail(txn: Txn, sid: str, first: int, last: int,
         if txn.get(R.NODES, R.element_key(sid, first)) is not None:
             raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
         return iter(())
-    if txn.get(R.NODES, R.element_key(sid, first)) is None or \
-            txn.get(R.NODES, R.element_key(sid, last)) is None or \
-            txn.get(R.NODES, R.element_key(sid, last + 1)) is not None:
+    if (
+        txn.get(R.NODES, R.element_key(sid, first)) is None
+        or txn.get(R.NODES, R.element_key(sid, last)) is None
+        or txn.get(R.NODES, R.element_key(sid, last + 1)) is not None
+    ):
         raise CabinetCorrupt(f"session {sid!r}: node records disagree with the catalog")
     count = last - first + 1
-    return _decode_nodes(txn.values(R.NODES, R.prefix(sid), count,
-                                    start=R.element_key(sid, first)),
-                         sid, first, count, progress)
+    return _decode_nodes(
+        txn.values(R.NODES, R.prefix(sid), count, start=R.element_key(sid, first)),
+        sid,
+        first,
+        count,
+        progress,
+    )
 
 
 def _cover(sid: str, cat: dict[str, Any]) -> int:
     """The nodes the chunk records of ``sid`` hold: ids 1..cover."""
     nchunks = cat.get("nchunks", 0)
-    if type(nchunks) is not int or nchunks < 0 or \
-            nchunks * R.NODE_CHUNK > int(cat["next_node"]):
-        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {nchunks!r} node chunks "
-                             f"for {int(cat['next_node']) - 1} nodes")
+    if type(nchunks) is not int or nchunks < 0 or nchunks * R.NODE_CHUNK > int(cat["next_node"]):
+        raise CabinetCorrupt(
+            f"session {sid!r}: the catalog counts {nchunks!r} node chunks "
+            f"for {int(cat['next_node']) - 1} nodes"
+        )
     return max(0, nchunks * R.NODE_CHUNK - 1)
 
 
@@ -183,7 +210,7 @@ def _overrides(txn: Txn, sid: str, cover: int) -> Iterator[tuple[int, bytes, byt
         return
     plen = len(R.prefix(sid))
     for k, v in txn.scan(R.NODES, R.prefix(sid)):
-        if k[plen:plen + 1] == R.CHUNK_MARK:
+        if k[plen : plen + 1] == R.CHUNK_MARK:
             break
         nid = R.key_id(k) if len(k) == plen + 8 else -1
         if nid < 1:
@@ -193,9 +220,13 @@ def _overrides(txn: Txn, sid: str, cover: int) -> Iterator[tuple[int, bytes, byt
         yield nid, k, v
 
 
-def _chunk_runs(txn: Txn, sid: str, cover: int, expected: int,
-                progress: Callable[[int], None] | None = None,
-                ) -> Iterator[tuple[Any, ...]]:
+def _chunk_runs(
+    txn: Txn,
+    sid: str,
+    cover: int,
+    expected: int,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[tuple[Any, ...]]:
     """The chunked nodes 1..cover of ``sid`` as runs of columns, one per
     chunk record, with the node records that override some of them put in
     their place (as many as the catalog counts, ``expected``: one lost or
@@ -209,13 +240,18 @@ def _chunk_runs(txn: Txn, sid: str, cover: int, expected: int,
     for k, v in txn.scan(R.NODES, R.node_chunk_prefix(sid)):
         c = R.chunk_no(k, plen)
         if c != want or R.chunk_span(c)[1] - 1 > cover:
-            raise CabinetCorrupt(f"session {sid!r}: node chunk {c} is out of place or "
-                                 "disagrees with the catalog")
+            raise CabinetCorrupt(
+                f"session {sid!r}: node chunk {c} is out of place or disagrees with the catalog"
+            )
         lo, cols = R.chunk_columns(v, k, sid, c)
         end = lo + len(cols[0])
         if nxt is not None and nxt[0] < end:
-            cols = tuple(list(col) for col in cols[:4]) + (bytearray(cols[4]),) + tuple(
-                list(col) for col in cols[5:7]) + (cols[7],)
+            cols = (
+                tuple(list(col) for col in cols[:4])
+                + (bytearray(cols[4]),)
+                + tuple(list(col) for col in cols[5:7])
+                + (cols[7],)
+            )
             while nxt is not None and nxt[0] < end:
                 nid, nk, nv = nxt
                 rec = R._node_from(nv, nk)
@@ -230,13 +266,18 @@ def _chunk_runs(txn: Txn, sid: str, cover: int, expected: int,
     if want * R.NODE_CHUNK - 1 != cover:
         raise CabinetCorrupt(f"session {sid!r}: node chunk records are missing")
     if overridden != expected:
-        raise CabinetCorrupt(f"session {sid!r}: {overridden} node records override node "
-                             f"chunks, the catalog counts {expected}")
+        raise CabinetCorrupt(
+            f"session {sid!r}: {overridden} node records override node "
+            f"chunks, the catalog counts {expected}"
+        )
 
 
-def _node_columns(txn: Txn, sid: str, cat: dict[str, Any],
-                  progress: Callable[[int], None] | None = None,
-                  ) -> Iterator[tuple[Any, ...]]:
+def _node_columns(
+    txn: Txn,
+    sid: str,
+    cat: dict[str, Any],
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[tuple[Any, ...]]:
     """Every node of ``sid`` (ids 1 .. next_node-1) as runs of columns (see
     ``StoredGraph.load``): the chunks, then the node records past them."""
     cover = _cover(sid, cat)
@@ -245,8 +286,11 @@ def _node_columns(txn: Txn, sid: str, cat: dict[str, Any],
         yield tuple(zip(*run, strict=True))
 
 
-def _effective_nodes(txn: Txn, sid: str, cat: dict[str, Any],
-                     ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+def _effective_nodes(
+    txn: Txn,
+    sid: str,
+    cat: dict[str, Any],
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
     """``(id, record)`` of every node of ``sid`` in id order, as its records
     hold it (a chunk's entry, or the node record that overrides it)."""
     nid = 0
@@ -256,9 +300,13 @@ def _effective_nodes(txn: Txn, sid: str, cat: dict[str, Any],
             yield nid, rec
 
 
-def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
-                  progress: Callable[[int], None] | None = None,
-                  ) -> tuple[list[str], array[int], array[int], bytearray, dict[int, Any]]:
+def _edge_columns(
+    txn: Txn,
+    sid: str,
+    n_nodes: int,
+    n_edges: int,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[str], array[int], array[int], bytearray, dict[int, Any]]:
     """The edge columns of ids 1..n_edges from the chunk records, checking that
     every chunk is where it must be and no edge dangles."""
     types: list[str] = []
@@ -270,8 +318,9 @@ def _edge_columns(txn: Txn, sid: str, n_nodes: int, n_edges: int,
         c = R.key_id(k)
         end = min(n_edges + 1, (c + 1) * R.EDGE_CHUNK)
         if first != want or c != first // R.EDGE_CHUNK or first + len(f) != end:
-            raise CabinetCorrupt(f"session {sid!r}: edge chunk {c} is out of place or "
-                                 "disagrees with the catalog")
+            raise CabinetCorrupt(
+                f"session {sid!r}: edge chunk {c} is out of place or disagrees with the catalog"
+            )
         if min(a) < 1 or min(b) < 1 or max(a) > n_nodes or max(b) > n_nodes:
             raise CabinetCorrupt(f"session {sid!r}: edge chunk {c} holds a dangling edge")
         types.extend(names)
@@ -297,8 +346,12 @@ def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[C
         raise CabinetCorrupt(f"log record {where!r} is malformed: {e}") from None
 
 
-def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
-            ) -> Iterator[tuple[int, float, dict[str, int], list[Change]]]:
+def _log_of(
+    txn: Txn,
+    sid: str,
+    cat: dict[str, Any],
+    upto: int | None = None,
+) -> Iterator[tuple[int, float, dict[str, int], list[Change]]]:
     """``(version, time, summary, changes)`` of the log records of a session,
     from the first version it keeps up to ``upto`` (default: its version),
     checked to run without a gap: a record lost to damage is ``cabinet_corrupt``."""
@@ -307,20 +360,24 @@ def _log_of(txn: Txn, sid: str, cat: dict[str, Any], upto: int | None = None,
     for k, v in txn.scan(R.LOG, R.prefix(sid)):
         ver = R.key_id(k)
         if ver == 0:
-            continue   # the session's birth record, not a commit
+            continue  # the session's birth record, not a commit
         if ver > end:
             break
         if ver != want:
-            raise CabinetCorrupt(f"session {sid!r}: the log jumps from version {want - 1} to "
-                                 f"{ver}")
+            raise CabinetCorrupt(f"session {sid!r}: the log jumps from version {want - 1} to {ver}")
         yield ver, *_decode_log(v, k)
         want += 1
     if want != end + 1:
         raise CabinetCorrupt(f"session {sid!r}: the log ends at version {want - 1}, not {end}")
 
 
-def _load(txn: Txn, s: Session, sid: str, cat: dict[str, Any],
-          progress: Callable[[int, int], None] | None = None) -> int:
+def _load(
+    txn: Txn,
+    s: Session,
+    sid: str,
+    cat: dict[str, Any],
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Fill the empty store of ``s`` from the records of ``sid`` (the catalog row
     ``cat``): nodes, edge columns, stored postings and their pending deltas.
     Returns the elements read."""
@@ -329,21 +386,31 @@ def _load(txn: Txn, s: Session, sid: str, cat: dict[str, Any],
     with gc_paused():
         nodes = _node_columns(txn, sid, cat, progress and (lambda d: progress(d, total)))
         types, src, dst, flags, eprops = _edge_columns(
-            txn, sid, n_nodes, n_edges, progress and (lambda d: progress(n_nodes + d, total)))
+            txn, sid, n_nodes, n_edges, progress and (lambda d: progress(n_nodes + d, total))
+        )
         # each bucket's map goes to the index shard of that number (a record's
         # checksum covers its key: only a writer could misplace a term, and
         # verify checks that none did)
         postings = _stored_postings(txn, sid, cat)
         try:
             # cast: Store.load only extends its bytearray of recycled flags with them
-            s.store.load(nodes, types, src, dst, cast(bytes, flags), eprops, postings,
-                         kinds=dict(cat.get("kinds") or {}), live_bytes=int(cat["bytes"]),
-                         decode_props=decode_props, damaged=CabinetCorrupt)
+            s.store.load(
+                nodes,
+                types,
+                src,
+                dst,
+                cast(bytes, flags),
+                eprops,
+                postings,
+                kinds=dict(cat.get("kinds") or {}),
+                live_bytes=int(cat["bytes"]),
+                decode_props=decode_props,
+                damaged=CabinetCorrupt,
+            )
             _apply_deltas(s.store.index, _stored_deltas(txn, sid, cat))
             if s.tokenizer != cat.get("tokenizer"):
                 # the stored line counts are another tokenizer's
                 s.store.forget_line_tokens()
         except (TypeError, ValueError, AttributeError) as e:
-            raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}"
-                                 ) from None
+            raise CabinetCorrupt(f"session {sid!r} holds a malformed record: {e}") from None
     return total

@@ -33,8 +33,13 @@ class Txn(abc.ABC):
     def scan(self, table: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with ``prefix``, in key order."""
 
-    def values(self, table: str, prefix: bytes, count: int, start: bytes | None = None,
-               ) -> Iterator[bytes]:
+    def values(
+        self,
+        table: str,
+        prefix: bytes,
+        count: int,
+        start: bytes | None = None,
+    ) -> Iterator[bytes]:
         """The values of the first ``count`` keys under ``prefix`` (from the key
         ``start`` on, when given), in key order, and nothing else; backends
         override it with a faster cursor walk. The caller checks the keys at
@@ -135,8 +140,9 @@ class KV(abc.ABC):
 
 
 class _MemTxn(Txn):
-    def __init__(self, tables: dict[str, dict[bytes, bytes]], keys: dict[str, list[bytes]],
-                 write: bool) -> None:
+    def __init__(
+        self, tables: dict[str, dict[bytes, bytes]], keys: dict[str, list[bytes]], write: bool
+    ) -> None:
         self.tables = tables
         self.keys = keys
         self.write = write
@@ -200,8 +206,10 @@ class MemoryKV(KV):
             return out
 
     def backup(self, dest: str) -> None:
-        raise CabinetError("an in-memory cabinet cannot be backed up to a path; "
-                           "use snapshot()", code="not_supported")
+        raise CabinetError(
+            "an in-memory cabinet cannot be backed up to a path; use snapshot()",
+            code="not_supported",
+        )
 
     def snapshot(self) -> MemoryKV:
         """A deep copy (the in-memory equivalent of a backup)."""
@@ -225,8 +233,14 @@ def home_of(path: str | os.PathLike[str] | None) -> str:
     return os.fspath(path) if path is not None else os.environ.get("MEMNET_HOME") or ".memnet"
 
 
-def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | None,
-            sync: bool, tables: tuple[str, ...], start_over: bool = False) -> KV:
+def open_kv(
+    path: str | os.PathLike[str] | None,
+    backend: str,
+    max_size: int | None,
+    sync: bool,
+    tables: tuple[str, ...],
+    start_over: bool = False,
+) -> KV:
     """The backend behind ``Cabinet.open`` (see its docstring), holding ``tables``."""
     if backend == "memory":
         return MemoryKV(tables)
@@ -235,18 +249,21 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
     from .kv_pg import SCHEMES, PgKV, is_cabinet_url, looks_like_url
 
     if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
-                              f"{type(path).__name__}")
+        raise InvalidArgument(
+            f"a cabinet is a directory path or a postgresql:// URL, not {type(path).__name__}"
+        )
     where = home_of(path)
     if type(where) is not str or not where or "\x00" in where:
-        raise InvalidArgument(f"a cabinet is a directory path or a postgresql:// URL, not "
-                              f"{where!r}")
+        raise InvalidArgument(
+            f"a cabinet is a directory path or a postgresql:// URL, not {where!r}"
+        )
     if backend == "postgres" or (not isinstance(path, os.PathLike) and is_cabinet_url(where)):
         scheme = where.split("://", 1)[0].lower() if looks_like_url(where) else "postgresql"
         if scheme not in SCHEMES:
             raise CabinetUrlError(
                 f"unknown cabinet URL scheme {scheme!r}: a cabinet is a directory (LMDB) "
-                "or a postgresql://user@host:port/dbname URL")
+                "or a postgresql://user@host:port/dbname URL"
+            )
         return PgKV(where, tables, sync=sync)
     from .kv_lmdb import DEFAULT_MAX_SIZE, LmdbKV
 
@@ -255,11 +272,13 @@ def open_kv(path: str | os.PathLike[str] | None, backend: str, max_size: int | N
         try:
             max_size = int(env) if env else DEFAULT_MAX_SIZE
         except ValueError:
-            raise InvalidArgument(f"MEMNET_MAX_SIZE must be a number of bytes, not {env!r}"
-                                  ) from None
+            raise InvalidArgument(
+                f"MEMNET_MAX_SIZE must be a number of bytes, not {env!r}"
+            ) from None
     if type(max_size) is not int or max_size < 1:
-        raise InvalidArgument(f"the cabinet's max_size must be a positive number of bytes, "
-                              f"not {max_size!r}")
+        raise InvalidArgument(
+            f"the cabinet's max_size must be a positive number of bytes, not {max_size!r}"
+        )
     return LmdbKV.acquire(where, tables, max_size=max_size, sync=sync, start_over=start_over)
 
 

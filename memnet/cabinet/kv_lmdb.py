@@ -44,7 +44,7 @@ from .lmdb_file import check_data_file
 
 T = TypeVar("T")
 
-DEFAULT_MAX_SIZE = 64 * 1024**3     # 64 GiB of address space, not of disk
+DEFAULT_MAX_SIZE = 64 * 1024**3  # 64 GiB of address space, not of disk
 INITIAL_SIZE = 64 * 1024**2
 LOCK_BYTES = 32 * 1024  # a new lock file: room for LMDB's table of 256 readers
 _DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
@@ -105,8 +105,13 @@ class _LmdbTxn(Txn):
             last = k
             yield k, v
 
-    def values(self, table: str, prefix: bytes, count: int, start: bytes | None = None,
-               ) -> Iterator[bytes]:
+    def values(
+        self,
+        table: str,
+        prefix: bytes,
+        count: int,
+        start: bytes | None = None,
+    ) -> Iterator[bytes]:
         if count <= 0:
             return
         cur = self.txn.cursor(db=self.dbs[table])
@@ -128,7 +133,7 @@ class _LmdbTxn(Txn):
         while cur.set_range(at):
             sid = cur.key().split(b"\x00", 1)[0]
             yield sid.decode("ascii", "replace")
-            at = sid + b"\x01"   # past every key of that session (sid 0x00 ...)
+            at = sid + b"\x01"  # past every key of that session (sid 0x00 ...)
 
     def put(self, table: str, key: bytes, value: bytes) -> None:
         self.txn.put(key, value, db=self.dbs[table])
@@ -154,13 +159,13 @@ def _make_dir(path: str) -> bool:
     except FileExistsError:
         if os.path.isdir(path):
             return False
-        raise CabinetError(f"cannot open the cabinet at {path}: it is a file",
-                           code="cabinet_io") from None
+        raise CabinetError(
+            f"cannot open the cabinet at {path}: it is a file", code="cabinet_io"
+        ) from None
     except OSError as e:
         if _disk_error(e, None):
             raise DiskFull(f"cannot create the cabinet at {path}: {e}") from None
-        raise CabinetError(f"cannot create the cabinet at {path}: {e}",
-                           code="cabinet_io") from None
+        raise CabinetError(f"cannot create the cabinet at {path}: {e}", code="cabinet_io") from None
     return True
 
 
@@ -213,8 +218,9 @@ def _lost_data(path: str, data: str, wait: float = 0.5) -> str | None:
         if _data_size(data):
             return None
     state = "empty" if os.path.exists(data) else "missing"
-    return f"data.mdb is {state}" + (" beside the lock file of a cabinet that was opened before"
-                                     if lock else "")
+    return f"data.mdb is {state}" + (
+        " beside the lock file of a cabinet that was opened before" if lock else ""
+    )
 
 
 def _remove_new(path: str, made_dir: bool) -> None:
@@ -276,8 +282,15 @@ class LmdbKV(KV):
     name = "lmdb"
 
     @classmethod
-    def acquire(cls, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
-                sync: bool = True, start_over: bool = False) -> LmdbKV:
+    def acquire(
+        cls,
+        path: str,
+        tables: tuple[str, ...],
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        sync: bool = True,
+        start_over: bool = False,
+    ) -> LmdbKV:
         """The environment for ``path``: shared with an earlier open in this
         process (LMDB forbids two), or new. In a child process after fork() an
         inherited environment is closed and replaced, never used."""
@@ -300,8 +313,15 @@ class LmdbKV(KV):
             _shared[real] = kv
             return kv
 
-    def __init__(self, path: str, tables: tuple[str, ...], *, max_size: int = DEFAULT_MAX_SIZE,
-                 sync: bool = True, start_over: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        tables: tuple[str, ...],
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        sync: bool = True,
+        start_over: bool = False,
+    ) -> None:
         self._refs = 1
         self.path = path
         self.max_size = int(max_size)
@@ -317,7 +337,9 @@ class LmdbKV(KV):
                 raise CabinetCorrupt(
                     f"the cabinet at {path} has lost its data file: {lost}. Restore it from a "
                     "backup; to start a new, empty cabinet here instead, delete data.mdb and "
-                    "lock.mdb (or open it with start_over=True)", path=path)
+                    "lock.mdb (or open it with start_over=True)",
+                    path=path,
+                )
             _remove_new(path, False)
         # the meta pages alone before LMDB maps a byte of the file; the rest
         # once a read transaction keeps the pages checked from being reused
@@ -328,9 +350,17 @@ class LmdbKV(KV):
             size = min(max(INITIAL_SIZE, have), max(self.max_size, have))
             # as bytes: py-lmdb encodes a str path as UTF-8, which a path that
             # is not (a surrogate-escaped byte) cannot be
-            self.env = lmdb.open(os.fsencode(path), map_size=size, max_dbs=len(tables) + 2,
-                                 subdir=True, sync=sync, metasync=sync, readahead=False,
-                                 max_readers=256, lock=True)
+            self.env = lmdb.open(
+                os.fsencode(path),
+                map_size=size,
+                max_dbs=len(tables) + 2,
+                subdir=True,
+                sync=sync,
+                metasync=sync,
+                readahead=False,
+                max_readers=256,
+                lock=True,
+            )
         except lmdb.Error as e:
             if new:
                 _remove_new(path, made)
@@ -338,8 +368,9 @@ class LmdbKV(KV):
                 raise DiskFull(f"cannot open the cabinet at {path}: {e}") from None
             if isinstance(e, (lmdb.CorruptedError, lmdb.InvalidError, lmdb.VersionMismatchError)):
                 raise CabinetCorrupt(f"cannot open the cabinet at {path}: {e}") from None
-            raise CabinetError(f"cannot open the cabinet at {path}: {e}",
-                               code="cabinet_io") from None
+            raise CabinetError(
+                f"cannot open the cabinet at {path}: {e}", code="cabinet_io"
+            ) from None
         except BaseException:
             if new:
                 _remove_new(path, made)
@@ -390,7 +421,8 @@ class LmdbKV(KV):
             self._forked = True
             raise CabinetForked(
                 "this cabinet was opened before fork(); open it again in the child process "
-                "(LMDB handles must not cross a fork)")
+                "(LMDB handles must not cross a fork)"
+            )
         if self._closed:
             raise CabinetError("the cabinet is closed", code="cabinet_closed")
 
@@ -425,8 +457,11 @@ class LmdbKV(KV):
             import ctypes
 
             with open("/proc/self/maps") as f:
-                spans = [tuple(int(x, 16) for x in line.split(None, 1)[0].split("-"))
-                         for line in f if line.rstrip("\n").endswith(" " + data)]
+                spans = [
+                    tuple(int(x, 16) for x in line.split(None, 1)[0].split("-"))
+                    for line in f
+                    if line.rstrip("\n").endswith(" " + data)
+                ]
             madvise = ctypes.CDLL(None, use_errno=True).madvise
             madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
             for lo, hi in spans:
@@ -440,7 +475,9 @@ class LmdbKV(KV):
             raise CabinetFull(
                 f"the cabinet at {self.path} reached its size cap of {self.max_size} bytes; "
                 "nothing was written. Raise max_size (MEMNET_MAX_SIZE) and retry",
-                map_size=cur, max_size=self.max_size)
+                map_size=cur,
+                max_size=self.max_size,
+            )
         self.env.set_mapsize(min(self.max_size, cur * 2))
 
     def run_write(self, fn: Callable[[Txn], T], *, check: bool = True) -> T:
@@ -463,14 +500,16 @@ class LmdbKV(KV):
                 except lmdb.Error as e:
                     txn.abort()
                     if _disk_error(e, self.path):
-                        raise DiskFull(f"the disk refused the write: {e}; nothing was written",
-                                       path=self.path) from None
+                        raise DiskFull(
+                            f"the disk refused the write: {e}; nothing was written", path=self.path
+                        ) from None
                     raise _damage(e, "; nothing was written") from None
                 except OSError as e:
                     txn.abort()
                     if _disk_error(e, self.path):
-                        raise DiskFull(f"the disk refused the write: {e}; nothing was written",
-                                       path=self.path) from None
+                        raise DiskFull(
+                            f"the disk refused the write: {e}; nothing was written", path=self.path
+                        ) from None
                     raise
                 except BaseException:
                     txn.abort()
@@ -487,13 +526,15 @@ class LmdbKV(KV):
             self.env.copy(os.fsencode(dest), compact=True)  # type: ignore[arg-type]
         except lmdb.Error as e:
             if "File exists" in str(e):  # another copy got there first: not ours to remove
-                raise BackupTargetExists(f"backup destination {dest} already holds a cabinet"
-                                         ) from None
+                raise BackupTargetExists(
+                    f"backup destination {dest} already holds a cabinet"
+                ) from None
             _remove_backup(dest, made)
             if _disk_error(e, dest):
                 raise DiskFull(f"backup to {dest} failed: {e}; nothing was kept") from None
-            raise CabinetError(f"backup to {dest} failed: {e}; nothing was kept",
-                               code="cabinet_io") from None
+            raise CabinetError(
+                f"backup to {dest} failed: {e}; nothing was kept", code="cabinet_io"
+            ) from None
         except BaseException:
             _remove_backup(dest, made)
             raise
@@ -511,9 +552,14 @@ class LmdbKV(KV):
     def info(self) -> dict[str, Any]:
         self.check()
         i = self.env.info()
-        return {"backend": self.name, "path": self.path, "map_size": i["map_size"],
-                "max_size": self.max_size, "lmdb": ".".join(map(str, lmdb.version())),
-                "readers": i["num_readers"]}
+        return {
+            "backend": self.name,
+            "path": self.path,
+            "map_size": i["map_size"],
+            "max_size": self.max_size,
+            "lmdb": ".".join(map(str, lmdb.version())),
+            "readers": i["num_readers"],
+        }
 
     def close(self) -> None:
         if self._closed:

@@ -51,8 +51,8 @@ from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, _migrate
 
 T = TypeVar("T")
 
-MAX_ATTEMPTS = 32           # reruns after serialization failures or deadlocks
-SPILL_BYTES = 16 << 20      # buffered writes past this are sent before COMMIT
+MAX_ATTEMPTS = 32  # reruns after serialization failures or deadlocks
+SPILL_BYTES = 16 << 20  # buffered writes past this are sent before COMMIT
 _FIRST_PAGE, _MAX_PAGE = 1024, 32768
 
 _live: weakref.WeakSet[PgKV] = weakref.WeakSet()
@@ -100,8 +100,10 @@ def _blob(v: Any, table: str) -> bytes:
         return v
     if isinstance(v, (memoryview, bytearray)):
         return bytes(v)
-    raise CabinetCorrupt(f"a value of the table memnet_{table} is {type(v).__name__}, not "
-                         "bytes: the cabinet's tables are not as MemNet made them")
+    raise CabinetCorrupt(
+        f"a value of the table memnet_{table} is {type(v).__name__}, not "
+        "bytes: the cabinet's tables are not as MemNet made them"
+    )
 
 
 class _PgTxn(Txn):
@@ -109,8 +111,9 @@ class _PgTxn(Txn):
     get) and sent when the transaction commits, or earlier before a scan or
     when they pass SPILL_BYTES."""
 
-    def __init__(self, kv: PgKV, conn: Any, write: bool,
-                 begin: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, kv: PgKV, conn: Any, write: bool, begin: tuple[str, ...] | None = None
+    ) -> None:
         self.kv = kv
         self.conn = conn
         self.cur = conn.cursor(binary=True)
@@ -187,16 +190,18 @@ class _PgTxn(Txn):
             sid, rest = _split(key)
             if sid is None:
                 return None
-            rows = self._rows(f"SELECT v FROM memnet_{table} WHERE sid = %b AND k = %b",
-                              (sid, rest))
+            rows = self._rows(
+                f"SELECT v FROM memnet_{table} WHERE sid = %b AND k = %b", (sid, rest)
+            )
         if not rows:
             return None
         if self.write:
             self.known.add((table, key))
         return _blob(rows[0][0], table)
 
-    def _held(self, table: str, keys: list[bytes], buf: dict[bytes, bytes | None],
-              values: bool) -> dict[bytes, bytes | None]:
+    def _held(
+        self, table: str, keys: list[bytes], buf: dict[bytes, bytes | None], values: bool
+    ) -> dict[bytes, bytes | None]:
         """The keys (of an element table) outside ``buf`` that the server
         holds, one query per session: key -> its value (``values``), else
         key -> None."""
@@ -210,8 +215,10 @@ class _PgTxn(Txn):
         cols = "k, v" if values else "k, NULL"
         for sid, rests in by_sid.items():
             pre = sid.encode("ascii") + b"\x00"
-            for k, v in self._rows(f"SELECT {cols} FROM memnet_{table} "
-                                   "WHERE sid = %b AND k = ANY(%b::bytea[])", (sid, rests)):
+            for k, v in self._rows(
+                f"SELECT {cols} FROM memnet_{table} WHERE sid = %b AND k = ANY(%b::bytea[])",
+                (sid, rests),
+            ):
                 found[pre + _blob(k, table)] = None if v is None else _blob(v, table)
         if self.write:
             self.known.update((table, k) for k in found)
@@ -240,44 +247,67 @@ class _PgTxn(Txn):
             if sid is None:
                 return
             pre = sid.encode("ascii") + b"\x00"
-            yield from self._pages(table, prefix, ("k",), "sid = %b AND ", (sid,), (rest,),
-                                   lambda r: pre + bytes(r[0]))
+            yield from self._pages(
+                table, prefix, ("k",), "sid = %b AND ", (sid,), (rest,), lambda r: pre + bytes(r[0])
+            )
             return
         if kind == "plain":
-            yield from self._pages(table, prefix, ("k",), "", (), (prefix,),
-                                   lambda r: bytes(r[0]))
+            yield from self._pages(table, prefix, ("k",), "", (), (prefix,), lambda r: bytes(r[0]))
             return
         try:
             lo = prefix.decode("ascii")
         except UnicodeDecodeError:
             return  # session ids are ASCII: nothing starts with this
         if kind == "sid":
-            yield from self._pages(table, prefix, ("sid",), "", (), (lo,),
-                                   lambda r: r[0].encode("ascii"))
+            yield from self._pages(
+                table, prefix, ("sid",), "", (), (lo,), lambda r: r[0].encode("ascii")
+            )
         else:
-            yield from self._pages(table, prefix, ("sid", "k"), "", (), (lo, b""),
-                                   lambda r: r[0].encode("ascii") + b"\x00" + bytes(r[1]))
+            yield from self._pages(
+                table,
+                prefix,
+                ("sid", "k"),
+                "",
+                (),
+                (lo, b""),
+                lambda r: r[0].encode("ascii") + b"\x00" + bytes(r[1]),
+            )
 
-    def _pages(self, table: str, prefix: bytes, cursor: tuple[str, ...], fixed: str,
-               fixed_params: tuple[Any, ...], start: tuple[Any, ...],
-               key_of: Callable[[Any], bytes]) -> Iterator[tuple[bytes, bytes]]:
+    def _pages(
+        self,
+        table: str,
+        prefix: bytes,
+        cursor: tuple[str, ...],
+        fixed: str,
+        fixed_params: tuple[Any, ...],
+        start: tuple[Any, ...],
+        key_of: Callable[[Any], bytes],
+    ) -> Iterator[tuple[bytes, bytes]]:
         """Rows in key order from ``start`` on, fetched in growing keyset pages
         (each resumes after the last row of the one before), while their keys
         start with ``prefix``."""
         cols = ", ".join(cursor)
-        expr, marks = (cols, "%b") if len(cursor) == 1 else \
-            (f"({cols})", "(" + ", ".join("%b" for _ in cursor) + ")")
+        expr, marks = (
+            (cols, "%b")
+            if len(cursor) == 1
+            else (f"({cols})", "(" + ", ".join("%b" for _ in cursor) + ")")
+        )
         op, after, page = ">=", start, _FIRST_PAGE
         while True:
-            rows = self._rows(f"SELECT {cols}, v FROM memnet_{table} WHERE {fixed}{expr} {op} "
-                              f"{marks} ORDER BY {cols} LIMIT %b", (*fixed_params, *after, page))
+            rows = self._rows(
+                f"SELECT {cols}, v FROM memnet_{table} WHERE {fixed}{expr} {op} "
+                f"{marks} ORDER BY {cols} LIMIT %b",
+                (*fixed_params, *after, page),
+            )
             for row in rows:
                 try:
                     key = key_of(row)
                 except (UnicodeError, AttributeError, TypeError):
-                    raise CabinetCorrupt(f"a key of the table memnet_{table} is malformed "
-                                         f"({row[0]!r}): the cabinet's tables are not as "
-                                         "MemNet made them") from None
+                    raise CabinetCorrupt(
+                        f"a key of the table memnet_{table} is malformed "
+                        f"({row[0]!r}): the cabinet's tables are not as "
+                        "MemNet made them"
+                    ) from None
                 if not key.startswith(prefix):
                     return
                 if self.write:
@@ -296,10 +326,12 @@ class _PgTxn(Txn):
             self.send_writes()
         after, page = None, 1
         while True:
-            rows = self._rows(f"SELECT DISTINCT sid FROM memnet_{table}"
-                              + (" WHERE sid > %b" if after is not None else "")
-                              + " ORDER BY sid LIMIT %b",
-                              (after, page) if after is not None else (page,))
+            rows = self._rows(
+                f"SELECT DISTINCT sid FROM memnet_{table}"
+                + (" WHERE sid > %b" if after is not None else "")
+                + " ORDER BY sid LIMIT %b",
+                (after, page) if after is not None else (page,),
+            )
             for (sid,) in rows:
                 yield str(sid)
             if len(rows) < page:
@@ -339,9 +371,11 @@ class _PgTxn(Txn):
         if sid is None:
             return 0
         hi = _upper(rest)
-        self._exec(f"DELETE FROM memnet_{table} WHERE sid = %b AND k >= %b"
-                         + (" AND k < %b" if hi is not None else ""),
-                         (sid, rest, hi) if hi is not None else (sid, rest))
+        self._exec(
+            f"DELETE FROM memnet_{table} WHERE sid = %b AND k >= %b"
+            + (" AND k < %b" if hi is not None else ""),
+            (sid, rest, hi) if hi is not None else (sid, rest),
+        )
         self.known = {(t, k) for t, k in self.known if t != table or not k.startswith(prefix)}
         return int(self.cur.rowcount)
 
@@ -358,21 +392,27 @@ class _PgTxn(Txn):
                 for key, value in buf.items():
                     ident: Any = key if kind == "plain" else _sid_text(key)
                     if ident is None:
-                        raise CabinetError(f"cannot store key {key!r} in the catalog",
-                                           code="cabinet_io")
+                        raise CabinetError(
+                            f"cannot store key {key!r} in the catalog", code="cabinet_io"
+                        )
                     if value is None:
                         out.append((f"DELETE FROM memnet_{table} WHERE {col} = %b", (ident,)))
                     else:
-                        out.append((f"INSERT INTO memnet_{table} ({col}, v) VALUES (%b, %b) "
-                                    f"ON CONFLICT ({col}) DO UPDATE SET v = EXCLUDED.v",
-                                    (ident, value)))
+                        out.append(
+                            (
+                                f"INSERT INTO memnet_{table} ({col}, v) VALUES (%b, %b) "
+                                f"ON CONFLICT ({col}) DO UPDATE SET v = EXCLUDED.v",
+                                (ident, value),
+                            )
+                        )
                 continue
             groups: dict[str, tuple[list[bytes], list[bytes], list[bytes]]] = {}
             for key, value in buf.items():
                 sid, rest = _split(key)
                 if sid is None:
-                    raise CabinetError(f"cannot store key {key!r}: it names no session",
-                                       code="cabinet_io")
+                    raise CabinetError(
+                        f"cannot store key {key!r}: it names no session", code="cabinet_io"
+                    )
                 ks, vs, gone = groups.setdefault(sid, ([], [], []))
                 if value is None:
                     gone.append(rest)
@@ -381,13 +421,21 @@ class _PgTxn(Txn):
                     vs.append(value)
             for sid, (ks, vs, gone) in groups.items():
                 if gone:
-                    out.append((f"DELETE FROM memnet_{table} WHERE sid = %b "
-                                "AND k = ANY(%b::bytea[])", (sid, gone)))
+                    out.append(
+                        (
+                            f"DELETE FROM memnet_{table} WHERE sid = %b AND k = ANY(%b::bytea[])",
+                            (sid, gone),
+                        )
+                    )
                 if ks:
-                    out.append((f"INSERT INTO memnet_{table} (sid, k, v) SELECT %b, u.k, u.v "
-                                "FROM unnest(%b::bytea[], %b::bytea[]) AS u(k, v) "
-                                "ON CONFLICT (sid, k) DO UPDATE SET v = EXCLUDED.v",
-                                (sid, ks, vs)))
+                    out.append(
+                        (
+                            f"INSERT INTO memnet_{table} (sid, k, v) SELECT %b, u.k, u.v "
+                            "FROM unnest(%b::bytea[], %b::bytea[]) AS u(k, v) "
+                            "ON CONFLICT (sid, k) DO UPDATE SET v = EXCLUDED.v",
+                            (sid, ks, vs),
+                        )
+                    )
         return out
 
     def send_writes(self, *, commit: bool = False) -> None:
@@ -487,7 +535,8 @@ class PgKV(KV):
             self._forked = True
             raise CabinetForked(
                 "this cabinet was opened before fork(); open it again in the child process "
-                "(a database connection must not cross a fork)")
+                "(a database connection must not cross a fork)"
+            )
         if self._closed:
             raise CabinetError("the cabinet is closed", code="cabinet_closed")
 
@@ -574,8 +623,7 @@ class PgKV(KV):
     # -- errors -------------------------------------------------------------------
     def _error(self, e: BaseException, doing: str, *, unknown: bool = False) -> CabinetError:
         """The coded error for a psycopg failure (password scrubbed)."""
-        return _coded_error(e, doing, self.display, self._secret, self._conn,
-                            unknown=unknown)
+        return _coded_error(e, doing, self.display, self._secret, self._conn, unknown=unknown)
 
     # -- transactions ---------------------------------------------------------------
     @contextmanager
@@ -621,9 +669,12 @@ class PgKV(KV):
                 except BaseException:
                     self._abandon(txn, conn)
                     raise
-            raise CabinetError(f"the PostgreSQL cabinet at {self.display} kept refusing the "
-                               f"write after {MAX_ATTEMPTS} serialization failures; nothing "
-                               "was written", code="cabinet_io")
+            raise CabinetError(
+                f"the PostgreSQL cabinet at {self.display} kept refusing the "
+                f"write after {MAX_ATTEMPTS} serialization failures; nothing "
+                "was written",
+                code="cabinet_io",
+            )
 
     # -- schema ---------------------------------------------------------------------
     def _ensure_schema(self) -> None:
@@ -652,6 +703,7 @@ class PgKV(KV):
             raise
         try:
             with self.read() as src:
+
                 def work(txn: Txn) -> None:
                     for t in self.tables:
                         for k, v in src.scan(t):
@@ -676,8 +728,14 @@ class PgKV(KV):
         self._check()
         conn = self._conn
         server = conn.info.server_version if conn is not None and not conn.closed else None
-        return {"backend": self.name, "path": self.display, "url": self.display,
-                "schema": SCHEMA_VERSION, "server_version": server, "sync": self.sync}
+        return {
+            "backend": self.name,
+            "path": self.display,
+            "url": self.display,
+            "schema": SCHEMA_VERSION,
+            "server_version": server,
+            "sync": self.sync,
+        }
 
     def close(self) -> None:
         if self._closed:
@@ -693,5 +751,12 @@ class PgKV(KV):
         return f"PgKV({self.display!r})"
 
 
-__all__ = ["MIGRATIONS", "PgKV", "SCHEMA_SQL", "SCHEMA_VERSION", "SCHEMES", "is_cabinet_url",
-           "looks_like_url"]
+__all__ = [
+    "MIGRATIONS",
+    "PgKV",
+    "SCHEMA_SQL",
+    "SCHEMA_VERSION",
+    "SCHEMES",
+    "is_cabinet_url",
+    "looks_like_url",
+]

@@ -57,19 +57,19 @@ from ..errors import CabinetCorrupt, CabinetFormat
 from ..record import record
 
 MAGIC = 0xBEEFC0DE
-DATA_VERSION = 1            # LMDB 0.9
-HEADER = 16                 # bytes of a page header
-NODE = 8                    # bytes of a node header
-MAX_KEY = 511               # LMDB's longest key
+DATA_VERSION = 1  # LMDB 0.9
+HEADER = 16  # bytes of a page header
+NODE = 8  # bytes of a node header
+MAX_KEY = 511  # LMDB's longest key
 P_BRANCH, P_LEAF, P_OVERFLOW, P_META = 0x01, 0x02, 0x04, 0x08
 F_BIGDATA, F_SUBDATA = 0x01, 0x02
 INTEGERKEY = 0x08
-INVALID = (1 << 64) - 1     # the root of an empty table
+INVALID = (1 << 64) - 1  # the root of an empty table
 _E = "<" if sys.byteorder == "little" else ">"
-_PAGE = struct.Struct(_E + "QHHHH")        # pgno, pad, flags, lower, upper
-_NODE = struct.Struct(_E + "HHHH")         # lo, hi, flags, ksize
+_PAGE = struct.Struct(_E + "QHHHH")  # pgno, pad, flags, lower, upper
+_NODE = struct.Struct(_E + "HHHH")  # lo, hi, flags, ksize
 _DB = struct.Struct(_E + "IHHQQQQQ")  # pad, flags, depth, branch/leaf/overflow pages, entries, root
-_META = struct.Struct(_E + "IIQQ")         # magic, version, address, mapsize
+_META = struct.Struct(_E + "IIQQ")  # magic, version, address, mapsize
 _U64 = struct.Struct(_E + "Q")
 
 
@@ -88,8 +88,16 @@ class _Db:
     __slots__ = ("branch", "depth", "entries", "flags", "leaf", "overflow", "pad", "root")
 
     def __init__(self, buf: bytes, off: int) -> None:
-        (self.pad, self.flags, self.depth, self.branch, self.leaf, self.overflow, self.entries,
-         self.root) = _DB.unpack_from(buf, off)
+        (
+            self.pad,
+            self.flags,
+            self.depth,
+            self.branch,
+            self.leaf,
+            self.overflow,
+            self.entries,
+            self.root,
+        ) = _DB.unpack_from(buf, off)
 
 
 class _File:
@@ -137,8 +145,9 @@ class _File:
             raise self.fail(f"{what} reaches page {pgno} twice")
         self.seen[pgno] = 1
 
-    def nodes(self, buf: bytes, n: int, pgno: int, what: str, *, leaf: bool,
-              intkey: bool = False) -> list[tuple[int, int, int, bytes, int]]:
+    def nodes(
+        self, buf: bytes, n: int, pgno: int, what: str, *, leaf: bool, intkey: bool = False
+    ) -> list[tuple[int, int, int, bytes, int]]:
         """``(lo_hi, flags, ksize, key, data offset)`` of each node, every node
         inside the page and the keys ascending (a branch's first key is unused;
         ``intkey``: keys are native integers, as in the free list)."""
@@ -153,7 +162,7 @@ class _File:
             start = ptr + NODE
             if start + ksize > self.psize:
                 raise self.fail(f"page {pgno} of {what} has a key running out of it")
-            key = buf[start:start + ksize]
+            key = buf[start : start + ksize]
             if leaf or i > 0:
                 order = int.from_bytes(key, sys.byteorder) if intkey else key
                 if last is not None and order <= last:
@@ -162,8 +171,15 @@ class _File:
             out.append((lo | hi << 16, flags, ksize, key, start + ksize))
         return out
 
-    def value(self, buf: bytes, node: tuple[int, int, int, bytes, int], pgno: int,
-              what: str, *, claim: bool) -> bytes | None:
+    def value(
+        self,
+        buf: bytes,
+        node: tuple[int, int, int, bytes, int],
+        pgno: int,
+        what: str,
+        *,
+        claim: bool,
+    ) -> bytes | None:
         """The data of a leaf node (read from its overflow pages if it has
         them); None for a node of a big table whose overflow is only checked."""
         size, flags, ksize, _key, at = node
@@ -186,7 +202,7 @@ class _File:
             return self.read(first * self.psize + HEADER, size) if claim else None
         if at + size > self.psize:
             raise self.fail(f"page {pgno} of {what} has a value running out of it")
-        return buf[at:at + size]
+        return buf[at : at + size]
 
     def tree(self, db: _Db, what: str, *, intkey: bool = False) -> list[int]:
         """Walk a table's branch pages; returns its leaf pages in order."""
@@ -206,8 +222,9 @@ class _File:
                 if n < 1:
                     raise self.fail(f"branch page {pgno} of {what} is empty")
                 branches += 1
-                for size, flags, _ks, _key, _at in self.nodes(buf, n, pgno, what, leaf=False,
-                                                              intkey=intkey):
+                for size, flags, _ks, _key, _at in self.nodes(
+                    buf, n, pgno, what, leaf=False, intkey=intkey
+                ):
                     child = size | flags << 32
                     self.claim(child, what)
                     below.append(child)
@@ -216,8 +233,9 @@ class _File:
             raise self.fail(f"table {what} does not have the pages it counts")
         return level
 
-    def leaves(self, leaves: list[int], what: str, *, whole: bool, flags_ok: int,
-               intkey: bool = False) -> list[tuple[bytes, bytes | None, int]]:
+    def leaves(
+        self, leaves: list[int], what: str, *, whole: bool, flags_ok: int, intkey: bool = False
+    ) -> list[tuple[bytes, bytes | None, int]]:
         """``(key, value, flags)`` of every node of ``leaves`` (values of
         overflow nodes only when ``whole``)."""
         out = []
@@ -253,13 +271,20 @@ def _meta_bytes(fd: int) -> bytes:
     every size LMDB allows, when that is not one)."""
     first = os.pread(fd, HEADER + 144, 0)
     psize = _DB.unpack_from(first, HEADER + 24)[0] if len(first) == HEADER + 144 else 0
-    spots = [psize] if 512 <= psize <= 65536 and not psize & (psize - 1) else \
-        [1 << k for k in range(9, 17)]
+    spots = (
+        [psize]
+        if 512 <= psize <= 65536 and not psize & (psize - 1)
+        else [1 << k for k in range(9, 17)]
+    )
     return first + b"".join(os.pread(fd, HEADER + 144, at) for at in spots)
 
 
-def check_data_file(path: str, tables: tuple[str, ...], *, tree: bool = True,
-                    ) -> DataFile | None:
+def check_data_file(
+    path: str,
+    tables: tuple[str, ...],
+    *,
+    tree: bool = True,
+) -> DataFile | None:
     """Check ``path`` (a ``data.mdb``) as the module docstring says (``tree``
     False: the meta pages alone); None when there is no file or it is empty
     (a new cabinet, which LMDB creates). A check that fails while the meta
@@ -280,9 +305,11 @@ def check_data_file(path: str, tables: tuple[str, ...], *, tree: bool = True,
                 if _meta_bytes(fd) == before:
                     raise  # the file stood still: the damage is in it
                 if attempt == ATTEMPTS:
-                    raise CabinetCorrupt(f"{e} (found in each of {ATTEMPTS} checks while "
-                                         "another process was writing the file)",
-                                         path=path) from None
+                    raise CabinetCorrupt(
+                        f"{e} (found in each of {ATTEMPTS} checks while "
+                        "another process was writing the file)",
+                        path=path,
+                    ) from None
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         os.close(fd)
@@ -303,13 +330,16 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
     versions = {m[1] for m in metas}
     if versions != {DATA_VERSION}:
         if len(versions) == 1:  # both agree: a file of another LMDB, not damage
-            raise CabinetFormat(f"{f.path} was written by an LMDB with data version "
-                                f"{m0[1]}; this one reads version {DATA_VERSION}")
+            raise CabinetFormat(
+                f"{f.path} was written by an LMDB with data version "
+                f"{m0[1]}; this one reads version {DATA_VERSION}"
+            )
         raise f.fail("its meta pages disagree on the data version")
     t0, t1 = m0[6], m1[6]
     if t0 & 1 or (t1 and not t1 & 1) or abs(t0 - t1) != 1 and not t0 == t1 == 0:
-        raise f.fail(f"its meta pages name transactions {t0} and {t1}, which cannot "
-                     "follow each other")
+        raise f.fail(
+            f"its meta pages name transactions {t0} and {t1}, which cannot follow each other"
+        )
     _magic, _v, _fl, free, main, last, _txnid = m1 if t1 > t0 else m0
     f.next = last + 1
     if f.next < 2 or f.next > (1 << 40):
@@ -323,8 +353,13 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
     f.seen = bytearray(f.next)
     if free.flags != INTEGERKEY and free.root != INVALID:
         raise f.fail("its free list has the wrong flags")
-    for _key, idl, _fl in f.leaves(f.tree(free, "the free list", intkey=True), "the free list",
-                                   whole=True, flags_ok=F_BIGDATA, intkey=True):
+    for _key, idl, _fl in f.leaves(
+        f.tree(free, "the free list", intkey=True),
+        "the free list",
+        whole=True,
+        flags_ok=F_BIGDATA,
+        intkey=True,
+    ):
         assert idl is not None
         if len(idl) < 8 or len(idl) & 7 or _U64.unpack_from(idl)[0] != len(idl) // 8 - 1:
             raise f.fail("a record of its free list is malformed")
@@ -334,21 +369,26 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
             f.free[pgno] = 1
     short = [p for p in range(pages, f.next) if not f.free[p]]
     if short:
-        raise f.fail(f"it ends at page {pages} but page {short[0]} is in use "
-                     f"({f.next - pages} pages missing: truncated?)")
+        raise f.fail(
+            f"it ends at page {pages} but page {short[0]} is in use "
+            f"({f.next - pages} pages missing: truncated?)"
+        )
     if main.flags:
         raise f.fail("its main table has the wrong flags")
-    records = f.leaves(f.tree(main, "the main table"), "the main table", whole=True,
-                       flags_ok=F_SUBDATA)
+    records = f.leaves(
+        f.tree(main, "the main table"), "the main table", whole=True, flags_ok=F_SUBDATA
+    )
     names = {key.decode("latin-1"): rec for key, rec, fl in records if fl & F_SUBDATA}
     if len(names) != len(records) or len(records) != main.entries:
         raise f.fail("its main table holds something besides the tables")
     if names and set(names) != set(tables):
         lost = sorted(set(tables) - set(names))
         extra = sorted(set(names) - set(tables))
-        raise f.fail("its tables are not the cabinet's"
-                     + (f"; missing: {', '.join(lost)}" if lost else "")
-                     + (f"; unknown: {', '.join(map(repr, extra))}" if extra else ""))
+        raise f.fail(
+            "its tables are not the cabinet's"
+            + (f"; missing: {', '.join(lost)}" if lost else "")
+            + (f"; unknown: {', '.join(map(repr, extra))}" if extra else "")
+        )
     tail = max(0, pages - (2 * 65536 + 2 * NODE + psize) // psize - 2)
     for name, rec in sorted(names.items()):
         if rec is None or len(rec) != _DB.size:
@@ -358,8 +398,12 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
             raise f.fail(f"table {name} has the wrong flags")
         leaves = f.tree(db, f"table {name}")
         whole = name == "meta"
-        seen = f.leaves(leaves if whole else [p for p in leaves if p >= tail], f"table {name}",
-                        whole=whole, flags_ok=F_BIGDATA)
+        seen = f.leaves(
+            leaves if whole else [p for p in leaves if p >= tail],
+            f"table {name}",
+            whole=whole,
+            flags_ok=F_BIGDATA,
+        )
         if whole and len(seen) != db.entries:
             raise f.fail(f"table {name} does not hold the entries it counts")
     return DataFile(psize, f.next, frozenset(names))

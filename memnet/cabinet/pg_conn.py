@@ -28,19 +28,27 @@ from ..errors import (
 SCHEMES = ("postgresql", "postgres")
 
 # libpq settings MemNet adds unless the URL gives its own
-_DEFAULTS = {"connect_timeout": "10", "application_name": "memnet", "keepalives": "1",
-             "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3",
-             # data sent and not acknowledged for 60 s: the link is dead (keepalives
-             # only watch an idle connection)
-             "tcp_user_timeout": "60000"}
+_DEFAULTS = {
+    "connect_timeout": "10",
+    "application_name": "memnet",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    # data sent and not acknowledged for 60 s: the link is dead (keepalives
+    # only watch an idle connection)
+    "tcp_user_timeout": "60000",
+}
 
 
 def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise MemNetError("a PostgreSQL cabinet needs psycopg 3: pip install 'memnet[postgres]'",
-                          code="dependency_missing") from None
+        raise MemNetError(
+            "a PostgreSQL cabinet needs psycopg 3: pip install 'memnet[postgres]'",
+            code="dependency_missing",
+        ) from None
     return psycopg
 
 
@@ -51,12 +59,34 @@ def looks_like_url(where: str) -> bool:
 
 # libpq's connection keywords: a location that starts with one of them and "="
 # is a keyword string (host=... password=...), not a directory name
-_KEYWORDS = ("host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
-             "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "application_name",
-             "connect_timeout", "target_session_attrs", "channel_binding", "gssencmode",
-             "krbsrvname", "require_auth", "keepalives", "client_encoding", "requiressl")
-_KEYWORD_STRING = re.compile(r"\s*(?:" + "|".join(_KEYWORDS) + r")\s*=|.*(?:^|\s)password\s*=",
-                             re.I | re.S)
+_KEYWORDS = (
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "service",
+    "options",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "application_name",
+    "connect_timeout",
+    "target_session_attrs",
+    "channel_binding",
+    "gssencmode",
+    "krbsrvname",
+    "require_auth",
+    "keepalives",
+    "client_encoding",
+    "requiressl",
+)
+_KEYWORD_STRING = re.compile(
+    r"\s*(?:" + "|".join(_KEYWORDS) + r")\s*=|.*(?:^|\s)password\s*=", re.I | re.S
+)
 _NEAR_SCHEME = re.compile(r"\s*postgres(?:ql)?\s*(?::|//)", re.I)
 
 
@@ -69,21 +99,28 @@ def is_cabinet_url(where: str) -> bool:
     into one, its name would keep the password on disk. The message does not
     repeat the string."""
     bare = where.strip()
-    if bare != where and (looks_like_url(bare) or _NEAR_SCHEME.match(bare)
-                          or _KEYWORD_STRING.match(bare)):
-        raise CabinetUrlError("the cabinet location has white space around a URL or connection "
-                              "string: remove it "
-                              "(the location was not used, as a URL or as a directory)")
+    if bare != where and (
+        looks_like_url(bare) or _NEAR_SCHEME.match(bare) or _KEYWORD_STRING.match(bare)
+    ):
+        raise CabinetUrlError(
+            "the cabinet location has white space around a URL or connection "
+            "string: remove it "
+            "(the location was not used, as a URL or as a directory)"
+        )
     if looks_like_url(where):
         return True
     if _NEAR_SCHEME.match(where):
-        raise CabinetUrlError("the cabinet location starts like a PostgreSQL URL but is not one: "
-                              "write it as postgresql://user:password@host:port/dbname (it was "
-                              "not used, as a URL or as a directory)")
+        raise CabinetUrlError(
+            "the cabinet location starts like a PostgreSQL URL but is not one: "
+            "write it as postgresql://user:password@host:port/dbname (it was "
+            "not used, as a URL or as a directory)"
+        )
     if _KEYWORD_STRING.match(where):
-        raise CabinetUrlError("the cabinet location is a libpq keyword string (host=... "
-                              "dbname=...): write it as a postgresql://user@host:port/dbname "
-                              "URL (it was not used, as a connection or as a directory)")
+        raise CabinetUrlError(
+            "the cabinet location is a libpq keyword string (host=... "
+            "dbname=...): write it as a postgresql://user@host:port/dbname "
+            "URL (it was not used, as a connection or as a directory)"
+        )
     return False
 
 
@@ -135,16 +172,18 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     except psycopg.Error as e:
         # libpq quotes the token it stumbled on, or the whole URL: neither is shown
         # (a one-character token, such as "]", says what is missing: it stays)
-        text = _QUOTED.sub(lambda m: m.group(0) if len(m.group(1)) < 2 else '"..."',
-                           " ".join(str(e).split()))
+        text = _QUOTED.sub(
+            lambda m: m.group(0) if len(m.group(1)) < 2 else '"..."', " ".join(str(e).split())
+        )
         for w in _url_secrets(url):
             text = text.replace(w, "***")
         raise CabinetUrlError(f"cannot read the PostgreSQL URL: {text}") from None
     secret = _Secret(params)
     for port in str(params.get("port") or "").split(","):
         if port and not (port.isdigit() and 0 < int(port) < 65536):
-            raise CabinetUrlError(f"the PostgreSQL URL names port {port!r}, not a number "
-                                  "from 1 to 65535")
+            raise CabinetUrlError(
+                f"the PostgreSQL URL names port {port!r}, not a number from 1 to 65535"
+            )
     for k, v in _DEFAULTS.items():
         params.setdefault(k, v)
     conninfo = make_conninfo("", **params)
@@ -156,12 +195,14 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     display = secret.scrub(
         f"postgresql://{str(params['user']) + '@' if params.get('user') else ''}"
         f"{host}{':' + str(params['port']) if params.get('port') else ''}"
-        f"/{params.get('dbname', '')}" + (f"?options={_quote(str(options))}" if options else ""))
+        f"/{params.get('dbname', '')}" + (f"?options={_quote(str(options))}" if options else "")
+    )
     return conninfo, display, secret
 
 
-def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, conn: Any,
-                 unknown: bool = False) -> CabinetError:
+def _coded_error(
+    e: BaseException, doing: str, display: str, secret: _Secret, conn: Any, unknown: bool = False
+) -> CabinetError:
     """The coded error for a psycopg failure on the cabinet at ``display`` whose
     connection is ``conn`` (password scrubbed); ``unknown``: COMMIT was on its
     way when it happened."""
@@ -171,9 +212,13 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     text = secret.scrub(" ".join(str(e).split())).rstrip(".")
     where = f"cannot {doing} the PostgreSQL cabinet at {display}: {text}"
     low = text.lower()
-    if state in ("28P01", "28000", "42501") or "authentication failed" in low or \
-            "no pg_hba.conf entry" in low or ("role" in low and "does not exist" in low) or \
-            "permission denied" in low:
+    if (
+        state in ("28P01", "28000", "42501")
+        or "authentication failed" in low
+        or "no pg_hba.conf entry" in low
+        or ("role" in low and "does not exist" in low)
+        or "permission denied" in low
+    ):
         return CabinetAuthFailed(where)
     if state == "53100":
         return DiskFull(f"{where}; nothing was written")
@@ -187,29 +232,46 @@ def _coded_error(e: BaseException, doing: str, display: str, secret: _Secret, co
     if state == "25006" or (state == "0A000" and "during recovery" in low):
         # a standby (hot standby, or a server still recovering) takes no writes:
         # another server is the one to write to, or this one later
-        return CabinetUnavailable(f"{where}; the server takes no writes (a standby?): nothing "
-                                  "was written", outcome="not written")
-    if state in ("3D000", "3F000") or (not state and (
-            "bad value for" in low or ("invalid" in low and "value" in low)
-            or "definition of service" in low or "service file" in low
-            or ('database "' in low and "does not exist" in low)
-            or "unrecognized configuration parameter" in low
-            or ("setsockopt" in low and "invalid argument" in low))) or (
-            state in ("42704", "22023") and "parameter" in low):
+        return CabinetUnavailable(
+            f"{where}; the server takes no writes (a standby?): nothing was written",
+            outcome="not written",
+        )
+    if (
+        state in ("3D000", "3F000")
+        or (
+            not state
+            and (
+                "bad value for" in low
+                or ("invalid" in low and "value" in low)
+                or "definition of service" in low
+                or "service file" in low
+                or ('database "' in low and "does not exist" in low)
+                or "unrecognized configuration parameter" in low
+                or ("setsockopt" in low and "invalid argument" in low)
+            )
+        )
+        or (state in ("42704", "22023") and "parameter" in low)
+    ):
         # the URL names no database (or, 3F000, its search_path no schema there),
         # or a setting libpq or the server refuses: no retry can help
         return CabinetUrlError(f"{where}; check the cabinet URL")
     lost = isinstance(e, psycopg.OperationalError) and (
-        conn is None or conn.broken or conn.closed or not state
-        or state.startswith(("08", "57P", "53")))
+        conn is None
+        or conn.broken
+        or conn.closed
+        or not state
+        or state.startswith(("08", "57P", "53"))
+    )
     if lost or state.startswith(("08", "57P")):
         if unknown:
             return CabinetUnavailable(
                 f"{where}. The connection broke while the commit was on its way: it may "
                 "or may not be stored; flushing the same session again is safe",
-                outcome="unknown")
-        return CabinetUnavailable(where + ("; nothing was written" if doing == "write to"
-                                           else ""), outcome="not written")
+                outcome="unknown",
+            )
+        return CabinetUnavailable(
+            where + ("; nothing was written" if doing == "write to" else ""), outcome="not written"
+        )
     return CabinetError(where, code="cabinet_io")
 
 

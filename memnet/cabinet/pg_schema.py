@@ -67,8 +67,10 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "memnet_schema": (("id integer", "version integer", "memnet text"), ("id",)),
     "memnet_meta": (("k bytea", "v bytea"), ("k",)),
     "memnet_catalog": (("sid text", "v bytea"), ("sid",)),
-    **{f"memnet_{t}": (("sid text", "k bytea", "v bytea"), ("sid", "k"))
-       for t in ("nodes", "edges", "log", "postings")},
+    **{
+        f"memnet_{t}": (("sid text", "k bytea", "v bytea"), ("sid", "k"))
+        for t in ("nodes", "edges", "log", "postings")
+    },
 }
 _SHAPE_SQL = """\
 SELECT t, (SELECT array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
@@ -94,15 +96,17 @@ def _check_shapes(conn: Any, display: str) -> None:
                 f"the PostgreSQL cabinet at {display} holds a table {name} that MemNet did not "
                 f"make (columns {', '.join(cols or ())}; primary key {', '.join(key or ())}): "
                 "nothing was created; give MemNet a schema of its own (options=-csearch_path="
-                "...) or another database")
+                "...) or another database"
+            )
 
 
 def _citus(conn: Any) -> bool:
     """Whether the database is a Citus coordinator (its metadata table and its
     function to distribute a table are there)."""
-    row = conn.execute("SELECT to_regclass('pg_dist_partition') IS NOT NULL AND EXISTS ("
-                       "SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table')"
-                       ).fetchone()
+    row = conn.execute(
+        "SELECT to_regclass('pg_dist_partition') IS NOT NULL AND EXISTS ("
+        "SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table')"
+    ).fetchone()
     return bool(row[0])
 
 
@@ -110,21 +114,30 @@ def _distribute(conn: Any) -> list[str]:
     """On Citus, distribute each of MemNet's tables that is not yet: the
     reference tables, then the catalog by ``sid``, then the others co-located
     with it. Returns the tables it distributed."""
-    todo = [t for (t,) in conn.execute(
-        "SELECT t FROM unnest(%b::text[]) AS t WHERE NOT EXISTS ("
-        "SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = to_regclass(t))",
-        (list(TABLES),)).fetchall()]
-    order = [t for t in REFERENCE_TABLES if t in todo] + \
-        [t for t in (COLOCATE_WITH, *TABLES) if t in todo and t not in REFERENCE_TABLES]
+    todo = [
+        t
+        for (t,) in conn.execute(
+            "SELECT t FROM unnest(%b::text[]) AS t WHERE NOT EXISTS ("
+            "SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = to_regclass(t))",
+            (list(TABLES),),
+        ).fetchall()
+    ]
+    order = [t for t in REFERENCE_TABLES if t in todo] + [
+        t for t in (COLOCATE_WITH, *TABLES) if t in todo and t not in REFERENCE_TABLES
+    ]
     for t in dict.fromkeys(order):
         if t in REFERENCE_TABLES:
             conn.execute("SELECT create_reference_table(%s::regclass)", (t,))
         elif t == COLOCATE_WITH:
-            conn.execute("SELECT create_distributed_table(%s::regclass, %s::text)",
-                         (t, DISTRIBUTION_COLUMN))
+            conn.execute(
+                "SELECT create_distributed_table(%s::regclass, %s::text)", (t, DISTRIBUTION_COLUMN)
+            )
         else:
-            conn.execute("SELECT create_distributed_table(%s::regclass, %s::text, "
-                         "colocate_with => %s::text)", (t, DISTRIBUTION_COLUMN, COLOCATE_WITH))
+            conn.execute(
+                "SELECT create_distributed_table(%s::regclass, %s::text, "
+                "colocate_with => %s::text)",
+                (t, DISTRIBUTION_COLUMN, COLOCATE_WITH),
+            )
     return list(dict.fromkeys(order))
 
 
@@ -142,20 +155,23 @@ def _migrate(conn: Any, display: str) -> None:
         # later, as a failed write in the middle of some command)
         missing = conn.execute(
             "SELECT array_agg(t) FROM unnest(%b::text[]) AS t WHERE to_regclass(t) IS NULL",
-            (list(TABLES),)).fetchone()[0]
+            (list(TABLES),),
+        ).fetchone()[0]
         if missing:
-            raise CabinetCorrupt(f"the PostgreSQL cabinet at {display} lacks the table(s) "
-                                 f"{', '.join(sorted(missing))}: restore it from a backup")
+            raise CabinetCorrupt(
+                f"the PostgreSQL cabinet at {display} lacks the table(s) "
+                f"{', '.join(sorted(missing))}: restore it from a backup"
+            )
         return
     if have > SCHEMA_VERSION:
         raise CabinetFormat(
             f"the PostgreSQL cabinet at {display} has schema version {have}; "
-            f"this MemNet knows version {SCHEMA_VERSION}: upgrade MemNet")
+            f"this MemNet knows version {SCHEMA_VERSION}: upgrade MemNet"
+        )
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%b)", (_LOCK_ID,))
         row = conn.execute("SELECT to_regclass('memnet_schema') IS NOT NULL").fetchone()
-        got = conn.execute("SELECT version FROM memnet_schema").fetchone() \
-            if row[0] else None
+        got = conn.execute("SELECT version FROM memnet_schema").fetchone() if row[0] else None
         have = int(got[0]) if got else 0
         if have == 0:
             _check_shapes(conn, display)
@@ -163,13 +179,24 @@ def _migrate(conn: Any, display: str) -> None:
             conn.execute(MIGRATIONS[v])
         if _citus(conn):
             _distribute(conn)
-        conn.execute("INSERT INTO memnet_schema (id, version, memnet) VALUES (1, %b, %b) "
-                     "ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, "
-                     "memnet = EXCLUDED.memnet", (SCHEMA_VERSION, __version__))
+        conn.execute(
+            "INSERT INTO memnet_schema (id, version, memnet) VALUES (1, %b, %b) "
+            "ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, "
+            "memnet = EXCLUDED.memnet",
+            (SCHEMA_VERSION, __version__),
+        )
 
 
 #: every table the schema makes
 TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA_SQL))
 
-__all__ = ["COLOCATE_WITH", "DISTRIBUTION_COLUMN", "MIGRATIONS", "REFERENCE_TABLES", "SCHEMA_SQL",
-           "SCHEMA_VERSION", "SHAPES", "TABLES"]
+__all__ = [
+    "COLOCATE_WITH",
+    "DISTRIBUTION_COLUMN",
+    "MIGRATIONS",
+    "REFERENCE_TABLES",
+    "SCHEMA_SQL",
+    "SCHEMA_VERSION",
+    "SHAPES",
+    "TABLES",
+]

@@ -45,10 +45,8 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
         i = 0
         while i < len(ids):
             rng = ids[i] // step
-            j = len(ids) if ids[-1] // step == rng else \
-                bisect.bisect_left(ids, (rng + 1) * step, i)
-            part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else \
-                le_bytes(ids[i:j])
+            j = len(ids) if ids[-1] // step == rng else bisect.bisect_left(ids, (rng + 1) * step, i)
+            part = p if (i, j) == (0, len(ids)) and p.__class__ is bytes else le_bytes(ids[i:j])
             if j - i > R.POSTING_BIG and R.own_record(key := R.big_key(sid, rng, term), j - i):
                 big.append((key, R.seal(key, part)))
             else:
@@ -67,30 +65,35 @@ def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
     if rec is None or rec[4]:
         return set()
     props = rec[2]
-    return Index.terms(rec[0], rec[1], (decode_props(props) if type(props) is bytes else props)
-                       if props else None)
+    return Index.terms(
+        rec[0], rec[1], (decode_props(props) if type(props) is bytes else props) if props else None
+    )
 
 
 Ids = dict[bytes, list[int]]  # term -> ascending node ids
 _ONE_ID = struct.Struct("<I").pack
 
 
-def _stored_nodes(txn: Txn, sid: str, nodes: list[int], cover: int,
-                  ) -> list[tuple[Any, ...] | None]:
+def _stored_nodes(
+    txn: Txn,
+    sid: str,
+    nodes: list[int],
+    cover: int,
+) -> list[tuple[Any, ...] | None]:
     """The stored records of ``nodes`` (None for one never stored): its node
     record, else its entry in the chunk record of ids 1..cover it falls in."""
     keys = [R.element_key(sid, nid) for nid in nodes]
     out: list[tuple[Any, ...] | None] = [
         None if raw is None else _node_from(raw, k)
-        for raw, k in zip(txn.get_many(R.NODES, keys), keys, strict=True)]
+        for raw, k in zip(txn.get_many(R.NODES, keys), keys, strict=True)
+    ]
     want: dict[int, list[int]] = {}
     for i, nid in enumerate(nodes):
         if out[i] is None and nid <= cover:
             want.setdefault(nid // R.NODE_CHUNK, []).append(i)
     if want:
         ckeys = [R.node_chunk_key(sid, c) for c in want]
-        for (c, at), ck, raw in zip(want.items(), ckeys, txn.get_many(R.NODES, ckeys),
-                                    strict=True):
+        for (c, at), ck, raw in zip(want.items(), ckeys, txn.get_many(R.NODES, ckeys), strict=True):
             if raw is None:
                 raise CabinetCorrupt(f"session {sid!r}: node chunk {c} is missing")
             first, cols = R.chunk_columns(raw, ck, sid, c)
@@ -99,8 +102,15 @@ def _stored_nodes(txn: Txn, sid: str, nodes: list[int], cover: int,
     return out
 
 
-def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
-               stored_top: int, cover: int = 0, kept: bool = True) -> tuple[Ids, Ids]:
+def _term_diff(
+    txn: Txn,
+    sid: str,
+    s: Session,
+    nodes: list[int],
+    stored_top: int,
+    cover: int = 0,
+    kept: bool = True,
+) -> tuple[Ids, Ids]:
     """``(added, removed)``: the ids each term gained and lost over the changed
     ``nodes`` (ascending): each node's stored state gives the terms it had,
     the store the terms it has (kept from the commit that created it, when
@@ -123,8 +133,9 @@ def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
             kind, labels, props, recycled = b
             olds[i] = (kind, labels, props, None, recycled)
     if read:
-        for i, rec in zip(read, _stored_nodes(txn, sid, [nodes[i] for i in read], cover),
-                          strict=True):
+        for i, rec in zip(
+            read, _stored_nodes(txn, sid, [nodes[i] for i in read], cover), strict=True
+        ):
             olds[i] = rec
     for i, nid in enumerate(nodes):
         new = st.node_terms(nid)
@@ -146,8 +157,9 @@ def _term_diff(txn: Txn, sid: str, s: Session, nodes: list[int],
 
 def _id_bytes(ids: Ids) -> dict[bytes, bytes]:
     """Each term's ids as stored (little-endian u32), terms in order."""
-    return {t: _ONE_ID(v[0]) if len(v) == 1 else le_bytes(array("I", v))
-            for t, v in sorted(ids.items())}
+    return {
+        t: _ONE_ID(v[0]) if len(v) == 1 else le_bytes(array("I", v)) for t, v in sorted(ids.items())
+    }
 
 
 def _delta_record(added: Ids, removed: Ids, key: bytes) -> bytes:
@@ -159,28 +171,35 @@ def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[byte
     if not (type(d) is dict and set(d) == {"a", "r"}):
         raise CabinetCorrupt(f"posting delta {key!r} is malformed")
     for m in (d["a"], d["r"]):
-        if type(m) is not dict or any(type(k) is not bytes or R.bad_posting(v)
-                                      for k, v in m.items()):
+        if type(m) is not dict or any(
+            type(k) is not bytes or R.bad_posting(v) for k, v in m.items()
+        ):
             raise CabinetCorrupt(f"posting delta {key!r} is malformed")
     return d["a"], d["r"]
 
 
-def _stored_deltas(txn: Txn, sid: str, cat: dict[str, Any],
-                   ) -> list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]:
+def _stored_deltas(
+    txn: Txn,
+    sid: str,
+    cat: dict[str, Any],
+) -> list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]:
     """The pending posting deltas of a session, oldest first: (key, added,
     removed); they hold the number of ids the catalog counts (``pdelta``)."""
     out = []
     for k, v in txn.scan(R.POSTINGS, R.delta_prefix(sid)):
         out.append((k, *_decode_delta(v, k)))
-    if sum(len(v) // 4 for _k, a, r in out for m in (a, r) for v in m.values()) != \
-            cat.get("pdelta", 0):
-        raise CabinetCorrupt(f"session {sid!r}: the pending index deltas disagree with the "
-                             "catalog")
+    if sum(len(v) // 4 for _k, a, r in out for m in (a, r) for v in m.values()) != cat.get(
+        "pdelta", 0
+    ):
+        raise CabinetCorrupt(f"session {sid!r}: the pending index deltas disagree with the catalog")
     return out
 
 
-def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
-                    ) -> list[tuple[bytes, bytes | None]]:
+def _merge_postings(
+    txn: Txn,
+    sid: str,
+    changes: dict[bytes, dict[int, bool]],
+) -> list[tuple[bytes, bytes | None]]:
     """Posting records to rewrite (None: delete) so the stored postings take
     ``term -> {id: present}``: bucket entries and postings of their own are
     read, edited and written back."""
@@ -197,8 +216,12 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
     out: list[tuple[bytes, bytes | None]] = []
     # every record this merge may read, fetched at once (one round trip on a server)
     want = [R.bucket_key(sid, rng, b) for rng, b in sorted(by_bucket)]
-    want += [k for (rng, b), terms in sorted(by_bucket.items()) for t in sorted(terms)
-             if len(k := R.big_key(sid, rng, t)) <= R.BIG_KEY_MAX]
+    want += [
+        k
+        for (rng, b), terms in sorted(by_bucket.items())
+        for t in sorted(terms)
+        if len(k := R.big_key(sid, rng, t)) <= R.BIG_KEY_MAX
+    ]
     stored = dict(zip(want, txn.get_many(R.POSTINGS, want), strict=True))
     for (rng, b), terms in sorted(by_bucket.items()):
         key = R.bucket_key(sid, rng, b)
@@ -209,7 +232,7 @@ def _merge_postings(txn: Txn, sid: str, changes: dict[bytes, dict[int, bool]],
         changed = False
         for term, ops in sorted(terms.items()):
             bkey = R.big_key(sid, rng, term)
-            braw = stored.get(bkey)   # (None too for a key too long to have a record)
+            braw = stored.get(bkey)  # (None too for a key too long to have a record)
             if braw is not None:
                 ids = set(le_array(R.decode_ids(braw, bkey)))
             else:
@@ -249,9 +272,15 @@ def _rewrite_postings(changed: int, nodes: int) -> bool:
     return changed >= REWRITE_MIN and changed * 4 >= nodes
 
 
-def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[str, Any],
-                    version: int, kept: bool = True,
-                    ) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
+def _posting_writes(
+    txn: Txn,
+    sid: str,
+    s: Session,
+    nodes: list[int],
+    cat: dict[str, Any],
+    version: int,
+    kept: bool = True,
+) -> tuple[list[tuple[bytes, bytes | None]], dict[str, int]]:
     """The posting records a flush writes, and the catalog's counts after
     (``pdelta``: ids in pending deltas, ``precs``: posting records).
 
@@ -261,15 +290,21 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
     all (and its own) into the stored postings and deletes them, so the
     work of folding is spread over the flushes that made it."""
     pending, precs = int(cat.get("pdelta", 0)), int(cat.get("precs", 0))
-    gained, lost = _term_diff(txn, sid, s, nodes, int(cat.get("next_node", 1 << 62)),
-                              max(0, int(cat.get("nchunks", 0)) * R.NODE_CHUNK - 1), kept)
+    gained, lost = _term_diff(
+        txn,
+        sid,
+        s,
+        nodes,
+        int(cat.get("next_node", 1 << 62)),
+        max(0, int(cat.get("nchunks", 0)) * R.NODE_CHUNK - 1),
+        kept,
+    )
     if not gained and not lost:
         return [], {"pdelta": pending, "precs": precs}
     n = sum(map(len, gained.values())) + sum(map(len, lost.values()))
     if pending + n <= R.pending_limit(s.store.live_nodes):
         key = R.delta_key(sid, version)
-        return [(key, _delta_record(gained, lost, key))], {"pdelta": pending + n,
-                                                           "precs": precs}
+        return [(key, _delta_record(gained, lost, key))], {"pdelta": pending + n, "precs": precs}
     changes: dict[bytes, dict[int, bool]] = {}
     out: list[tuple[bytes, bytes | None]] = []
     stored = _stored_deltas(txn, sid, cat)
@@ -293,9 +328,12 @@ def _posting_writes(txn: Txn, sid: str, s: Session, nodes: list[int], cat: dict[
     return merged + out, {"pdelta": 0, "precs": precs}
 
 
-def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
-                     split: Callable[[bytes, int], tuple[int, int, bytes | None]]
-                     = R.split_bucket_key) -> Iterator[tuple[int, dict[bytes, bytes]]]:
+def _stored_postings(
+    txn: Txn,
+    sid: str,
+    cat: dict[str, Any],
+    split: Callable[[bytes, int], tuple[int, int, bytes | None]] = R.split_bucket_key,
+) -> Iterator[tuple[int, dict[bytes, bytes]]]:
     """The posting maps of a session with their buckets (bucket records, and
     one-term maps for postings with records of their own), in key order:
     bucket by bucket and in range order within a bucket, one at a time (so
@@ -317,12 +355,15 @@ def _stored_postings(txn: Txn, sid: str, cat: dict[str, Any],
         else:
             yield b, {term: R.decode_ids(v, k)}
     if n != cat.get("precs"):
-        raise CabinetCorrupt(f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
-                             f"records, the cabinet holds {n}")
+        raise CabinetCorrupt(
+            f"session {sid!r}: the catalog counts {cat.get('precs')!r} index "
+            f"records, the cabinet holds {n}"
+        )
 
 
-def _apply_deltas(index: Index, deltas: list[tuple[bytes, dict[bytes, bytes],
-                                                   dict[bytes, bytes]]]) -> None:
+def _apply_deltas(
+    index: Index, deltas: list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]
+) -> None:
     """Bring a loaded index up to date with the pending posting deltas (most
     terms of a delta gained or lost one id: read without an array)."""
     add, one = index.add_id, int.from_bytes

@@ -42,7 +42,7 @@ from ..values import Value
 # 7: each session's birth record in the log (version 0) instead of a count of
 # the sessions in the header
 FORMAT_VERSION = 7
-UPGRADABLE = (3, 4, 5, 6)   # formats Cabinet.upgrade rewrites in place
+UPGRADABLE = (3, 4, 5, 6)  # formats Cabinet.upgrade rewrites in place
 MAX_RECORD = 256 * 1024 * 1024
 ID = struct.Struct(">Q")  # the id at the end of an element key
 CRC = struct.Struct(">I")
@@ -120,8 +120,10 @@ def _payload(data: bytes, key: bytes) -> memoryview:
         raise CabinetCorrupt(f"record {key!r} has an impossible size ({len(data)} bytes)")
     payload = memoryview(data)[4:]
     if zlib.crc32(payload, zlib.crc32(key)) != CRC.unpack_from(data)[0]:
-        raise CabinetCorrupt(f"record {key!r} failed its checksum (damaged, or not the "
-                             "record written under that key)")
+        raise CabinetCorrupt(
+            f"record {key!r} failed its checksum (damaged, or not the "
+            "record written under that key)"
+        )
     return payload
 
 
@@ -150,29 +152,55 @@ def decode(raw: bytes, key: bytes) -> Any:
 EDGE_CHUNK = 4096
 
 
-def encode_edge_chunk(key: bytes, first: int, types: list[str], src: array[int], dst: array[int],
-                      flags: bytes | bytearray, props: dict[int, Any]) -> bytes:
+def encode_edge_chunk(
+    key: bytes,
+    first: int,
+    types: list[str],
+    src: array[int],
+    dst: array[int],
+    flags: bytes | bytearray,
+    props: dict[int, Any],
+) -> bytes:
     """One chunk record of ``len(types)`` consecutive edges from id ``first``."""
     table: dict[str, int] = {}
     codes = [table.setdefault(t, len(table)) for t in types]
     wide = len(table) > 255
     code_bytes = le_bytes(array("H", codes)) if wide else bytes(codes)
-    return encode((first, tuple(table), wide, code_bytes, le_bytes(src), le_bytes(dst),
-                   bytes(flags),
-                   tuple(props.items()) if props else None), key)
+    return encode(
+        (
+            first,
+            tuple(table),
+            wide,
+            code_bytes,
+            le_bytes(src),
+            le_bytes(dst),
+            bytes(flags),
+            tuple(props.items()) if props else None,
+        ),
+        key,
+    )
 
 
-def decode_edge_chunk(raw: bytes, key: bytes,
-                      ) -> tuple[int, list[str], array[int], array[int], bytes, dict[int, Any]]:
+def decode_edge_chunk(
+    raw: bytes,
+    key: bytes,
+) -> tuple[int, list[str], array[int], array[int], bytes, dict[int, Any]]:
     """``(first, types, src, dst, flags, props)`` of one edge chunk record,
     shape-checked (the caller checks the ids against the session)."""
     rec = decode(raw, key)
     try:
         first, table, wide, code_bytes, sb, db, flags, props = rec
-        if not (type(first) is int and type(table) is tuple and type(wide) is bool
-                and type(code_bytes) is bytes and type(sb) is bytes and type(db) is bytes
-                and type(flags) is bytes and (props is None or type(props) is tuple)
-                and all(type(t) is str and t for t in table)):
+        if not (
+            type(first) is int
+            and type(table) is tuple
+            and type(wide) is bool
+            and type(code_bytes) is bytes
+            and type(sb) is bytes
+            and type(db) is bytes
+            and type(flags) is bytes
+            and (props is None or type(props) is tuple)
+            and all(type(t) is str and t for t in table)
+        ):
             raise ValueError("bad field types")
         codes = le_array(code_bytes, "H") if wide else code_bytes
         n = len(flags)
@@ -184,8 +212,9 @@ def decode_edge_chunk(raw: bytes, key: bytes,
         if props and any(type(x) is not tuple or len(x) != 2 for x in props):
             raise ValueError("bad edge props")
         props = dict(props or ())
-        if any(type(o) is not int or not 0 <= o < n or type(p) is not dict
-               for o, p in props.items()):
+        if any(
+            type(o) is not int or not 0 <= o < n or type(p) is not dict for o, p in props.items()
+        ):
             raise ValueError("bad edge props")
         return first, names, le_array(sb), le_array(db), flags, props
     except (TypeError, ValueError) as e:
@@ -237,9 +266,22 @@ def encode_node_chunk(key: bytes, first: int, recs: list[tuple[Any, ...]]) -> by
     table: dict[str, int] = {}
     codes = [table.setdefault(k, len(table)) for k in kinds]
     wide = len(table) > 255
-    return encode((first, tuple(table), wide,
-                   le_bytes(array("H", codes)) if wide else bytes(codes), labels, props, nicks,
-                   bytes(map(bool, recycled)), keys, adjs, le_bytes(array("H", ltoks))), key)
+    return encode(
+        (
+            first,
+            tuple(table),
+            wide,
+            le_bytes(array("H", codes)) if wide else bytes(codes),
+            labels,
+            props,
+            nicks,
+            bytes(map(bool, recycled)),
+            keys,
+            adjs,
+            le_bytes(array("H", ltoks)),
+        ),
+        key,
+    )
 
 
 def decode_node_chunk(raw: bytes, key: bytes) -> tuple[int, tuple[Any, ...]]:
@@ -250,25 +292,53 @@ def decode_node_chunk(raw: bytes, key: bytes) -> tuple[int, tuple[Any, ...]]:
     rec = decode(raw, key)
     try:
         first, table, wide, code_bytes, labels, props, nicks, recycled, keys, adjs, lt = rec
-        if not (type(first) is int and type(table) is tuple and type(wide) is bool
-                and type(code_bytes) is bytes and type(recycled) is bytes and type(lt) is bytes
-                and all(type(t) is str for t in table)):
+        if not (
+            type(first) is int
+            and type(table) is tuple
+            and type(wide) is bool
+            and type(code_bytes) is bytes
+            and type(recycled) is bytes
+            and type(lt) is bytes
+            and all(type(t) is str for t in table)
+        ):
             raise ValueError("bad field types")
         codes = le_array(code_bytes, "H") if wide else code_bytes
         n = len(codes)
-        if not (n and len(labels) == len(props) == len(nicks) == len(recycled) == len(keys)
-                == len(adjs) == n and len(lt) == 2 * n):
+        if not (
+            n
+            and len(labels)
+            == len(props)
+            == len(nicks)
+            == len(recycled)
+            == len(keys)
+            == len(adjs)
+            == n
+            and len(lt) == 2 * n
+        ):
             raise ValueError("columns of different lengths")
         if max(codes) >= len(table):
             raise ValueError("a kind code is out of range")
-        if not (set(map(type, keys)) == {str} and set(map(type, adjs)) == {bytes}
-                and set(map(type, labels)) == {tuple} and set(map(type, props)) <= _PROPS
-                and set(map(type, nicks)) <= _NICKS and max(recycled) <= 1
-                and not any(map((3).__and__, map(len, adjs)))
-                and all(type(x) is str for lab in labels if lab for x in lab)):
+        if not (
+            set(map(type, keys)) == {str}
+            and set(map(type, adjs)) == {bytes}
+            and set(map(type, labels)) == {tuple}
+            and set(map(type, props)) <= _PROPS
+            and set(map(type, nicks)) <= _NICKS
+            and max(recycled) <= 1
+            and not any(map((3).__and__, map(len, adjs)))
+            and all(type(x) is str for lab in labels if lab for x in lab)
+        ):
             raise ValueError("a value of the wrong type")
-        return first, ([table[c] for c in codes], labels, props, nicks, recycled, keys, adjs,
-                       le_array(lt, "H"))
+        return first, (
+            [table[c] for c in codes],
+            labels,
+            props,
+            nicks,
+            recycled,
+            keys,
+            adjs,
+            le_array(lt, "H"),
+        )
     except (TypeError, ValueError) as e:
         raise CabinetCorrupt(f"node chunk record {key!r} is malformed: {e}") from None
 
@@ -372,7 +442,7 @@ def split_bucket_key(key: bytes, plen: int) -> tuple[int, int, bytes | None]:
         raise CabinetCorrupt(f"posting key {key!r} is malformed")
     if len(key) == plen + 6:
         return int(rng), int(bucket), None
-    term = key[plen + 6:]
+    term = key[plen + 6 :]
     if bucket_of(term) != bucket:
         raise CabinetCorrupt(f"posting key {key!r} names a term of another bucket")
     return int(rng), int(bucket), term
@@ -397,12 +467,14 @@ def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, b
     map: each posting is checked when the index first reads it, and verify()
     checks them all."""
     m = decode(raw, key)
-    if type(m) is not dict or not m or deep and (
-            any(type(k) is not bytes or not k for k in m)
-            or any(map(bad_posting, m.values()))):
+    if (
+        type(m) is not dict
+        or not m
+        or deep
+        and (any(type(k) is not bytes or not k for k in m) or any(map(bad_posting, m.values())))
+    ):
         raise CabinetCorrupt(f"posting record {key!r} is malformed")
     return m
-
 
 
 # -- node records and property maps ------------------------------------------------------
@@ -433,12 +505,19 @@ def _is_node(rec: Any) -> TypeGuard[tuple[Any, ...]]:
     if type(rec) is not tuple or len(rec) != 8:
         return False
     kind, labels, props, nick, recycled, key, adj, ltok = rec
-    return (type(kind) is str and type(labels) is tuple and type(recycled) is bool
-            and type(key) is str and type(adj) is bytes and not len(adj) & 3
-            and type(ltok) is int and 0 <= ltok < 65536
-            and (nick is None or type(nick) is str)
-            and (props is None or type(props) is bytes)
-            and (not labels or all(type(x) is str for x in labels)))
+    return (
+        type(kind) is str
+        and type(labels) is tuple
+        and type(recycled) is bool
+        and type(key) is str
+        and type(adj) is bytes
+        and not len(adj) & 3
+        and type(ltok) is int
+        and 0 <= ltok < 65536
+        and (nick is None or type(nick) is str)
+        and (props is None or type(props) is bytes)
+        and (not labels or all(type(x) is str for x in labels))
+    )
 
 
 def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
@@ -456,12 +535,52 @@ def _v3_payload(raw: bytes, key: bytes) -> bytes:
     return raw[4:]
 
 
-__all__ = ["BIG_KEY_MAX", "CATALOG", "DELTA_RANGE", "EDGES", "EDGE_CHUNK", "FORMAT_VERSION",
-           "LOG", "META", "NODES", "NODE_CHUNK", "PENDING_SHARE", "POSTINGS", "POSTING_BIG",
-           "POSTING_BUCKETS", "POSTING_PENDING", "POSTING_RANGE", "TABLES", "bad_posting",
-           "big_key", "birth_key", "bucket_key", "bucket_of", "chunk_columns", "chunk_no",
-           "chunk_span", "decode", "decode_bucket", "decode_edge_chunk", "decode_ids",
-           "decode_node_chunk", "decode_props", "delta_key", "delta_prefix", "element_key",
-           "encode", "encode_edge_chunk", "encode_node_chunk", "key_id", "new_token",
-           "node_chunk_key", "node_chunk_prefix", "own_record", "pending_limit", "prefix",
-           "seal", "sid_key", "split_bucket_key"]
+__all__ = [
+    "BIG_KEY_MAX",
+    "CATALOG",
+    "DELTA_RANGE",
+    "EDGES",
+    "EDGE_CHUNK",
+    "FORMAT_VERSION",
+    "LOG",
+    "META",
+    "NODES",
+    "NODE_CHUNK",
+    "PENDING_SHARE",
+    "POSTINGS",
+    "POSTING_BIG",
+    "POSTING_BUCKETS",
+    "POSTING_PENDING",
+    "POSTING_RANGE",
+    "TABLES",
+    "bad_posting",
+    "big_key",
+    "birth_key",
+    "bucket_key",
+    "bucket_of",
+    "chunk_columns",
+    "chunk_no",
+    "chunk_span",
+    "decode",
+    "decode_bucket",
+    "decode_edge_chunk",
+    "decode_ids",
+    "decode_node_chunk",
+    "decode_props",
+    "delta_key",
+    "delta_prefix",
+    "element_key",
+    "encode",
+    "encode_edge_chunk",
+    "encode_node_chunk",
+    "key_id",
+    "new_token",
+    "node_chunk_key",
+    "node_chunk_prefix",
+    "own_record",
+    "pending_limit",
+    "prefix",
+    "seal",
+    "sid_key",
+    "split_bucket_key",
+]

@@ -24,8 +24,10 @@ from .postings import _apply_deltas, _node_terms, _stored_deltas, _stored_postin
 from .records import decode_props
 
 
-def _in_their_buckets(sid: str, maps: Iterator[tuple[int, dict[bytes, bytes]]],
-                      ) -> Iterator[tuple[int, dict[bytes, bytes]]]:
+def _in_their_buckets(
+    sid: str,
+    maps: Iterator[tuple[int, dict[bytes, bytes]]],
+) -> Iterator[tuple[int, dict[bytes, bytes]]]:
     """The stored posting maps, each checked to hold only terms of its
     bucket (a flush that edits a bucket looks a term up there only, and a
     hydrate hands the map to the index shard of that number)."""
@@ -42,10 +44,11 @@ def _verify(kv: KV) -> dict[str, int]:
     counts = {"sessions": 0, "nodes": 0, "edges": 0, "log": 0}
     problems = kv.check_file()
     if problems:
-        raise CabinetCorrupt(f"the storage file is damaged: {problems[0]}"
-                             + (f" (and {len(problems) - 1} more)"
-                                if len(problems) > 1 else ""),
-                             problems=problems[:20])
+        raise CabinetCorrupt(
+            f"the storage file is damaged: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+            problems=problems[:20],
+        )
     with kv.read() as txn:
         header = _read_header(txn)
         if header is None:
@@ -84,20 +87,23 @@ def _verify(kv: KV) -> dict[str, int]:
                     decode_props(rec[2])  # every stored map must decode
                 for term in _node_terms(rec):
                     want.setdefault(term, []).append(i)
-            _types, _src, _dst, flags, _props = _edge_columns(txn, sid, n_nodes,
-                                                               n_edges_cat)
+            _types, _src, _dst, flags, _props = _edge_columns(txn, sid, n_nodes, n_edges_cat)
             n_edges = len(flags)
             live_edges = n_edges - flags.count(1)
             stored = Index()
-            stored.load(_in_their_buckets(sid, _stored_postings(txn, sid, cat)), n_nodes,
-                        CabinetCorrupt)
+            stored.load(
+                _in_their_buckets(sid, _stored_postings(txn, sid, cat)), n_nodes, CabinetCorrupt
+            )
             _apply_deltas(stored, _stored_deltas(txn, sid, cat))
             have = {t: list(p) for t, p in stored.postings()}
             if have != want:
-                bad = sorted(set(have) ^ set(want))[:1] or sorted(
-                    t for t in have if have[t] != want[t])[:1]
-                raise CabinetCorrupt(f"{sid}: the stored index disagrees with the nodes "
-                                     f"(first at term {bad[0]!r})")
+                bad = (
+                    sorted(set(have) ^ set(want))[:1]
+                    or sorted(t for t in have if have[t] != want[t])[:1]
+                )
+                raise CabinetCorrupt(
+                    f"{sid}: the stored index disagrees with the nodes (first at term {bad[0]!r})"
+                )
             kinds = {}
             for t, ids in want.items():
                 if t[:1] == b"k":
@@ -117,6 +123,8 @@ def _verify(kv: KV) -> dict[str, int]:
         for table in (R.LOG, R.NODES, R.EDGES, R.POSTINGS):
             for sid in txn.sids(table):
                 if sid not in listed:
-                    raise CabinetCorrupt(f"table {table} holds records of session {sid!r}, "
-                                         "which the catalog does not")
+                    raise CabinetCorrupt(
+                        f"table {table} holds records of session {sid!r}, "
+                        "which the catalog does not"
+                    )
     return counts

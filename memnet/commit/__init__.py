@@ -40,7 +40,25 @@ from .history import replay, rewind
 from .plan import import_elements, plan_and_apply
 from .records import Caps, Change, CommitRecord, CommitResult, StoredChange
 
-__all__ = ["INT_MAX", "INT_MIN", "MAX_EDGE_TYPES", "MAX_KINDS", "MAX_LABELS", "MAX_LABEL_NAMES",
-           "MAX_LIST", "MAX_PROPS", "MAX_STRING", "Bulk", "Caps",
-           "Change", "CommitRecord", "CommitResult", "StoredChange", "gc_paused",
-           "import_elements", "plan_and_apply", "replay", "rewind"]
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "MAX_EDGE_TYPES",
+    "MAX_KINDS",
+    "MAX_LABELS",
+    "MAX_LABEL_NAMES",
+    "MAX_LIST",
+    "MAX_PROPS",
+    "MAX_STRING",
+    "Bulk",
+    "Caps",
+    "Change",
+    "CommitRecord",
+    "CommitResult",
+    "StoredChange",
+    "gc_paused",
+    "import_elements",
+    "plan_and_apply",
+    "replay",
+    "rewind",
+]

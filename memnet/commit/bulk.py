@@ -51,16 +51,24 @@ class Bulk:
     checked by the Commit, as in the text (``commit_rejected``, with the line).
     """
 
-    __slots__ = ("_statements", "_paths", "_insert_at", "_line", "_state", "_auto", "_ops",
-                 "_delta")
+    __slots__ = (
+        "_statements",
+        "_paths",
+        "_insert_at",
+        "_line",
+        "_state",
+        "_auto",
+        "_ops",
+        "_delta",
+    )
 
     def __init__(self) -> None:
         from ..gql.parse import _InsertState
 
         self._statements: list[ast.Statement] = []
         self._paths: list[list[Any]] = []
-        self._insert_at = 0      # line of the open INSERT (0: none open)
-        self._line = 1           # next line of the text form
+        self._insert_at = 0  # line of the open INSERT (0: none open)
+        self._line = 1  # next line of the text form
         self._state = _InsertState()
         self._auto = 0
         self._ops: list[tuple[Any, ...]] = []  # what text() renders
@@ -101,8 +109,15 @@ class Bulk:
             self._paths = []
             self._insert_at = 0
 
-    def node(self, kind: str, props: Mapping[str, Any] | None = None, *,
-             labels: Iterable[str] = (), nick: str | None = None, var: str | None = None) -> str:
+    def node(
+        self,
+        kind: str,
+        props: Mapping[str, Any] | None = None,
+        *,
+        labels: Iterable[str] = (),
+        nick: str | None = None,
+        var: str | None = None,
+    ) -> str:
         """Add a new node; returns its variable (``var`` or ``_1``, ``_2``, ...).
         ``labels`` are the labels besides ``kind`` (a list or tuple, not a str)."""
         # every argument is checked before the Bulk changes
@@ -115,14 +130,22 @@ class Bulk:
         if var is None:
             self._auto += 1
             var = f"_{self._auto}"
-        self._paths.append([ast.NodePattern(var, (kind, *labels), pairs, nick,
-                                            ast.Pos(self._line, 1))])
+        self._paths.append(
+            [ast.NodePattern(var, (kind, *labels), pairs, nick, ast.Pos(self._line, 1))]
+        )
         self._ops.append(("N", var, (kind, *labels), pairs, nick))
         self._line += 1
         return var
 
-    def edge(self, src: str, type: str, dst: str, props: Mapping[str, Any] | None = None, *,
-             var: str | None = None) -> str | None:
+    def edge(
+        self,
+        src: str,
+        type: str,
+        dst: str,
+        props: Mapping[str, Any] | None = None,
+        *,
+        var: str | None = None,
+    ) -> str | None:
         """Add an edge ``src -[type]-> dst`` between variables of this Bulk or
         existing node handles; returns ``var``."""
         _check_var(src)
@@ -134,9 +157,13 @@ class Bulk:
         line = self._line
         # the text form puts the target on the next line, so each position
         # can be told without printing the values
-        self._paths.append([ast.NodePattern(src, pos=ast.Pos(line, 1)),
-                            (True, var, type, pairs, ast.Pos(line, len(src) + 3), None),
-                            ast.NodePattern(dst, pos=ast.Pos(line + 1, 1))])
+        self._paths.append(
+            [
+                ast.NodePattern(src, pos=ast.Pos(line, 1)),
+                (True, var, type, pairs, ast.Pos(line, len(src) + 3), None),
+                ast.NodePattern(dst, pos=ast.Pos(line + 1, 1)),
+            ]
+        )
         self._ops.append(("E", src, type, dst, pairs, var))
         self._line += 2
         return var
@@ -146,43 +173,43 @@ class Bulk:
         _check_var(ref)
         _check_key(key)
         value = _value(value)
-        self._statement(ast.SetProp(ref, key, value, ast.Pos(self._line, 5)),
-                        ("SET", ref, ".", key, value))
+        self._statement(
+            ast.SetProp(ref, key, value, ast.Pos(self._line, 5)), ("SET", ref, ".", key, value)
+        )
 
     def remove(self, ref: str, key: str) -> None:
         """``REMOVE ref.key``"""
         _check_var(ref)
         _check_key(key)
-        self._statement(ast.RemoveProp(ref, key, ast.Pos(self._line, 8)),
-                        ("REMOVE", ref, ".", key))
+        self._statement(ast.RemoveProp(ref, key, ast.Pos(self._line, 8)), ("REMOVE", ref, ".", key))
 
     def label(self, ref: str, label: str) -> None:
         """``SET ref:LABEL``"""
         _check_var(ref)
         _check_label(label)
-        self._statement(ast.SetLabel(ref, label, ast.Pos(self._line, 5)),
-                        ("SET", ref, ":", label))
+        self._statement(ast.SetLabel(ref, label, ast.Pos(self._line, 5)), ("SET", ref, ":", label))
 
     def unlabel(self, ref: str, label: str) -> None:
         """``REMOVE ref:LABEL``"""
         _check_var(ref)
         _check_label(label)
-        self._statement(ast.RemoveLabel(ref, label, ast.Pos(self._line, 8)),
-                        ("REMOVE", ref, ":", label))
+        self._statement(
+            ast.RemoveLabel(ref, label, ast.Pos(self._line, 8)), ("REMOVE", ref, ":", label)
+        )
 
     def nick(self, ref: str, nick: str) -> None:
         """``SET ref #nick``"""
         _check_var(ref)
         _check_nick(nick)
-        self._statement(ast.SetNick(ref, nick, ast.Pos(self._line, 5)),
-                        ("SET", ref, " #", nick))
+        self._statement(ast.SetNick(ref, nick, ast.Pos(self._line, 5)), ("SET", ref, " #", nick))
 
     def unnick(self, ref: str, nick: str) -> None:
         """``REMOVE ref #nick``"""
         _check_var(ref)
         _check_nick(nick)
-        self._statement(ast.RemoveNick(ref, nick, ast.Pos(self._line, 8)),
-                        ("REMOVE", ref, " #", nick))
+        self._statement(
+            ast.RemoveNick(ref, nick, ast.Pos(self._line, 8)), ("REMOVE", ref, " #", nick)
+        )
 
     def delete(self, ref: str) -> None:
         """``DELETE ref``: recycle a node (with its edges) or an edge."""
@@ -243,8 +270,9 @@ class Bulk:
 
 
 def _closed() -> None:
-    raise InvalidArgument("this Bulk was already committed or turned into a Δ (it is "
-                          "closed); build a new one")
+    raise InvalidArgument(
+        "this Bulk was already committed or turned into a Δ (it is closed); build a new one"
+    )
 
 
 def _check_nick_name(nick: object) -> None:
@@ -296,10 +324,15 @@ def _labels(labels: object) -> tuple[Any, ...]:
     anything that is not a collection of names is refused."""
     if type(labels) is list:
         return tuple(labels)
-    if labels is None or isinstance(labels, (str, bytes, bytearray)) or \
-            not isinstance(labels, Iterable):
-        raise InvalidArgument(f"labels must be a list or tuple of label names, not "
-                              f"{type(labels).__name__} {labels!r:.80}")
+    if (
+        labels is None
+        or isinstance(labels, (str, bytes, bytearray))
+        or not isinstance(labels, Iterable)
+    ):
+        raise InvalidArgument(
+            f"labels must be a list or tuple of label names, not "
+            f"{type(labels).__name__} {labels!r:.80}"
+        )
     return tuple(labels)
 
 
@@ -312,9 +345,11 @@ def _pairs(props: object) -> ast.Props:
         if props is None:
             return ()
         if not isinstance(props, Mapping):
-            raise InvalidArgument(f"props must be None or a mapping of property keys to "
-                                  f"values (a dict), not {type(props).__name__} "
-                                  f"{props!r:.80}")
+            raise InvalidArgument(
+                f"props must be None or a mapping of property keys to "
+                f"values (a dict), not {type(props).__name__} "
+                f"{props!r:.80}"
+            )
     if not props:
         return ()
     return tuple([(k, tuple(v) if type(v) is list else v) for k, v in props.items()])

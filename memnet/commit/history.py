@@ -35,9 +35,12 @@ def replay(store: Store, changes: tuple[Change, ...] | list[Change]) -> None:
         elif ch.op == "N~":
             kind, labels, props, nick, recycled = ch.state
             cur_nick = store.node_nick(ch.id)
-            store.update_node(ch.id, labels=tuple(labels),
-                              props=dict(props) if props else None,
-                              nick=nick if nick != cur_nick else ...)
+            store.update_node(
+                ch.id,
+                labels=tuple(labels),
+                props=dict(props) if props else None,
+                nick=nick if nick != cur_nick else ...,
+            )
             if recycled:
                 store.recycle_node(ch.id)
         elif ch.op == "E~":
@@ -49,8 +52,15 @@ def replay(store: Store, changes: tuple[Change, ...] | list[Change]) -> None:
             raise ValueError(f"unknown change op {ch.op!r}")
 
 
-def rewind(store: Store, version: int, changes_at: Callable[[int], Sequence[StoredChange]],
-           lo: int, *, max_read: int, max_undo: int) -> Iterator[int]:
+def rewind(
+    store: Store,
+    version: int,
+    changes_at: Callable[[int], Sequence[StoredChange]],
+    lo: int,
+    *,
+    max_read: int,
+    max_undo: int,
+) -> Iterator[int]:
     """Walk ``store`` back from ``version`` to ``lo`` one commit at a time,
     yielding each version it then holds, newest first (``version`` itself first).
 
@@ -73,8 +83,9 @@ def rewind(store: Store, version: int, changes_at: Callable[[int], Sequence[Stor
             raw = changes_at(v)
             read += len(raw)
             if read > max_read:
-                raise VersionNotFound(f"going back would read more than {max_read} recorded "
-                                      "changes")
+                raise VersionNotFound(
+                    f"going back would read more than {max_read} recorded changes"
+                )
             got = records[v] = {(op[0], i): (op, tuple(st)) for op, i, st in raw}
         return got
 
@@ -111,9 +122,11 @@ def rewind(store: Store, version: int, changes_at: Callable[[int], Sequence[Stor
                 store.update_node(i, nick=None)
         for i, (_kind, labels, props, nick, _r) in nodes:
             new = dict(props or {})
-            store.update_node(i, labels=tuple(labels),
-                              props=new or None if differs(store.node_props(i), new) else ...,
-                              nick=nick if store.node_nick(i) != nick else ...)
+            store.update_node(
+                i,
+                labels=tuple(labels),
+                props=new or None if differs(store.node_props(i), new) else ...,
+                nick=nick if store.node_nick(i) != nick else ...,
+            )
         store.recycle_nodes([i for (_k, i), (op, _s) in rec.items() if op == "N+"])
         yield w - 1
-

@@ -46,11 +46,10 @@ class _NodeState:
 @record(frozen=False)
 class _EdgeState:
     type: str
-    src: tuple[str, int]     # ('n', id) existing or ('new', index)
+    src: tuple[str, int]  # ('n', id) existing or ('new', index)
     dst: tuple[str, int]
     props: dict[str, Any]
     recycled: bool
-
 
 
 class _Plan:
@@ -132,8 +131,11 @@ class _Plan:
         """Check the extra labels of one node (``count``: how many it will
         carry, its kind included) against the caps."""
         if count > MAX_LABELS:
-            raise self._err(f"a node carries at most {MAX_LABELS} labels, its kind included; "
-                            f"this one would carry {count}", pos)
+            raise self._err(
+                f"a node carries at most {MAX_LABELS} labels, its kind included; "
+                f"this one would carry {count}",
+                pos,
+            )
         use: Any = None
         for lab in labels:
             if lab in self.labels_ok:
@@ -152,7 +154,12 @@ class _Plan:
                 f"{name} would be a new {what.replace('type', 'edge type')}: a session holds "
                 f"at most {cap} distinct {word} (this one holds {held}; the Δ adds {n} or more); "
                 f"reuse the {word} it has, or start a new session",
-                line=pos.line, column=pos.column, what=word, held=held, cap=cap)
+                line=pos.line,
+                column=pos.column,
+                what=word,
+                held=held,
+                cap=cap,
+            )
         self.new_names[what] = n
 
     # -- resolution -----------------------------------------------------------
@@ -186,7 +193,9 @@ class _Plan:
             raise EchoRefused(
                 f"{var} is an existing handle: re-inserting a recalled row is refused; "
                 f"use SET {var}.key = value to change it",
-                line=pos.line, column=pos.column)
+                line=pos.line,
+                column=pos.column,
+            )
 
     # -- statements -----------------------------------------------------------
     def insert(self, st: ast.Insert) -> None:
@@ -268,8 +277,9 @@ class _Plan:
         elif isinstance(st, ast.RemoveLabel):
             n = self.node(self.lookup(st.var, st.pos, want="node"))
             if st.label == n.kind:
-                raise self._err(f"{st.label} is the kind of {st.var}; a kind cannot be removed",
-                                st.pos)
+                raise self._err(
+                    f"{st.label} is the kind of {st.var}; a kind cannot be removed", st.pos
+                )
             n.labels.discard(st.label)
         elif isinstance(st, ast.SetNick):
             check_name(NICK, st.nick, "nickname", st.pos)
@@ -289,8 +299,9 @@ class _Plan:
         elif isinstance(st, ast.Delete):
             ref = self.lookup(st.var, st.pos)
             if ref[0] in ("new", "newe"):
-                raise self._err(f"{st.var} was created in this Δ; leave it out instead of "
-                                "deleting it", st.pos)
+                raise self._err(
+                    f"{st.var} was created in this Δ; leave it out instead of deleting it", st.pos
+                )
             if ref[0] == "n":
                 self._recycle_node(ref, st.pos)
             else:
@@ -306,22 +317,27 @@ class _Plan:
                 n.props["status"] = "settled"
             if self.delete_on_settle or n.props.get("delete_on_settle") is True:
                 if ref[0] == "new":
-                    raise self._err(f"{st.var} was created in this Δ and would be recycled "
-                                    "at once", st.pos)
+                    raise self._err(
+                        f"{st.var} was created in this Δ and would be recycled at once", st.pos
+                    )
                 self._recycle_node(ref, st.pos)
         elif isinstance(st, ast.Gone):
             raise EchoRefused(
                 f"GONE {st.var} is part of a delta Recall answer (rows that left a Shape), "
                 "not a Commit: nothing was applied; to recycle a row write DELETE with its "
-                "handle", line=st.pos.line, column=st.pos.column)
+                "handle",
+                line=st.pos.line,
+                column=st.pos.column,
+            )
         else:  # pragma: no cover - the parser yields nothing else
             raise CommitRejected(f"unsupported statement {type(st).__name__}")
 
     def _recycle_node(self, ref: tuple[str, int], pos: ast.Pos) -> None:
         for es in self.new_edges:
             if ref in (es.src, es.dst):
-                raise self._err("this Δ adds an edge to the node it recycles: the edge "
-                                "would dangle", pos)
+                raise self._err(
+                    "this Δ adds an edge to the node it recycles: the edge would dangle", pos
+                )
         n = self.node(ref)
         n.recycled = True
         if n.nick is not None:
@@ -331,8 +347,9 @@ class _Plan:
             self.edge(("e", e)).recycled = True
 
 
-def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
-                   delete_on_settle: bool = False) -> tuple[CommitResult, CommitRecord | None]:
+def plan_and_apply(
+    store: Store, delta: ast.Delta, *, version: int, caps: Caps, delete_on_settle: bool = False
+) -> tuple[CommitResult, CommitRecord | None]:
     """Check ``delta`` against ``store`` and, if every rule holds, apply it.
 
     Returns the result and the history record (None when nothing changed).
@@ -343,19 +360,24 @@ def plan_and_apply(store: Store, delta: ast.Delta, *, version: int, caps: Caps,
         p.statement(st)
     # a Δ of SETTLE, DELETE and REMOVE only is always welcome, even past the
     # cap: it is how a full session is tidied (SETTLE adds a small flag)
-    tidy = all(isinstance(st, (ast.Settle, ast.Delete, ast.RemoveProp, ast.RemoveLabel,
-                               ast.RemoveNick)) for st in delta.statements)
+    tidy = all(
+        isinstance(st, (ast.Settle, ast.Delete, ast.RemoveProp, ast.RemoveLabel, ast.RemoveNick))
+        for st in delta.statements
+    )
     return _apply(store, p, version=version, caps=caps, tidy=tidy)
 
 
 GAP = "GAP"  # kind and type of the placeholders that keep imported ids in place
 
 
-def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, ...],
-                                                    dict[str, Any], str | None]],
-                    edges: list[tuple[int | None, str, int, int, dict[str, Any]]], *,
-                    version: int, caps: Caps) -> tuple[CommitResult, CommitRecord | None,
-                                                       list[int], list[int]]:
+def import_elements(
+    store: Store,
+    nodes: list[tuple[int | None, str, tuple[str, ...], dict[str, Any], str | None]],
+    edges: list[tuple[int | None, str, int, int, dict[str, Any]]],
+    *,
+    version: int,
+    caps: Caps,
+) -> tuple[CommitResult, CommitRecord | None, list[int], list[int]]:
     """Add a batch of elements atomically (the engine half of Absorb).
 
     ``nodes`` are ``(id or None, kind, labels, props, nick)``; ``edges`` are
@@ -370,9 +392,12 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
     p = _Plan(store, False)
     pos = ast.Pos(1, 1)
     keep = bool(nodes) and nodes[0][0] is not None
-    order = sorted(range(len(nodes)), key=lambda i: nodes[i][0] or 0) if keep else \
-        list(range(len(nodes)))
-    slot: dict[int, int] = {}          # index in nodes -> index in p.new_nodes
+    order = (
+        sorted(range(len(nodes)), key=lambda i: nodes[i][0] or 0)
+        if keep
+        else list(range(len(nodes)))
+    )
+    slot: dict[int, int] = {}  # index in nodes -> index in p.new_nodes
     gap_host: int | None = None
     expect = store.next_node
     for i in order:
@@ -399,8 +424,11 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
             p._claim_nick(nick, ("new", len(p.new_nodes)), pos)
         slot[i] = len(p.new_nodes)
         p.new_nodes.append(_NodeState(kind, extra, checked, nick, False))
-    eorder = sorted(range(len(edges)), key=lambda i: edges[i][0] or 0) if keep else \
-        list(range(len(edges)))
+    eorder = (
+        sorted(range(len(edges)), key=lambda i: edges[i][0] or 0)
+        if keep
+        else list(range(len(edges)))
+    )
     eslot: dict[int, int] = {}
     expect_e = store.next_edge
     for i in eorder:
@@ -423,8 +451,9 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
             p.edge_type(etype, pos)
         checked = check_props(tuple(props.items()), pos)
         eslot[i] = len(p.new_edges)
-        p.new_edges.append(_EdgeState(etype, ("new", slot[src]), ("new", slot[dst]), checked,
-                                      False))
+        p.new_edges.append(
+            _EdgeState(etype, ("new", slot[src]), ("new", slot[dst]), checked, False)
+        )
     result, record = _apply(store, p, version=version, caps=caps, tidy=False)
     base_n = store.next_node - len(p.new_nodes)
     base_e = store.next_edge - len(p.new_edges)
@@ -433,15 +462,20 @@ def import_elements(store: Store, nodes: list[tuple[int | None, str, tuple[str, 
     return result, record, node_ids, edge_ids
 
 
-def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
-           tidy: bool) -> tuple[CommitResult, CommitRecord | None]:
+def _apply(
+    store: Store, p: _Plan, *, version: int, caps: Caps, tidy: bool
+) -> tuple[CommitResult, CommitRecord | None]:
     """Check the rate cap for a finished plan and write it."""
     # which existing elements really change
     node_changes: list[tuple[int, _NodeState]] = []
     for nid, ns in p.node_over.items():
         _kind, had_labels, had_props, had_nick, was_recycled = store.node_state(nid)
-        if (set(had_labels) != ns.labels or differs(had_props, ns.props)
-                or had_nick != ns.nick or was_recycled != ns.recycled):
+        if (
+            set(had_labels) != ns.labels
+            or differs(had_props, ns.props)
+            or had_nick != ns.nick
+            or was_recycled != ns.recycled
+        ):
             node_changes.append((nid, ns))
     edge_changes: list[tuple[int, _EdgeState]] = []
     for eid, es in p.edge_over.items():
@@ -468,34 +502,51 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
             rows -= 1
             nbytes -= store.node_bytes(nid)
         elif not ns.recycled:
-            nbytes += (text_bytes(node_key(ns.kind, tuple(sorted(ns.labels)), ns.props))
-                       - text_bytes(store.node_key(nid)))
+            nbytes += text_bytes(
+                node_key(ns.kind, tuple(sorted(ns.labels)), ns.props)
+            ) - text_bytes(store.node_key(nid))
     for eid, es in edge_changes:
         if es.recycled and not store.edge_recycled(eid):
             rows -= 1
             nbytes -= store.edge_bytes(eid)
     # refuse what passes the cap and grows
     before_rows = store.live_nodes + store.live_edges
-    if not tidy and ((rows > caps.rows and rows > before_rows)
-                     or (nbytes > caps.bytes and nbytes > store.live_bytes)):
+    if not tidy and (
+        (rows > caps.rows and rows > before_rows)
+        or (nbytes > caps.bytes and nbytes > store.live_bytes)
+    ):
         raise CapExceeded(
             f"this Commit would bring the session to {rows} rows / {nbytes} bytes, past its cap "
             f"of {caps.rows} rows / {caps.bytes} bytes; start a new session (S_i+1) for new "
             "work instead of growing this one",
-            rows=rows, bytes=nbytes, cap_rows=caps.rows, cap_bytes=caps.bytes)
+            rows=rows,
+            bytes=nbytes,
+            cap_rows=caps.rows,
+            cap_bytes=caps.bytes,
+        )
 
     # ---- apply: everything below has been checked -----------------------
     new_version = version + 1
     changes: list[Change] = []
-    first = store.add_nodes([(ns.kind, tuple(ns.labels), ns.props or None, ns.nick)
-                             for ns in p.new_nodes], keys) if p.new_nodes else store.next_node
+    first = (
+        store.add_nodes(
+            [(ns.kind, tuple(ns.labels), ns.props or None, ns.nick) for ns in p.new_nodes], keys
+        )
+        if p.new_nodes
+        else store.next_node
+    )
     minted_nodes = range(first, first + len(p.new_nodes))
 
     def real(ref: tuple[str, int]) -> int:
         return first + ref[1] if ref[0] == "new" else ref[1]
 
-    first_e = store.add_edges([(es.type, real(es.src), real(es.dst), es.props or None)
-                               for es in p.new_edges]) if p.new_edges else store.next_edge
+    first_e = (
+        store.add_edges(
+            [(es.type, real(es.src), real(es.dst), es.props or None) for es in p.new_edges]
+        )
+        if p.new_edges
+        else store.next_edge
+    )
     minted_edges = range(first_e, first_e + len(p.new_edges))
     # nick releases first so that a nick can move between nodes in one Δ
     for nid, ns in node_changes:
@@ -509,8 +560,10 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
         if differs(store.edge_props(eid), es.props):
             store.update_edge(eid, es.props or None)
     # placeholders born recycled (imports that keep ids) and recycled elements
-    store.recycle_edges([minted_edges[i] for i, es in enumerate(p.new_edges) if es.recycled]
-                        + [eid for eid, es in edge_changes if es.recycled])
+    store.recycle_edges(
+        [minted_edges[i] for i, es in enumerate(p.new_edges) if es.recycled]
+        + [eid for eid, es in edge_changes if es.recycled]
+    )
     store.recycle_nodes([minted_nodes[i] for i, ns in enumerate(p.new_nodes) if ns.recycled])
     gone = [nid for nid, ns in node_changes if ns.recycled and not store.node_recycled(nid)]
     store.recycle_nodes(gone)
@@ -528,18 +581,31 @@ def _apply(store: Store, p: _Plan, *, version: int, caps: Caps,
 
     ids: dict[str, str] = {}
     for var, ref in p.client_vars:
-        ids[var] = (node_handle(minted_nodes[ref[1]]) if ref[0] == "new"
-                    else edge_handle(minted_edges[ref[1]]))
-    summary = {"created": len(minted_nodes) + len(minted_edges),
-               "updated": len(node_changes) + len(edge_changes) - recycled,
-               "recycled": recycled}
+        ids[var] = (
+            node_handle(minted_nodes[ref[1]])
+            if ref[0] == "new"
+            else edge_handle(minted_edges[ref[1]])
+        )
+    summary = {
+        "created": len(minted_nodes) + len(minted_edges),
+        "updated": len(node_changes) + len(edge_changes) - recycled,
+        "recycled": recycled,
+    }
     record = CommitRecord(new_version, time.time(), tuple(changes), summary)
     used = (store.live_nodes + store.live_edges) / caps.rows
     advice = None
     if used >= 0.9:
-        advice = (f"session holds {used:.0%} of its row cap; plan the next session (S_i+1) "
-                  "and settle finished tasks")
-    result = CommitResult(ids=ids, version=new_version, changed=True,
-                          created=summary["created"], updated=summary["updated"],
-                          recycled=recycled, advice=advice)
+        advice = (
+            f"session holds {used:.0%} of its row cap; plan the next session (S_i+1) "
+            "and settle finished tasks"
+        )
+    result = CommitResult(
+        ids=ids,
+        version=new_version,
+        changed=True,
+        created=summary["created"],
+        updated=summary["updated"],
+        recycled=recycled,
+        advice=advice,
+    )
     return result, record

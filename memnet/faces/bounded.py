@@ -21,8 +21,9 @@ from ..errors import InputTooLarge, PathNotFound
 CHUNK = 1 << 20  # bytes (or characters) asked for per read
 
 
-def read_capped(f: IO[Any], cap: int, what: str,
-                progress: Callable[[int], None] | None = None, *, why: str = "") -> bytes | str:
+def read_capped(
+    f: IO[Any], cap: int, what: str, progress: Callable[[int], None] | None = None, *, why: str = ""
+) -> bytes | str:
     """All of ``f`` (binary or text), at most ``cap`` bytes or characters;
     past the cap, :class:`~memnet.errors.InputTooLarge` (``length`` is how
     much had been read by then: at least ``cap + 1``; ``why`` ends the
@@ -36,9 +37,12 @@ def read_capped(f: IO[Any], cap: int, what: str,
         parts.append(chunk)
         total += len(chunk)
         if total > cap:
-            raise InputTooLarge(f"{what} is more than {cap:,} {_unit(chunk)}"
-                                + (f" ({why})" if why else "; that is the cap"),
-                                length=total, cap=cap)
+            raise InputTooLarge(
+                f"{what} is more than {cap:,} {_unit(chunk)}"
+                + (f" ({why})" if why else "; that is the cap"),
+                length=total,
+                cap=cap,
+            )
         if progress is not None:
             progress(total)
     if not parts:
@@ -46,23 +50,31 @@ def read_capped(f: IO[Any], cap: int, what: str,
     return "".join(parts) if isinstance(parts[0], str) else b"".join(parts)
 
 
-def open_capped(path: str, cap: int, what: str, *, why: str = "",
-                ) -> tuple[IO[bytes], int | None]:
+def open_capped(
+    path: str,
+    cap: int,
+    what: str,
+    *,
+    why: str = "",
+) -> tuple[IO[bytes], int | None]:
     """``path`` opened for binary reading and its size when it is a regular
     file (None for a device, a pipe or a socket), refused with
     ``input_too_large`` before any read when that size passes ``cap``. An
     ``OSError`` is the caller's to report (``os_error``)."""
     if not path or "\x00" in path:
-        raise PathNotFound(f"{what} names no file (an empty name, or one holding a NUL)",
-                           path=path[:200])
+        raise PathNotFound(
+            f"{what} names no file (an empty name, or one holding a NUL)", path=path[:200]
+        )
     f = open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
     try:
         st = os.fstat(f.fileno())
         size = st.st_size if stat.S_ISREG(st.st_mode) else None
         if size is not None and size > cap:
-            raise InputTooLarge(f"{what} is {size:,} bytes" + (f" ({why})" if why else
-                                                                f"; the cap is {cap:,}"),
-                                length=size, cap=cap)
+            raise InputTooLarge(
+                f"{what} is {size:,} bytes" + (f" ({why})" if why else f"; the cap is {cap:,}"),
+                length=size,
+                cap=cap,
+            )
     except BaseException:
         f.close()
         raise
@@ -71,5 +83,6 @@ def open_capped(path: str, cap: int, what: str, *, why: str = "",
 
 def _unit(chunk: object) -> str:
     return "characters" if isinstance(chunk, str) else "bytes"
+
 
 __all__ = ["CHUNK", "open_capped", "read_capped"]

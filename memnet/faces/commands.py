@@ -47,8 +47,7 @@ INSERT
 """
 
 
-def _cabinet(args: argparse.Namespace, *, create: bool = False, sid: str | None = None
-             ) -> Cabinet:
+def _cabinet(args: argparse.Namespace, *, create: bool = False, sid: str | None = None) -> Cabinet:
     """The cabinet at ``--home``. Only a command that makes something
     (``create``) makes a cabinet where there is none; any other stops first,
     so a mistyped path leaves nothing behind: with ``session_not_found`` when
@@ -68,8 +67,11 @@ def need_cabinet(home: str | None, sid: str | None = None) -> None:
     where = home_of(home)
     # a lock file without its data file is a cabinet that lost it: opening
     # it says so (cabinet_corrupt)
-    if where and not is_cabinet_url(where) and not any(
-            os.path.isfile(os.path.join(where, f)) for f in ("data.mdb", "lock.mdb")):
+    if (
+        where
+        and not is_cabinet_url(where)
+        and not any(os.path.isfile(os.path.join(where, f)) for f in ("data.mdb", "lock.mdb"))
+    ):
         if sid is not None:
             raise SessionNotFound(f"no session {sid!r}: there is no cabinet at {where!r}")
         raise PathNotFound(f"no cabinet at {where!r}", path=where)
@@ -98,8 +100,13 @@ def _hydrate(cab: Cabinet, sid: str, at: int | None = None) -> Session:
 
 def _print_shape(shape: Any, fmt: str) -> None:
     if fmt == "json":
-        print(json.dumps({"text": shape.text, "receipt": shape.receipt.to_dict()},
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {"text": shape.text, "receipt": shape.receipt.to_dict()},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     elif fmt in ("dot", "mermaid"):
         from . import render
 
@@ -112,19 +119,23 @@ def _print_shape(shape: Any, fmt: str) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from ..gql.parse import parse_query
 
-    parse_query(args.q)   # a bad -q fails before anything is made
+    parse_query(args.q)  # a bad -q fails before anything is made
     with _cabinet(args, create=True) as cab:
         if cab.exists(args.session):
             s = _hydrate(cab, args.session)
-            print(f"# session {args.session!r} is in the cabinet at version {s.version}; "
-                  "recalling what was committed before")
+            print(
+                f"# session {args.session!r} is in the cabinet at version {s.version}; "
+                "recalling what was committed before"
+            )
         else:
             s = cab.create(args.session)
             res = s.commit(DEMO_DELTA)
             cab.flush(s)
             print(f"# created session {args.session!r} in {cab.info().get('path', 'memory')}")
-            print(f"# committed version {res.version}: {len(res.ids)} handles minted "
-                  f"({', '.join(f'{k}={v}' for k, v in sorted(res.ids.items()))})")
+            print(
+                f"# committed version {res.version}: {len(res.ids)} handles minted "
+                f"({', '.join(f'{k}={v}' for k, v in sorted(res.ids.items()))})"
+            )
         shape = s.recall(args.q)
         print(f"# recall {args.q!r}\n")
         print(shape.text)
@@ -136,8 +147,10 @@ def _demo(args: argparse.Namespace) -> int:
 def _init(args: argparse.Namespace) -> int:
     with _cabinet(args, create=True) as cab:
         info = cab.info()
-        print(f"cabinet ready at {info.get('path')} ({info.get('backend')}, "
-              f"{len(cab.sessions())} sessions)")
+        print(
+            f"cabinet ready at {info.get('path')} ({info.get('backend')}, "
+            f"{len(cab.sessions())} sessions)"
+        )
     return 0
 
 
@@ -148,8 +161,7 @@ def _cabinet_upgrade(args: argparse.Namespace) -> int:
     with Progress("upgrade") as bar:
         counts = Cabinet.upgrade(args.home, progress=bar)
     if counts["sessions"]:
-        print(f"upgraded {counts['sessions']} session(s), "
-              f"{counts['nodes']} nodes")
+        print(f"upgraded {counts['sessions']} session(s), {counts['nodes']} nodes")
     else:
         print("the cabinet is up to date")
     return 0
@@ -201,12 +213,13 @@ def _read_text(file: str | None, bar: Progress) -> str:
     from .bounded import open_capped, read_capped
 
     bar.phase("reading")
-    cap = 4 * MAX_DELTA_CHARS   # bytes: a character takes at most four
+    cap = 4 * MAX_DELTA_CHARS  # bytes: a character takes at most four
     why = f"a Δ holds at most {MAX_DELTA_CHARS:,} characters"
     if file in (None, "-"):
-        if sys.stdin is None:   # started with stdin closed (`<&-`)
-            raise InvalidArgument("no Δ given: name a FILE, or give the Δ on stdin "
-                                  "(stdin is closed)")
+        if sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise InvalidArgument(
+                "no Δ given: name a FILE, or give the Δ on stdin (stdin is closed)"
+            )
         stream = getattr(sys.stdin, "buffer", sys.stdin)
         data = bar.spin_while(read_capped, stream, cap, "the Δ on stdin", why=why)
     else:
@@ -243,13 +256,23 @@ def _commit(args: argparse.Namespace) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     if args.since is not None and args.format in ("dot", "mermaid"):
-        raise QueryError("--since answers what changed as text (gql or json); a picture "
-                         "shows a whole Shape: leave --since out")
+        raise QueryError(
+            "--since answers what changed as text (gql or json); a picture "
+            "shows a whole Shape: leave --since out"
+        )
     with _cabinet(args, sid=args.sid) as cab:
         s = _hydrate(cab, args.sid, args.at)
-        shape = s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
-                         fanout=args.fanout, view=args.view, laws=not args.no_laws,
-                         since=args.since, max_tokens=args.max_tokens)
+        shape = s.recall(
+            args.q,
+            k=args.hops,
+            max_rows=args.rows,
+            limit=args.limit,
+            fanout=args.fanout,
+            view=args.view,
+            laws=not args.no_laws,
+            since=args.since,
+            max_tokens=args.max_tokens,
+        )
     _print_shape(shape, args.format)
     return 0
 
@@ -272,14 +295,15 @@ def _backup(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from ..absorb import export_working_memory_slice
 
-    check_new(args.output, force=args.force)   # before the hydrate
+    check_new(args.output, force=args.force)  # before the hydrate
     with _cabinet(args, sid=args.member) as cab:
         member = _hydrate(cab, args.member)
-        slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
-                                          budget=args.budget)
+        slc = export_working_memory_slice(member, args.anchor, hops=args.hops, budget=args.budget)
     write_new(args.output, slc.to_json(), force=args.force)
-    print(f"exported {len(slc.nodes)} nodes and {len(slc.edges)} edges of {args.member} "
-          f"(version {slc.provenance.version}) to {args.output}")
+    print(
+        f"exported {len(slc.nodes)} nodes and {len(slc.edges)} edges of {args.member} "
+        f"(version {slc.provenance.version}) to {args.output}"
+    )
     return 0
 
 
@@ -291,8 +315,9 @@ def check_new(path: str, *, force: bool = False) -> str:
     if os.path.isdir(path):
         raise PathNotFound(f"{path} is a directory; name a file to write", path=path)
     if not force and os.path.lexists(path):
-        raise OutputExists(f"{path} already exists; nothing was written (pass --force to "
-                           "replace it)", path=path)
+        raise OutputExists(
+            f"{path} already exists; nothing was written (pass --force to replace it)", path=path
+        )
     parent = os.path.dirname(path) or "."
     if not os.path.isdir(parent):
         raise PathNotFound(f"cannot write {path}: there is no directory {parent!r}", path=path)
@@ -315,8 +340,9 @@ def write_new(path: str, text: str, *, force: bool = False) -> None:
         os.unlink(tmp)
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
             # as the cabinet's writers say it
-            raise DiskFull(f"cannot write {path}: {e.strerror}; nothing was written",
-                           path=path) from None
+            raise DiskFull(
+                f"cannot write {path}: {e.strerror}; nothing was written", path=path
+            ) from None
         raise
 
 
@@ -333,13 +359,24 @@ def _absorb(args: argparse.Namespace) -> int:
             slc: Any = _read_slice(args.slice)
         else:
             member = _hydrate(cab, args.member)
-            slc = export_working_memory_slice(member, args.anchor, hops=args.hops,
-                                              budget=args.budget)
+            slc = export_working_memory_slice(
+                member, args.anchor, hops=args.hops, budget=args.budget
+            )
         res = import_slice(lead, slc, args.id_policy)
         cab.flush(lead)
-    print(json.dumps({"version": res.version, "changed": res.changed, "created": res.created,
-                      "matched": res.matched, "updated": res.updated, "ids": res.ids},
-                     ensure_ascii=False))
+    print(
+        json.dumps(
+            {
+                "version": res.version,
+                "changed": res.changed,
+                "created": res.created,
+                "matched": res.matched,
+                "updated": res.updated,
+                "ids": res.ids,
+            },
+            ensure_ascii=False,
+        )
+    )
     return 0
 
 
@@ -364,15 +401,18 @@ def _ingest(args: argparse.Namespace) -> int:
         return _ingest_into(args)
     except SessionNotFound as e:
         more = ["--format", args.format] if args.format != "text" else []
-        raise with_create_hint(e, rerun_hint(args, "ingest", args.sid, args.path, "--create",
-                                             *more)) from None
+        raise with_create_hint(
+            e, rerun_hint(args, "ingest", args.sid, args.path, "--create", *more)
+        ) from None
 
 
 def _ingest_into(args: argparse.Namespace) -> int:
     from ..ingest import ingest_new, ingest_path
 
-    with _cabinet(args, create=args.create, sid=args.sid) as cab, \
-            Progress(f"ingest {args.sid}") as bar:
+    with (
+        _cabinet(args, create=args.create, sid=args.sid) as cab,
+        Progress(f"ingest {args.sid}") as bar,
+    ):
         if args.create and not cab.exists(args.sid):
             bar.phase("scanning")  # stored only if the whole ingest succeeds
             _s, results = ingest_new(cab, args.sid, args.path, progress=lambda d, t: bar(d, t))
@@ -409,12 +449,12 @@ def _import_mcp_memory(args: argparse.Namespace) -> int:
 
     check_session_id(args.sid)
     with Progress(f"import {args.sid}") as bar:
-        bar.phase("reading")   # the whole file is checked before the cabinet is touched
+        bar.phase("reading")  # the whole file is checked before the cabinet is touched
         mem = read_mcp_memory(args.file, progress=bar)
         try:
             with _cabinet(args, create=args.create, sid=args.sid) as cab:
                 new = args.create and not cab.exists(args.sid)
-                if new:   # stored only once the import has succeeded
+                if new:  # stored only once the import has succeeded
                     s = session_for(mem, args.sid)
                 else:
                     bar.phase("hydrating")
@@ -431,24 +471,25 @@ def _import_mcp_memory(args: argparse.Namespace) -> int:
                     bar.spin_while(cab.flush, s)
         except SessionNotFound as e:
             more = ["--format", args.format] if args.format != "text" else []
-            raise with_create_hint(e, rerun_hint(args, "import", "mcp-memory", args.file,
-                                                 args.sid, "--create", *more)) from None
+            raise with_create_hint(
+                e, rerun_hint(args, "import", "mcp-memory", args.file, args.sid, "--create", *more)
+            ) from None
         except CapExceeded as e:
             other = f"{args.sid[:62]}-2"
-            raise CapExceeded(f"{e.message}; or import into a new session, whose cap is sized "
-                              "to the file: " + rerun_hint(args, "import", "mcp-memory",
-                                                           args.file, other, "--create"),
-                              **e.details) from None
+            raise CapExceeded(
+                f"{e.message}; or import into a new session, whose cap is sized "
+                "to the file: "
+                + rerun_hint(args, "import", "mcp-memory", args.file, other, "--create"),
+                **e.details,
+            ) from None
     for w in res.warnings:
         print(f"memnet: warning: {w}", file=sys.stderr)
     if args.format == "json":
         out = res.to_dict()
-        out.update(session=args.sid, new_session=new, cap_rows=s.caps.rows,
-                   cap_bytes=s.caps.bytes)
+        out.update(session=args.sid, new_session=new, cap_rows=s.caps.rows, cap_bytes=s.caps.bytes)
         print(json.dumps(out, ensure_ascii=False))
     else:
-        made = (f" (a new session, cap {s.caps.rows:,} rows / {s.caps.bytes:,} bytes)"
-                if new else "")
+        made = f" (a new session, cap {s.caps.rows:,} rows / {s.caps.bytes:,} bytes)" if new else ""
         print(f"imported {args.file} into {args.sid}{made}: {res.summary()}")
     return 0
 
@@ -463,8 +504,14 @@ def _snap(args: argparse.Namespace) -> int:
         raise PathNotFound(f"no such model file or directory: {args.model!r}", path=args.model)
     with _cabinet(args, create=True) as cab, Progress(f"snap {args.prefix}") as bar:
         bar.phase("syncing, then writing sessions")
-        res = snap(cab, args.model, args.prefix, budget=args.budget, strict=args.strict,
-                   progress=lambda d, t: bar(d, t))
+        res = snap(
+            cab,
+            args.model,
+            args.prefix,
+            budget=args.budget,
+            strict=args.strict,
+            progress=lambda d, t: bar(d, t),
+        )
     for w in res.failed:
         print(f"memnet: warning: {w}", file=sys.stderr)
     if args.format == "json":
@@ -486,10 +533,8 @@ def _cabinet_copy(args: argparse.Namespace) -> int:
 
     if not is_cabinet_url(args.src) and not os.path.isfile(os.path.join(args.src, "data.mdb")):
         # opening it would make an empty cabinet there and copy nothing
-        raise PathNotFound(f"no cabinet at {args.src!r} to copy from",
-                          path=args.src)
-    with Cabinet.open(args.src) as src, Cabinet.open(args.dst) as dst, \
-            Progress("copy") as bar:
+        raise PathNotFound(f"no cabinet at {args.src!r} to copy from", path=args.src)
+    with Cabinet.open(args.src) as src, Cabinet.open(args.dst) as dst, Progress("copy") as bar:
         infos = copy_sessions(src, dst, args.sids, progress=bar)
     if args.format == "json":
         print(json.dumps([i.to_dict() for i in infos], indent=2))
@@ -509,8 +554,7 @@ def _ver_commit(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
 
     with _cabinet(args, sid=args.commit) as cab:
         s = _hydrate(cab, args.commit)
-        model, tests = ver.commit_trace(s, trace, args.models,
-                                        root=Path(args.tests).resolve().name)
+        model, tests = ver.commit_trace(s, trace, args.models, root=Path(args.tests).resolve().name)
         if (model is not None and model.changed) or tests.changed:
             cab.flush(s)
     out = tests.to_dict()
@@ -527,20 +571,29 @@ def _ver(args: argparse.Namespace) -> int:
     from ..errors import TraceFailed
 
     if importlib.util.find_spec("pytest") is None:
-        raise DependencyMissing("memnet ver collects the tests with pytest, which is not "
-                                "installed: pip install 'memnet[dev]' (or pip install pytest)")
+        raise DependencyMissing(
+            "memnet ver collects the tests with pytest, which is not "
+            "installed: pip install 'memnet[dev]' (or pip install pytest)"
+        )
     from .. import ver
 
     trace = ver.collect(args.models, args.tests)
     committed = _ver_commit(args, trace) if args.commit else None
     if args.format == "json":
-        print(json.dumps(trace.to_dict() | ({"commit": committed} if committed else {}),
-                         indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                trace.to_dict() | ({"commit": committed} if committed else {}),
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         import shutil
 
-        print(ver.format_matrix(trace, width=min(shutil.get_terminal_size((100, 24)).columns,
-                                                 120)), end="")
+        print(
+            ver.format_matrix(trace, width=min(shutil.get_terminal_size((100, 24)).columns, 120)),
+            end="",
+        )
         if committed:
             print(f"traced into {args.commit}: {committed['summary']}")
     sys.stdout.flush()

@@ -22,46 +22,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="host_command", metavar="ACTION")
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--index", default=None, metavar="DIR",
-                       help="the index directory (default: host-index in the MemNet home, "
-                            "$MEMNET_HOME or ./.memnet)")
-        p.add_argument("--format", choices=("text", "json"), default="text",
-                       help="text (default) or json")
+        p.add_argument(
+            "--index",
+            default=None,
+            metavar="DIR",
+            help="the index directory (default: host-index in the MemNet home, "
+            "$MEMNET_HOME or ./.memnet)",
+        )
+        p.add_argument(
+            "--format", choices=("text", "json"), default="text", help="text (default) or json"
+        )
 
     ix = sub.add_parser(
-        "index", help="build or refresh the BM25 index of a tree",
+        "index",
+        help="build or refresh the BM25 index of a tree",
         description="Index PATH: a search document per Python module and top-level class or "
-                    "function (name, signature, docstring), markdown file and section, SysML "
-                    "element and plain text file (.txt, .rst), with the locators ingest gives "
-                    "them. The first run makes the index and PATH its root; later runs refresh "
-                    "PATH, which must be the root or inside it: only files whose size, time "
-                    "and hash changed are read again, and an unchanged tree writes nothing.")
+        "function (name, signature, docstring), markdown file and section, SysML "
+        "element and plain text file (.txt, .rst), with the locators ingest gives "
+        "them. The first run makes the index and PATH its root; later runs refresh "
+        "PATH, which must be the root or inside it: only files whose size, time "
+        "and hash changed are read again, and an unchanged tree writes nothing.",
+    )
     ix.add_argument("path", help="the directory to index")
     common(ix)
     ix.set_defaults(host_run=_index)
 
     se = sub.add_parser(
-        "search", help="search the index (BM25) and print the hits",
+        "search",
+        help="search the index (BM25) and print the hits",
         description="Print the TOP best hits for Q: score, locator and short title (text), "
-                    "or a JSON list of {locator, title, score, kind, path, line}.")
+        "or a JSON list of {locator, title, score, kind, path, line}.",
+    )
     se.add_argument("q", nargs="+", metavar="Q", help="the words to search for")
     se.add_argument("--top", type=int, default=10, help="most hits (1-100, default 10)")
     common(se)
     se.set_defaults(host_run=_search)
 
     sn = sub.add_parser(
-        "snap", help="search and commit the hits into a session (Host Snap)",
+        "snap",
+        help="search and commit the hits into a session (Host Snap)",
         description="Search Q and commit, as one Commit to SID, a QRY node for the query "
-                    "linked by HIT {rank} edges to a node per hit, keyed by locator (a node "
-                    "the session already holds for that locator is reused; a new one gets the "
-                    "locator and a short title only), then flush. The same hits again commit "
-                    "nothing. Recall them with 'QRY <words>'. With --create a session the "
-                    "cabinet does not hold is made, and stored only once the snap succeeds.")
+        "linked by HIT {rank} edges to a node per hit, keyed by locator (a node "
+        "the session already holds for that locator is reused; a new one gets the "
+        "locator and a short title only), then flush. The same hits again commit "
+        "nothing. Recall them with 'QRY <words>'. With --create a session the "
+        "cabinet does not hold is made, and stored only once the snap succeeds.",
+    )
     sn.add_argument("sid", help="session id (it must exist, or pass --create)")
     sn.add_argument("q", nargs="+", metavar="Q", help="the words to search for")
     sn.add_argument("--top", type=int, default=10, help="most hits (1-100, default 10)")
-    sn.add_argument("--create", action="store_true",
-                    help="create the session first if the cabinet does not hold it")
+    sn.add_argument(
+        "--create",
+        action="store_true",
+        help="create the session first if the cabinet does not hold it",
+    )
     common(sn)
     sn.set_defaults(host_run=_snap)
     parser.epilog = "Needs the extra: pip install 'memnet[host]'. See docs/host.md."
@@ -91,8 +105,11 @@ def _index(args: argparse.Namespace) -> int:
     for w in res.warnings[:WARNINGS_SHOWN]:
         print(f"memnet: warning: {w}", file=sys.stderr)
     if len(res.warnings) > WARNINGS_SHOWN:
-        print(f"memnet: warning: … and {len(res.warnings) - WARNINGS_SHOWN} more "
-              "(--format json lists them all)", file=sys.stderr)
+        print(
+            f"memnet: warning: … and {len(res.warnings) - WARNINGS_SHOWN} more "
+            "(--format json lists them all)",
+            file=sys.stderr,
+        )
     if args.format == "json":
         print(json.dumps(res.to_dict(), ensure_ascii=False))
     else:
@@ -127,11 +144,14 @@ def _snap(args: argparse.Namespace) -> int:
     try:
         res = _snap_into(args, q, hook)
     except SessionNotFound as e:
-        more = [*(["--top", str(args.top)] if args.top != 10 else []),
-                *(["--index", args.index] if args.index is not None else []),
-                *(["--format", args.format] if args.format != "text" else [])]
-        raise with_create_hint(e, rerun_hint(args, "host", "snap", args.sid, *args.q,
-                                             "--create", *more)) from None
+        more = [
+            *(["--top", str(args.top)] if args.top != 10 else []),
+            *(["--index", args.index] if args.index is not None else []),
+            *(["--format", args.format] if args.format != "text" else []),
+        ]
+        raise with_create_hint(
+            e, rerun_hint(args, "host", "snap", args.sid, *args.q, "--create", *more)
+        ) from None
     if args.format == "json":
         print(json.dumps(res.to_dict(), ensure_ascii=False))
     else:

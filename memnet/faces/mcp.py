@@ -93,20 +93,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``memnet mcp``: ``--root DIR`` (repeatable), the directories
     its file tools may read; the server speaks MCP over stdin/stdout and logs
     to stderr."""
-    parser.add_argument("--root", action="append", default=[], metavar="DIR",
-                        help="a directory the tools that read files (ingest, snap, host "
-                             "index) may read, with all below it; repeat for several. "
-                             "Without one, only the roots the client lists; with neither, "
-                             "those tools are off")
-    parser.epilog = (f"Serves over stdio until the client closes stdin. Tools: "
-                     f"{', '.join(t.name for t in TOOLS)} (docs/mcp.md).")
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory the tools that read files (ingest, snap, host "
+        "index) may read, with all below it; repeat for several. "
+        "Without one, only the roots the client lists; with neither, "
+        "those tools are off",
+    )
+    parser.epilog = (
+        f"Serves over stdio until the client closes stdin. Tools: "
+        f"{', '.join(t.name for t in TOOLS)} (docs/mcp.md)."
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """``memnet mcp``: serve the cabinet at ``args.home`` over stdio until EOF."""
-    if sys.stdin is None or sys.stdout is None:   # started with `<&-` or `>&-`
-        raise InvalidArgument("memnet mcp reads requests on stdin and answers on stdout, "
-                              "and one of them is closed")
+    if sys.stdin is None or sys.stdout is None:  # started with `<&-` or `>&-`
+        raise InvalidArgument(
+            "memnet mcp reads requests on stdin and answers on stdout, and one of them is closed"
+        )
     roots = Roots(getattr(args, "root", None) or ())  # a bad --root fails before the cabinet
     _sdk()
     import anyio
@@ -135,7 +143,7 @@ class CappedLines(io.TextIOWrapper):
         self.limit = limit
 
     def close(self) -> None:
-        with contextlib.suppress(ValueError):   # detached already
+        with contextlib.suppress(ValueError):  # detached already
             self.detach()
 
     def readline(self, size: int = -1, /) -> str:  # type: ignore[override]
@@ -170,8 +178,9 @@ class MemNetTools:
     raises ``conflict``; the cached copy is dropped so the next call reloads.
     """
 
-    def __init__(self, cabinet: Cabinet, *, cache_size: int = CACHE_SIZE,
-                 roots: Roots | None = None) -> None:
+    def __init__(
+        self, cabinet: Cabinet, *, cache_size: int = CACHE_SIZE, roots: Roots | None = None
+    ) -> None:
         self.cabinet = cabinet
         self.roots = roots or Roots()  # what file tools may read (faces/roots.py)
         self.cache_size = cache_size
@@ -214,13 +223,32 @@ class MemNetTools:
             self._cache.pop(sid, None)
             raise
 
-    def recall(self, session: str, q: str, *, k: int, max_rows: int | None, limit: int | None,
-               fanout: int, view: str, laws: bool, since: str | None = None,
-               max_tokens: int | None = None) -> tuple[str, dict[str, Any]]:
+    def recall(
+        self,
+        session: str,
+        q: str,
+        *,
+        k: int,
+        max_rows: int | None,
+        limit: int | None,
+        fanout: int,
+        view: str,
+        laws: bool,
+        since: str | None = None,
+        max_tokens: int | None = None,
+    ) -> tuple[str, dict[str, Any]]:
         with self._lock:
-            shape = self._session(session).recall(q, k=k, max_rows=max_rows, limit=limit,
-                                                  fanout=fanout, view=view, laws=laws,
-                                                  since=since, max_tokens=max_tokens)
+            shape = self._session(session).recall(
+                q,
+                k=k,
+                max_rows=max_rows,
+                limit=limit,
+                fanout=fanout,
+                view=view,
+                laws=laws,
+                since=since,
+                max_tokens=max_tokens,
+            )
         return shape.text, shape.receipt.to_dict()
 
     def outline(self, session: str, *, view: str) -> tuple[str, dict[str, Any]]:
@@ -238,15 +266,15 @@ class MemNetTools:
                 # the copy holds a commit the cabinet refused: never serve it again
                 self._cache.pop(session, None)
                 raise
-        out: dict[str, Any] = {"version": res.version, "ids": dict(res.ids),
-                               "changed": res.changed}
+        out: dict[str, Any] = {"version": res.version, "ids": dict(res.ids), "changed": res.changed}
         if res.advice:
             out["advice"] = res.advice
         if res.changed:
             minted = ", ".join(f"{k}={v}" for k, v in sorted(res.ids.items()))
-            text = (f"committed {session} version {res.version}: +{res.created} "
-                    f"~{res.updated} -{res.recycled}"
-                    + (f"; handles {minted}" if minted else ""))
+            text = (
+                f"committed {session} version {res.version}: +{res.created} "
+                f"~{res.updated} -{res.recycled}" + (f"; handles {minted}" if minted else "")
+            )
         else:
             text = f"nothing changed; {session} stays at version {res.version}"
         if res.advice:
@@ -257,14 +285,18 @@ class MemNetTools:
         with self._lock:
             rows = [i.to_dict() for i in self.cabinet.sessions()]
         if rows:
-            text = "\n".join(f"{r['id']}  v{r['version']}  {r['nodes']} nodes  "
-                             f"{r['edges']} edges  {r['bytes']} bytes" for r in rows)
+            text = "\n".join(
+                f"{r['id']}  v{r['version']}  {r['nodes']} nodes  "
+                f"{r['edges']} edges  {r['bytes']} bytes"
+                for r in rows
+            )
         else:
             text = "no sessions yet: create one with memnet_create_session"
         return text, {"sessions": rows}
 
-    def absorb(self, lead: str, member: str, anchors: list[str], id_policy: str,
-               hops: int) -> tuple[str, dict[str, Any]]:
+    def absorb(
+        self, lead: str, member: str, anchors: list[str], id_policy: str, hops: int
+    ) -> tuple[str, dict[str, Any]]:
         from ..absorb import export_working_memory_slice, import_slice
 
         with self._lock:
@@ -277,16 +309,30 @@ class MemNetTools:
                 self._cache.pop(lead, None)
                 raise
         if res.changed:
-            text = (f"absorbed {len(slc.nodes)} nodes and {len(slc.edges)} edges of {member} "
-                    f"into {lead} (version {res.version}, policy {id_policy})")
+            text = (
+                f"absorbed {len(slc.nodes)} nodes and {len(slc.edges)} edges of {member} "
+                f"into {lead} (version {res.version}, policy {id_policy})"
+            )
         else:
-            text = (f"{lead} already holds the slice of {member} (version {res.version} "
-                    "unchanged)")
-        return text, {"version": res.version, "changed": res.changed, "created": res.created,
-                      "matched": res.matched, "updated": res.updated, "ids": res.ids}
+            text = f"{lead} already holds the slice of {member} (version {res.version} unchanged)"
+        return text, {
+            "version": res.version,
+            "changed": res.changed,
+            "created": res.created,
+            "matched": res.matched,
+            "updated": res.updated,
+            "ids": res.ids,
+        }
 
-    def ingest(self, session: str, path: str, create: bool, *, roots: Roots | None = None,
-               progress: Progress | None = None) -> tuple[str, dict[str, Any]]:
+    def ingest(
+        self,
+        session: str,
+        path: str,
+        create: bool,
+        *,
+        roots: Roots | None = None,
+        progress: Progress | None = None,
+    ) -> tuple[str, dict[str, Any]]:
         from ..ingest import check_ingest_path, ingest_new, ingest_path
 
         path = (roots or self.roots).check(path, "path")
@@ -305,22 +351,33 @@ class MemNetTools:
         text = "\n".join(f"ingested {path} into {session}: {r.summary()}" for r in results)
         return text, {"session": session, "version": s.version, "parts": parts}
 
-    def snap(self, model: str, prefix: str, budget: int, strict: bool = False, *,
-             roots: Roots | None = None, progress: Progress | None = None
-             ) -> tuple[str, dict[str, Any]]:
+    def snap(
+        self,
+        model: str,
+        prefix: str,
+        budget: int,
+        strict: bool = False,
+        *,
+        roots: Roots | None = None,
+        progress: Progress | None = None,
+    ) -> tuple[str, dict[str, Any]]:
         from ..snap import snap
 
         model = (roots or self.roots).check(model, "model")
         with self._lock:
             try:
-                res = snap(self.cabinet, model, prefix, budget=budget, strict=strict,
-                           progress=progress)
+                res = snap(
+                    self.cabinet, model, prefix, budget=budget, strict=strict, progress=progress
+                )
             finally:  # a failed snap may have dropped sessions it had created
-                for sid in [s for s in self._cache if s == prefix + "-cat" or
-                            s.startswith(prefix + "-")]:
+                for sid in [
+                    s for s in self._cache if s == prefix + "-cat" or s.startswith(prefix + "-")
+                ]:
                     self._cache.pop(sid, None)
-        text = (f"snapped {model} with prefix {prefix}: {res.summary()}; recall "
-                f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior")
+        text = (
+            f"snapped {model} with prefix {prefix}: {res.summary()}; recall "
+            f"{res.catalog} with 'REQ rid:<id>' or 'SES' to find an interior"
+        )
         text += "".join(f"\nnot ingested: {w}" for w in res.failed)
         out = res.to_dict()
         out["warnings"] = out["warnings"][:50]
@@ -330,26 +387,39 @@ class MemNetTools:
     def _host_index(self, index: str | None, roots: Roots | None) -> Any:
         from ..host import default_index_dir, open_index
 
-        where = (roots or self.roots).check(index, "index") if index else \
-            os.fspath(default_index_dir(self.cabinet.info().get("path")))
+        where = (
+            (roots or self.roots).check(index, "index")
+            if index
+            else os.fspath(default_index_dir(self.cabinet.info().get("path")))
+        )
         if where not in self._indexes:
             self._indexes[where] = open_index(where)
         return self._indexes[where]
 
-    def host_search(self, q: str, top: int, index: str | None = None, *,
-                    roots: Roots | None = None) -> tuple[str, dict[str, Any]]:
+    def host_search(
+        self, q: str, top: int, index: str | None = None, *, roots: Roots | None = None
+    ) -> tuple[str, dict[str, Any]]:
         from ..host.index import check_top, query_words
 
         query_words(q)
         check_top(top)
         with self._lock:
             hits = self._host_index(index, roots).search(q, top)
-        text = "\n".join(f"{h.locator}  {h.title}  ({h.score:.2f})" for h in hits) or \
-            f"no hits for {q!r}"
+        text = (
+            "\n".join(f"{h.locator}  {h.title}  ({h.score:.2f})" for h in hits)
+            or f"no hits for {q!r}"
+        )
         return text, {"hits": [h.to_dict() for h in hits]}
 
-    def host_snap(self, session: str, q: str, top: int, index: str | None = None, *,
-                  roots: Roots | None = None) -> tuple[str, dict[str, Any]]:
+    def host_snap(
+        self,
+        session: str,
+        q: str,
+        top: int,
+        index: str | None = None,
+        *,
+        roots: Roots | None = None,
+    ) -> tuple[str, dict[str, Any]]:
         from ..host import snap
         from ..host.index import check_top, query_words
 
@@ -360,8 +430,10 @@ class MemNetTools:
             s = self._session(session)
             res = snap(s, q, hook=hook, top=top)  # one atomic Commit
             self._flush(session, s)
-        lines = [f"snapped {q!r} into {session}: {res.summary()}; recall it with "
-                 f"'QRY {' '.join(q.split()[:3])}'"]
+        lines = [
+            f"snapped {q!r} into {session}: {res.summary()}; recall it with "
+            f"'QRY {' '.join(q.split()[:3])}'"
+        ]
         lines += [f"{hd}  {h.locator}" for h, hd in zip(res.hits, res.handles, strict=True)]
         return "\n".join(lines), res.to_dict()
 
@@ -369,8 +441,7 @@ class MemNetTools:
         with self._lock:
             s = self.cabinet.create(session)
             self._cache.pop(session, None)
-        text = (f"created session {session} (version {s.version}); commit to it with "
-                "memnet_commit")
+        text = f"created session {session} (version {s.version}); commit to it with memnet_commit"
         return text, {"session": session, "version": s.version}
 
 
@@ -395,7 +466,7 @@ def _text(text: str) -> str:
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` as plain JSON data that the wire can carry."""
     text = json.dumps(d, default=str, ensure_ascii=False)
-    if _SURROGATE.search(text):   # the JSON gets an escaped backslash, then u and the digits
+    if _SURROGATE.search(text):  # the JSON gets an escaped backslash, then u and the digits
         text = _SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text)
     out: dict[str, Any] = json.loads(text)
     return out
@@ -416,8 +487,9 @@ def outcome(call: Callable[[], tuple[str, dict[str, Any]]]) -> tuple[str, dict[s
     return _text(error_text(err)), {"error": _jsonable(err.to_dict())}, True
 
 
-def call(tools: MemNetTools, spec: ToolSpec, arguments: Any, **extra: Any
-         ) -> tuple[str, dict[str, Any]]:
+def call(
+    tools: MemNetTools, spec: ToolSpec, arguments: Any, **extra: Any
+) -> tuple[str, dict[str, Any]]:
     """Call ``spec``'s body with ``arguments`` read by the table (and
     ``extra``: the roots and progress the server passes to the file tools)."""
     body: Callable[..., tuple[str, dict[str, Any]]] = getattr(tools, spec.method)
@@ -425,8 +497,9 @@ def call(tools: MemNetTools, spec: ToolSpec, arguments: Any, **extra: Any
 
 
 # -- the server ----------------------------------------------------------------------------
-def build_server(cabinet: Cabinet, *, name: str = SERVER_NAME,
-                 roots: Roots | None = None) -> Server[Any]:
+def build_server(
+    cabinet: Cabinet, *, name: str = SERVER_NAME, roots: Roots | None = None
+) -> Server[Any]:
     """The SDK ``Server`` of the tools on ``cabinet`` (kept open by the
     caller); its file tools read only below ``roots`` and, when the client
     offers them, the client's roots (none at all: they are off).
@@ -442,8 +515,9 @@ def build_server(cabinet: Cabinet, *, name: str = SERVER_NAME,
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> mt.ListToolsResult:
         return listed
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
-                        ) -> mt.CallToolResult | mt.InputRequiredResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
         spec = BY_NAME.get(params.name)
         if spec is None:
             from mcp.shared.exceptions import MCPError
@@ -458,13 +532,22 @@ def build_server(cabinet: Cabinet, *, name: str = SERVER_NAME,
         if spec.reports_progress:
             extra["progress"] = _progress(ctx)
         text, structured, is_error = await anyio.to_thread.run_sync(
-            lambda: outcome(lambda: call(tools, spec, params.arguments, **extra)))
-        return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
-                                 structured_content=structured, is_error=is_error)
+            lambda: outcome(lambda: call(tools, spec, params.arguments, **extra))
+        )
+        return mt.CallToolResult(
+            content=[mt.TextContent(type="text", text=text)],
+            structured_content=structured,
+            is_error=is_error,
+        )
 
-    server: Server[Any] = Server(name, version=__version__, title="MemNet",
-                                 instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                                 on_call_tool=call_tool)
+    server: Server[Any] = Server(
+        name,
+        version=__version__,
+        title="MemNet",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
     server.memnet_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
     return server
 
@@ -492,8 +575,10 @@ async def _client_roots(ctx: ServerRequestContext[Any], params: Any) -> Any:
     with anyio.move_on_after(ROOTS_WAIT):
         try:
             res = await ctx.session.send_request(
-                mt.ListRootsRequest(), mt.ListRootsResult,
-                metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+                mt.ListRootsRequest(),
+                mt.ListRootsResult,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+            )
         except (MCPError, ValueError):  # an error answer, or one that is not a roots list
             return None
         return res.model_dump(mode="json", by_alias=True)
@@ -514,13 +599,24 @@ def _progress(ctx: ServerRequestContext[Any]) -> Progress:
         if now - last[0] < PROGRESS_EVERY and done != total:
             return
         last[0] = now
-        with contextlib.suppress(Exception):   # advisory: a client gone never fails the work
-            anyio.from_thread.run(ctx.session.report_progress, float(done),
-                                  float(total) or None)
+        with contextlib.suppress(Exception):  # advisory: a client gone never fails the work
+            anyio.from_thread.run(ctx.session.report_progress, float(done), float(total) or None)
 
     return progress
 
 
-__all__ = ["CappedLines", "HINTS", "INSTRUCTIONS", "MAX_MESSAGE", "MISSING_EXTRA", "MemNetTools",
-           "add_arguments", "build_server", "call", "error_text", "outcome", "run",
-           "serve_stdio"]
+__all__ = [
+    "CappedLines",
+    "HINTS",
+    "INSTRUCTIONS",
+    "MAX_MESSAGE",
+    "MISSING_EXTRA",
+    "MemNetTools",
+    "add_arguments",
+    "build_server",
+    "call",
+    "error_text",
+    "outcome",
+    "run",
+    "serve_stdio",
+]

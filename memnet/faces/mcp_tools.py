@@ -77,8 +77,10 @@ class ToolSpec:
     reports_progress: bool = False
 
     def input_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "object",
-                                  "properties": {a.name: a.schema() for a in self.args}}
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {a.name: a.schema() for a in self.args},
+        }
         required = [a.name for a in self.args if a.default is REQUIRED]
         if required:
             schema["required"] = required
@@ -100,48 +102,56 @@ class ToolSpec:
 # -- what the agent reads --------------------------------------------------------
 INSTRUCTIONS = (
     "MemNet: bounded working memory in sessions. Look with memnet_outline, read with "
-    "memnet_recall, write with memnet_commit using the handles a Shape shows.")
+    "memnet_recall, write with memnet_commit using the handles a Shape shows."
+)
 
-Q_LINE = ("q: codebook tokens `KIND key:value key~words words` (`TSK status:open pricing`) or "
-          "`MATCH (n:TSK) WHERE n.title CONTAINS 'x' LIMIT 3`; empty: the outline.")
-KINDS_LINE = ("Usual kinds: TSK task, LAW rule, DEC decision, MOD module, SYM class/def, PKG "
-              "package, REQ requirement, DOC document.")
+Q_LINE = (
+    "q: codebook tokens `KIND key:value key~words words` (`TSK status:open pricing`) or "
+    "`MATCH (n:TSK) WHERE n.title CONTAINS 'x' LIMIT 3`; empty: the outline."
+)
+KINDS_LINE = (
+    "Usual kinds: TSK task, LAW rule, DEC decision, MOD module, SYM class/def, PKG "
+    "package, REQ requirement, DOC document."
+)
 
-RECALL_DOC = "\n".join([
-    "Read a bounded Shape of a session. Text: the receipt line "
-    "`// shape v=… q=… rows=… holds_answer=… etag=…` (+ `note=`, `more=`), then an INSERT "
-    "literal; rows carry handles (na1, ea1).",
-    Q_LINE,
-    KINDS_LINE,
-    "`more=` is a q for what lies past the cut. Edit rows by handle with memnet_commit, "
-    "never by INSERT."])
+RECALL_DOC = "\n".join(
+    [
+        "Read a bounded Shape of a session. Text: the receipt line "
+        "`// shape v=… q=… rows=… holds_answer=… etag=…` (+ `note=`, `more=`), then an INSERT "
+        "literal; rows carry handles (na1, ea1).",
+        Q_LINE,
+        KINDS_LINE,
+        "`more=` is a q for what lies past the cut. Edit rows by handle with memnet_commit, "
+        "never by INSERT.",
+    ]
+)
 
 #: What an agent should do next, per error code (appended to the message).
 HINTS: dict[str, str] = {
     "session_not_found": "create it with memnet_create_session (memnet_sessions lists the "
-                         "sessions that exist)",
+    "sessions that exist)",
     "session_exists": "use it as it is, or pick another id (memnet_sessions lists them)",
     "invalid_session_id": "session ids are 1-64 characters from a-z, 0-9 and '-', starting "
-                          "with a letter or digit",
+    "with a letter or digit",
     "gql_syntax": "fix the text at that position and call again; q is codebook tokens "
-                  "(TSK status:open pricing) or MATCH (n:TSK) WHERE n.title CONTAINS 'x' "
-                  "LIMIT 3; a delta is INSERT/SET/REMOVE/DELETE/SETTLE",
+    "(TSK status:open pricing) or MATCH (n:TSK) WHERE n.title CONTAINS 'x' "
+    "LIMIT 3; a delta is INSERT/SET/REMOVE/DELETE/SETTLE",
     "bad_query": f"ranges: k 0-{LIMITS.k_max}, max_rows 1-{LIMITS.max_rows_max}, "
-                 f"limit 1-{LIMITS.limit_max}, fanout 1-{LIMITS.fanout_max}, "
-                 "view interior|shell",
+    f"limit 1-{LIMITS.limit_max}, fanout 1-{LIMITS.fanout_max}, "
+    "view interior|shell",
     "commit_rejected": "nothing was applied; fix the delta and commit again",
     "echo_refused": "nothing was applied; do not re-insert rows you recalled: INSERT only "
-                    "new rows and SET properties on existing handles",
+    "new rows and SET properties on existing handles",
     "cap_exceeded": "nothing was applied; the session is full: start a new session with "
-                    "memnet_create_session",
+    "memnet_create_session",
     "conflict": "nothing was written; another writer committed first: recall again to see "
-                "its work, then redo the commit",
+    "its work, then redo the commit",
     "input_too_large": "send a smaller text",
     "version_not_found": "recall the current version instead",
     "path_outside_root": "use a path inside the roots named in the message; more roots are "
-                         "the operator's to give (memnet mcp --root DIR)",
+    "the operator's to give (memnet mcp --root DIR)",
     "invalid_argument": "check the tool's arguments against its input schema (tools/list): "
-                        "their names, types and which are required",
+    "their names, types and which are required",
 }
 
 # -- the table ---------------------------------------------------------------------
@@ -151,70 +161,139 @@ INDEX = Arg("index", "string", IN_ROOTS + " (default: the home's)")
 TOP = Arg("top", "integer", "most hits, 1-100", 10)
 
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("memnet_recall", "recall", RECALL_DOC, (
-        SESSION,
-        Arg("q", "string", default=""),
-        Arg("k", "integer", f"hops, 0-{LIMITS.k_max}", LIMITS.k),
-        Arg("max_rows", "integer", f"row cap, 1-{LIMITS.max_rows_max} (default "
-                                   f"{LIMITS.max_rows})"),
-        Arg("limit", "integer", f"most seeds, 1-{LIMITS.limit_max}"),
-        Arg("fanout", "integer", f"neighbours per node, 1-{LIMITS.fanout_max}",
-            LIMITS.fanout),
-        Arg("view", "string", "interior: all properties; shell: key ones", "interior",
-            ("interior", "shell")),
-        Arg("laws", "boolean", "carry the LAW rules", True),
-        Arg("since", "string", "etag (12 digits) of a Shape of this q you hold: answer only "
-                               "what changed"),
-        Arg("max_tokens", "integer", "stop the Shape before this many tokens"),
-    ), "read"),
-    ToolSpec("memnet_outline", "outline",
-             "A session's census as a Shape: each kind with its count, a few exemplars, the "
-             "laws. Call it first on an unfamiliar session.",
-             (SESSION, Arg("view", "string", "", "shell", ("shell", "interior"))), "read"),
-    ToolSpec("memnet_commit", "commit",
-             "Apply a delta atomically and store it: `INSERT (t:TSK {title: 'x'}), "
-             "(t)-[:TOUCHES]->(na2)` (t new, na2 a handle you read); `SET na3.status = "
-             "'done'`; `REMOVE na3.x`; `DELETE na3`; `SETTLE na3`. Returns the new handles.",
-             (SESSION, Arg("delta", "string", default=REQUIRED)), "write"),
-    ToolSpec("memnet_sessions", "sessions",
-             "List the sessions: id, version, nodes, edges, bytes.", (), "read"),
-    ToolSpec("memnet_create_session", "create_session",
-             "Create an empty session.",
-             (Arg("session", "string", "1-64 of a-z, 0-9, '-'", REQUIRED),), "create"),
-    ToolSpec("memnet_ingest", "ingest",
-             "Read a directory or .sysml file into a session: Python (MOD, SYM), markdown "
-             "(DOC, SEC), directories (PKG), SysML (REQ with rid, ...); each node keyed by "
-             "`locator`. Again later, only what changed is written.",
-             (SESSION, Arg("path", "string", IN_ROOTS, REQUIRED),
-              Arg("create", "boolean", "create the session if missing", False)),
-             "write-idempotent", path_arg="path", reports_progress=True),
-    ToolSpec("memnet_snap", "snap",
-             "Model Snap: cut a SysML v2 model into a catalog session `<prefix>-cat` (one SES "
-             "node per interior) and interiors `<prefix>-1..k`; recall the catalog with `REQ "
-             "rid:<id>` to find where a requirement lives.",
-             (Arg("model", "string", "file or directory " + IN_ROOTS, REQUIRED),
-              Arg("prefix", "string", default=REQUIRED),
-              Arg("budget", "integer", "most rows per interior", LIMITS.max_rows),
-              Arg("strict", "boolean", "fail if a file does not parse", False)),
-             "write-idempotent", path_arg="model", reports_progress=True),
-    ToolSpec("memnet_absorb", "absorb",
-             "Join the bounded slice around `anchors` (handles of session `member`) into "
-             "session `lead` as one version. For your own changes use memnet_commit.",
-             (Arg("lead", "string", default=REQUIRED), Arg("member", "string", default=REQUIRED),
-              Arg("anchors", "array", default=REQUIRED),
-              Arg("id_policy", "string", "merge: join nodes lead holds (safe to repeat); "
-                                         "remint: copy; keep: member's ids; reject: refuse",
-                  "merge", ("merge", "remint", "keep", "reject")),
-              Arg("hops", "integer", "0-6", 2)), "create"),
-    ToolSpec("memnet_host_search", "host_search",
-             "Search the BM25 index of a library (built by `memnet host index PATH`) for "
-             "locators; writes nothing.",
-             (Arg("q", "string", "words", REQUIRED), TOP, INDEX), "read", path_arg="index"),
-    ToolSpec("memnet_host_snap", "host_snap",
-             "Search the host index and commit the hits into a session: a QRY node with HIT "
-             "{rank} edges to a node per locator (idempotent). Then recall `QRY <words>`.",
-             (SESSION, Arg("q", "string", "words", REQUIRED), TOP, INDEX), "write-idempotent",
-             path_arg="index"),
+    ToolSpec(
+        "memnet_recall",
+        "recall",
+        RECALL_DOC,
+        (
+            SESSION,
+            Arg("q", "string", default=""),
+            Arg("k", "integer", f"hops, 0-{LIMITS.k_max}", LIMITS.k),
+            Arg(
+                "max_rows",
+                "integer",
+                f"row cap, 1-{LIMITS.max_rows_max} (default {LIMITS.max_rows})",
+            ),
+            Arg("limit", "integer", f"most seeds, 1-{LIMITS.limit_max}"),
+            Arg("fanout", "integer", f"neighbours per node, 1-{LIMITS.fanout_max}", LIMITS.fanout),
+            Arg(
+                "view",
+                "string",
+                "interior: all properties; shell: key ones",
+                "interior",
+                ("interior", "shell"),
+            ),
+            Arg("laws", "boolean", "carry the LAW rules", True),
+            Arg(
+                "since",
+                "string",
+                "etag (12 digits) of a Shape of this q you hold: answer only what changed",
+            ),
+            Arg("max_tokens", "integer", "stop the Shape before this many tokens"),
+        ),
+        "read",
+    ),
+    ToolSpec(
+        "memnet_outline",
+        "outline",
+        "A session's census as a Shape: each kind with its count, a few exemplars, the "
+        "laws. Call it first on an unfamiliar session.",
+        (SESSION, Arg("view", "string", "", "shell", ("shell", "interior"))),
+        "read",
+    ),
+    ToolSpec(
+        "memnet_commit",
+        "commit",
+        "Apply a delta atomically and store it: `INSERT (t:TSK {title: 'x'}), "
+        "(t)-[:TOUCHES]->(na2)` (t new, na2 a handle you read); `SET na3.status = "
+        "'done'`; `REMOVE na3.x`; `DELETE na3`; `SETTLE na3`. Returns the new handles.",
+        (SESSION, Arg("delta", "string", default=REQUIRED)),
+        "write",
+    ),
+    ToolSpec(
+        "memnet_sessions",
+        "sessions",
+        "List the sessions: id, version, nodes, edges, bytes.",
+        (),
+        "read",
+    ),
+    ToolSpec(
+        "memnet_create_session",
+        "create_session",
+        "Create an empty session.",
+        (Arg("session", "string", "1-64 of a-z, 0-9, '-'", REQUIRED),),
+        "create",
+    ),
+    ToolSpec(
+        "memnet_ingest",
+        "ingest",
+        "Read a directory or .sysml file into a session: Python (MOD, SYM), markdown "
+        "(DOC, SEC), directories (PKG), SysML (REQ with rid, ...); each node keyed by "
+        "`locator`. Again later, only what changed is written.",
+        (
+            SESSION,
+            Arg("path", "string", IN_ROOTS, REQUIRED),
+            Arg("create", "boolean", "create the session if missing", False),
+        ),
+        "write-idempotent",
+        path_arg="path",
+        reports_progress=True,
+    ),
+    ToolSpec(
+        "memnet_snap",
+        "snap",
+        "Model Snap: cut a SysML v2 model into a catalog session `<prefix>-cat` (one SES "
+        "node per interior) and interiors `<prefix>-1..k`; recall the catalog with `REQ "
+        "rid:<id>` to find where a requirement lives.",
+        (
+            Arg("model", "string", "file or directory " + IN_ROOTS, REQUIRED),
+            Arg("prefix", "string", default=REQUIRED),
+            Arg("budget", "integer", "most rows per interior", LIMITS.max_rows),
+            Arg("strict", "boolean", "fail if a file does not parse", False),
+        ),
+        "write-idempotent",
+        path_arg="model",
+        reports_progress=True,
+    ),
+    ToolSpec(
+        "memnet_absorb",
+        "absorb",
+        "Join the bounded slice around `anchors` (handles of session `member`) into "
+        "session `lead` as one version. For your own changes use memnet_commit.",
+        (
+            Arg("lead", "string", default=REQUIRED),
+            Arg("member", "string", default=REQUIRED),
+            Arg("anchors", "array", default=REQUIRED),
+            Arg(
+                "id_policy",
+                "string",
+                "merge: join nodes lead holds (safe to repeat); "
+                "remint: copy; keep: member's ids; reject: refuse",
+                "merge",
+                ("merge", "remint", "keep", "reject"),
+            ),
+            Arg("hops", "integer", "0-6", 2),
+        ),
+        "create",
+    ),
+    ToolSpec(
+        "memnet_host_search",
+        "host_search",
+        "Search the BM25 index of a library (built by `memnet host index PATH`) for "
+        "locators; writes nothing.",
+        (Arg("q", "string", "words", REQUIRED), TOP, INDEX),
+        "read",
+        path_arg="index",
+    ),
+    ToolSpec(
+        "memnet_host_snap",
+        "host_snap",
+        "Search the host index and commit the hits into a session: a QRY node with HIT "
+        "{rank} edges to a node per locator (idempotent). Then recall `QRY <words>`.",
+        (SESSION, Arg("q", "string", "words", REQUIRED), TOP, INDEX),
+        "write-idempotent",
+        path_arg="index",
+    ),
 )
 
 BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
@@ -224,8 +303,15 @@ FILE_TOOLS: dict[str, str] = {t.name: t.path_arg for t in TOOLS if t.path_arg}
 
 def listing() -> list[dict[str, Any]]:
     """The ``tools/list`` answer, as JSON: what a client hands to its model."""
-    return [{"name": t.name, "description": t.doc,
-             "inputSchema": t.input_schema(), "annotations": t.annotations()} for t in TOOLS]
+    return [
+        {
+            "name": t.name,
+            "description": t.doc,
+            "inputSchema": t.input_schema(),
+            "annotations": t.annotations(),
+        }
+        for t in TOOLS
+    ]
 
 
 # -- reading a call's arguments ---------------------------------------------------------
@@ -241,16 +327,23 @@ def _read(value: Any, arg: Arg) -> Any:
         value = int(value)
     elif t == "boolean" and value in ("true", "false"):
         value = value == "true"
-    ok = {"string": type(value) is str, "integer": type(value) is int,
-          "boolean": type(value) is bool,
-          "array": type(value) is list and all(type(x) is str for x in value)}[t]
+    ok = {
+        "string": type(value) is str,
+        "integer": type(value) is int,
+        "boolean": type(value) is bool,
+        "array": type(value) is list and all(type(x) is str for x in value),
+    }[t]
     if not ok:
         want = "a list of strings" if t == "array" else t
-        raise InvalidArgument(f"argument {arg.name!r} must be {want}, not "
-                              f"{type(value).__name__} {json.dumps(value)[:40]}")
+        raise InvalidArgument(
+            f"argument {arg.name!r} must be {want}, not "
+            f"{type(value).__name__} {json.dumps(value)[:40]}"
+        )
     if arg.choices and value not in arg.choices:
-        raise InvalidArgument(f"argument {arg.name!r} must be one of {', '.join(arg.choices)}, "
-                              f"not {json.dumps(value)[:40]}")
+        raise InvalidArgument(
+            f"argument {arg.name!r} must be one of {', '.join(arg.choices)}, "
+            f"not {json.dumps(value)[:40]}"
+        )
     return value
 
 
@@ -266,8 +359,9 @@ def check_arguments(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
     names = [a.name for a in tool.args]
     unknown = sorted(set(arguments) - set(names))
     if unknown:
-        raise InvalidArgument(f"{tool.name}: unknown argument {unknown[0]!r} (it takes "
-                              f"{', '.join(names) or 'none'})")
+        raise InvalidArgument(
+            f"{tool.name}: unknown argument {unknown[0]!r} (it takes {', '.join(names) or 'none'})"
+        )
     out: dict[str, Any] = {}
     for arg in tool.args:
         value = arguments.get(arg.name)
@@ -283,5 +377,15 @@ def check_arguments(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Arg", "BY_NAME", "FILE_TOOLS", "HINTS", "INSTRUCTIONS", "REQUIRED", "TOOLS",
-           "ToolSpec", "check_arguments", "listing"]
+__all__ = [
+    "Arg",
+    "BY_NAME",
+    "FILE_TOOLS",
+    "HINTS",
+    "INSTRUCTIONS",
+    "REQUIRED",
+    "TOOLS",
+    "ToolSpec",
+    "check_arguments",
+    "listing",
+]

@@ -50,9 +50,15 @@ def _elapsed(seconds: float) -> str:
 class Progress:
     """A throttled progress line; silent unless ``stream`` is a TTY and the work is slow."""
 
-    def __init__(self, label: str = "", *, stream: TextIO | None = None,
-                 delay: float | None = None, interval: float = INTERVAL,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        label: str = "",
+        *,
+        stream: TextIO | None = None,
+        delay: float | None = None,
+        interval: float = INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
         self.delay = _delay_from_env() if delay is None else delay
@@ -62,7 +68,7 @@ class Progress:
         self.done = 0
         self.total: int | None = None
         self.step = ""
-        self.drawn = False      # something was written to the stream
+        self.drawn = False  # something was written to the stream
         self._last = float("-inf")
         self._width = 0
         self._spin = 0

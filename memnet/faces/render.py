@@ -26,12 +26,30 @@ from ..limits import LIMITS
 
 #: fill colours (light, readable with black text), picked by a stable hash of the kind
 PALETTE: tuple[str, ...] = (
-    "#cfe2f3", "#d9ead3", "#fff2cc", "#f4cccc", "#d9d2e9", "#fce5cd",
-    "#d0e0e3", "#ead1dc", "#e6f4ea", "#fde7e9", "#e8eaf6", "#f1f8e9",
+    "#cfe2f3",
+    "#d9ead3",
+    "#fff2cc",
+    "#f4cccc",
+    "#d9d2e9",
+    "#fce5cd",
+    "#d0e0e3",
+    "#ead1dc",
+    "#e6f4ea",
+    "#fde7e9",
+    "#e8eaf6",
+    "#f1f8e9",
 )
 #: Graphviz node shapes, picked by a second stable hash of the kind
-SHAPES: tuple[str, ...] = ("box", "ellipse", "hexagon", "component", "folder", "tab",
-                           "cylinder", "octagon")
+SHAPES: tuple[str, ...] = (
+    "box",
+    "ellipse",
+    "hexagon",
+    "component",
+    "folder",
+    "tab",
+    "cylinder",
+    "octagon",
+)
 LAW_KIND = "LAW"
 LAW_STYLE = {"shape": "note", "fillcolor": "#eeeeee", "color": "#666666"}
 TITLE_KEYS = ("title", "name", "path", "text")
@@ -50,8 +68,11 @@ def kind_style(kind: str) -> dict[str, str]:
     """The fill colour and node shape of a kind (stable across runs and machines)."""
     if kind == LAW_KIND:
         return dict(LAW_STYLE)
-    return {"shape": SHAPES[_hash(kind, "shape") % len(SHAPES)],
-            "fillcolor": PALETTE[_hash(kind, "colour") % len(PALETTE)], "color": "#333333"}
+    return {
+        "shape": SHAPES[_hash(kind, "shape") % len(SHAPES)],
+        "fillcolor": PALETTE[_hash(kind, "colour") % len(PALETTE)],
+        "color": "#333333",
+    }
 
 
 def _kind(node: Any) -> str:
@@ -99,8 +120,10 @@ def to_dot(shape: Any) -> str:
     title = f"session {r.session} v{r.version}  q={r.q!r}  rows {r.rows}/{r.max_rows}"
     out = [
         "digraph shape {",
-        ('  graph [rankdir=LR, fontname="Helvetica", fontsize=10, labelloc=t, '
-         f"label={_dot_str(title)}];"),
+        (
+            '  graph [rankdir=LR, fontname="Helvetica", fontsize=10, labelloc=t, '
+            f"label={_dot_str(title)}];"
+        ),
         '  node [style="filled", fontname="Helvetica", fontsize=10, penwidth=1];',
         '  edge [fontname="Helvetica", fontsize=9, color="#555555"];',
     ]
@@ -142,8 +165,10 @@ def _mermaid_id(var: str, used: dict[str, str]) -> str:
 
 def _mermaid_text(s: str) -> str:
     """Text for a quoted Mermaid label: quotes and markup characters as entities."""
-    return "".join({'"': "#quot;", "<": "#lt;", ">": "#gt;", "#": "#35;", "|": "#124;",
-                    "\n": " "}.get(c, c) for c in s)
+    return "".join(
+        {'"': "#quot;", "<": "#lt;", ">": "#gt;", "#": "#35;", "|": "#124;", "\n": " "}.get(c, c)
+        for c in s
+    )
 
 
 def to_mermaid(shape: Any) -> str:
@@ -157,7 +182,8 @@ def to_mermaid(shape: Any) -> str:
         nid = _mermaid_id(n.var, used)
         t = short_title(n)
         label = _mermaid_text(f"{n.var} {':'.join(n.labels) or '?'}") + (
-            f"<br/>{_mermaid_text(t)}" if t else "")
+            f"<br/>{_mermaid_text(t)}" if t else ""
+        )
         open_, close = ("[[", "]]") if n.var in seeds else ("[", "]")
         if kind == LAW_KIND:
             open_, close = ("[/", "/]")
@@ -171,12 +197,15 @@ def to_mermaid(shape: Any) -> str:
     for v in _endpoints(shape):
         out.append(f'  {_mermaid_id(v, used)}("{_mermaid_text(v)}")')
     for e in shape.edges:
-        out.append(f"  {_mermaid_id(e.src, used)} -->|\"{_mermaid_text(e.type)}\"| "
-                   f"{_mermaid_id(e.dst, used)}")
+        out.append(
+            f'  {_mermaid_id(e.src, used)} -->|"{_mermaid_text(e.type)}"| '
+            f"{_mermaid_id(e.dst, used)}"
+        )
     for kind in kinds:
         st = kind_style(kind)
-        out.append(f"  classDef k_{_SAFE_ID.sub('_', kind)} fill:{st['fillcolor']},"
-                   f"stroke:{st['color']}")
+        out.append(
+            f"  classDef k_{_SAFE_ID.sub('_', kind)} fill:{st['fillcolor']},stroke:{st['color']}"
+        )
     out.append("  classDef seed stroke:#000,stroke-width:3px")
     return "\n".join(out) + "\n"
 
@@ -186,8 +215,9 @@ def check_output(path: Path) -> tuple[str, str]:
     (``bad_query`` for an unknown suffix, ``dependency_missing`` without dot)."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise QueryError(f"cannot render to {str(path)!r}: the output file must end in "
-                          f"{' or '.join(FORMATS)}")
+        raise QueryError(
+            f"cannot render to {str(path)!r}: the output file must end in {' or '.join(FORMATS)}"
+        )
     import shutil
 
     exe = shutil.which("dot")
@@ -197,8 +227,10 @@ def check_output(path: Path) -> tuple[str, str]:
         raise PathNotFound(f"cannot render to {str(path)!r}: it is a directory", path=str(path))
     parent = path.parent
     if not parent.is_dir():
-        raise PathNotFound(f"cannot render to {str(path)!r}: there is no directory "
-                           f"{str(parent)!r}", path=str(parent))
+        raise PathNotFound(
+            f"cannot render to {str(path)!r}: there is no directory {str(parent)!r}",
+            path=str(parent),
+        )
     return fmt, exe
 
 
@@ -210,14 +242,22 @@ def render(dot_text: str, out_path: str | os.PathLike[str]) -> Path:
     path = Path(out_path)
     fmt, exe = check_output(path)
     try:
-        done = subprocess.run([exe, f"-T{fmt}", "-o", os.fspath(path)], input=dot_text.encode(),
-                              capture_output=True, timeout=300, check=False)
+        done = subprocess.run(
+            [exe, f"-T{fmt}", "-o", os.fspath(path)],
+            input=dot_text.encode(),
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
     except FileNotFoundError:
         raise DependencyMissing(DOT_MISSING) from None
     if done.returncode != 0:
         msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise MemNetError(f"Graphviz (dot) failed with exit {done.returncode}: "
-                          f"{msg[-1] if msg else 'no message'}", code="internal")
+        raise MemNetError(
+            f"Graphviz (dot) failed with exit {done.returncode}: "
+            f"{msg[-1] if msg else 'no message'}",
+            code="internal",
+        )
     return path
 
 
@@ -227,27 +267,52 @@ def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sid", help="session id")
     parser.add_argument("q", nargs="?", default="", help="the query (default: empty → outline)")
     parser.add_argument("--hops", type=int, default=LIMITS.k, help=f"k, hops (default {LIMITS.k})")
-    parser.add_argument("--rows", type=int, default=None,
-                        help=f"M, max rows (default {LIMITS.max_rows}; with --max-tokens, "
-                             f"{LIMITS.max_rows_max})")
-    parser.add_argument("--limit", type=int, default=None,
-                        help=f"L, max seeds (default: {LIMITS.limit}, and up to "
-                             f"{LIMITS.limit_max} as room allows)")
-    parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
-                        help="stop the Shape before N tokens, its receipt line included")
-    parser.add_argument("--fanout", type=int, default=LIMITS.fanout,
-                        help=f"F, neighbours per node (default {LIMITS.fanout})")
-    parser.add_argument("--view", choices=("interior", "shell"), default="interior",
-                        help="interior (all properties) or shell (key properties)")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=None,
+        help=f"M, max rows (default {LIMITS.max_rows}; with --max-tokens, {LIMITS.max_rows_max})",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help=f"L, max seeds (default: {LIMITS.limit}, and up to {LIMITS.limit_max} as room allows)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop the Shape before N tokens, its receipt line included",
+    )
+    parser.add_argument(
+        "--fanout",
+        type=int,
+        default=LIMITS.fanout,
+        help=f"F, neighbours per node (default {LIMITS.fanout})",
+    )
+    parser.add_argument(
+        "--view",
+        choices=("interior", "shell"),
+        default="interior",
+        help="interior (all properties) or shell (key properties)",
+    )
     parser.add_argument("--no-laws", action="store_true", help="leave LAW rules out")
-    parser.add_argument("--at", type=int, default=None, metavar="VERSION",
-                        help="recall as of a past version")
+    parser.add_argument(
+        "--at", type=int, default=None, metavar="VERSION", help="recall as of a past version"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_recall_arguments(parser)
-    parser.add_argument("-o", "--output", default="shape.svg", metavar="FILE",
-                        help="picture to write, .svg or .png (default: shape.svg)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="shape.svg",
+        metavar="FILE",
+        help="picture to write, .svg or .png (default: shape.svg)",
+    )
 
 
 def recall_shape(args: argparse.Namespace) -> Any:
@@ -261,9 +326,16 @@ def recall_shape(args: argparse.Namespace) -> Any:
     with Cabinet.open(args.home) as cab:
         with Progress(f"hydrate {args.sid}") as bar:
             s = cab.open(args.sid, at=args.at, progress=bar)
-        return s.recall(args.q, k=args.hops, max_rows=args.rows, limit=args.limit,
-                        fanout=args.fanout, view=args.view, laws=not args.no_laws,
-                        max_tokens=args.max_tokens)
+        return s.recall(
+            args.q,
+            k=args.hops,
+            max_rows=args.rows,
+            limit=args.limit,
+            fanout=args.fanout,
+            view=args.view,
+            laws=not args.no_laws,
+            max_tokens=args.max_tokens,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -277,5 +349,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "kind_style", "render", "run", "short_title", "to_dot",
-           "to_mermaid"]
+__all__ = ["add_arguments", "kind_style", "render", "run", "short_title", "to_dot", "to_mermaid"]

@@ -89,14 +89,18 @@ class Roots:
             raise PathOutsideRoot(
                 f"this server reads no files: it was started without --root and the client "
                 f"named no roots, so {what} {_shown(path)} cannot be read; start it with "
-                "memnet mcp --root DIR", path=path[:200])
+                "memnet mcp --root DIR",
+                path=path[:200],
+            )
         real = _real(path)
         for group in (self.operator, self.client):
             if group and not any(_inside(real, d) for d in group):
                 raise PathOutsideRoot(
                     f"{what} {_shown(path)} is outside the roots this server may read "
-                    f"({', '.join(_shown(d) for d in group)})", path=path[:200],
-                    roots=list(group))
+                    f"({', '.join(_shown(d) for d in group)})",
+                    path=path[:200],
+                    roots=list(group),
+                )
         return real
 
     def describe(self) -> str:

@@ -27,8 +27,8 @@ from typing import IO, Any, BinaryIO
 from ..errors import InvalidArgument, MemNetError, QueryError, SessionNotFound, WireError
 
 MAX_FRAME = 4 * 1024 * 1024  #: cap of a statement and of a response body, in bytes
-READ_SIZE = 64 * 1024        #: bytes asked of stdin per read
-SPILL_AT = 256 * 1024        #: a statement longer than this is buffered in a temp file
+READ_SIZE = 64 * 1024  #: bytes asked of stdin per read
+SPILL_AT = 256 * 1024  #: a statement longer than this is buffered in a temp file
 
 # scanner states
 _CODE, _SLASH, _STRING, _ESC, _LINE, _BLOCK, _BLOCK_STAR = range(7)
@@ -206,10 +206,20 @@ class Splitter:
         body.drop()
         if not code:
             return []
-        where = {_STRING: "inside a string", _ESC: "inside a string",
-                 _BLOCK: "inside a /* comment", _BLOCK_STAR: "inside a /* comment"}
-        return [("bad", "input ended before the statement's ';'"
-                 + (f" ({where[state]})" if state in where else "") + "; it was not run")]
+        where = {
+            _STRING: "inside a string",
+            _ESC: "inside a string",
+            _BLOCK: "inside a /* comment",
+            _BLOCK_STAR: "inside a /* comment",
+        }
+        return [
+            (
+                "bad",
+                "input ended before the statement's ';'"
+                + (f" ({where[state]})" if state in where else "")
+                + "; it was not run",
+            )
+        ]
 
 
 # -- statements --------------------------------------------------------------------
@@ -219,11 +229,18 @@ _WORD = re.compile(r"([A-Za-z]+)(?![A-Za-z0-9_])")
 _USE = re.compile(r"USE\s+(\S+)(?:\s+(CREATE))?\s*\Z", re.IGNORECASE | re.DOTALL)
 _OPT = r"[A-Za-z_]+\s*=\s*[^\s,']+"
 _WITH = re.compile(rf"(?:^|\s)WITH\s+({_OPT}(?:\s*,\s*{_OPT})*)\s*\Z", re.IGNORECASE)
-_BARE_WITH = re.compile(r"(?:^|\s)WITH(?:\s|\Z)")   # upper case: `with` may be a keyword
+_BARE_WITH = re.compile(r"(?:^|\s)WITH(?:\s|\Z)")  # upper case: `with` may be a keyword
 _COMMITS = {"INSERT", "SET", "REMOVE", "DELETE", "SETTLE"}
 _NEEDS_SESSION = _COMMITS | {"RECALL", "MATCH", "OUTLINE"}
-_INT_OPTS = {"k": "k", "hops": "k", "rows": "max_rows", "limit": "limit", "fanout": "fanout",
-             "max_tokens": "max_tokens", "tokens": "max_tokens"}
+_INT_OPTS = {
+    "k": "k",
+    "hops": "k",
+    "rows": "max_rows",
+    "limit": "limit",
+    "fanout": "fanout",
+    "max_tokens": "max_tokens",
+    "tokens": "max_tokens",
+}
 
 
 def _blank(text: str) -> bool:
@@ -235,9 +252,11 @@ def _options(text: str, allowed: set[str]) -> tuple[str, dict[str, Any]]:
     """Split ``q [WITH name=value, ...]`` into q and Session.recall keywords."""
     m = _WITH.search(text)
     if m is None:
-        if _BARE_WITH.search(text):   # `WITH rows`, `WITH rows=` ...: not options
-            raise QueryError("WITH takes options as name=value, separated by commas "
-                             f"(options: {', '.join(sorted(allowed))})")
+        if _BARE_WITH.search(text):  # `WITH rows`, `WITH rows=` ...: not options
+            raise QueryError(
+                "WITH takes options as name=value, separated by commas "
+                f"(options: {', '.join(sorted(allowed))})"
+            )
         return text.strip(), {}
     kw: dict[str, Any] = {}
     seen: set[str] = set()
@@ -273,8 +292,9 @@ def _options(text: str, allowed: set[str]) -> tuple[str, dict[str, Any]]:
 def _shown(shape: Any, fmt: str) -> str:
     """A Shape as its text (``gql``), or with its whole receipt as data (``json``)."""
     if fmt == "json":
-        return json.dumps({"text": shape.text, "receipt": shape.receipt.to_dict()},
-                          ensure_ascii=False)
+        return json.dumps(
+            {"text": shape.text, "receipt": shape.receipt.to_dict()}, ensure_ascii=False
+        )
     return str(shape.text)
 
 
@@ -293,9 +313,12 @@ class Wire:
     def send(self, code: str | None, body: str) -> None:
         data = body.encode("utf-8")
         if len(data) > MAX_FRAME:
-            code, data = "frame_too_large", (
-                f"the response of {len(data)} bytes passes the {MAX_FRAME}-byte frame cap"
-            ).encode()
+            code, data = (
+                "frame_too_large",
+                (
+                    f"the response of {len(data)} bytes passes the {MAX_FRAME}-byte frame cap"
+                ).encode(),
+            )
         if code is not None:
             data = " ".join(data.decode("utf-8").splitlines()).encode("utf-8")
             head = f"error {code} {len(data)}\n"
@@ -307,8 +330,11 @@ class Wire:
     def answer(self, item: tuple[str, Any]) -> None:
         kind, value = item
         if kind == "too_large":
-            self.send("frame_too_large", f"statement of more than {MAX_FRAME} bytes "
-                      f"({value} bytes) refused unread; send at most 4 MiB per statement")
+            self.send(
+                "frame_too_large",
+                f"statement of more than {MAX_FRAME} bytes "
+                f"({value} bytes) refused unread; send at most 4 MiB per statement",
+            )
             return
         if kind == "bad":
             self.send("bad_frame", value)
@@ -333,47 +359,65 @@ class Wire:
 
     # -- statements ---------------------------------------------------------------
     def execute(self, text: str) -> str:
-        text = text[_LEAD.match(text).end():]  # type: ignore[union-attr]
+        text = text[_LEAD.match(text).end() :]  # type: ignore[union-attr]
         m = _WORD.match(text)
         word = m.group(1).upper() if m else ""
         if word in _NEEDS_SESSION and self.session is None and self.lost is not None:
-            self.reopen()   # cabinet_unavailable again while the server is away
+            self.reopen()  # cabinet_unavailable again while the server is away
         if word in _NEEDS_SESSION and self.session is None:
-            raise WireError(f"no session selected: USE a session first (USE sid; or "
-                            f"USE sid CREATE;) before {word}")
+            raise WireError(
+                f"no session selected: USE a session first (USE sid; or "
+                f"USE sid CREATE;) before {word}"
+            )
         if word in ("RECALL", "MATCH", "OUTLINE"):
             self.refresh()  # a read sees the latest; a Commit keeps its compare-and-swap
         if word == "USE":
             return self.use(text)
         if word == "PING":
-            if not _blank(text[m.end():]):  # type: ignore[union-attr]
+            if not _blank(text[m.end() :]):  # type: ignore[union-attr]
                 raise WireError("PING takes nothing")
             return "pong"
         if word == "SESSIONS":
-            if not _blank(text[m.end():]):  # type: ignore[union-attr]
+            if not _blank(text[m.end() :]):  # type: ignore[union-attr]
                 raise WireError("SESSIONS takes nothing")
             return json.dumps([i.to_dict() for i in self.cab.sessions()], ensure_ascii=False)
         if word == "RECALL":
-            q, kw = _options(text[m.end():],  # type: ignore[union-attr]
-                             {"k", "hops", "rows", "limit", "fanout", "view", "laws", "since",
-                              "max_tokens", "tokens", "format"})
+            q, kw = _options(
+                text[m.end() :],  # type: ignore[union-attr]
+                {
+                    "k",
+                    "hops",
+                    "rows",
+                    "limit",
+                    "fanout",
+                    "view",
+                    "laws",
+                    "since",
+                    "max_tokens",
+                    "tokens",
+                    "format",
+                },
+            )
             fmt = kw.pop("format", "gql")
             return _shown(self.session.recall(q, **kw), fmt)
         if word == "MATCH":
             return str(self.session.recall(text).text)
         if word == "OUTLINE":
-            rest, kw = _options(text[m.end():],  # type: ignore[union-attr]
-                                {"rows", "limit", "view", "laws", "format"})
+            rest, kw = _options(
+                text[m.end() :],  # type: ignore[union-attr]
+                {"rows", "limit", "view", "laws", "format"},
+            )
             if not _blank(rest):
-                raise WireError("OUTLINE takes only WITH options (rows, limit, view, laws, "
-                                "format)")
+                raise WireError("OUTLINE takes only WITH options (rows, limit, view, laws, format)")
             fmt = kw.pop("format", "gql")
             return _shown(self.session.outline(**kw), fmt)
         if word in _COMMITS:
             return self.commit(text)
         shown = text[:40] + ("…" if len(text) > 40 else "")
-        raise WireError(f"not a wire statement: {shown!r} (USE, RECALL, MATCH, OUTLINE, "
-                        "INSERT, SET, REMOVE, DELETE, SETTLE, SESSIONS, PING)")
+        raise WireError(
+            f"not a wire statement: {shown!r} (USE, RECALL, MATCH, OUTLINE, "
+            "INSERT, SET, REMOVE, DELETE, SETTLE, SESSIONS, PING)"
+        )
 
     def use(self, text: str) -> str:
         m = _USE.match(text)
@@ -446,9 +490,13 @@ class _Stop(BaseException):
 
 def add_arguments(parser: Any) -> None:
     """The options of ``memnet wire`` (called when the CLI builds its parser)."""
-    parser.add_argument("--session", default=None, metavar="SID",
-                        help="select SID before the first statement, creating it if missing "
-                             "(as USE SID CREATE; but without a response)")
+    parser.add_argument(
+        "--session",
+        default=None,
+        metavar="SID",
+        help="select SID before the first statement, creating it if missing "
+        "(as USE SID CREATE; but without a response)",
+    )
 
 
 def serve(cabinet: Any, stdin_fd: int, out: BinaryIO, *, session: str | None = None) -> int:
@@ -505,9 +553,10 @@ def run(args: Any) -> int:
     """``memnet wire``: serve stdin/stdout on the cabinet at ``args.home``."""
     from ..cabinet import Cabinet
 
-    if sys.stdin is None or sys.stdout is None:   # started with `<&-` or `>&-`
-        raise InvalidArgument("memnet wire reads statements on stdin and answers on stdout, "
-                              "and one of them is closed")
+    if sys.stdin is None or sys.stdout is None:  # started with `<&-` or `>&-`
+        raise InvalidArgument(
+            "memnet wire reads statements on stdin and answers on stdout, and one of them is closed"
+        )
     out = sys.stdout.buffer
     with Cabinet.open(args.home) as cab:
         code = serve(cab, sys.stdin.fileno(), out, session=getattr(args, "session", None))

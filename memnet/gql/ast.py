@@ -150,8 +150,18 @@ class Settle:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-Statement = (Insert | SetProp | SetLabel | SetNick | RemoveProp | RemoveLabel | RemoveNick
-             | Delete | Settle | Gone)
+Statement = (
+    Insert
+    | SetProp
+    | SetLabel
+    | SetNick
+    | RemoveProp
+    | RemoveLabel
+    | RemoveNick
+    | Delete
+    | Settle
+    | Gone
+)
 
 
 @record
@@ -197,12 +207,34 @@ class SeedQuery:
 
     @property
     def empty(self) -> bool:
-        return (self.kind is None and not self.labels and not self.props
-                and not self.keywords and not self.contains and self.nick is None)
+        return (
+            self.kind is None
+            and not self.labels
+            and not self.props
+            and not self.keywords
+            and not self.contains
+            and self.nick is None
+        )
 
 
 __all__ = [
-    "Delete", "Delta", "EdgePattern", "Gone", "Insert", "NodePattern", "Pos", "Props",
-    "RemoveLabel", "RemoveNick", "RemoveProp", "Scalar", "SeedQuery", "SetLabel", "SetNick",
-    "SetProp", "Settle", "Statement", "Value",
+    "Delete",
+    "Delta",
+    "EdgePattern",
+    "Gone",
+    "Insert",
+    "NodePattern",
+    "Pos",
+    "Props",
+    "RemoveLabel",
+    "RemoveNick",
+    "RemoveProp",
+    "Scalar",
+    "SeedQuery",
+    "SetLabel",
+    "SetNick",
+    "SetProp",
+    "Settle",
+    "Statement",
+    "Value",
 ]

@@ -52,7 +52,7 @@ def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
     keywords: list[str] = []
     bare: list[tuple[str, str]] = []
     nick: str | None = None
-    upper_at: list[int] = []   # where each capital word stood among the keywords
+    upper_at: list[int] = []  # where each capital word stood among the keywords
     for tok in tokens:
         t = tok.type
         if t == "CB_UPPER":
@@ -64,7 +64,7 @@ def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
         elif t == "CB_PAIR":
             text = str(tok)
             cut = min(i for i in (text.find(":"), text.find("~")) if i >= 0)
-            key, sep, raw = text[:cut], text[cut], text[cut + 1:]
+            key, sep, raw = text[:cut], text[cut], text[cut + 1 :]
             quoted = raw.startswith("'")
             if sep == "~":
                 contains.append((key, _decode_string(tok) if quoted else raw))
@@ -84,10 +84,18 @@ def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
             keywords.append(_decode_string(tok))
         else:
             keywords.append(str(tok))
-    return SeedQuery(kind=kind, labels=tuple(labels), props=tuple(props),
-                     keywords=tuple(keywords), contains=tuple(contains), nick=nick,
-                     limit=None, form="codebook", bare=tuple(bare),
-                     upper_at=tuple(upper_at) if keywords else ())
+    return SeedQuery(
+        kind=kind,
+        labels=tuple(labels),
+        props=tuple(props),
+        keywords=tuple(keywords),
+        contains=tuple(contains),
+        nick=nick,
+        limit=None,
+        form="codebook",
+        bare=tuple(bare),
+        upper_at=tuple(upper_at) if keywords else (),
+    )
 
 
 class _Word(str):

@@ -61,8 +61,7 @@ _NICK_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 # codebook rendering
 _BARE_WORD_RE = re.compile(r"[^\s'#]+")
-_NUMBER_LIKE_RE = re.compile(
-    r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)?")
+_NUMBER_LIKE_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)?")
 _PAIR_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~]")
 #: text starting with the word MATCH, any case (``match:x`` is a key): a
 #: query whose first word it is reads as the MATCH form
@@ -73,12 +72,6 @@ def plain_word(w: str) -> bool:
     """ASCII letters and digits, a lower-case letter first: read as a bare
     codebook keyword whatever the rules for the rest (``match`` aside)."""
     return w.isalnum() and w.isascii() and w[0].islower()
-
-
-
-
-
-
 
 
 def _name(s: str, what: str) -> str:
@@ -100,8 +93,9 @@ def _label(s: str, what: str = "label") -> str:
     return s
 
 
-def _pairs(props: Props | Mapping[str, Value] | Iterable[tuple[str, Value]]
-           ) -> Iterable[tuple[str, Value]]:
+def _pairs(
+    props: Props | Mapping[str, Value] | Iterable[tuple[str, Value]],
+) -> Iterable[tuple[str, Value]]:
     if isinstance(props, Mapping):
         return props.items()
     return props
@@ -109,13 +103,16 @@ def _pairs(props: Props | Mapping[str, Value] | Iterable[tuple[str, Value]]
 
 def format_props(props: Props | Mapping[str, Value]) -> str:
     """``{k: v, k2: v2}`` in the order given, or '' when there are none."""
-    body = ", ".join(f"{_name(k, 'property key')}: {format_value(v)}"
-                     for k, v in _pairs(props))
+    body = ", ".join(f"{_name(k, 'property key')}: {format_value(v)}" for k, v in _pairs(props))
     return "{" + body + "}" if body else ""
 
 
-def format_node(var: str | None, labels: Iterable[str], props: Props | Mapping[str, Value],
-                nick: str | None = None) -> str:
+def format_node(
+    var: str | None,
+    labels: Iterable[str],
+    props: Props | Mapping[str, Value],
+    nick: str | None = None,
+) -> str:
     """``(var:KIND&LABEL #nick {k: v})``; ``labels[0]`` is the kind."""
     if var is not None:
         _var(var)
@@ -129,8 +126,12 @@ def format_node(var: str | None, labels: Iterable[str], props: Props | Mapping[s
     return node_text(var, labels, tuple(_pairs(props)), nick)
 
 
-def node_text(var: str | None, labels: tuple[str, ...], pairs: Iterable[tuple[str, Value]],
-              nick: str | None = None) -> str:
+def node_text(
+    var: str | None,
+    labels: tuple[str, ...],
+    pairs: Iterable[tuple[str, Value]],
+    nick: str | None = None,
+) -> str:
     """:func:`format_node` for names already known to be valid (a Shape's
     rows come from the store, where every name was checked on the way in)."""
     head = "" if var is None else var
@@ -144,8 +145,9 @@ def node_text(var: str | None, labels: tuple[str, ...], pairs: Iterable[tuple[st
     return f"({head})"
 
 
-def format_edge(var: str | None, type: str, src: str, dst: str,
-                props: Props | Mapping[str, Value] = ()) -> str:
+def format_edge(
+    var: str | None, type: str, src: str, dst: str, props: Props | Mapping[str, Value] = ()
+) -> str:
     """``(src)-[var:TYPE {k: v}]->(dst)``."""
     inner = ("" if var is None else _var(var)) + ":" + _label(type, "edge type")
     body = format_props(props)
@@ -167,8 +169,11 @@ def format_insert(node_strs: Iterable[str], edge_strs: Iterable[str]) -> str:
 
 def _cb_string(s: str) -> str:
     """A prop value or needle: bare when it reads back as that same string."""
-    if (_BARE_WORD_RE.fullmatch(s) is None or _NUMBER_LIKE_RE.fullmatch(s) is not None
-            or s.lower() in ("true", "false")):
+    if (
+        _BARE_WORD_RE.fullmatch(s) is None
+        or _NUMBER_LIKE_RE.fullmatch(s) is not None
+        or s.lower() in ("true", "false")
+    ):
         return _quote(s)
     return s
 
@@ -189,10 +194,14 @@ def _cb_value(v: Value) -> str:
 
 def _cb_keyword(w: str) -> str:
     if plain_word(w) and w[:5].lower() != "match":
-        return w   # a plain word (most keywords): none of the tests below holds
-    if (_BARE_WORD_RE.fullmatch(w) is None or _LABEL_RE.fullmatch(w) is not None
-            or _PAIR_LIKE_RE.match(w) is not None or w.startswith(("//", "/*"))
-            or MATCH_WORD.match(w) is not None):
+        return w  # a plain word (most keywords): none of the tests below holds
+    if (
+        _BARE_WORD_RE.fullmatch(w) is None
+        or _LABEL_RE.fullmatch(w) is not None
+        or _PAIR_LIKE_RE.match(w) is not None
+        or w.startswith(("//", "/*"))
+        or MATCH_WORD.match(w) is not None
+    ):
         return _quote(w)
     return w
 
@@ -203,15 +212,21 @@ def format_query(q: SeedQuery) -> str:
     back the same query (but for its form when its only words are a kind
     named MATCH and labels: the codebook cannot say that)."""
     kws = q.keywords
-    if len(kws) == 1 and q.kind is None and not (q.labels or q.props or q.contains) and \
-            q.nick is None and q.limit is None:
-        return _cb_keyword(kws[0])   # one keyword, the usual fresh q
+    if (
+        len(kws) == 1
+        and q.kind is None
+        and not (q.labels or q.props or q.contains)
+        and q.nick is None
+        and q.limit is None
+    ):
+        return _cb_keyword(kws[0])  # one keyword, the usual fresh q
     if q.form == "match" and not q.keywords:
         node = format_node("n", (q.kind, *q.labels) if q.kind else q.labels, q.props, q.nick)
         text = f"MATCH {node}"
         if q.contains:
             text += " WHERE " + " AND ".join(
-                f"n.{k} CONTAINS {format_value(needle)}" for k, needle in q.contains)
+                f"n.{k} CONTAINS {format_value(needle)}" for k, needle in q.contains
+            )
         if q.limit is not None:
             text += f" LIMIT {q.limit}"
         return text
@@ -239,5 +254,12 @@ def format_query(q: SeedQuery) -> str:
     return " ".join(out)
 
 
-__all__ = ["codebook_value", "format_edge", "format_insert", "format_node", "format_props",
-           "format_query", "format_value"]
+__all__ = [
+    "codebook_value",
+    "format_edge",
+    "format_insert",
+    "format_node",
+    "format_props",
+    "format_query",
+    "format_value",
+]

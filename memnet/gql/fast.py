@@ -43,7 +43,8 @@ from .ast import (
 
 # One alternative per token kind; the names are the kinds. Blanks and comments
 # are matched and dropped; anything else is one character of kind X (refused).
-_TOKENS = re.compile(r"""
+_TOKENS = re.compile(
+    r"""
   (?:\s++|//[^\n]*+|/\*[\s\S]*?\*/)++
 | (?P<S>'(?:[^'\\]++|\\[\s\S]|'')*+')
 | (?P<F>-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)(?![A-Za-z0-9_.]))
@@ -52,7 +53,9 @@ _TOKENS = re.compile(r"""
 | (?P<N>\#[a-z0-9][a-z0-9_-]*(?![A-Z]))
 | (?P<P>\]->|\]-|-\[|<-\[|[(){}\[\]:&,.=;])
 | (?P<X>[\s\S])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 _LABEL = re.compile(r"[A-Z][A-Z0-9_]*")
 _ANON = re.compile(r"_anon[0-9]+")
 _NL = re.compile(r"\n")
@@ -84,7 +87,7 @@ def _scan(text: str) -> tuple[list[str | None], list[str], list[int]]:
             add_s(m.start())
             if k == "X":
                 break
-    add_k(None)      # the end
+    add_k(None)  # the end
     add_v("")
     add_s(len(text))
     return kinds, values, starts
@@ -305,7 +308,6 @@ class _Reader:
                         break
         return Delta(tuple(out))
 
-
     # -- the MATCH form of a Recall query ------------------------------------------------
     def word(self, w: str) -> bool:
         """Whether the next token is keyword ``w`` (any case); taken if so."""
@@ -363,9 +365,15 @@ class _Reader:
         if self.k[self.i] is not None:
             raise self.stop()
         labels = node.labels
-        return SeedQuery(kind=labels[0] if labels else None, labels=labels[1:],
-                         props=tuple(props), contains=tuple(contains), nick=node.nick,
-                         limit=limit, form="match")
+        return SeedQuery(
+            kind=labels[0] if labels else None,
+            labels=labels[1:],
+            props=tuple(props),
+            contains=tuple(contains),
+            nick=node.nick,
+            limit=limit,
+            form="match",
+        )
 
 
 def fast_seed(text: str) -> SeedQuery | None:
@@ -373,7 +381,7 @@ def fast_seed(text: str) -> SeedQuery | None:
     accept it (lark then parses it, and says what is wrong)."""
     try:
         return _Reader(text).seed()
-    except (_Stop, ValueError):   # ValueError: a LIMIT longer than Python reads
+    except (_Stop, ValueError):  # ValueError: a LIMIT longer than Python reads
         return None
 
 

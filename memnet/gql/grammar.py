@@ -103,7 +103,7 @@ def _describe_expected(expected: Iterable[str]) -> str:
     if _STATEMENT_TERMS <= names:
         parts.append("a statement (INSERT, SET, REMOVE, DELETE or SETTLE)")
         names -= _STATEMENT_TERMS
-        names.discard("GONE")   # only a delta Recall answer writes it
+        names.discard("GONE")  # only a delta Recall answer writes it
     if {"CB_UPPER", "CB_PAIR", "CB_NICK", "CB_STRING", "CB_WORD"} <= names:
         parts.append("a query token")
         names -= {"CB_UPPER", "CB_PAIR", "CB_NICK", "CB_STRING", "CB_WORD"}
@@ -164,14 +164,19 @@ def _lark_to_error(err: UnexpectedInput, text: str) -> GQLSyntaxError:
         offset = err.pos_in_stream if err.pos_in_stream is not None else 0
         expected = _accepted(err, err.allowed or ())
         message = _char_message(text, offset, expected)
-        return GQLSyntaxError(message, line=err.line, column=err.column,
-                              context=_context(text, offset))
+        return GQLSyntaxError(
+            message, line=err.line, column=err.column, context=_context(text, offset)
+        )
     line = getattr(err, "line", None) or 1
     column = getattr(err, "column", None) or 1
     if not isinstance(line, int) or line < 1:
         line, column = _end_position(text)
-    return GQLSyntaxError("the text does not parse", line=line, column=column,
-                          context=_context(text, _offset_of(text, line, column)))
+    return GQLSyntaxError(
+        "the text does not parse",
+        line=line,
+        column=column,
+        context=_context(text, _offset_of(text, line, column)),
+    )
 
 
 def _token_message(tok: Token, expected: set[str]) -> str:
@@ -181,8 +186,11 @@ def _token_message(tok: Token, expected: set[str]) -> str:
         return "an edge has one direction; write <-[:TYPE]- or -[:TYPE]->"
     if tok.type == "LBRACK" and "STRING" in expected and "LBRACK" not in expected:
         return "lists hold scalars only (no nested lists)"
-    if (tok.type in ("_RBRACK", "_EDGE_R_CLOSE", "_EDGE_L_CLOSE") and "_COLON" in expected
-            and "_RPAR" not in expected):
+    if (
+        tok.type in ("_RBRACK", "_EDGE_R_CLOSE", "_EDGE_L_CLOSE")
+        and "_COLON" in expected
+        and "_RPAR" not in expected
+    ):
         return "an edge needs a type, e.g. -[:TOUCHES]->"
     if tok.type == "_AMP" and ("_EDGE_R_CLOSE" in expected or "_EDGE_L_CLOSE" in expected):
         return "an edge has exactly one type"
@@ -199,7 +207,7 @@ _NAME_AT = re.compile(r"[A-Za-z0-9_]++")
 
 
 def _char_message(text: str, offset: int, expected: set[str]) -> str:
-    rest = text[offset:offset + 8]
+    rest = text[offset : offset + 8]
     ch = text[offset] if offset < len(text) else ""
     if rest.startswith("/*"):
         return "unterminated /* comment (no closing */)"
@@ -224,13 +232,13 @@ def _char_message(text: str, offset: int, expected: set[str]) -> str:
     if ("NICK" in expected or "CB_NICK" in expected) and ch == "#":
         return "a nick is # then lower-case letters, digits, _ or -"
     if expected & {"CB_UPPER", "CB_WORD"}:
-        m = _WORD_AT.match(text, offset)   # \S*+ matches everywhere (maybe empty)
+        m = _WORD_AT.match(text, offset)  # \S*+ matches everywhere (maybe empty)
         word = m.group() if m is not None else ""
         quote = word.find("'")
         if quote >= 0 and _STRING_BODY.match(text, offset + quote + 1) is None:
             return "unterminated string (no closing ')"
         return "query tokens are separated by spaces (a quote or # cannot follow a word)"
-    if rest.startswith(">") and "LPAR" in expected and text[max(0, offset - 2):offset] == "]-":
+    if rest.startswith(">") and "LPAR" in expected and text[max(0, offset - 2) : offset] == "]-":
         return "an edge has one direction; write <-[:TYPE]- or -[:TYPE]->"
     name = _NAME_AT.match(text, offset)
     if name is not None:
@@ -238,7 +246,6 @@ def _char_message(text: str, offset: int, expected: set[str]) -> str:
     else:
         shown = f"character {ch!r}" if ch else "end of input"
     return f"unexpected {shown}; expected {_describe_expected(expected)}"
-
 
 
 class _Builder(Transformer):  # type: ignore[type-arg]
@@ -367,8 +374,9 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         def check(tok: Token) -> None:
             if str(tok) != var:
                 if var is None:
-                    raise _fail_at(tok, f"variable {tok} is not bound: the MATCH pattern "
-                                        "has no variable")
+                    raise _fail_at(
+                        tok, f"variable {tok} is not bound: the MATCH pattern has no variable"
+                    )
                 raise _fail_at(tok, f"variable {tok} is not the MATCH variable {var}")
 
         for kind, var_tok, key_tok, value in conds:
@@ -409,7 +417,6 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         return _codebook_query(c)
 
 
-
 _parser: Lark | None = None
 _parser_lock = threading.Lock()
 
@@ -438,15 +445,16 @@ def run(text: str, start: str) -> Any:
         return _get_parser().parse(text, start=start)
     except _Fail as f:
         offset = f.offset if f.offset is not None else _offset_of(text, f.line, f.column)
-        raise GQLSyntaxError(f.message, line=f.line, column=f.column,
-                             context=_context(text, offset)) from None
+        raise GQLSyntaxError(
+            f.message, line=f.line, column=f.column, context=_context(text, offset)
+        ) from None
     except UnexpectedInput as e:
         raise _lark_to_error(e, text) from None
     except LarkError as e:  # pragma: no cover - any other lark failure
         line, column = _end_position(text)
-        raise GQLSyntaxError(f"the text does not parse ({type(e).__name__})",
-                             line=line, column=column) from None
-
+        raise GQLSyntaxError(
+            f"the text does not parse ({type(e).__name__})", line=line, column=column
+        ) from None
 
 
 __all__ = ["run"]

@@ -65,9 +65,11 @@ MAX_DEPTH = 16
 #: Lexical tokens of one Δ (lark's LALR costs a few µs a token, so this keeps
 #: the worst case near a second; split bigger batches into several commits).
 MAX_DELTA_TOKENS = 50_000
-_TOKEN_ESTIMATE = re.compile(r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'?|//[^\n]*|/\*.*?(?:\*/|\Z)"
-                             r"|\w+|[^\s\w]",
-                             re.DOTALL)
+_TOKEN_ESTIMATE = re.compile(
+    r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'?|//[^\n]*|/\*.*?(?:\*/|\Z)"
+    r"|\w+|[^\s\w]",
+    re.DOTALL,
+)
 
 _ANON_RE = re.compile(r"_anon[0-9]+")
 # matches up to (and including) the first backslash that starts no valid escape
@@ -124,8 +126,8 @@ def _fail_pos(pos: Pos, message: str) -> _Fail:
 def _context(text: str, offset: int, span: int = 40) -> str:
     """The line around ``offset`` (at most ``span`` characters each side) and a caret."""
     offset = max(0, min(offset, len(text)))
-    before = text[max(0, offset - span):offset].rsplit("\n", 1)[-1]
-    after = text[offset:offset + span].split("\n", 1)[0]
+    before = text[max(0, offset - span) : offset].rsplit("\n", 1)[-1]
+    after = text[offset : offset + span].split("\n", 1)[0]
     return f"{before}{after}\n{' ' * len(before.expandtabs())}^\n"
 
 
@@ -151,7 +153,8 @@ def _end_position(text: str) -> tuple[int, int]:
 # A string (or, unterminated, the rest of the text) or a comment: what the depth
 # scan skips. Every quantifier is possessive or lazy-to-a-literal: linear time.
 _SKIP_RE = re.compile(
-    r"'(?:[^'\\]++|\\[\s\S]|'')*+'|//[^\n]*+|/\*[\s\S]*?\*/|'[\s\S]*+|/\*[\s\S]*+")
+    r"'(?:[^'\\]++|\\[\s\S]|'')*+'|//[^\n]*+|/\*[\s\S]*?\*/|'[\s\S]*+|/\*[\s\S]*+"
+)
 _NOT_BRACKET_RE = re.compile(r"[^()\[\]{}]++")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _LEAD_RE = re.compile(r"(?:\s++|//[^\n]*+|/\*[\s\S]*?\*/)*+")
@@ -175,8 +178,6 @@ def _nesting_depth(text: str) -> int:
     return deepest
 
 
-
-
 def _check_caps(text: str, max_chars: int) -> None:
     _check_size(text, max_chars)
     _check_tokens(text)
@@ -187,22 +188,29 @@ def _check_tokens(text: str) -> None:
     if len(text) > MAX_DELTA_TOKENS:  # shorter text cannot hold that many tokens
         n = len(_TOKEN_ESTIMATE.findall(text))
         if n > MAX_DELTA_TOKENS:
-            raise InputTooLarge(f"input holds about {n} tokens; the cap is {MAX_DELTA_TOKENS} "
-                                "(split it into several commits)", tokens=n,
-                                cap=MAX_DELTA_TOKENS)
+            raise InputTooLarge(
+                f"input holds about {n} tokens; the cap is {MAX_DELTA_TOKENS} "
+                "(split it into several commits)",
+                tokens=n,
+                cap=MAX_DELTA_TOKENS,
+            )
 
 
 def _check_size(text: str, max_chars: int) -> None:
     if len(text) > max_chars:
-        raise InputTooLarge(f"input is {len(text)} characters; the cap is {max_chars}",
-                            length=len(text), cap=max_chars)
+        raise InputTooLarge(
+            f"input is {len(text)} characters; the cap is {max_chars}",
+            length=len(text),
+            cap=max_chars,
+        )
     if not text.isascii():
         m = LONE_SURROGATE.search(text)
         if m is not None:
             line = text.count("\n", 0, m.start()) + 1
             col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-            raise GQLSyntaxError("the text holds a lone surrogate (not valid Unicode)",
-                                 line=line, column=col)
+            raise GQLSyntaxError(
+                "the text holds a lone surrogate (not valid Unicode)", line=line, column=col
+            )
     if _nesting_depth(text) > MAX_DEPTH:
         raise InputTooLarge(f"input nests ( [ {{ deeper than {MAX_DEPTH}", cap=MAX_DEPTH)
 
@@ -225,7 +233,7 @@ def _decode_string(tok: Token) -> str:
     beyond Latin-1 first written as its own ``\\u``/``\\U`` escape."""
     text = str(tok)
     quote = text.index("'")
-    inner = text[quote + 1:-1]
+    inner = text[quote + 1 : -1]
     value = _decode_text(inner)
     if value is not None:
         return value
@@ -234,12 +242,15 @@ def _decode_string(tok: Token) -> str:
         _surrogate_error(tok, inner, quote + 1)
     assert bad is not None
     at = bad.end() - 1
-    esc = inner[at + 1:at + 2]
+    esc = inner[at + 1 : at + 2]
     if esc == "u":
         raise _fail_at(tok, "\\u needs four hex digits", quote + 1 + at)
     shown = repr(esc)[1:-1]
-    raise _fail_at(tok, f"unknown escape \\{shown} in string "
-                        "(use \\\\, \\', \\n, \\r, \\t or \\uXXXX)", quote + 1 + at)
+    raise _fail_at(
+        tok,
+        f"unknown escape \\{shown} in string (use \\\\, \\', \\n, \\r, \\t or \\uXXXX)",
+        quote + 1 + at,
+    )
 
 
 def _decode_text(inner: str) -> str | None:
@@ -282,8 +293,12 @@ def _surrogate_error(tok: Token, raw: str, at: int) -> None:
         elif 0xDC00 <= code <= 0xDFFF:
             high = m.start()
             break
-    raise _fail_at(tok, "a \\u escape names half of a surrogate pair, which is not a "
-                        "character (write the character itself)", at + (high or 0))
+    raise _fail_at(
+        tok,
+        "a \\u escape names half of a surrogate pair, which is not a "
+        "character (write the character itself)",
+        at + (high or 0),
+    )
 
 
 def _int(tok: Token) -> int:
@@ -356,7 +371,7 @@ class _InsertState:
 
     def __init__(self) -> None:
         self.anon = 0
-        self.defined: set[str] = set()      # node variables with a defining pattern
+        self.defined: set[str] = set()  # node variables with a defining pattern
         self.edge_vars: set[str] = set()
 
     def build(self, raw: _RawInsert) -> Insert:
@@ -441,7 +456,10 @@ def parse_delta(text: str) -> Delta:
         raise GQLSyntaxError(
             f"the Δ does not parse at {_describe_at(text, at)} (in a Δ this large only the "
             "place is named; send the part around it alone for the full message)",
-            line=line, column=column, context=_context(text, at)) from None
+            line=line,
+            column=column,
+            context=_context(text, at),
+        ) from None
     lark_result: Delta = _run(text, "delta")
     return lark_result
 
@@ -463,7 +481,7 @@ def _describe_at(text: str, offset: int) -> str:
 
 def _parse_match(text: str) -> SeedQuery:
     _check_caps(text, MAX_QUERY_CHARS)
-    direct = _fast.fast_seed(text)   # lark only for what the direct reader leaves
+    direct = _fast.fast_seed(text)  # lark only for what the direct reader leaves
     if direct is not None:
         return direct
     result: SeedQuery = _run(text, "seed")
@@ -477,7 +495,7 @@ def _parse_query_cached(q: str) -> SeedQuery:
     if _first_word_is_match(q):
         return _parse_match(q)
     if plain_word(q):
-        return SeedQuery(keywords=(q,))   # one plain word, the usual fresh q
+        return SeedQuery(keywords=(q,))  # one plain word, the usual fresh q
     _check_caps(q, MAX_QUERY_CHARS)
     from .codebook import _direct_codebook  # it reads values with the helpers above
 
@@ -493,8 +511,11 @@ def parse_query(q: str) -> SeedQuery:
     (any case), otherwise the codebook token form. Blank ``q`` → ``SeedQuery()``."""
     q = _require_text(q)
     if len(q) > MAX_QUERY_CHARS:  # do not let oversized text into the cache
-        raise InputTooLarge(f"input is {len(q)} characters; the cap is {MAX_QUERY_CHARS}",
-                            length=len(q), cap=MAX_QUERY_CHARS)
+        raise InputTooLarge(
+            f"input is {len(q)} characters; the cap is {MAX_QUERY_CHARS}",
+            length=len(q),
+            cap=MAX_QUERY_CHARS,
+        )
     return _parse_query_cached(q)
 
 
@@ -504,8 +525,11 @@ def parse(text: str) -> Delta | SeedQuery:
     the Δ cap."""
     text = _require_text(text)
     if len(text) > MAX_DELTA_CHARS:
-        raise InputTooLarge(f"input is {len(text)} characters; the cap is {MAX_DELTA_CHARS}",
-                            length=len(text), cap=MAX_DELTA_CHARS)
+        raise InputTooLarge(
+            f"input is {len(text)} characters; the cap is {MAX_DELTA_CHARS}",
+            length=len(text),
+            cap=MAX_DELTA_CHARS,
+        )
     if _first_word_is_match(text):
         return _parse_match(text)
     return parse_delta(text)

@@ -21,8 +21,9 @@ T = TypeVar("T")
 
 
 def _no_decoder(raw: bytes) -> dict[str, Value] | None:
-    raise MemNetError("a stored property map was read by a store that no storage loaded",
-                      code="internal")
+    raise MemNetError(
+        "a stored property map was read by a store that no storage loaded", code="internal"
+    )
 
 
 class _Stored(list[Any]):

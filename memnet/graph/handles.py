@@ -19,8 +19,8 @@ _LEN = "abcdefghi"
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-_PAIRS = [a + b for a in _DIGITS for b in _DIGITS]   # "00" .. "zz"
-_SHORT = [p.lstrip("0") or "0" for p in _PAIRS]       # 0 .. 1295 without leading zeros
+_PAIRS = [a + b for a in _DIGITS for b in _DIGITS]  # "00" .. "zz"
+_SHORT = [p.lstrip("0") or "0" for p in _PAIRS]  # 0 .. 1295 without leading zeros
 # the handle prefix of an id of 3 or 4 base-36 digits, by its leading pair
 _N_HEAD = [f"n{_LEN[len(p) + 1]}{p}" for p in _SHORT]
 _E_HEAD = [f"e{_LEN[len(p) + 1]}{p}" for p in _SHORT]
@@ -75,11 +75,22 @@ def parse_handle(text: str) -> tuple[str, int] | None:
     if n < 0 or len(text) != n + 3 or text[0] not in ("n", "e"):
         return None
     digits = text[2:]
-    if digits[0] == "0" or not digits.isascii() or not digits.isalnum() or (
-            not digits.islower() and not digits.isdigit()):
+    if (
+        digits[0] == "0"
+        or not digits.isascii()
+        or not digits.isalnum()
+        or (not digits.islower() and not digits.isdigit())
+    ):
         return None
     return text[0], int(digits, 36)
 
 
-__all__ = ["HANDLE_HEADS", "HANDLE_TAILS", "b36", "edge_handle", "node_handle", "parse_handle",
-           "text_bytes"]
+__all__ = [
+    "HANDLE_HEADS",
+    "HANDLE_TAILS",
+    "b36",
+    "edge_handle",
+    "node_handle",
+    "parse_handle",
+    "text_bytes",
+]

@@ -35,7 +35,7 @@ from .words import text_terms
 
 SHORT_VALUE = 32
 SET_CACHE_IDS = 1 << 21  # ids kept in the sets of recently used filter postings
-SET_CACHE_MIN = 64       # shorter postings are not worth a cached set
+SET_CACHE_MIN = 64  # shorter postings are not worth a cached set
 
 
 def value_key(v: Value) -> tuple[str, object] | None:
@@ -138,9 +138,9 @@ def _remove(posting: array[int], nid: int) -> None:
         pass
 
 
-
 def _internal(message: str) -> Exception:
     return MemNetError(message, code="internal")
+
 
 class Index:
     """Postings from observables (terms) to node ids."""
@@ -162,8 +162,11 @@ class Index:
 
     # -- terms ---------------------------------------------------------------
     @staticmethod
-    def terms(kind: str, labels: tuple[str, ...], props: Mapping[str, Value] | None,
-              ) -> set[bytes]:
+    def terms(
+        kind: str,
+        labels: tuple[str, ...],
+        props: Mapping[str, Value] | None,
+    ) -> set[bytes]:
         """Every posting one node belongs to."""
         # The hot path of bulk commits: one pass over the props, few helper
         # calls. Must agree with prop_keys().
@@ -215,8 +218,9 @@ class Index:
             raise self._damaged(f"a stored index posting for {term!r} is malformed")
         a = le_array(p)
         if self.limit and a and a[-1] > self.limit:  # ascending: the last id is the largest
-            raise self._damaged(f"a stored index posting names node {a[-1]}, past the "
-                                 f"last node {self.limit}")
+            raise self._damaged(
+                f"a stored index posting names node {a[-1]}, past the last node {self.limit}"
+            )
         self._put(term, a)
         return a
 
@@ -243,17 +247,20 @@ class Index:
         if cached is not None:
             cached.add(nid)
 
-    def add_node(self, nid: int, kind: str, labels: tuple[str, ...],
-                 props: Mapping[str, Value] | None) -> set[bytes]:
+    def add_node(
+        self, nid: int, kind: str, labels: tuple[str, ...], props: Mapping[str, Value] | None
+    ) -> set[bytes]:
         """File a new node under its terms; returns them."""
         terms = self.terms(kind, labels, props)
         for t in terms:
             self._add(t, nid)
         return terms
 
-    def add_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
-                                              Mapping[str, Value] | None]],
-                  keep: Callable[[int, set[bytes]], None] | None = None) -> None:
+    def add_nodes(
+        self,
+        items: Iterable[tuple[int, str, tuple[str, ...], Mapping[str, Value] | None]],
+        keep: Callable[[int, set[bytes]], None] | None = None,
+    ) -> None:
         """Put new nodes (ascending ids, each past every id already indexed)
         in their postings: the ids of one term are gathered first and each
         touched posting is extended once. ``keep(nid, terms)``, when given,
@@ -272,7 +279,7 @@ class Index:
                     got.append(nid)
         sets, shards, arrays = self._sets, self.shards, self._arrays
         for t, nids in by_term.items():
-            i = crc32(t[:-1]) & _SHARD_MASK   # (_posting and _put, the shard found once)
+            i = crc32(t[:-1]) & _SHARD_MASK  # (_posting and _put, the shard found once)
             sh = shards.get(i)
             if sh is None:
                 sh = shards[i] = {}
@@ -283,7 +290,7 @@ class Index:
                 else:  # beside a loaded table, as _add does
                     arrays[t] = array("I", nids)
                     sh[t] = IN_ARRAYS
-                continue   # (no cached set: the posting is new)
+                continue  # (no cached set: the posting is new)
             a = p if type(p) is array else self._posting(t)  # (stored bytes, or kept aside)
             if a is None:  # pragma: no cover - _posting found what sh.get found
                 continue
@@ -302,8 +309,9 @@ class Index:
         for lab in set(new) - set(old):
             self._add(label_term(lab), nid)
 
-    def change_props(self, nid: int, old: Mapping[str, Value] | None,
-                     new: Mapping[str, Value] | None) -> None:
+    def change_props(
+        self, nid: int, old: Mapping[str, Value] | None, new: Mapping[str, Value] | None
+    ) -> None:
         ot, nt = self.terms("", (), old), self.terms("", (), new)
         for t in ot - nt:
             self._drop(t, {nid})
@@ -342,8 +350,9 @@ class Index:
         """Take node ids out of one posting (a stored delta being replayed)."""
         self._drop(term, nids)
 
-    def remove_nodes(self, items: Iterable[tuple[int, str, tuple[str, ...],
-                                                 Mapping[str, Value] | None]]) -> None:
+    def remove_nodes(
+        self, items: Iterable[tuple[int, str, tuple[str, ...], Mapping[str, Value] | None]]
+    ) -> None:
         """Take recycled nodes out of their postings, filtering each touched
         posting once."""
         drop: dict[bytes, set[int]] = {}
@@ -365,11 +374,18 @@ class Index:
         """Every (term, posting) pair as held, without turning the stored bytes
         of a posting (little-endian ids, ascending) into an array."""
         arrays = self._arrays or {}
-        return [(t, arrays.get(t, p) if p is IN_ARRAYS else p)
-                for sh in self.shards.values() for t, p in sh.items()]
+        return [
+            (t, arrays.get(t, p) if p is IN_ARRAYS else p)
+            for sh in self.shards.values()
+            for t, p in sh.items()
+        ]
 
-    def load(self, maps: Iterable[tuple[int, dict[bytes, bytes]]], limit: int,
-             damaged: Callable[[str], Exception] = _internal) -> None:
+    def load(
+        self,
+        maps: Iterable[tuple[int, dict[bytes, bytes]]],
+        limit: int,
+        damaged: Callable[[str], Exception] = _internal,
+    ) -> None:
         """Fill an empty index from stored ``(shard, {term: id bytes})`` maps.
         Every term of a map is in that shard (:func:`shard_of`; the storage's
         verify checks it), and the maps of one term come in ascending id-range
@@ -407,8 +423,11 @@ class Index:
         parts = [self._posting(t) for _lv, t in present_terms(self.shard, word)[0]]
         if len(parts) == 1:
             return array("I", parts[0])  # type: ignore[arg-type]
-        return array("I", sorted(set().union(*(p for p in parts if p is not None)))) if parts \
+        return (
+            array("I", sorted(set().union(*(p for p in parts if p is not None))))
+            if parts
             else array("I")
+        )
 
     def posting(self, term: bytes) -> array[int] | None:
         """The posting of a term (ascending ids), or None when no node has it."""
@@ -424,7 +443,7 @@ class Index:
             a = self._arrays.get(term)
             if a is not None:
                 return len(a)
-        return len(p) if type(p) is array else len(p) >> 2   # stored: four bytes an id
+        return len(p) if type(p) is array else len(p) >> 2  # stored: four bytes an id
 
     def id_set(self, term: bytes) -> set[int] | frozenset[int]:
         """The ids of a posting as a set, for membership tests. Sets of longer

@@ -145,8 +145,13 @@ class Store(StoredGraph):
             dirty.add(nid)
 
     # -- writes (called by commit, already validated) -----------------------
-    def add_node(self, kind: str, labels: tuple[str, ...], props: dict[str, Value] | None,
-                 nick: str | None = None) -> int:
+    def add_node(
+        self,
+        kind: str,
+        labels: tuple[str, ...],
+        props: dict[str, Value] | None,
+        nick: str | None = None,
+    ) -> int:
         nid = len(self._kind)
         labels = tuple(sorted(x for x in set(labels) if x != kind))
         props = props or None
@@ -173,8 +178,9 @@ class Store(StoredGraph):
             self._remember_terms(nid, terms)
         return nid
 
-    def add_edge(self, etype: str, src: int, dst: int,
-                 props: dict[str, Value] | None = None) -> int:
+    def add_edge(
+        self, etype: str, src: int, dst: int, props: dict[str, Value] | None = None
+    ) -> int:
         eid = len(self._etype)
         self._etype.append(etype)
         self._esrc.append(src)
@@ -192,8 +198,11 @@ class Store(StoredGraph):
             self.dirty_edges.add(eid)
         return eid
 
-    def add_nodes(self, items: list[tuple[str, tuple[str, ...], dict[str, Value] | None,
-                                          str | None]], known: list[str] | None = None) -> int:
+    def add_nodes(
+        self,
+        items: list[tuple[str, tuple[str, ...], dict[str, Value] | None, str | None]],
+        known: list[str] | None = None,
+    ) -> int:
         """Add nodes ``(kind, labels, props, nick)`` as :meth:`add_node` would,
         one after another, with the index postings written once per term.
         ``known``, when given, are their observable keys (``node_key``)
@@ -228,8 +237,7 @@ class Store(StoredGraph):
         n = nid - first
         nrec.extend(bytes(n))
         ltok.extend(repeat(0, n))
-        self.index.add_nodes(added, self._remember_terms if self.dirty_nodes is not None
-                             else None)
+        self.index.add_nodes(added, self._remember_terms if self.dirty_nodes is not None else None)
         self.live_nodes += n
         self.live_bytes += live_bytes
         if self.dirty_nodes is not None:
@@ -288,9 +296,14 @@ class Store(StoredGraph):
             self.dirty_edges.update(range(first, eid))
         return first
 
-    def update_node(self, nid: int, *, labels: tuple[str, ...] | None = None,
-                    props: dict[str, Value] | None | Any = ...,
-                    nick: str | None | Any = ...) -> None:
+    def update_node(
+        self,
+        nid: int,
+        *,
+        labels: tuple[str, ...] | None = None,
+        props: dict[str, Value] | None | Any = ...,
+        nick: str | None | Any = ...,
+    ) -> None:
         """Replace a node's labels, props (a new dict, never mutated in place)
         and/or nick, keeping indexes and neighbours' adjacency order exact."""
         kind = self._kind[nid]
@@ -390,8 +403,7 @@ class Store(StoredGraph):
                 self.dirty_edges.add(eid)
             self.live_edges -= 1
             self.live_bytes -= self.edge_bytes(eid)
-            for nid, entry in ((self._esrc[eid], eid << 1 | OUT),
-                               (self._edst[eid], eid << 1 | IN)):
+            for nid, entry in ((self._esrc[eid], eid << 1 | OUT), (self._edst[eid], eid << 1 | IN)):
                 by_node.setdefault(nid, set()).add(entry)
                 self._hidden[nid] = self._hidden.get(nid, 0) + 1
         for nid, entries in by_node.items():
@@ -461,8 +473,10 @@ class Store(StoredGraph):
 
             # the rarest word by the sizes of its postings; only its ids are read
             size = idx.posting_size
-            sized = [(sum(size(t) for _lv, t in present_terms(idx.shard, w)[0]), w)
-                     for w in set(words_of(value))]
+            sized = [
+                (sum(size(t) for _lv, t in present_terms(idx.shard, w)[0]), w)
+                for w in set(words_of(value))
+            ]
             if not sized:
                 return []
             posting = idx.word_ids(min(sized)[1])
@@ -510,17 +524,28 @@ class Store(StoredGraph):
         kinds, labels = self._kind, self._labels
         return (kinds.names[kinds.codes[nid]], *labels.names[labels.codes[nid]])
 
-    def node_state(self, nid: int) -> tuple[str, tuple[str, ...], dict[str, Value] | None,
-                                            str | None, bool]:
+    def node_state(
+        self, nid: int
+    ) -> tuple[str, tuple[str, ...], dict[str, Value] | None, str | None, bool]:
         """``(kind, labels, props, nick, recycled)`` of a node, as history records it
         (``labels`` without the kind; ``props`` shared, never to be mutated)."""
-        return (self._kind[nid], self._labels[nid], self._props[nid], self._nick.get(nid),
-                bool(self._nrec[nid]))
+        return (
+            self._kind[nid],
+            self._labels[nid],
+            self._props[nid],
+            self._nick.get(nid),
+            bool(self._nrec[nid]),
+        )
 
     def edge_state(self, eid: int) -> tuple[str, int, int, dict[str, Value] | None, bool]:
         """``(type, src, dst, props, recycled)`` of an edge, as history records it."""
-        return (self._etype[eid], self._esrc[eid], self._edst[eid], self._eprops.get(eid),
-                bool(self._erec[eid]))
+        return (
+            self._etype[eid],
+            self._esrc[eid],
+            self._edst[eid],
+            self._eprops.get(eid),
+            bool(self._erec[eid]),
+        )
 
     def has_label(self, nid: int, label: str) -> bool:
         kinds, labels = self._kind, self._labels
@@ -623,5 +648,15 @@ class Store(StoredGraph):
         """Remember the tokens of a node's interior line (0: forget them)."""
         self._ltok[nid] = n
 
-__all__ = ["IN", "OUT", "Store", "StoreView", "b36", "edge_handle", "node_handle", "parse_handle",
-           "text_bytes"]
+
+__all__ = [
+    "IN",
+    "OUT",
+    "Store",
+    "StoreView",
+    "b36",
+    "edge_handle",
+    "node_handle",
+    "parse_handle",
+    "text_bytes",
+]

@@ -24,6 +24,7 @@ _EMPTY: tuple[str, ...] = ()
 
 TERM_MEMO = 16384  # nodes whose creation terms a store keeps for the next flush
 
+
 class StoredGraph:
     """The columns of a store (index 0 unused, so every handle is non-zero)."""
 
@@ -78,10 +79,23 @@ class StoredGraph:
         # how many nodes (recycled included) carry each extra label: built on
         # first use (Store.label_use), then kept exact by every write
         self._label_use: Counter[str] | None = None
-        self._view = StoreView(self._kind, self._labels, self._props, self._key, self._adj,
-                               self._nrec, self._ltok, self._nick, self._nick_owner,
-                               self._etype, self._esrc, self._edst, self._eprops, self._erec,
-                               self._hidden)
+        self._view = StoreView(
+            self._kind,
+            self._labels,
+            self._props,
+            self._key,
+            self._adj,
+            self._nrec,
+            self._ltok,
+            self._nick,
+            self._nick_owner,
+            self._etype,
+            self._esrc,
+            self._edst,
+            self._eprops,
+            self._erec,
+            self._hidden,
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         # the label counts are derived and built again on first use: a copy
@@ -120,8 +134,12 @@ class StoredGraph:
         the last flush (see :meth:`stored_before`), when changes are tracked."""
         b = self._before
         if self.dirty_nodes is not None and nid not in b and len(b) < TERM_MEMO:
-            b[nid] = (self._kind[nid], self._labels[nid], self._props.raw(nid),
-                      bool(self._nrec[nid]))
+            b[nid] = (
+                self._kind[nid],
+                self._labels[nid],
+                self._props.raw(nid),
+                bool(self._nrec[nid]),
+            )
 
     def stored_before(self, nid: int) -> tuple[str, tuple[str, ...], Any, bool] | None:
         """``(kind, labels, props, recycled)`` of a node as it was before its
@@ -136,11 +154,21 @@ class StoredGraph:
             self._term_memo[nid] = (self._labels[nid], self._props.raw(nid), tuple(terms))
 
     # -- bulk load (hydrate) ------------------------------------------------
-    def load(self, nodes: Iterable[tuple[Any, ...]], etypes: list[str], esrc: array[int],
-             edst: array[int], erec: bytes | bytearray, eprops: dict[int, dict[str, Value]],
-             postings: Iterable[tuple[int, dict[bytes, bytes]]], *, kinds: dict[str, int],
-             live_bytes: int, decode_props: Callable[[bytes], dict[str, Value] | None],
-             damaged: Callable[[str], Exception]) -> None:
+    def load(
+        self,
+        nodes: Iterable[tuple[Any, ...]],
+        etypes: list[str],
+        esrc: array[int],
+        edst: array[int],
+        erec: bytes | bytearray,
+        eprops: dict[int, dict[str, Value]],
+        postings: Iterable[tuple[int, dict[bytes, bytes]]],
+        *,
+        kinds: dict[str, int],
+        live_bytes: int,
+        decode_props: Callable[[bytes], dict[str, Value] | None],
+        damaged: Callable[[str], Exception],
+    ) -> None:
         """Fill an empty store from stored records, ids dense from 1.
 
         ``nodes``: runs of consecutive nodes in id order (taken in one after
@@ -199,22 +227,39 @@ class StoredGraph:
         self._ltok[:] = array("H", bytes(2 * len(self._ltok)))
 
     # -- records as a storage keeps them (the inverse of load) ----------------
-    def stored_node(self, nid: int) -> tuple[str, tuple[str, ...], dict[str, Value] | bytes |
-                                             None, str | None, bool, str, bytes, int]:
+    def stored_node(
+        self, nid: int
+    ) -> tuple[
+        str, tuple[str, ...], dict[str, Value] | bytes | None, str | None, bool, str, bytes, int
+    ]:
         """``(kind, labels, props, nick, recycled, key, adj, ltok)`` of a node as
         :meth:`load` takes it back: ``props`` as held (the stored bytes when
         never read), ``adj`` as little-endian bytes."""
-        return (self._kind[nid], self._labels[nid], self._props.raw(nid), self._nick.get(nid),
-                bool(self._nrec[nid]), self._key[nid], self._adj.raw(nid), self._ltok[nid])
+        return (
+            self._kind[nid],
+            self._labels[nid],
+            self._props.raw(nid),
+            self._nick.get(nid),
+            bool(self._nrec[nid]),
+            self._key[nid],
+            self._adj.raw(nid),
+            self._ltok[nid],
+        )
 
-    def stored_edges(self, lo: int, hi: int) -> tuple[list[str], array[int], array[int],
-                                                       bytearray, dict[int, dict[str, Value]]]:
+    def stored_edges(
+        self, lo: int, hi: int
+    ) -> tuple[list[str], array[int], array[int], bytearray, dict[int, dict[str, Value]]]:
         """Edges ``lo`` to ``hi - 1`` as :meth:`load` takes them: columns
         (types, sources, targets, recycled flags) and the props by edge id."""
         get = self._eprops.get
         props = {e: p for e in range(lo, hi) if (p := get(e))}
-        return (self._etype.take(lo, hi), self._esrc[lo:hi], self._edst[lo:hi], self._erec[lo:hi],
-                props)
+        return (
+            self._etype.take(lo, hi),
+            self._esrc[lo:hi],
+            self._edst[lo:hi],
+            self._erec[lo:hi],
+            props,
+        )
 
     def adjacency_top(self) -> int:
         """The largest adjacency entry of any node (0: none), read without

@@ -49,18 +49,31 @@ from typing import Any
 # -- analysis constants (documented in docs/math/seeding.md) -------------------
 #: property keys whose values name a node (weighted up, and tested for equality
 #: with the whole query phrase)
-NAME_KEYS = frozenset({"name", "names", "title", "lemma", "lemmas", "alias", "aliases",
-                       "path", "rid", "id", "locator"})
-NAME_WEIGHT = 3.0      # a name-like field counts three times a text field
-NAME_AVG = 2.0         # reference length (parts) of a name-like field
-TEXT_AVG = 12.0        # reference length (parts) of a text field
+NAME_KEYS = frozenset(
+    {
+        "name",
+        "names",
+        "title",
+        "lemma",
+        "lemmas",
+        "alias",
+        "aliases",
+        "path",
+        "rid",
+        "id",
+        "locator",
+    }
+)
+NAME_WEIGHT = 3.0  # a name-like field counts three times a text field
+NAME_AVG = 2.0  # reference length (parts) of a name-like field
+TEXT_AVG = 12.0  # reference length (parts) of a text field
 BM25_K1 = 1.2
 BM25_B = 0.75
-STEM_WEIGHT = 0.5      # a stem-only match counts half an exact one
-LEVELS = 32            # impact levels 1..32; +32 marks a one-word name
+STEM_WEIGHT = 0.5  # a stem-only match counts half an exact one
+LEVELS = 32  # impact levels 1..32; +32 marks a one-word name
 NAME_FLAG = 32
-NAME_MAX_PARTS = 6     # longer name-like values get no name key
-STEM_MIN = 3           # shorter words are not stemmed
+NAME_MAX_PARTS = 6  # longer name-like values get no name key
+STEM_MIN = 3  # shorter words are not stemmed
 _VMAX = (BM25_K1 + 1.0) * (1.0 + STEM_WEIGHT)
 
 _TOKEN = re.compile(r"\w+(?:[./:\-]+\w+)*")
@@ -110,7 +123,8 @@ def _camel(run: str) -> list[str]:
     for i in range(1, n):
         a, b = run[i - 1], run[i]
         if (a.islower() and b.isupper()) or (
-                a.isupper() and b.isupper() and i + 1 < n and run[i + 1].islower()):
+            a.isupper() and b.isupper() and i + 1 < n and run[i + 1].islower()
+        ):
             out.append(run[start:i])
             start = i
     out.append(run[start:])
@@ -134,7 +148,8 @@ def _segment_parts(seg: str) -> list[str]:
 def _simple(tok: str) -> bool:
     """A token that is one part: all letters with no inner capital, or all digits."""
     return (tok.isalpha() and (tok.islower() or tok[1:].islower() or tok.isupper())) or (
-        tok.isdigit())
+        tok.isdigit()
+    )
 
 
 @lru_cache(maxsize=1 << 16)
@@ -196,7 +211,7 @@ def _name_values(key: str, s: str) -> Iterable[str]:
             yield stem_
     elif key == "locator":
         cut = max(s.rfind("::") + 1, s.rfind("#"), s.rfind("/"))
-        tail = s[cut + 1:] if cut >= 0 else ""
+        tail = s[cut + 1 :] if cut >= 0 else ""
         if tail.endswith(".py") or tail.endswith(".md"):
             tail = tail[:-3]
         if tail and tail != s:
@@ -222,8 +237,9 @@ _PARTS_OF = itemgetter(1)
 _STEMS_OF = itemgetter(2)
 
 
-def _counts(infos: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]],
-            ) -> tuple[int, dict[str, int], dict[str, int]]:
+def _counts(
+    infos: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]],
+) -> tuple[int, dict[str, int], dict[str, int]]:
     wc: dict[str, int] = {}
     sc: dict[str, int] = {}
     _count_elements(wc, chain.from_iterable(map(_WORDS_OF, infos)))
@@ -237,8 +253,11 @@ def _field(text: str) -> tuple[int, dict[str, int], dict[str, int]]:
     once for each distinct word and each distinct stem it gives."""
     toks = _TOKEN.findall(text)
     flat = "".join(toks)
-    if flat.isascii() and flat.isalpha() and (flat.islower() or all(
-            t.isupper() or t[1:].islower() for t in toks if not t.islower())):
+    if (
+        flat.isascii()
+        and flat.isalpha()
+        and (flat.islower() or all(t.isupper() or t[1:].islower() for t in toks if not t.islower()))
+    ):
         # plain prose (most text): every token is one part (all lower case,
         # all upper case or capitalised), its own only word, with at most
         # one stem; counted without the per-token analysis
@@ -255,8 +274,7 @@ def _field(text: str) -> tuple[int, dict[str, int], dict[str, int]]:
 
 def _fields(strs: list[str]) -> tuple[int, dict[str, int], dict[str, int]]:
     """:func:`_field` of the strings of a list, which count as one field."""
-    return _counts(list(map(_TOKS.__getitem__,
-                            chain.from_iterable(map(_TOKEN.findall, strs)))))
+    return _counts(list(map(_TOKS.__getitem__, chain.from_iterable(map(_TOKEN.findall, strs)))))
 
 
 def _saturate(x: float) -> float:
@@ -365,7 +383,7 @@ class _StemPrefix(dict):  # type: ignore[type-arg]
 
 
 _ROWS = _Rows(_Row)
-_STEM_OF = itemgetter(0)   # the stem in a _WINFO entry
+_STEM_OF = itemgetter(0)  # the stem in a _WINFO entry
 _SROWS = _Rows(_StemRow)
 _WINFO = _WordInfo()
 _SPREFIX = _StemPrefix()
@@ -468,9 +486,9 @@ def _exact_top(ls: int) -> int:
     balance, ``(xs - x + k1)² = α (x + k1)²`` (docs/math/seeding.md). One
     level is added against rounding."""
     k, a = BM25_K1, STEM_WEIGHT
-    y = ls * _VMAX / LEVELS / a              # the largest sat(xs) of the level
+    y = ls * _VMAX / LEVELS / a  # the largest sat(xs) of the level
     if y >= k + 1.0:
-        return LEVELS                         # xs unbounded
+        return LEVELS  # xs unbounded
     xs = y * k / (k + 1.0 - y)
     r = math.sqrt(a)
     x = min(xs, max(0.0, (xs + k - r * k) / (1.0 + r)))
@@ -481,16 +499,19 @@ def _exact_top(ls: int) -> int:
 #: not, that a node with that stem level can hold: at least the stem level
 #: (the exact impact is never below the stem's, docs/math/seeding.md), at
 #: most :func:`_exact_top`
-_SPAN = [0] + [sum(1 << lv | 1 << (lv + NAME_FLAG) for lv in range(ls, _exact_top(ls) + 1))
-               for ls in range(1, STEM_TOP + 1)]
+_SPAN = [0] + [
+    sum(1 << lv | 1 << (lv + NAME_FLAG) for lv in range(ls, _exact_top(ls) + 1))
+    for ls in range(1, STEM_TOP + 1)
+]
 
 
 #: a union of spans -> its exact levels, highest first (at most 2^11 unions)
 _SPANNED: dict[int, list[tuple[int, bytes]]] = {}
 
 
-def present_terms(shard: Callable[[bytes], Container[bytes]], word: str
-                  ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+def present_terms(
+    shard: Callable[[bytes], Container[bytes]], word: str
+) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
     """The ``w`` terms of ``word`` and the ``s`` terms of its stem that some
     node holds, highest level first; ``shard(prefix)`` is the set of held
     terms among those that are ``prefix`` and a level byte (the index keeps
@@ -506,7 +527,7 @@ def present_terms(shard: Callable[[bytes], Container[bytes]], word: str
     have = shard(sbase)
     sterms = [(lv, t) for lv, b in _S_LEVELS if (t := sbase + b) in have]
     if not sterms:
-        return [], []   # no node holds the stem, so none holds the word
+        return [], []  # no node holds the stem, so none holds the word
     mask = 0
     for lv, _t in sterms:
         mask |= _SPAN[lv]

@@ -39,5 +39,15 @@ from .index import (
 )
 from .snap import SnapResult, snap
 
-__all__ = ["Hit", "HostIndex", "IndexResult", "RagHostHook", "SnapResult", "default_index_dir",
-           "index_tree", "open_index", "search", "snap"]
+__all__ = [
+    "Hit",
+    "HostIndex",
+    "IndexResult",
+    "RagHostHook",
+    "SnapResult",
+    "default_index_dir",
+    "index_tree",
+    "open_index",
+    "search",
+    "snap",
+]

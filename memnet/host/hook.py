@@ -54,8 +54,14 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as plain data (what the CLI's and MCP's JSON carry)."""
-        return {"locator": self.locator, "title": self.title, "score": round(self.score, 4),
-                "kind": self.kind, "path": self.path, "line": self.line}
+        return {
+            "locator": self.locator,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "kind": self.kind,
+            "path": self.path,
+            "line": self.line,
+        }
 
 
 @runtime_checkable
@@ -78,24 +84,30 @@ def check_hit(hit: object) -> Hit:
     if not isinstance(hit, Hit):
         raise BadHit(f"a retriever returned {type(hit).__name__}, not a Hit")
     problem = None
-    if not isinstance(hit.locator, str) or not hit.locator.strip() \
-            or len(hit.locator) > LOCATOR_MAX or hit.locator != hit.locator.strip():
+    if (
+        not isinstance(hit.locator, str)
+        or not hit.locator.strip()
+        or len(hit.locator) > LOCATOR_MAX
+        or hit.locator != hit.locator.strip()
+    ):
         problem = f"locator must be 1-{LOCATOR_MAX} characters without surrounding blanks"
-    elif has_lone_surrogate(hit.locator) or (isinstance(hit.title, str)
-                                             and has_lone_surrogate(hit.title)):
+    elif has_lone_surrogate(hit.locator) or (
+        isinstance(hit.title, str) and has_lone_surrogate(hit.title)
+    ):
         problem = "locator and title must be valid Unicode (a lone surrogate is not)"
     elif not isinstance(hit.title, str):
         problem = "title must be a string"
-    elif isinstance(hit.score, bool) or not isinstance(hit.score, (int, float)) \
-            or not _finite(hit.score):
+    elif (
+        isinstance(hit.score, bool)
+        or not isinstance(hit.score, (int, float))
+        or not _finite(hit.score)
+    ):
         problem = "score must be a finite number"
     elif not isinstance(hit.kind, str) or _KIND.fullmatch(hit.kind) is None:
         problem = "kind must be an upper-case code ([A-Z][A-Z0-9_]*)"
     if problem is not None:
-        raise BadHit(f"bad hit {hit.locator!r}: {problem}",
-                          locator=str(hit.locator)[:LOCATOR_MAX])
+        raise BadHit(f"bad hit {hit.locator!r}: {problem}", locator=str(hit.locator)[:LOCATOR_MAX])
     return hit
 
 
-__all__ = ["DEFAULT_KIND", "LOCATOR_MAX", "TITLE_MAX", "Hit", "RagHostHook", "check_hit",
-           "short"]
+__all__ = ["DEFAULT_KIND", "LOCATOR_MAX", "TITLE_MAX", "Hit", "RagHostHook", "check_hit", "short"]

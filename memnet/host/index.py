@@ -75,7 +75,7 @@ from .units import READERS, SCHEMES, Doc, sysml_docs
 MISSING_EXTRA = "the host index needs the extra: pip install 'memnet[host]'"
 #: Version of the directory's layout and schema; another one is refused.
 FORMAT = 1
-META = "memnet-host.json"         # format, root, counts
+META = "memnet-host.json"  # format, root, counts
 MANIFEST = "memnet-host-files.json"  # rel path -> [size, mtime_ns, sha256 prefix]
 LOCK = ".memnet-host.lock"
 INDEX_DIR_NAME = "host-index"
@@ -103,8 +103,7 @@ def _tantivy() -> Any:
 def default_index_dir(home: str | os.PathLike[str] | None = None) -> Path:
     """``host-index`` in the MemNet home (``home``, else ``$MEMNET_HOME``,
     else ``./.memnet``)."""
-    base = dir_arg(home, "home") if home is not None else \
-        os.environ.get("MEMNET_HOME") or ".memnet"
+    base = dir_arg(home, "home") if home is not None else os.environ.get("MEMNET_HOME") or ".memnet"
     return Path(base) / INDEX_DIR_NAME
 
 
@@ -115,12 +114,16 @@ def query_words(q: object) -> list[str]:
     if len(q) > MAX_QUERY:
         raise QueryError(f"a search query is at most {MAX_QUERY} characters, got {len(q)}")
     if has_lone_surrogate(q):
-        raise QueryError("a search query holds a lone surrogate (not valid Unicode: bytes "
-                         "that are not UTF-8?)")
+        raise QueryError(
+            "a search query holds a lone surrogate (not valid Unicode: bytes that are not UTF-8?)"
+        )
     words = [w.lower() for w in _WORD.findall(q)][:MAX_WORDS]
     if not words:
-        raise QueryError("empty search query: give some words to search for"
-                         if not q.strip() else f"no words to search for in {q!r}")
+        raise QueryError(
+            "empty search query: give some words to search for"
+            if not q.strip()
+            else f"no words to search for in {q!r}"
+        )
     return words
 
 
@@ -131,17 +134,24 @@ def check_top(top: object) -> int:
 
 
 def _not_found(where: Path) -> MemNetError:
-    return IndexNotFound(f"no host index at {os.fspath(where)!r}: build one with "
-                       f"memnet host index PATH --index {os.fspath(where)}", index=os.fspath(where))
+    return IndexNotFound(
+        f"no host index at {os.fspath(where)!r}: build one with "
+        f"memnet host index PATH --index {os.fspath(where)}",
+        index=os.fspath(where),
+    )
 
 
 def _corrupt(where: Path, why: object) -> MemNetError:
-    if not (where / MANIFEST).exists():   # not an index at all: never advise deleting it
-        return IndexCorrupt(f"{os.fspath(where)!r} is not a host index ({why}); nothing in "
-                            "it was changed", index=os.fspath(where))
-    return IndexCorrupt(f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
-                       "delete that index directory and index again",
-                       index=os.fspath(where))
+    if not (where / MANIFEST).exists():  # not an index at all: never advise deleting it
+        return IndexCorrupt(
+            f"{os.fspath(where)!r} is not a host index ({why}); nothing in it was changed",
+            index=os.fspath(where),
+        )
+    return IndexCorrupt(
+        f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
+        "delete that index directory and index again",
+        index=os.fspath(where),
+    )
 
 
 _DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
@@ -161,8 +171,10 @@ def _writing(where: Path) -> Iterator[None]:
     except OSError as e:
         if e.errno in _DISK_ERRNOS:
             raise _disk_full(where, e.strerror or str(e)) from None
-        raise IOFailure(f"writing the host index at {os.fspath(where)!r} failed: "
-                        f"{e.strerror or e}", index=os.fspath(where)) from None
+        raise IOFailure(
+            f"writing the host index at {os.fspath(where)!r} failed: {e.strerror or e}",
+            index=os.fspath(where),
+        ) from None
     except ValueError as e:
         text = str(e)
         if "IO error" not in text and _OS_ERRNO.search(text) is None:
@@ -170,13 +182,17 @@ def _writing(where: Path) -> Iterator[None]:
         found = _OS_ERRNO.search(text)
         if found is not None and int(found.group(1)) in _DISK_ERRNOS:
             raise _disk_full(where, os.strerror(int(found.group(1)))) from None
-        raise IOFailure(f"writing the host index at {os.fspath(where)!r} failed: "
-                        f"{text.splitlines()[0][:200]}", index=os.fspath(where)) from None
+        raise IOFailure(
+            f"writing the host index at {os.fspath(where)!r} failed: {text.splitlines()[0][:200]}",
+            index=os.fspath(where),
+        ) from None
 
 
 def _disk_full(where: Path, why: str) -> MemNetError:
-    return DiskFull(f"no room to write the host index at {os.fspath(where)!r} ({why}); "
-                    "it was left as it was", index=os.fspath(where))
+    return DiskFull(
+        f"no room to write the host index at {os.fspath(where)!r} ({why}); it was left as it was",
+        index=os.fspath(where),
+    )
 
 
 @contextlib.contextmanager
@@ -187,8 +203,9 @@ def _reading(where: Path) -> Iterator[None]:
     except MemNetError:
         raise
     except (ValueError, OSError) as e:
-        raise _corrupt(where, str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-                       ) from None
+        raise _corrupt(
+            where, str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        ) from None
     except BaseException as e:  # a panic in the Rust library (pyo3 PanicException)
         if type(e).__name__ != "PanicException":
             raise
@@ -219,7 +236,7 @@ def _write_json(path: Path, data: Any) -> None:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)   # no half-written file left beside the index
+            os.unlink(tmp)  # no half-written file left beside the index
         raise
 
 
@@ -256,15 +273,24 @@ class IndexResult:
     warnings: tuple[Warning_, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "root": self.root, "files": self.files,
-                "parsed": self.parsed, "removed": self.removed, "docs": self.docs,
-                "changed": self.changed, "created": self.created,
-                "warnings": [str(w) for w in self.warnings]}
+        return {
+            "index": self.index,
+            "root": self.root,
+            "files": self.files,
+            "parsed": self.parsed,
+            "removed": self.removed,
+            "docs": self.docs,
+            "changed": self.changed,
+            "created": self.created,
+            "warnings": [str(w) for w in self.warnings],
+        }
 
     def summary(self) -> str:
         head = "built" if self.created else ("updated" if self.changed else "unchanged")
-        line = (f"{head}: {self.parsed}/{self.files} files parsed, {self.removed} removed, "
-                f"{self.docs} documents")
+        line = (
+            f"{head}: {self.parsed}/{self.files} files parsed, {self.removed} removed, "
+            f"{self.docs} documents"
+        )
         return line + (f", {len(self.warnings)} warning(s)" if self.warnings else "")
 
 
@@ -317,7 +343,7 @@ class HostIndex:
         where = Path(path)
         try:
             present = (where / META).is_file()
-        except (OSError, ValueError):   # a name too long, a NUL: nothing is there
+        except (OSError, ValueError):  # a name too long, a NUL: nothing is there
             present = False
         if not present:
             raise _not_found(where)
@@ -343,9 +369,16 @@ class HostIndex:
             found = []
             for score, address in searcher.search(query, top).hits:
                 d = searcher.doc(address)
-                found.append(Hit(d.get_first("locator"), d.get_first("title") or "",
-                                 float(score), d.get_first("kind") or "DOC",
-                                 d.get_first("path") or "", int(d.get_first("line") or 0)))
+                found.append(
+                    Hit(
+                        d.get_first("locator"),
+                        d.get_first("title") or "",
+                        float(score),
+                        d.get_first("kind") or "DOC",
+                        d.get_first("path") or "",
+                        int(d.get_first("line") or 0),
+                    )
+                )
         found.sort(key=lambda h: (-h.score, h.locator))
         return found
 
@@ -372,17 +405,28 @@ def _locked(where: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise IndexBusy(f"another process is updating the host index at "
-                              f"{os.fspath(where)!r}; try again when it is done",
-                              index=os.fspath(where)) from None
+            raise IndexBusy(
+                f"another process is updating the host index at "
+                f"{os.fspath(where)!r}; try again when it is done",
+                index=os.fspath(where),
+            ) from None
         yield
     finally:
         os.close(fd)
 
 
 def _document(tantivy: Any, d: Doc, scheme: str) -> Any:
-    return tantivy.Document(locator=d.locator, unit=d.unit, scheme=scheme, kind=d.kind,
-                            title=d.title, name=d.name, body=d.body, path=d.path, line=d.line)
+    return tantivy.Document(
+        locator=d.locator,
+        unit=d.unit,
+        scheme=scheme,
+        kind=d.kind,
+        title=d.title,
+        name=d.name,
+        body=d.body,
+        path=d.path,
+        line=d.line,
+    )
 
 
 class _Writer:
@@ -399,9 +443,10 @@ class _Writer:
                 self.w = self.ix.writer(heap_size=WRITER_HEAP, num_threads=1)
             except ValueError as e:
                 if "LockBusy" in str(e):
-                    raise IndexBusy(f"the host index at {os.fspath(self.where)!r} is held by "
-                                      "another writer",
-                                      index=os.fspath(self.where)) from None
+                    raise IndexBusy(
+                        f"the host index at {os.fspath(self.where)!r} is held by another writer",
+                        index=os.fspath(self.where),
+                    ) from None
                 raise
         return self.w
 
@@ -422,7 +467,7 @@ class _Writer:
             else:
                 self._drop(w)
         except BaseException:
-            if commit:   # a commit that failed (no room, say) leaves no segment behind
+            if commit:  # a commit that failed (no room, say) leaves no segment behind
                 with contextlib.suppress(Exception):
                     self._drop(w)
             raise
@@ -445,28 +490,40 @@ def _check_dir(where: Path) -> bool:
             return True
         there = where.exists()
     except OSError as e:
-        raise PathNotFound(f"{os.fspath(where)[:200]!r} cannot be an index directory "
-                           f"({e.strerror or e})", index=os.fspath(where)[:200]) from None
+        raise PathNotFound(
+            f"{os.fspath(where)[:200]!r} cannot be an index directory ({e.strerror or e})",
+            index=os.fspath(where)[:200],
+        ) from None
     if there:
         if not where.is_dir():
-            raise PathNotFound(f"{os.fspath(where)!r} is a file, not an index directory",
-                               index=os.fspath(where))
+            raise PathNotFound(
+                f"{os.fspath(where)!r} is a file, not an index directory", index=os.fspath(where)
+            )
         if any(where.iterdir()):
-            raise _corrupt(where, f"it holds other files and no {META}; give an empty or "
-                                  "new directory")
+            raise _corrupt(
+                where, f"it holds other files and no {META}; give an empty or new directory"
+            )
     return False
 
 
 def _header(where: Path) -> dict[str, Any]:
     meta = _read_json(where / META, where)
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or \
-            not isinstance(meta.get("root"), str) or not isinstance(meta.get("name"), str):
+    if (
+        not isinstance(meta, dict)
+        or meta.get("format") != FORMAT
+        or not isinstance(meta.get("root"), str)
+        or not isinstance(meta.get("name"), str)
+    ):
         raise _corrupt(where, f"{META} is not a format-{FORMAT} header")
     return meta
 
 
-def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | None = None, *,
-               progress: Progress | None = None) -> IndexResult:
+def index_tree(
+    path: str | os.PathLike[str],
+    index: str | os.PathLike[str] | None = None,
+    *,
+    progress: Progress | None = None,
+) -> IndexResult:
     """Build the host index of the tree at ``path`` in ``index`` (a directory;
     default :func:`default_index_dir`), or refresh the part below ``path`` of
     the index already there. See the module doc. Raises ``path_not_found``,
@@ -483,10 +540,13 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
         return _build(top, where, _tantivy(), progress)
     root = Path(_header(where)["root"])
     if top != root and root not in top.parents:
-        raise PathOutsideRoot(f"{os.fspath(path)!r} is outside the root {os.fspath(root)!r} of "
-                          f"the host index at {os.fspath(where)!r}; index it into another "
-                          "directory", path=os.fspath(path),
-                          root=os.fspath(root))
+        raise PathOutsideRoot(
+            f"{os.fspath(path)!r} is outside the root {os.fspath(root)!r} of "
+            f"the host index at {os.fspath(where)!r}; index it into another "
+            "directory",
+            path=os.fspath(path),
+            root=os.fspath(root),
+        )
     tantivy = _tantivy()
     with _writing(where), _locked(where):
         manifest = _read_json(where / MANIFEST, where)
@@ -496,16 +556,24 @@ def index_tree(path: str | os.PathLike[str], index: str | os.PathLike[str] | Non
             ix = tantivy.Index.open(os.fspath(where))
         writer = _Writer(tantivy, ix, where, fresh=False)
         try:
-            parsed, removed, files, warnings, new = _refresh(root, top, manifest, writer,
-                                                             progress)
+            parsed, removed, files, warnings, new = _refresh(root, top, manifest, writer, progress)
             changed = writer.w is not None
             writer.close(commit=True)
         except BaseException:
             writer.close(commit=False)
             raise
         docs = _finish(ix, where, root, new, write=changed or new != manifest)
-    return IndexResult(os.fspath(where), os.fspath(root), files, parsed, removed, docs,
-                       changed, False, tuple(warnings))
+    return IndexResult(
+        os.fspath(where),
+        os.fspath(root),
+        files,
+        parsed,
+        removed,
+        docs,
+        changed,
+        False,
+        tuple(warnings),
+    )
 
 
 def _build(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> IndexResult:
@@ -514,8 +582,7 @@ def _build(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> I
         return _build_aside(top, where, tantivy, progress)
 
 
-def _build_aside(top: Path, where: Path, tantivy: Any, progress: Progress | None
-                 ) -> IndexResult:
+def _build_aside(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> IndexResult:
     where.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
     writer = None
@@ -529,15 +596,18 @@ def _build_aside(top: Path, where: Path, tantivy: Any, progress: Progress | None
         try:
             os.rename(tmp, where)  # onto an absent or empty directory only
         except OSError:
-            raise IndexBusy(f"another process built a host index at {os.fspath(where)!r} "
-                              "meanwhile", index=os.fspath(where)) from None
+            raise IndexBusy(
+                f"another process built a host index at {os.fspath(where)!r} meanwhile",
+                index=os.fspath(where),
+            ) from None
     except BaseException:
         if writer is not None:
             writer.close(commit=False)
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return IndexResult(os.fspath(where), os.fspath(top), files, parsed, removed, docs, True,
-                       True, tuple(warnings))
+    return IndexResult(
+        os.fspath(where), os.fspath(top), files, parsed, removed, docs, True, True, tuple(warnings)
+    )
 
 
 def _finish(ix: Any, where: Path, root: Path, manifest: dict[str, Any], *, write: bool) -> int:
@@ -547,9 +617,17 @@ def _finish(ix: Any, where: Path, root: Path, manifest: dict[str, Any], *, write
     docs = int(ix.searcher().num_docs)
     if write:
         _write_json(where / MANIFEST, manifest)
-        _write_json(where / META, {"format": FORMAT, "engine": f"tantivy {_version()}",
-                                   "root": os.fspath(root), "name": root.name,
-                                   "files": len(manifest), "docs": docs})
+        _write_json(
+            where / META,
+            {
+                "format": FORMAT,
+                "engine": f"tantivy {_version()}",
+                "root": os.fspath(root),
+                "name": root.name,
+                "files": len(manifest),
+                "docs": docs,
+            },
+        )
     return docs
 
 
@@ -562,9 +640,9 @@ def _version() -> str:
         return "?"
 
 
-def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
-             progress: Progress | None
-             ) -> tuple[int, int, int, list[Warning_], dict[str, Any]]:
+def _refresh(
+    root: Path, top: Path, manifest: dict[str, Any], writer: _Writer, progress: Progress | None
+) -> tuple[int, int, int, list[Warning_], dict[str, Any]]:
     """Bring the documents of the files below ``top`` up to date through
     ``writer``: (files parsed, files removed, files seen, warnings, the new
     manifest)."""
@@ -572,8 +650,10 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
     scope = top.relative_to(root).as_posix() if top != root else ""
     prefix = f"{scope}/" if scope else ""
     found, warnings = walk(top, SCHEMES)
-    warnings = [Warning_(f"{name}/{prefix}{w.path.partition('/')[2]}".rstrip("/"), w.line,
-                         w.message) for w in warnings]
+    warnings = [
+        Warning_(f"{name}/{prefix}{w.path.partition('/')[2]}".rstrip("/"), w.line, w.message)
+        for w in warnings
+    ]
     new = {k: v for k, v in manifest.items() if not (k == scope or k.startswith(prefix))}
     total = len(found)
     parsed = 0
@@ -595,7 +675,7 @@ def _refresh(root: Path, top: Path, manifest: dict[str, Any], writer: _Writer,
         if scheme == "sysml":
             sysml_changed = True
             continue
-        if isinstance(data, int):   # over the cap: its size, the bytes never read
+        if isinstance(data, int):  # over the cap: its size, the bytes never read
             warnings.append(Warning_(f"{name}/{rel}", 0, over_cap(data)))
             docs: list[Doc] = []
         else:
@@ -631,18 +711,19 @@ def _changed(file: Path, old: Any) -> tuple[list[Any], bytes | int | None]:
     known = isinstance(old, list) and len(old) == 3
     if known and old[:2] == stamp:
         return old, None  # not even read
-    if st.st_size > MAX_FILE:   # never read: indexed as nothing, with a warning
+    if st.st_size > MAX_FILE:  # never read: indexed as nothing, with a warning
         return [*stamp, _OVER_MARK], (None if known and old[2] == _OVER_MARK else st.st_size)
     data = read_regular(file, MAX_FILE)
     entry = [*stamp, hashlib.sha256(data).hexdigest()[:16]]
     return entry, (None if known and old[2] == entry[2] else data)
 
 
-_OVER_MARK = "over"    # its hash in the manifest
+_OVER_MARK = "over"  # its hash in the manifest
 
 
-def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,
-                   warnings: list[Warning_]) -> int:
+def _reindex_model(
+    root: Path, manifest: dict[str, Any], writer: _Writer, warnings: list[Warning_]
+) -> int:
     """Replace every SysML document by those of the model as it is now."""
     files = []
     for rel in sorted(manifest):
@@ -661,17 +742,25 @@ def _reindex_model(root: Path, manifest: dict[str, Any], writer: _Writer,
 
 def open_index(index: str | os.PathLike[str] | None = None) -> HostIndex:
     """The host index in ``index`` (default :func:`default_index_dir`)."""
-    return HostIndex.open(dir_arg(index, "index") if index is not None
-                          else default_index_dir())
+    return HostIndex.open(dir_arg(index, "index") if index is not None else default_index_dir())
 
 
-def search(q: str, index: str | os.PathLike[str] | None = None, *, top: int = 10
-           ) -> list[Hit]:
+def search(q: str, index: str | os.PathLike[str] | None = None, *, top: int = 10) -> list[Hit]:
     """``open_index(index).search(q, top)``, with ``q`` checked first."""
     query_words(q)
     check_top(top)
     return open_index(index).search(q, top)
 
 
-__all__ = ["BOOSTS", "FORMAT", "MISSING_EXTRA", "HostIndex", "IndexResult",
-           "default_index_dir", "index_tree", "open_index", "query_words", "search"]
+__all__ = [
+    "BOOSTS",
+    "FORMAT",
+    "MISSING_EXTRA",
+    "HostIndex",
+    "IndexResult",
+    "default_index_dir",
+    "index_tree",
+    "open_index",
+    "query_words",
+    "search",
+]

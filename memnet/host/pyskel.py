@@ -42,11 +42,15 @@ _STRINGS = r"""(?P<s>\"\"\"[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*(?:\"\"\"|\Z)
  |(?P<o>[(\[{])
  |(?P<x>[)\]}])"""
 _IN_BRACKETS = re.compile(_STRINGS, re.X | re.M)
-_AT_TOP = re.compile(_STRINGS + r"""
+_AT_TOP = re.compile(
+    _STRINGS
+    + r"""
  |(?P<b>\\\r?\n)
- |(?P<n>\n)""", re.X | re.M)
+ |(?P<n>\n)""",
+    re.X | re.M,
+)
 _QUOTEISH = re.compile(r"[\"'#\\]")
-_TOP = re.compile(r"^[^\s#]", re.M)            # a line that starts at column 0
+_TOP = re.compile(r"^[^\s#]", re.M)  # a line that starts at column 0
 _CODE = re.compile(r"^([ \t\f]*)[^\s#]", re.M)  # the next line with code, its indent
 _DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)\b")
 _STRING_START = re.compile(r"[rRbBuUfF]{0,2}['\"]")
@@ -60,17 +64,18 @@ def _logical(text: str, pos: int) -> tuple[int, bool]:
     end = len(text) if end < 0 else end + 1
     if _QUOTEISH.search(text, pos, end) is None:  # the usual line: no strings, comments
         line = text[pos:end]
-        if (line.count("(") + line.count("[") + line.count("{")
-                == line.count(")") + line.count("]") + line.count("}")):
+        if line.count("(") + line.count("[") + line.count("{") == line.count(")") + line.count(
+            "]"
+        ) + line.count("}"):
             return end, line.rstrip().endswith(":")
     depth = 0
-    last = i = pos          # last: the end of the last string or bracket
+    last = i = pos  # last: the end of the last string or bracket
     cut: int | None = None  # where a trailing comment starts
     while True:
         m = (_IN_BRACKETS if depth else _AT_TOP).search(text, i)
         if m is None or m.lastgroup == "n":
             stop = len(text) if m is None else m.start()
-            tail = text[last: cut if cut is not None else stop]
+            tail = text[last : cut if cut is not None else stop]
             return (len(text) if m is None else m.end()), tail.rstrip().endswith(":")
         g = m.lastgroup
         i = m.end()
@@ -206,8 +211,10 @@ def _utf8(data: bytes) -> str | None:
     first = data.find(b"\n")
     second = data.find(b"\n", first + 1) if first >= 0 else -1
     cookie = _COOKIE.search(data, 0, second if second >= 0 else len(data))
-    if cookie is not None and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8",
-                                                                                  b"utf8"):
+    if cookie is not None and cookie.group(1).lower().replace(b"_", b"-") not in (
+        b"utf-8",
+        b"utf8",
+    ):
         return None
     try:
         return data.decode("utf-8")
@@ -233,16 +240,27 @@ def outline(data: bytes, *, skim: bool = True) -> Outline:
             tree = _parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             line = getattr(e, "lineno", None)
-            return Outline("", (), f"not parsed: {getattr(e, 'msg', None) or e}",
-                           line if isinstance(line, int) else 0)
+            return Outline(
+                "",
+                (),
+                f"not parsed: {getattr(e, 'msg', None) or e}",
+                line if isinstance(line, int) else 0,
+            )
 
     def where(n: int) -> int:
         return line_map[n - 1] if line_map is not None and 0 < n <= len(line_map) else n
 
     syms = tuple(
-        Sym(name, "class" if isinstance(node, ast.ClassDef) else "def", where(node.lineno),
-            _signature(node), ast.get_docstring(node) or "", defs)
-        for name, (node, defs) in top_symbols(tree).items())
+        Sym(
+            name,
+            "class" if isinstance(node, ast.ClassDef) else "def",
+            where(node.lineno),
+            _signature(node),
+            ast.get_docstring(node) or "",
+            defs,
+        )
+        for name, (node, defs) in top_symbols(tree).items()
+    )
     return Outline(ast.get_docstring(tree) or "", syms)
 
 

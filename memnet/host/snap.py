@@ -53,15 +53,25 @@ class SnapResult:
     unlinked: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "changed": self.changed, "q": self.q,
-                "query": self.query, "created": sum(self.created), "unlinked": self.unlinked,
-                "hits": [{**h.to_dict(), "handle": hd, "created": c} for h, hd, c
-                         in zip(self.hits, self.handles, self.created, strict=True)]}
+        return {
+            "version": self.version,
+            "changed": self.changed,
+            "q": self.q,
+            "query": self.query,
+            "created": sum(self.created),
+            "unlinked": self.unlinked,
+            "hits": [
+                {**h.to_dict(), "handle": hd, "created": c}
+                for h, hd, c in zip(self.hits, self.handles, self.created, strict=True)
+            ],
+        }
 
     def summary(self) -> str:
         head = f"version {self.version}" + ("" if self.changed else " (unchanged)")
-        return (f"{head}: query {self.query} with {len(self.hits)} hit(s), "
-                f"{sum(self.created)} new node(s), {self.unlinked} hit(s) unlinked")
+        return (
+            f"{head}: query {self.query} with {len(self.hits)} hit(s), "
+            f"{sum(self.created)} new node(s), {self.unlinked} hit(s) unlinked"
+        )
 
 
 def _find(store: Any, key: str, value: str, kind: str | None = None) -> int | None:
@@ -76,8 +86,11 @@ def _find(store: Any, key: str, value: str, kind: str | None = None) -> int | No
     candidates = posting if posting is not None else store.live_node_ids()
     best = None
     for nid in candidates:
-        if (best is None or nid < best) and store.node_live(nid) \
-                and (kind is None or store.node_kind(nid) == kind):
+        if (
+            (best is None or nid < best)
+            and store.node_live(nid)
+            and (kind is None or store.node_kind(nid) == kind)
+        ):
             props = store.node_props(nid)
             if props and props.get(key) == value:
                 best = nid
@@ -89,8 +102,14 @@ def normalise_query(q: str) -> str:
     return " ".join(q.split())
 
 
-def snap(session: Any, q: str, *, hook: RagHostHook | None = None,
-         index: str | os.PathLike[str] | None = None, top: int = 10) -> SnapResult:
+def snap(
+    session: Any,
+    q: str,
+    *,
+    hook: RagHostHook | None = None,
+    index: str | os.PathLike[str] | None = None,
+    top: int = 10,
+) -> SnapResult:
     """Search ``q`` with ``hook`` (default: the host index at ``index``) and
     commit the hits into ``session`` (see the module doc). Errors -
     ``bad_query``, ``bad_hit``, ``index_not_found``, ``index_corrupt``, a
@@ -151,12 +170,21 @@ def _commit(session: Any, text: str, hits: list[Hit]) -> SnapResult:
         statements.append(ast.Insert(tuple(new_nodes), tuple(edges)))
     statements += edits + gone
     if not statements:
-        return SnapResult(session.version, False, text, query, tuple(hits), tuple(refs),
-                          tuple(created))
+        return SnapResult(
+            session.version, False, text, query, tuple(hits), tuple(refs), tuple(created)
+        )
     res = session.commit(ast.Delta(tuple(statements)))
     handles = tuple(res.ids.get(r, r) for r in refs)
-    return SnapResult(res.version, res.changed, text, res.ids.get(query, query), tuple(hits),
-                      handles, tuple(created), len(gone))
+    return SnapResult(
+        res.version,
+        res.changed,
+        text,
+        res.ids.get(query, query),
+        tuple(hits),
+        handles,
+        tuple(created),
+        len(gone),
+    )
 
 
 __all__ = ["HIT_EDGE", "QUERY_KIND", "SnapResult", "normalise_query", "snap"]

@@ -45,8 +45,7 @@ from .pyskel import outline
 #: File suffixes read as plain text.
 TEXT_SUFFIXES = (".txt", ".rst")
 #: The scheme of each suffix (the first part of a locator).
-SCHEMES = {".py": "py", ".md": "md", ".sysml": "sysml",
-           **{s: "txt" for s in TEXT_SUFFIXES}}
+SCHEMES = {".py": "py", ".md": "md", ".sysml": "sysml", **{s: "txt" for s in TEXT_SUFFIXES}}
 #: Most characters of one document's searchable text that are indexed.
 BODY_MAX = 100_000
 _SIG_SHORT = 40
@@ -93,9 +92,18 @@ def python_docs(root: str, rel: str, data: bytes) -> tuple[list[Doc], list[Warni
     docs = [Doc(unit, "MOD", _titled(dotted, o.doc), unit, path, 1, dotted, o.doc[:BODY_MAX])]
     for s in o.symbols:
         sig = s.signature if len(s.signature) <= _SIG_SHORT else "(…)"
-        docs.append(Doc(f"{unit}::{s.name}", "SYM", _titled(f"{s.name}{sig}", s.doc), unit,
-                        path, s.line, s.name, f"{s.sym} {s.name}{s.signature}\n{s.doc}"
-                        [:BODY_MAX]))
+        docs.append(
+            Doc(
+                f"{unit}::{s.name}",
+                "SYM",
+                _titled(f"{s.name}{sig}", s.doc),
+                unit,
+                path,
+                s.line,
+                s.name,
+                f"{s.sym} {s.name}{s.signature}\n{s.doc}"[:BODY_MAX],
+            )
+        )
     return docs, warn
 
 
@@ -110,7 +118,8 @@ def markdown_docs(root: str, rel: str, data: bytes) -> tuple[list[Doc], list[War
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         return [Doc(unit, "DOC", name, unit, path, 1, name)], [
-            Warning_(path, line, f"not read: not UTF-8 ({e.reason})")]
+            Warning_(path, line, f"not read: not UTF-8 ({e.reason})")
+        ]
     heads = sections(text)
     lines = text.splitlines()
     title = heads[0][2] if heads and heads[0][2] else name
@@ -118,8 +127,18 @@ def markdown_docs(root: str, rel: str, data: bytes) -> tuple[list[Doc], list[War
     docs = [Doc(unit, "DOC", short(title), unit, path, 1, title, lead[:BODY_MAX])]
     for i, (line, _level, head, slug) in enumerate(heads):
         end = heads[i + 1][0] - 1 if i + 1 < len(heads) else len(lines)
-        docs.append(Doc(f"{unit}#{slug}", "SEC", short(head or slug), unit, path, line, head,
-                        "\n".join(lines[line:end])[:BODY_MAX]))
+        docs.append(
+            Doc(
+                f"{unit}#{slug}",
+                "SEC",
+                short(head or slug),
+                unit,
+                path,
+                line,
+                head,
+                "\n".join(lines[line:end])[:BODY_MAX],
+            )
+        )
     return docs, []
 
 
@@ -128,16 +147,18 @@ def text_docs(root: str, rel: str, data: bytes) -> tuple[list[Doc], list[Warning
     unit = f"txt:{root}/{rel}"
     name = rel.rpartition("/")[2]
     text = data.decode("utf-8-sig", errors="replace")
-    return [Doc(unit, "DOC", _titled(name, text[:4096]), unit, f"{root}/{rel}", 1, name,
-                text[:BODY_MAX])], []
+    return [
+        Doc(
+            unit, "DOC", _titled(name, text[:4096]), unit, f"{root}/{rel}", 1, name, text[:BODY_MAX]
+        )
+    ], []
 
 
 #: The reader of each scheme that is read file by file.
 READERS = {"py": python_docs, "md": markdown_docs, "txt": text_docs}
 
 
-def sysml_docs(root: str, files: Iterable[tuple[str, bytes]]
-               ) -> tuple[list[Doc], list[Warning_]]:
+def sysml_docs(root: str, files: Iterable[tuple[str, bytes]]) -> tuple[list[Doc], list[Warning_]]:
     """A document per element of the model made of ``files`` (``(rel, bytes)``).
 
     A file that is not UTF-8 or does not parse is left out of the model with a
@@ -151,12 +172,22 @@ def sysml_docs(root: str, files: Iterable[tuple[str, bytes]]
         try:
             parsed.append((rel, parse_sysml(data.decode("utf-8-sig"), rel)))
         except UnicodeDecodeError as e:
-            warn.append(Warning_(f"{root}/{rel}", data.count(b"\n", 0, e.start) + 1,
-                                 f"not read: not UTF-8 ({e.reason})"))
+            warn.append(
+                Warning_(
+                    f"{root}/{rel}",
+                    data.count(b"\n", 0, e.start) + 1,
+                    f"not read: not UTF-8 ({e.reason})",
+                )
+            )
         except MemNetError as e:  # model_syntax, input_too_large
             line = e.details.get("line")
-            warn.append(Warning_(f"{root}/{rel}", line if isinstance(line, int) else 0,
-                                 f"not indexed: {e.message}"))
+            warn.append(
+                Warning_(
+                    f"{root}/{rel}",
+                    line if isinstance(line, int) else 0,
+                    f"not indexed: {e.message}",
+                )
+            )
     art = to_artefacts(parsed, root)
     docs = []
     for loc, el in art.elements.items():
@@ -168,11 +199,30 @@ def sysml_docs(root: str, files: Iterable[tuple[str, bytes]]
         words = " ".join(str(x) for x in (name, rid) if x is not None)
         body = "\n".join(str(p[k]) for k in ("type", "doc", "text") if p.get(k) is not None)
         line = p.get("line")
-        docs.append(Doc(loc, el.kind, _titled(head, doc), el.unit, f"{root}/{p.get('file')}",
-                        line if isinstance(line, int) else 0, words, body[:BODY_MAX]))
+        docs.append(
+            Doc(
+                loc,
+                el.kind,
+                _titled(head, doc),
+                el.unit,
+                f"{root}/{p.get('file')}",
+                line if isinstance(line, int) else 0,
+                words,
+                body[:BODY_MAX],
+            )
+        )
     warn += [Warning_(f"{root}/{w.path}", w.line, w.message) for w in art.warnings]
     return docs, warn
 
 
-__all__ = ["BODY_MAX", "READERS", "SCHEMES", "TEXT_SUFFIXES", "Doc", "markdown_docs",
-           "python_docs", "sysml_docs", "text_docs"]
+__all__ = [
+    "BODY_MAX",
+    "READERS",
+    "SCHEMES",
+    "TEXT_SUFFIXES",
+    "Doc",
+    "markdown_docs",
+    "python_docs",
+    "sysml_docs",
+    "text_docs",
+]

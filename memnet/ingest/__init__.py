@@ -31,8 +31,10 @@ def check_ingest_path(path: str | os.PathLike[str]) -> Path:
     if kind == "file":
         if p.suffix == ".sysml" and text_name(p.name):
             return p
-        raise PathNotFound(f"{os.fspath(path)!r} is neither a directory nor a .sysml file "
-                           "with a UTF-8 name", path=os.fspath(path))
+        raise PathNotFound(
+            f"{os.fspath(path)!r} is neither a directory nor a .sysml file with a UTF-8 name",
+            path=os.fspath(path),
+        )
     return tree_root(p)
 
 
@@ -57,8 +59,12 @@ class IngestResult(tuple[SyncResult, ...]):
         return any(r.changed for r in self)
 
 
-def ingest_path(session: object, path: str | os.PathLike[str], *,
-                progress: Callable[[int, int], None] | None = None) -> IngestResult:
+def ingest_path(
+    session: object,
+    path: str | os.PathLike[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestResult:
     """Ingest a source tree, a SysML model, or a tree holding both.
 
     A ``.sysml`` file is one model (its root is the file's name). A directory
@@ -88,8 +94,13 @@ def ingest_path(session: object, path: str | os.PathLike[str], *,
     return IngestResult(tree, res if docs or res.changed or skipped else None)
 
 
-def ingest_new(cabinet: Any, sid: str, path: str | os.PathLike[str], *,
-               progress: Callable[[int, int], None] | None = None) -> tuple[Any, IngestResult]:
+def ingest_new(
+    cabinet: Any,
+    sid: str,
+    path: str | os.PathLike[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[Any, IngestResult]:
     """Ingest ``path`` into a new session ``sid`` of ``cabinet`` (what ``memnet
     ingest --create`` does when the session does not exist yet).
 

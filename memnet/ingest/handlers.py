@@ -72,8 +72,9 @@ def _first_line(doc: str | None) -> str | None:
     return None
 
 
-def _error_props(props: dict[str, Any], unit: Unit, line: int, message: str,
-                 art: Artefacts) -> None:
+def _error_props(
+    props: dict[str, Any], unit: Unit, line: int, message: str, art: Artefacts
+) -> None:
     props["error"] = message
     props["error_line"] = line
     art.warnings.append(Warning_(unit.path, line, message))
@@ -162,15 +163,19 @@ class PythonHandler:
             props["doc"] = doc
         imports = self._imports(tree, unit)
         if len(imports) > MAX_IMPORTS:
-            art.warnings.append(Warning_(unit.path, 1, f"{len(imports)} imports; the first "
-                                         f"{MAX_IMPORTS} are kept"))
+            art.warnings.append(
+                Warning_(unit.path, 1, f"{len(imports)} imports; the first {MAX_IMPORTS} are kept")
+            )
             imports = imports[:MAX_IMPORTS]
         if imports:
             props["imports"] = imports
         art.add(Element(unit.locator, self.kind, props, unit=unit.locator))
         for name, (node, defs) in top_symbols(tree).items():
-            sp: dict[str, Any] = {"name": name, "line": node.lineno,
-                                  "sym": "class" if isinstance(node, pyast.ClassDef) else "def"}
+            sp: dict[str, Any] = {
+                "name": name,
+                "line": node.lineno,
+                "sym": "class" if isinstance(node, pyast.ClassDef) else "def",
+            }
             sdoc = _first_line(pyast.get_docstring(node))
             if sdoc:
                 sp["doc"] = sdoc
@@ -184,8 +189,7 @@ class PythonHandler:
     def _imports(tree: pyast.Module, unit: Unit) -> tuple[str, ...]:
         """Absolute dotted names this module imports that lie in the top package."""
         me = module_name(unit.root, unit.rel)
-        package = me if unit.rel.endswith("__init__.py") or not unit.rel else \
-            me.rpartition(".")[0]
+        package = me if unit.rel.endswith("__init__.py") or not unit.rel else me.rpartition(".")[0]
         names: set[str] = set()
         for node in _import_statements(tree):
             if isinstance(node, pyast.Import):
@@ -216,7 +220,7 @@ class PythonHandler:
         for loc, el in art.elements.items():
             if el.kind != self.kind or not loc.startswith(prefix) or not loc.endswith(".py"):
                 continue
-            rel = loc[len(prefix) + len(art.root) + 1:]
+            rel = loc[len(prefix) + len(art.root) + 1 :]
             name = module_name(art.root, rel)
             # pkg/__init__.py wins over a pkg.py beside it, as in Python
             if name not in mods or rel.endswith("__init__.py"):
@@ -260,8 +264,12 @@ def headings(text: str) -> list[tuple[int, int, str]]:
     for no, line in enumerate(text.splitlines(), 1):
         f = _FENCE.match(line)
         if fence is not None:
-            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= fence[1] \
-                    and not f.group(2).strip():
+            if (
+                f
+                and f.group(1)[0] == fence[0]
+                and len(f.group(1)) >= fence[1]
+                and not f.group(2).strip()
+            ):
                 fence = None
             continue
         if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
@@ -310,11 +318,14 @@ class MarkdownHandler:
         if heads and heads[0][2]:
             props["title"] = heads[0][2]
         art.add(Element(unit.locator, self.kind, props, unit=unit.locator))
-        stack: list[tuple[int, str]] = []   # (level, locator) of open sections
+        stack: list[tuple[int, str]] = []  # (level, locator) of open sections
         for line, level, title, slug in heads:
             loc = f"{unit.locator}#{slug}"
-            art.add(Element(loc, "SEC", {"title": title, "level": level, "line": line},
-                            unit=unit.locator))
+            art.add(
+                Element(
+                    loc, "SEC", {"title": title, "level": level, "line": line}, unit=unit.locator
+                )
+            )
             while stack and stack[-1][0] >= level:
                 stack.pop()
             art.link("CONTAINS", stack[-1][1] if stack else unit.locator, loc)
@@ -339,6 +350,18 @@ def register(handler: Handler) -> None:
     HANDLERS[handler.suffix] = handler
 
 
-__all__ = ["DOC_MAX", "HANDLERS", "MAX_IMPORTS", "Handler", "MarkdownHandler", "PythonHandler",
-           "Unit", "headings", "module_name", "register", "sections", "slugify",
-           "top_symbols"]
+__all__ = [
+    "DOC_MAX",
+    "HANDLERS",
+    "MAX_IMPORTS",
+    "Handler",
+    "MarkdownHandler",
+    "PythonHandler",
+    "Unit",
+    "headings",
+    "module_name",
+    "register",
+    "sections",
+    "slugify",
+    "top_symbols",
+]

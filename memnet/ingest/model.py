@@ -93,8 +93,8 @@ class Artefacts:
     links: dict[tuple[str, str, str], Link] = field(default_factory=dict)
     managed_types: tuple[str, ...] = ("CONTAINS",)
     warnings: list[Warning_] = field(default_factory=list)
-    files: int = 0      # files the ingester looked at
-    parsed: int = 0     # of those, files it read afresh (the rest came from the snapshot)
+    files: int = 0  # files the ingester looked at
+    parsed: int = 0  # of those, files it read afresh (the rest came from the snapshot)
     failed: list[Warning_] = field(default_factory=list)
     outside: frozenset[str] = frozenset()
 
@@ -110,8 +110,10 @@ class Artefacts:
         return lk
 
     def in_scope(self, locator: str) -> bool:
-        return any(locator == f"{s}:{self.root}" or locator.startswith(f"{s}:{self.root}/")
-                   for s in self.schemes)
+        return any(
+            locator == f"{s}:{self.root}" or locator.startswith(f"{s}:{self.root}/")
+            for s in self.schemes
+        )
 
 
 __all__ = ["Artefacts", "Element", "Link", "Warning_"]

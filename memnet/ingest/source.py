@@ -134,13 +134,16 @@ def _file_of(loc: str, files: set[str]) -> str | None:
     return None
 
 
-def _scan(top: Path, snap: Snapshot | None, progress: Progress | None,
-          handlers: Mapping[str, Handler]) -> Artefacts:
+def _scan(
+    top: Path, snap: Snapshot | None, progress: Progress | None, handlers: Mapping[str, Handler]
+) -> Artefacts:
     root = top.name
     art = _empty(root, handlers)
     dirs, files = _walk(top, handlers, art.warnings, root)
-    units = [(Unit(root, rel, f"{root}/{rel}", top / rel, f"{h.scheme}:{root}/{rel}"), h)
-             for rel, h in files]
+    units = [
+        (Unit(root, rel, f"{root}/{rel}", top / rel, f"{h.scheme}:{root}/{rel}"), h)
+        for rel, h in files
+    ]
     total = len(units)
     art.files = total
     if progress is not None:
@@ -163,9 +166,17 @@ def _scan(top: Path, snap: Snapshot | None, progress: Progress | None,
 
     for rel in dirs:
         loc = f"py:{root}/{rel}" if rel else f"py:{root}"
-        art.add(Element(loc, "PKG", {"path": f"{root}/{rel}" if rel else root,
-                                     "name": rel.rpartition("/")[2] if rel else root},
-                        unit=loc))
+        art.add(
+            Element(
+                loc,
+                "PKG",
+                {
+                    "path": f"{root}/{rel}" if rel else root,
+                    "name": rel.rpartition("/")[2] if rel else root,
+                },
+                unit=loc,
+            )
+        )
         if rel:
             parent = rel.rpartition("/")[0]
             art.link("CONTAINS", f"py:{root}/{parent}" if parent else f"py:{root}", loc)
@@ -182,16 +193,23 @@ def _scan(top: Path, snap: Snapshot | None, progress: Progress | None,
         digest = hashlib.sha256(data).hexdigest()[:16]
         held = have_el.get(unit.locator)
         if held is not None and held[1] == h.kind and held[3].get("hash") == digest:
-            _copy(art, unit, h, held, below.get(unit.locator, ()), have_el,
-                  inner.get(unit.locator, ()), have_ln)
+            _copy(
+                art,
+                unit,
+                h,
+                held,
+                below.get(unit.locator, ()),
+                have_el,
+                inner.get(unit.locator, ()),
+                have_ln,
+            )
         else:
             lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
             h.parse(unit, data, {"path": unit.path, "lines": lines, "hash": digest}, art)
             art.parsed += 1
         parent = unit.rel.rpartition("/")[0]
         if unit.locator in art.elements:
-            art.link("CONTAINS", f"py:{root}/{parent}" if parent else f"py:{root}",
-                     unit.locator)
+            art.link("CONTAINS", f"py:{root}/{parent}" if parent else f"py:{root}", unit.locator)
         if progress is not None:
             progress(done, total)
     for h in sorted({id(h): h for h in handlers.values()}.values(), key=lambda h: h.suffix):
@@ -199,8 +217,16 @@ def _scan(top: Path, snap: Snapshot | None, progress: Progress | None,
     return art
 
 
-def _copy(art: Artefacts, unit: Unit, h: Handler, held: Any, locs: Any, have_el: Any,
-          keys: Any, have_ln: Any) -> None:
+def _copy(
+    art: Artefacts,
+    unit: Unit,
+    h: Handler,
+    held: Any,
+    locs: Any,
+    have_el: Any,
+    keys: Any,
+    have_ln: Any,
+) -> None:
     """Take an unchanged file's elements and inner links from the snapshot."""
     _handle, kind, labels, props = held
     own = Element(unit.locator, kind, dict(props), tuple(labels), unit=unit.locator)
@@ -216,9 +242,13 @@ def _copy(art: Artefacts, unit: Unit, h: Handler, held: Any, locs: Any, have_el:
 
 
 # -- the public face ----------------------------------------------------------------
-def scan(path: str | os.PathLike[str], *, session: Any = None,
-         progress: Progress | None = None,
-         handlers: Mapping[str, Handler] | None = None) -> Artefacts:
+def scan(
+    path: str | os.PathLike[str],
+    *,
+    session: Any = None,
+    progress: Progress | None = None,
+    handlers: Mapping[str, Handler] | None = None,
+) -> Artefacts:
     """The artefacts of the tree at ``path`` (a directory; its name is the root).
 
     With ``session``, files whose hash matches the session's copy are not
@@ -235,8 +265,13 @@ def scan(path: str | os.PathLike[str], *, session: Any = None,
     return _scan(top, snap, progress, hs)
 
 
-def ingest(session: Any, path: str | os.PathLike[str], *, progress: Progress | None = None,
-           handlers: Mapping[str, Handler] | None = None) -> SyncResult:
+def ingest(
+    session: Any,
+    path: str | os.PathLike[str],
+    *,
+    progress: Progress | None = None,
+    handlers: Mapping[str, Handler] | None = None,
+) -> SyncResult:
     """Scan the tree at ``path`` and sync it into ``session`` as one Commit.
 
     Only files that changed since the last ingest are parsed; a tree that did
@@ -251,7 +286,25 @@ def ingest(session: Any, path: str | os.PathLike[str], *, progress: Progress | N
         return _sync(session, art, read)
 
 
-__all__ = ["HANDLERS", "MANAGED_TYPES", "MAX_FILE", "SCHEMES", "Handler", "MarkdownHandler",
-           "PythonHandler", "Unit", "headings", "ingest", "module_name", "register", "scan",
-           "path_kind", "sections", "slugify", "text_name", "top_symbols", "tree_root",
-           "walk"]
+__all__ = [
+    "HANDLERS",
+    "MANAGED_TYPES",
+    "MAX_FILE",
+    "SCHEMES",
+    "Handler",
+    "MarkdownHandler",
+    "PythonHandler",
+    "Unit",
+    "headings",
+    "ingest",
+    "module_name",
+    "register",
+    "scan",
+    "path_kind",
+    "sections",
+    "slugify",
+    "text_name",
+    "top_symbols",
+    "tree_root",
+    "walk",
+]

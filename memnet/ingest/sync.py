@@ -53,8 +53,10 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 #: What :func:`snapshot` returns: elements by locator as ``(handle, kind,
 #: labels, props)`` (labels without the kind, props without ``locator``), and
 #: links by ``(type, src locator, dst locator)`` as ``(edge handle, props)``.
-Snapshot = tuple[dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]],
-                 dict[tuple[str, str, str], tuple[str, dict[str, Any]]]]
+Snapshot = tuple[
+    dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]],
+    dict[tuple[str, str, str], tuple[str, dict[str, Any]]],
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +86,27 @@ class SyncResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The counts as plain data (what the CLI's and MCP's JSON carry)."""
-        return {"version": self.version, "changed": self.changed, "created": self.created,
-                "updated": self.updated, "recycled": self.recycled,
-                "links_added": self.links_added, "links_updated": self.links_updated,
-                "links_removed": self.links_removed, "files": self.files,
-                "parsed": self.parsed, "warnings": [str(w) for w in self.warnings]}
+        return {
+            "version": self.version,
+            "changed": self.changed,
+            "created": self.created,
+            "updated": self.updated,
+            "recycled": self.recycled,
+            "links_added": self.links_added,
+            "links_updated": self.links_updated,
+            "links_removed": self.links_removed,
+            "files": self.files,
+            "parsed": self.parsed,
+            "warnings": [str(w) for w in self.warnings],
+        }
 
     def summary(self) -> str:
         """One line for people: the version and the counts."""
         head = f"version {self.version}" + ("" if self.changed else " (unchanged)")
-        line = (f"{head}: +{self.created} ~{self.updated} -{self.recycled} elements, "
-                f"+{self.links_added} ~{self.links_updated} -{self.links_removed} links")
+        line = (
+            f"{head}: +{self.created} ~{self.updated} -{self.recycled} elements, "
+            f"+{self.links_added} ~{self.links_updated} -{self.links_removed} links"
+        )
         if self.files:
             line += f", {self.parsed}/{self.files} files parsed"
         if self.warnings:
@@ -103,8 +115,9 @@ class SyncResult:
 
 
 # -- reading the session ------------------------------------------------------------
-def _read(session: Any, art_scope: Artefacts
-          ) -> tuple[Snapshot, list[int], list[int], dict[str, str]]:
+def _read(
+    session: Any, art_scope: Artefacts
+) -> tuple[Snapshot, list[int], list[int], dict[str, str]]:
     """The snapshot, the ids of duplicate nodes and edges to recycle, and the
     handles of the nodes outside the scope that links may end at."""
     s = session.store
@@ -132,7 +145,7 @@ def _read(session: Any, art_scope: Artefacts
             continue
         if not in_scope(loc):
             continue
-        if loc in elements:          # ids ascend, so the first one seen is the oldest
+        if loc in elements:  # ids ascend, so the first one seen is the oldest
             dup_nodes.append(nid)
             continue
         rest = {k: v for k, v in props.items() if k != LOCATOR}
@@ -180,8 +193,12 @@ def snapshot(session: Any, art_scope: Artefacts) -> Snapshot:
 def _same(a: Any, b: Any) -> bool:
     """Equality that tells 1, 1.0 and True apart (as the GQL text does)."""
     if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same(x, y) for x, y in zip(a, b, strict=False)))
+        return (
+            isinstance(a, tuple)
+            and isinstance(b, tuple)
+            and len(a) == len(b)
+            and all(_same(x, y) for x, y in zip(a, b, strict=False))
+        )
     return type(a) is type(b) and a == b
 
 
@@ -215,8 +232,12 @@ def _label(x: Any, what: str, where: str) -> str:
     return x
 
 
-def _desired(art: Artefacts) -> tuple[dict[str, tuple[str, tuple[str, ...], dict[str, Any]]],
-                                      dict[tuple[str, str, str], dict[str, Any]]]:
+def _desired(
+    art: Artefacts,
+) -> tuple[
+    dict[str, tuple[str, tuple[str, ...], dict[str, Any]]],
+    dict[tuple[str, str, str], dict[str, Any]],
+]:
     """Check every element and link; raise InvalidArgument before anything is written."""
     managed = set(art.managed_types)
     for t in managed:
@@ -236,13 +257,17 @@ def _desired(art: Artefacts) -> tuple[dict[str, tuple[str, tuple[str, ...], dict
             raise InvalidArgument(f"link {key!r} is filed under another key")
         where = f"{lk.src} -[{lk.type}]-> {lk.dst}"
         if lk.type not in managed:
-            raise InvalidArgument(f"{where}: edge type {lk.type!r} is not one of the managed types "
-                             f"{tuple(art.managed_types)}")
+            raise InvalidArgument(
+                f"{where}: edge type {lk.type!r} is not one of the managed types "
+                f"{tuple(art.managed_types)}"
+            )
         if lk.src not in elements:
             raise InvalidArgument(f"{where}: {lk.src!r} is not an element of the artefacts")
         if lk.dst not in elements and lk.dst not in art.outside:
-            raise InvalidArgument(f"{where}: {lk.dst!r} is neither an element of the "
-                                  f"artefacts nor named in their outside locators")
+            raise InvalidArgument(
+                f"{where}: {lk.dst!r} is neither an element of the "
+                f"artefacts nor named in their outside locators"
+            )
         links[key] = _props(lk.props, where)
     return elements, links
 
@@ -276,22 +301,35 @@ def sync(session: Any, artefacts: Artefacts) -> SyncResult:
         return _sync(session, artefacts, None)
 
 
-def _sync(session: Any, art: Artefacts,
-          read: tuple[Snapshot, list[int], list[int], dict[str, str]] | None) -> SyncResult:
+def _sync(
+    session: Any, art: Artefacts, read: tuple[Snapshot, list[int], list[int], dict[str, str]] | None
+) -> SyncResult:
     want_el, want_ln = _desired(art)
-    (have_el, have_ln), dup_nodes, dup_edges, far = read if read is not None else \
-        _read(session, art)
+    (have_el, have_ln), dup_nodes, dup_edges, far = (
+        read if read is not None else _read(session, art)
+    )
     warnings = list(art.warnings)
     for key in [k for k in sorted(want_ln) if k[2] not in want_el and k[2] not in far]:
         del want_ln[key]  # its far node is not in the session: no link to draw
-        warnings.append(Warning_(key[1], 0, f"no {key[0]} link to {key[2]!r}: the session "
-                                            f"holds no node with that locator"))
+        warnings.append(
+            Warning_(
+                key[1],
+                0,
+                f"no {key[0]} link to {key[2]!r}: the session holds no node with that locator",
+            )
+        )
     for nid in dup_nodes:
-        warnings.append(Warning_(node_handle(nid), 0, "a second live node with the locator "
-                                 f"{session.store.node_props(nid).get(LOCATOR)!r}; recycled"))
+        warnings.append(
+            Warning_(
+                node_handle(nid),
+                0,
+                "a second live node with the locator "
+                f"{session.store.node_props(nid).get(LOCATOR)!r}; recycled",
+            )
+        )
 
-    fresh: dict[str, str] = {}                 # locator -> INSERT variable
-    gone: list[str] = []                       # handles of nodes to recycle
+    fresh: dict[str, str] = {}  # locator -> INSERT variable
+    gone: list[str] = []  # handles of nodes to recycle
     edits: list[Any] = []
     updated = 0
     for loc in sorted(want_el):
@@ -312,9 +350,14 @@ def _sync(session: Any, art: Artefacts,
     gone += [have_el[loc][0] for loc in sorted(have_el) if loc not in want_el]
     survives = {loc for loc in have_el if loc in want_el and loc not in fresh} | set(far)
 
-    new_nodes = [ast.NodePattern(fresh[loc], (want_el[loc][0], *want_el[loc][1]),
-                                 _sorted_props({**want_el[loc][2], LOCATOR: loc}))
-                 for loc in sorted(fresh)]
+    new_nodes = [
+        ast.NodePattern(
+            fresh[loc],
+            (want_el[loc][0], *want_el[loc][1]),
+            _sorted_props({**want_el[loc][2], LOCATOR: loc}),
+        )
+        for loc in sorted(fresh)
+    ]
     new_edges: list[ast.EdgePattern] = []
     edge_edits: list[Any] = []
     links_updated = 0
@@ -333,10 +376,14 @@ def _sync(session: Any, art: Artefacts,
                 edge_edits.extend(ch)
             continue
         new_edges.append(ast.EdgePattern(None, t, ref(src), ref(dst), _sorted_props(props)))
-    dropped = [key for key in sorted(have_ln) if key not in want_ln
-               or key[1] not in survives or key[2] not in survives]
-    edge_gone = [ast.Delete(have_ln[key][0]) for key in dropped
-                 if key[1] in survives and key[2] in survives]
+    dropped = [
+        key
+        for key in sorted(have_ln)
+        if key not in want_ln or key[1] not in survives or key[2] not in survives
+    ]
+    edge_gone = [
+        ast.Delete(have_ln[key][0]) for key in dropped if key[1] in survives and key[2] in survives
+    ]
 
     statements: list[Any] = []
     if new_nodes or new_edges:
@@ -348,15 +395,29 @@ def _sync(session: Any, art: Artefacts,
     statements += [ast.Delete(h) for h in gone]
     statements += [ast.Delete(node_handle(n)) for n in dup_nodes]
     if not statements:
-        return SyncResult(version=session.version, changed=False, warnings=tuple(warnings),
-                          files=art.files, parsed=art.parsed)
+        return SyncResult(
+            version=session.version,
+            changed=False,
+            warnings=tuple(warnings),
+            files=art.files,
+            parsed=art.parsed,
+        )
     res = session.commit(ast.Delta(tuple(statements)))
     ids = {loc: res.ids[var] for loc, var in fresh.items() if var in res.ids}
-    return SyncResult(version=res.version, changed=res.changed, created=len(fresh),
-                      updated=updated, recycled=len(gone) + len(dup_nodes),
-                      links_added=len(new_edges), links_removed=len(dropped),
-                      links_updated=links_updated, warnings=tuple(warnings), ids=ids,
-                      files=art.files, parsed=art.parsed)
+    return SyncResult(
+        version=res.version,
+        changed=res.changed,
+        created=len(fresh),
+        updated=updated,
+        recycled=len(gone) + len(dup_nodes),
+        links_added=len(new_edges),
+        links_removed=len(dropped),
+        links_updated=links_updated,
+        warnings=tuple(warnings),
+        ids=ids,
+        files=art.files,
+        parsed=art.parsed,
+    )
 
 
 __all__ = ["LOCATOR", "Snapshot", "SyncResult", "snapshot", "sync"]

@@ -21,8 +21,9 @@ def _skip(name: str) -> bool:
     return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
 
 
-def _walk(top: Path, handlers: Mapping[str, T],
-          warn: list[Warning_], root: str) -> tuple[list[str], list[tuple[str, T]]]:
+def _walk(
+    top: Path, handlers: Mapping[str, T], warn: list[Warning_], root: str
+) -> tuple[list[str], list[tuple[str, T]]]:
     """Directories (relative, ``''`` for the root) that hold a handled file, and
     the handled files, both in sorted depth-first order."""
     dirs: list[str] = []
@@ -33,8 +34,9 @@ def _walk(top: Path, handlers: Mapping[str, T],
             with os.scandir(path) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as err:
-            warn.append(Warning_(f"{root}/{rel}" if rel else root, 0,
-                                 f"not read: {err.strerror or err}"))
+            warn.append(
+                Warning_(f"{root}/{rel}" if rel else root, 0, f"not read: {err.strerror or err}")
+            )
             return False
         mark = len(dirs)
         dirs.append(rel)
@@ -43,8 +45,13 @@ def _walk(top: Path, handlers: Mapping[str, T],
             if _skip(e.name) or e.is_symlink():
                 continue
             if not text_name(e.name):  # a locator is text: such a name cannot be one
-                warn.append(Warning_(f"{root}/{rel}" if rel else root, 0,
-                                     f"skipped {os.fsencode(e.name)!r}: the name is not UTF-8"))
+                warn.append(
+                    Warning_(
+                        f"{root}/{rel}" if rel else root,
+                        0,
+                        f"skipped {os.fsencode(e.name)!r}: the name is not UTF-8",
+                    )
+                )
                 continue
             sub = f"{rel}/{e.name}" if rel else e.name
             if e.is_dir(follow_symlinks=False):
@@ -60,8 +67,7 @@ def _walk(top: Path, handlers: Mapping[str, T],
                     what = file_kind(e.stat(follow_symlinks=False).st_mode)
                 except OSError:
                     what = "not a regular file"
-                warn.append(Warning_(f"{root}/{sub}", 0,
-                                     f"skipped: not a regular file ({what})"))
+                warn.append(Warning_(f"{root}/{sub}", 0, f"skipped: not a regular file ({what})"))
         if not found:
             del dirs[mark:]
         return found
@@ -83,15 +89,24 @@ def text_name(name: str) -> bool:
 # open for reading without blocking: a FIFO with no writer (or a device) would
 # otherwise hold open() or read() forever; O_NONBLOCK changes nothing for a
 # regular file
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_BINARY", 0))
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 
 def file_kind(mode: int) -> str:
     """What a ``st_mode`` that is not a regular file names, in words."""
-    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link")):
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
         if test(mode):
             return what
     return "not a regular file"
@@ -131,8 +146,7 @@ def read_regular(path: Path, cap: int) -> bytes:
             data = b"".join(parts)
         if len(data) > cap:  # refused all the same
             size = max(os.fstat(f.fileno()).st_size, len(data))
-            raise InputTooLarge(f"the file is {size} bytes; the cap is {cap}", length=size,
-                                cap=cap)
+            raise InputTooLarge(f"the file is {size} bytes; the cap is {cap}", length=size, cap=cap)
     return data
 
 
@@ -154,8 +168,9 @@ def path_kind(path: str | os.PathLike[str]) -> tuple[Path, str]:
         mode = p.stat().st_mode
     except (OSError, ValueError) as e:
         why = (e.strerror if isinstance(e, OSError) else None) or str(e)
-        raise PathNotFound(f"no such file or directory: {_shown(where)} ({why})",
-                           path=where[:200]) from None
+        raise PathNotFound(
+            f"no such file or directory: {_shown(where)} ({why})", path=where[:200]
+        ) from None
     return p, "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
@@ -173,12 +188,15 @@ def dir_arg(path: object, what: str) -> str:
     """A directory argument as text: ``path_not_found`` for one of another
     type, empty (``Path("")`` would be the working directory) or holding a NUL."""
     if not isinstance(path, (str, os.PathLike)) or type(os.fspath(path)) is not str:
-        raise PathNotFound(f"the {what} directory is a path, not {type(path).__name__}",
-                           path=str(path)[:200])
+        raise PathNotFound(
+            f"the {what} directory is a path, not {type(path).__name__}", path=str(path)[:200]
+        )
     text = os.fspath(path)
     if not text or "\x00" in text:
-        raise PathNotFound(f"the {what} directory {text!r} is not a usable path (empty, or "
-                           "holding a NUL)", path=text[:200])
+        raise PathNotFound(
+            f"the {what} directory {text!r} is not a usable path (empty, or holding a NUL)",
+            path=text[:200],
+        )
     return text
 
 
@@ -190,11 +208,21 @@ def tree_root(path: str | os.PathLike[str]) -> Path:
         raise PathNotFound(f"{_shown(str(p))} is not a directory", path=str(p)[:200])
     top = p.resolve()
     if not text_name(top.name):
-        raise PathNotFound(f"the directory name {os.fsencode(top.name)!r} is not UTF-8, so it "
-                           "cannot be the root of a locator; rename it",
-                           path=os.fsencode(top.name).decode("ascii", "backslashreplace"))
+        raise PathNotFound(
+            f"the directory name {os.fsencode(top.name)!r} is not UTF-8, so it "
+            "cannot be the root of a locator; rename it",
+            path=os.fsencode(top.name).decode("ascii", "backslashreplace"),
+        )
     return top
 
 
-__all__ = ["SKIP_DIRS", "dir_arg", "file_kind", "path_kind", "read_regular", "text_name",
-           "tree_root", "walk"]
+__all__ = [
+    "SKIP_DIRS",
+    "dir_arg",
+    "file_kind",
+    "path_kind",
+    "read_regular",
+    "text_name",
+    "tree_root",
+    "walk",
+]

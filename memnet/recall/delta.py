@@ -69,8 +69,9 @@ Graph = tuple[tuple[ast.NodePattern, ...], tuple[ast.EdgePattern, ...]]
 
 def check_etag(since: object) -> str:
     if not isinstance(since, str) or _ETAG.fullmatch(since) is None:
-        raise QueryError(f"since must be the etag of a Shape (12 digits from its "
-                         f"receipt line), got {since!r}")
+        raise QueryError(
+            f"since must be the etag of a Shape (12 digits from its receipt line), got {since!r}"
+        )
     return since
 
 
@@ -123,8 +124,7 @@ def recall_since(session: Any, sq: ast.SeedQuery, knobs: tuple[Any, ...], since:
     body, tokens, counts = diff_text(old, (new.nodes, new.edges), cache)
     out = _answer(new, "delta", since, body, tokens, counts, cache)
     if out.receipt.tokens >= new.receipt.tokens:
-        return _whole(new, since, "the delta would cost as many tokens as the Shape or more",
-                      cache)
+        return _whole(new, since, "the delta would cost as many tokens as the Shape or more", cache)
     return out
 
 
@@ -140,8 +140,9 @@ class Archive(Protocol):
         """The changes of one stored commit, as the log keeps them."""
 
 
-def _search(session: Any, sq: ast.SeedQuery, kw: dict[str, Any], key: tuple[Any, ...],
-            since: str, lo: int) -> Graph | str:
+def _search(
+    session: Any, sq: ast.SeedQuery, kw: dict[str, Any], key: tuple[Any, ...], since: str, lo: int
+) -> Graph | str:
     """Recall q at versions V-1 down to ``lo`` on a copy of the session walked
     back one commit at a time; the graph of the Shape with etag ``since``, or
     why there is none."""
@@ -150,13 +151,21 @@ def _search(session: Any, sq: ast.SeedQuery, kw: dict[str, Any], key: tuple[Any,
     if hi < lo:
         return "no earlier version to compare with"
     if session.archive is None:
-        return (f"not one of the Shapes this session served lately, and a session that is "
-                f"not in a cabinet cannot rebuild {span}")
+        return (
+            f"not one of the Shapes this session served lately, and a session that is "
+            f"not in a cabinet cannot rebuild {span}"
+        )
     try:
         past = session.archive.copy()
         stored = past.version
-        for v in rewind(past.store, stored, session.archive.changes, lo,
-                        max_read=REWIND_READ, max_undo=REWIND_UNDO):
+        for v in rewind(
+            past.store,
+            stored,
+            session.archive.changes,
+            lo,
+            max_read=REWIND_READ,
+            max_undo=REWIND_UNDO,
+        ):
             past.version = v
             if v <= hi:
                 sh = past._recall(sq, **kw)
@@ -243,8 +252,15 @@ def _change_lines(lines: list[str], sets: list[str], removes: list[str]) -> int:
 
 
 # -- the answers -----------------------------------------------------------------------
-def _answer(new: Shape, answer: str, since: str, body: str, body_tokens: int,
-            counts: tuple[int, int, int], cache: LineCache) -> Shape:
+def _answer(
+    new: Shape,
+    answer: str,
+    since: str,
+    body: str,
+    body_tokens: int,
+    counts: tuple[int, int, int],
+    cache: LineCache,
+) -> Shape:
     """``new`` answered as ``delta`` (``body``) or ``unchanged`` (no body),
     with a short receipt line that counts its own tokens."""
     r = new.receipt
@@ -255,10 +271,20 @@ def _answer(new: Shape, answer: str, since: str, body: str, body_tokens: int,
     alarm = tok > ALARM_TOKENS
     advice = tuple(a for a in r.advice if a != ALARM_ADVICE) + ((ALARM_ADVICE,) if alarm else ())
     # dataclasses.replace() costs three times this
-    receipt = Receipt(**{**{name: getattr(r, name) for name in _FIELDS}, "since": since,
-                         "answer": answer, "added": counts[0], "changed": counts[1],
-                         "gone": counts[2], "tokens": tok, "bytes": len(text.encode()),
-                         "alarm": alarm, "advice": advice})
+    receipt = Receipt(
+        **{
+            **{name: getattr(r, name) for name in _FIELDS},
+            "since": since,
+            "answer": answer,
+            "added": counts[0],
+            "changed": counts[1],
+            "gone": counts[2],
+            "tokens": tok,
+            "bytes": len(text.encode()),
+            "alarm": alarm,
+            "advice": advice,
+        }
+    )
     return Shape(text, receipt, seed_handles=new.seed_handles)
 
 
@@ -270,8 +296,7 @@ def _whole(new: Shape, since: str, why: str, cache: LineCache) -> Shape:
     # the receipt line was just counted by finish(), so this is a lookup
     body_tokens = r.tokens - cache.count(head + nl)
     carried = {name: getattr(r, name) for name in _CARRIED}
-    carried.update(since=since, why=why,
-                   advice=tuple(a for a in r.advice if a != ALARM_ADVICE))
+    carried.update(since=since, why=why, advice=tuple(a for a in r.advice if a != ALARM_ADVICE))
     text, receipt = finish(carried, body, body_tokens, cache, etag=r.etag)
     return Shape(text, receipt, new.nodes, new.edges, new.seed_handles)
 
@@ -285,8 +310,9 @@ def _parsed(text: str | ast.Delta | ast.Insert | Shape) -> tuple[ast.Statement, 
     if isinstance(text, ast.Insert):
         return (text,)
     if not isinstance(text, ast.Delta):
-        raise InvalidArgument(f"a Shape or a delta answer is text, a Shape or a parsed Δ, "
-                              f"not {type(text).__name__}")
+        raise InvalidArgument(
+            f"a Shape or a delta answer is text, a Shape or a parsed Δ, not {type(text).__name__}"
+        )
     return text.statements
 
 
@@ -326,8 +352,10 @@ def apply_delta(old: str | ast.Insert | Shape, delta: str | ast.Delta | Shape) -
             return nodes
         if var in edges and not node_only:
             return edges
-        raise DeltaMismatch(f"the delta {what} {var}, which the old Shape does not hold: it "
-                            "was taken against another Shape")
+        raise DeltaMismatch(
+            f"the delta {what} {var}, which the old Shape does not hold: it "
+            "was taken against another Shape"
+        )
 
     for st in _parsed(delta):
         if isinstance(st, ast.Insert):
@@ -360,10 +388,23 @@ def apply_delta(old: str | ast.Insert | Shape, delta: str | ast.Delta | Shape) -
                 nick = None
             nodes[st.var] = ast.NodePattern(p.var, labels, p.props, nick)
         else:
-            raise DeltaMismatch(f"a delta answer holds no {type(st).__name__.upper()} "
-                                "statement: this text is a Commit, not a delta")
+            raise DeltaMismatch(
+                f"a delta answer holds no {type(st).__name__.upper()} "
+                "statement: this text is a Commit, not a delta"
+            )
     return ast.Insert(tuple(nodes.values()), tuple(edges.values()))
 
 
-__all__ = ["Archive", "MEMO_SIZE", "Memo", "REWIND_READ", "REWIND_UNDO", "WINDOW",
-           "apply_delta", "check_etag", "diff_text", "memo_key", "recall_since"]
+__all__ = [
+    "Archive",
+    "MEMO_SIZE",
+    "Memo",
+    "REWIND_READ",
+    "REWIND_UNDO",
+    "WINDOW",
+    "apply_delta",
+    "check_etag",
+    "diff_text",
+    "memo_key",
+    "recall_since",
+]

@@ -43,27 +43,35 @@ def seed_q(store: Store, nid: int) -> str:
     pairs: list[tuple[str, Value, bytes]] = []
     for k in (*first, *sorted(k for k in props if k not in first)):
         v = props[k]
-        if v is None or isinstance(v, tuple) or (isinstance(v, str)
-                                                 and not 0 < len(v) <= SHORT_VALUE):
+        if (
+            v is None
+            or isinstance(v, tuple)
+            or (isinstance(v, str) and not 0 < len(v) <= SHORT_VALUE)
+        ):
             continue
         vk = value_key(v)
         if vk is None:
             continue
         term = prop_term(k, vk[0], vk[1])
         if idx.posting_size(term) == 1 and not kind.startswith(("MATCH", "match")):
-            return f"{kind} {k}:{codebook_value(v)}"   # no other node holds it
+            return f"{kind} {k}:{codebook_value(v)}"  # no other node holds it
         pairs.append((k, v, term))
     for a, b in combinations(pairs[:6], 2):
         if _only(store, kind, nid, a[2], b[2]):
-            return format_query(SeedQuery(kind=kind, props=((a[0], a[1]), (b[0], b[1])),
-                                          form="codebook"))
+            return format_query(
+                SeedQuery(kind=kind, props=((a[0], a[1]), (b[0], b[1])), form="codebook")
+            )
     # every property (a settled task's status left out: it passes no status
     # filter but status:settled); a list is said only by the MATCH form
-    every = tuple((k, v) for k, v in sorted(props.items())
-                  if not (k == "status" and props.get("settled") is True))
+    every = tuple(
+        (k, v)
+        for k, v in sorted(props.items())
+        if not (k == "status" and props.get("settled") is True)
+    )
     form = "match" if any(isinstance(v, tuple) for _k, v in every) else "codebook"
-    return format_query(SeedQuery(kind=kind, labels=store.extra_labels(nid), props=every,
-                                  form=form))
+    return format_query(
+        SeedQuery(kind=kind, labels=store.extra_labels(nid), props=every, form=form)
+    )
 
 
 def _only(store: Store, kind: str, nid: int, a: bytes, b: bytes) -> bool:
@@ -96,7 +104,7 @@ class Hints(Sequence[str]):
             assert self._store is not None
             got = self._got[i] = seed_q(self._store, self._nids[i])
             if all(g is not None for g in self._got):
-                self._store = None   # every q is known: the store is not kept
+                self._store = None  # every q is known: the store is not kept
         return got
 
     def __len__(self) -> int:

@@ -59,8 +59,7 @@ def peaks(store: Store, limit: int) -> tuple[int, ...]:
 
 def census(store: Store) -> list[tuple[str, int]]:
     """Each kind with its live count, largest first, then by name."""
-    return sorted(store.live_kinds().items(),
-                  key=lambda kc: (-kc[1], kc[0]))
+    return sorted(store.live_kinds().items(), key=lambda kc: (-kc[1], kc[0]))
 
 
 def exemplars(store: Store, limit: int) -> tuple[int, ...]:
@@ -112,7 +111,7 @@ class PeakState:
                 counted[e] = 1
                 rho[esrc[e]] += 1
                 rho[edst[e]] += 1
-        beaten = bytearray(n)   # one pass over the edges, as peaks() does
+        beaten = bytearray(n)  # one pass over the edges, as peaks() does
         for e in range(1, m):
             if counted[e]:
                 a, b = esrc[e], edst[e]
@@ -122,7 +121,7 @@ class PeakState:
                     beaten[b] = 1
         self.peak = bytearray(n)
         self.by_rho: dict[int, set[int]] = {}
-        self.levels: list[int] = []          # the rho values with peaks, ascending
+        self.levels: list[int] = []  # the rho values with peaks, ascending
         for v in range(1, n):
             if rho[v] and not beaten[v]:
                 self._mark(v, True)
@@ -174,7 +173,7 @@ class PeakState:
             self.peak.extend(bytes(grow))
         if s.next_edge > len(self.counted):
             self.counted.extend(bytes(s.next_edge - len(self.counted)))
-        moved: dict[int, int] = {}            # node -> rho before this commit
+        moved: dict[int, int] = {}  # node -> rho before this commit
         rho, counted = self.rho, self.counted
         cols = s.view()
         for ch in changes:
@@ -202,7 +201,7 @@ class PeakState:
                     if ru < r:
                         self._mark(u, False)  # v rose above it
                 elif r < r_old and r <= ru < r_old and self._is_peak(u):
-                    self._mark(u, True)       # v was the one above it
+                    self._mark(u, True)  # v was the one above it
             if peak != bool(self.peak[v]) or (peak and r != r_old):
                 self._mark(v, peak, r_old)
 

@@ -28,7 +28,7 @@ from ..record import replace
 
 EMPTY = array("I")
 
-Tiers = list[tuple[int, "array[int]"]]   # (level, ascending ids), highest level first
+Tiers = list[tuple[int, "array[int]"]]  # (level, ascending ids), highest level first
 
 
 # -- postings as tiers ---------------------------------------------------------------
@@ -85,8 +85,19 @@ class Word:
     tiers' terms are found at once; their postings are read when first
     used (a hub word's ranking reads only its top tiers)."""
 
-    __slots__ = ("word", "idx", "xterms", "sterms", "xsize", "ssize", "df", "_exact", "_stems",
-                 "_levels", "_ids")
+    __slots__ = (
+        "word",
+        "idx",
+        "xterms",
+        "sterms",
+        "xsize",
+        "ssize",
+        "df",
+        "_exact",
+        "_stems",
+        "_levels",
+        "_ids",
+    )
 
     def __init__(self, store: Store, word: str) -> None:
         self.word = word
@@ -207,13 +218,14 @@ class Relevance:
 
     __slots__ = ("scores",)
 
-    def __init__(self, store: Store, keywords: Iterable[str], words: Words | None = None
-                 ) -> None:
+    def __init__(self, store: Store, keywords: Iterable[str], words: Words | None = None) -> None:
         W = words if words is not None else Words(store)
         n = store.live_nodes
-        held = [w for w in map(W, dict.fromkeys(x for kw in map(Keyword, keywords)
-                                                for x in kw.words))
-                if 0 < w.df <= STEER_DF]
+        held = [
+            w
+            for w in map(W, dict.fromkeys(x for kw in map(Keyword, keywords) for x in kw.words))
+            if 0 < w.df <= STEER_DF
+        ]
         scores: dict[int, float] = {}
         if len(held) == 1:
             # one word: its levels order the nodes as its weight times them
@@ -222,8 +234,7 @@ class Relevance:
         for w in held if len(held) > 1 else ():
             weight = idf(n, w.df)
             get = scores.get
-            scores.update((v, get(v, 0.0) + weight * lv)
-                          for v, lv in steering_levels(w).items())
+            scores.update((v, get(v, 0.0) + weight * lv) for v, lv in steering_levels(w).items())
         self.scores = scores
 
     def __bool__(self) -> bool:
@@ -249,7 +260,7 @@ def read_in(store: Store, q: SeedQuery) -> tuple[SeedQuery, str]:
     at = list(q.upper_at) if len(q.upper_at) == len(caps) else [0] * len(caps)
     keywords = list(q.keywords)
     for j in sorted(range(len(caps)), key=lambda j: (-at[j], -j)):
-        if absent[j]:   # from the last back, so the earlier ones keep their place
+        if absent[j]:  # from the last back, so the earlier ones keep their place
             keywords.insert(at[j], caps[j])
     words = [c for c, gone in zip(caps, absent, strict=True) if gone]
     kept = [c for c, gone in zip(caps, absent, strict=True) if not gone]
@@ -257,6 +268,10 @@ def read_in(store: Store, q: SeedQuery) -> tuple[SeedQuery, str]:
     # the others filter as labels (a label matches a node's kind too)
     kind = kept[0] if kept and store.live_count(kept[0]) else None
     labels = tuple(kept[1:] if kind is not None else kept)
-    note = f"{', '.join(words)} read as {'a keyword' if len(words) == 1 else 'keywords'}: " \
-        f"no node has that {'kind' if len(words) == 1 else 'kind or label'}" if words else ""
+    note = (
+        f"{', '.join(words)} read as {'a keyword' if len(words) == 1 else 'keywords'}: "
+        f"no node has that {'kind' if len(words) == 1 else 'kind or label'}"
+        if words
+        else ""
+    )
     return replace(q, kind=kind, labels=labels, keywords=tuple(keywords), upper_at=()), note

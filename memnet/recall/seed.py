@@ -73,10 +73,10 @@ SETTLED_TERM = prop_term("settled", "b", True)
 
 @record
 class SeedResult:
-    mode: str            # match | nick | peak | outline | skip
+    mode: str  # match | nick | peak | outline | skip
     seeds: tuple[int, ...]
-    matched: int         # candidates that passed every filter
-    more: tuple[int, ...] = ()   # the next-ranked matches, when L was left open
+    matched: int  # candidates that passed every filter
+    more: tuple[int, ...] = ()  # the next-ranked matches, when L was left open
 
 
 # -- text filters (these read properties) ----------------------------------------
@@ -88,7 +88,7 @@ def _phrase_in(words: list[str], needle: list[str]) -> bool:
         return needle[0] in words
     first = needle[0]
     for i, w in enumerate(words):
-        if w == first and words[i:i + n] == needle:
+        if w == first and words[i : i + n] == needle:
             return True
     return False
 
@@ -122,8 +122,11 @@ def _value_matches(stored: Value | None, wanted: Value) -> bool:
 def _same(a: Value, b: Value) -> bool:
     # bool is an int and 1 == 1.0 in Python; the query language keeps them apart
     if isinstance(a, tuple):
-        return (isinstance(b, tuple) and len(a) == len(b)
-                and all(type(x) is type(y) and x == y for x, y in zip(a, b, strict=False)))
+        return (
+            isinstance(b, tuple)
+            and len(a) == len(b)
+            and all(type(x) is type(y) and x == y for x, y in zip(a, b, strict=False))
+        )
     return type(a) is type(b) and a == b
 
 
@@ -164,14 +167,17 @@ class _Filters:
         self.labels = q.labels
         # property equality: served by postings where the index holds the value
         self.sets: list[_Member] = []
-        self.slow: list[tuple[str, Value, str | None]] = []   # read from props
+        self.slow: list[tuple[str, Value, str | None]] = []  # read from props
         bare = dict(q.bare)
         self.status = False
         loose = q.form == "codebook"
         for k, v in q.props:
             # a bare codebook number or boolean also matches its text
-            raw = (bare.get(k) or format_value(v)) if (
-                loose and not isinstance(v, (str, tuple))) else None
+            raw = (
+                (bare.get(k) or format_value(v))
+                if (loose and not isinstance(v, (str, tuple)))
+                else None
+            )
             if k == "status" and v != "settled":
                 self.status = True
             vk = value_key(v) if not isinstance(v, tuple) else None
@@ -185,15 +191,16 @@ class _Filters:
                 self.slow.append((k, v, raw))
         self.settled = idx.id_set(SETTLED_TERM)
         self.contains = [(k, parts_of(n)) for k, n in q.contains]
-        self.trivial = not (self.kind is not None or self.labels or self.sets or self.slow
-                            or self.contains)
+        self.trivial = not (
+            self.kind is not None or self.labels or self.sets or self.slow or self.contains
+        )
 
     def driver(self, q: SeedQuery) -> array[int] | set[int] | frozenset[int] | None:
         """The smallest id collection a filter offers (None: no filter has
         one); the others are only sized, never read."""
         idx = self.s.index
         size = idx.posting_size
-        offers: list[tuple[int, int, Callable[[], Any]]] = []   # (size, order, read)
+        offers: list[tuple[int, int, Callable[[], Any]]] = []  # (size, order, read)
         if q.kind is not None:
             t = ("k" + q.kind).encode()
             offers.append((size(t), len(offers), partial(read_posting, idx, t)))
@@ -205,8 +212,7 @@ class _Filters:
         for _k, needle in self.contains:
             for w in dict.fromkeys(needle):
                 terms = present_terms(idx.shard, w)[0]
-                offers.append((terms_size(idx, terms), len(offers),
-                               partial(union, idx, terms)))
+                offers.append((terms_size(idx, terms), len(offers), partial(union, idx, terms)))
         if not offers:
             return None
         return min(offers)[2]()  # type: ignore[no-any-return]
@@ -237,10 +243,11 @@ class _Filters:
         keep = []
         for nid in out:
             props = s.node_props(nid)
-            if all(_value_matches(props.get(k), v)
-                   or (raw is not None and _value_matches(props.get(k), raw))
-                   for k, v, raw in self.slow) and all(
-                    props_contain(props, k, nd) for k, nd in self.contains):
+            if all(
+                _value_matches(props.get(k), v)
+                or (raw is not None and _value_matches(props.get(k), raw))
+                for k, v, raw in self.slow
+            ) and all(props_contain(props, k, nd) for k, nd in self.contains):
                 keep.append(nid)
         return keep
 
@@ -306,14 +313,19 @@ def _tsk_live(store: Store, filt: _Filters) -> Callable[[list[int]], list[int]]:
         return _none  # the ids passed a kind filter no task passes
 
     def live(ids: list[int]) -> list[int]:
-        out = [n for n in ids if (codes[n] == code or n in ltsk) and not nrec[n]] if ltsk \
+        out = (
+            [n for n in ids if (codes[n] == code or n in ltsk) and not nrec[n]]
+            if ltsk
             else [n for n in ids if codes[n] == code and not nrec[n]]
+        )
         return list(filterfalse(settled.__contains__, out)) if settled else out
+
     return live
 
 
-def _first(store: Store, ids: list[int], n: int, live: Callable[[list[int]], list[int]]
-           ) -> list[int]:
+def _first(
+    store: Store, ids: list[int], n: int, live: Callable[[list[int]], list[int]]
+) -> list[int]:
     """The first ``n`` of ``ids`` (nodes that rank the same otherwise): live
     tasks first, then the canonical key, then the id."""
     if n <= 0 or not ids:
@@ -374,7 +386,7 @@ def _match_one_word(store: Store, filt: _Filters, w: Word, limit: int) -> SeedRe
             exact = [(lv, filt.apply(list(post(t) or ()))) for lv, t in xterms]
         matched = tiers_size(stems or exact)
     live = _tsk_live(store, filt)
-    by_exact, by_stem = dict(exact), dict(stems)   # one tier a level
+    by_exact, by_stem = dict(exact), dict(stems)  # one tier a level
     # a stem tier repeats nodes of the exact tiers: each node counts once, at
     # its exact level, which is never below its stem level (docs/math/seeding.md:
     # sat is concave). So the levels are read from the top until the seeds are
@@ -395,8 +407,9 @@ def _match_one_word(store: Store, filt: _Filters, w: Word, limit: int) -> SeedRe
     return SeedResult("match", tuple(seeds), matched)
 
 
-def _match_general(store: Store, filt: _Filters, kws: list[Keyword], limit: int,
-                   W: Words | None = None) -> SeedResult:
+def _match_general(
+    store: Store, filt: _Filters, kws: list[Keyword], limit: int, W: Words | None = None
+) -> SeedResult:
     if W is None:
         W = Words(store)
     names = filt.apply(sorted(_name_ids(kws, W, store)))
@@ -417,11 +430,18 @@ def _match_general(store: Store, filt: _Filters, kws: list[Keyword], limit: int,
     return SeedResult("match", tuple(seeds), len(cand))
 
 
-def _ranked(store: Store, filt: _Filters, kws: list[Keyword], W: Words, cand: list[int],
-            names: list[int], limit: int, matched_kws: Callable[[int], int] | None,
-            known: tuple[str, dict[int, int]] | None = None,
-            per_word: Mapping[str, int] | None = None
-            ) -> tuple[list[int], tuple[bool, float]]:
+def _ranked(
+    store: Store,
+    filt: _Filters,
+    kws: list[Keyword],
+    W: Words,
+    cand: list[int],
+    names: list[int],
+    limit: int,
+    matched_kws: Callable[[int], int] | None,
+    known: tuple[str, dict[int, int]] | None = None,
+    per_word: Mapping[str, int] | None = None,
+) -> tuple[list[int], tuple[bool, float]]:
     """The first ``limit`` of ``cand`` (ascending ids, the name matches
     among them) in rank order, and the ``(name tier, score)`` of the last
     candidate that could be one (every seed ranks at or above it).
@@ -441,9 +461,9 @@ def _ranked(store: Store, filt: _Filters, kws: list[Keyword], W: Words, cand: li
         if known is not None and word == known[0]:
             levels = map(known[1].get, cand, repeat(0))
         elif w.df <= 8 * len(cand) * max(1, len(w.xterms) + len(w.sterms)):
-            levels = map(w.levels().get, cand, repeat(0))   # a dict from the postings
+            levels = map(w.levels().get, cand, repeat(0))  # a dict from the postings
         else:
-            levels = map(w.level, cand)                       # bisect the big postings
+            levels = map(w.level, cand)  # bisect the big postings
         lv = list(levels)
         scores = list(map(add, scores, map(weight.__mul__, lv)))
         if hits is not None and per_word is not None:
@@ -466,12 +486,12 @@ def _ranked(store: Store, filt: _Filters, kws: list[Keyword], W: Words, cand: li
 
 def _top_level(w: Word) -> int:
     """The highest level any node holds ``w`` at (exact or by stem)."""
-    return max([unflagged(lv) for lv, _t in w.xterms] + [lv for lv, _t in w.sterms],
-               default=0)
+    return max([unflagged(lv) for lv, _t in w.xterms] + [lv for lv, _t in w.sterms], default=0)
 
 
-def _match_pruned(store: Store, filt: _Filters, kws: list[Keyword], W: Words,
-                  names: list[int], limit: int) -> SeedResult | None:
+def _match_pruned(
+    store: Store, filt: _Filters, kws: list[Keyword], W: Words, names: list[int], limit: int
+) -> SeedResult | None:
     """:func:`_match_general` for keywords of one word each, ranking only the
     nodes of the rarest words, or those and the top tiers of the commonest,
     when that settles the seeds, or None.
@@ -487,7 +507,7 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[Keyword], W: Words,
     the bound of the nodes left out, no other node ranks before it, and
     ranking those nodes alone gives the seeds of the whole ranking
     (docs/math/seeding.md)."""
-    words = [W(kw.words[0]) for kw in kws]   # one object a word (W remembers them)
+    words = [W(kw.words[0]) for kw in kws]  # one object a word (W remembers them)
     n_live = store.live_nodes
     # the rarest words first; a word no node holds adds nothing
     held = sorted((w for w in dict.fromkeys(words) if w.df), key=lambda w: w.df)
@@ -534,12 +554,22 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[Keyword], W: Words,
     def settle(some: set[int], bound: float) -> SeedResult | None:
         """The seeds when ranking ``some`` alone gives them (see above)."""
         if len(some) < limit or 2 * len(some) > n_all:
-            return None   # too few to hold the seeds, or too many to save work
+            return None  # too few to hold the seeds, or too many to save work
         cand = filt.apply(sorted(some))
         if len(cand) < limit:
             return None
-        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
-                             (big.word, big_levels(cand, {})), per_word)
+        seeds, cut = _ranked(
+            store,
+            filt,
+            kws,
+            W,
+            cand,
+            names,
+            limit,
+            None,
+            (big.word, big_levels(cand, {})),
+            per_word,
+        )
         return SeedResult("match", tuple(seeds), matched) if _beats(cut, bound) else None
 
     some: set[int] = set(names)
@@ -554,8 +584,8 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[Keyword], W: Words,
     # reached, above the bound of the nodes below that level (a ranking
     # that settles whatever the other words' nodes alone would, and more)
     post = store.index.posting
-    top: dict[int, int] = {}   # the nodes of the tiers read -> their level
-    passed = 0                 # how many of them pass the filters
+    top: dict[int, int] = {}  # the nodes of the tiers read -> their level
+    passed = 0  # how many of them pass the filters
     tiers = _tiers_down(big)
     for j, (lv, terms) in enumerate(tiers[:-1]):
         new = []
@@ -576,8 +606,9 @@ def _match_pruned(store: Store, filt: _Filters, kws: list[Keyword], W: Words,
         # the commonest word's levels: read with its tiers, or (the other
         # words' nodes below those tiers) looked up
         levels = big_levels([n for n in cand if n not in top], dict(top))
-        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None,
-                             (big.word, levels), per_word)
+        seeds, cut = _ranked(
+            store, filt, kws, W, cand, names, limit, None, (big.word, levels), per_word
+        )
         if _beats(cut, idfs[-1] * tiers[j + 1][0]):
             return SeedResult("match", tuple(seeds), matched)
     # too few nodes above its last level, or too many: the other words'
@@ -611,7 +642,7 @@ def match(store: Store, q: SeedQuery, limit: int, words: Words | None = None) ->
     W = words if words is not None else Words(store)
     filt = _Filters(store, q)
     kws = _keywords(q)
-    if q.keywords and not kws:   # keywords with no word in them match nothing
+    if q.keywords and not kws:  # keywords with no word in them match nothing
         return SeedResult("match", (), 0)
     if not kws:
         return _match_filters(store, q, filt, limit)

@@ -35,10 +35,10 @@ from ..values import SEP
 
 VIEWS = ("interior", "shell")
 SHELL_KEYS = ("title", "name", "path", "status", "sid")
-SHELL_EDGE_KEYS = ("rank",)   # an edge's place among its siblings (Host Snap's HIT)
+SHELL_EDGE_KEYS = ("rank",)  # an edge's place among its siblings (Host Snap's HIT)
 EXCERPT_OVER = {"interior": 480, "shell": 160}
 EXCERPT_KEEP = {"interior": 400, "shell": 120}
-EXCERPT_ITEMS = {"interior": 32, "shell": 8}   # items of a list value
+EXCERPT_ITEMS = {"interior": 32, "shell": 8}  # items of a list value
 ALARM_TOKENS = 8000
 
 
@@ -111,8 +111,15 @@ class Receipt:
     def line(self) -> str:
         """The receipt as the one ``//`` comment line a Shape starts with."""
         if self.answer != "shape":
-            return answer_line(self.answer, self.version, self.rows, self.max_rows, self.etag,
-                               self.since, (self.added, self.changed, self.gone))
+            return answer_line(
+                self.answer,
+                self.version,
+                self.rows,
+                self.max_rows,
+                self.etag,
+                self.since,
+                (self.added, self.changed, self.gone),
+            )
         cap = None if self.max_tokens is None else self.max_tokens - self.body_tokens
         return receipt_line(self, count_tokens, cap)
 
@@ -120,7 +127,7 @@ class Receipt:
 #: the tokens a Shape's receipt line may cost (SPEC §3); q is shortened, and
 #: the periphery cue left out, to keep it there
 LINE_TOKENS = 40
-_NEW_NEWS = ("peak", "skip")   # seed modes whose read_first says something new
+_NEW_NEWS = ("peak", "skip")  # seed modes whose read_first says something new
 
 
 def receipt_line(r: Receipt, count: Callable[[str], int], cap: int | None = None) -> str:
@@ -128,8 +135,7 @@ def receipt_line(r: Receipt, count: Callable[[str], int], cap: int | None = None
     return "".join(receipt_parts(r, count, cap))
 
 
-def receipt_parts(r: Receipt, count: Callable[[str], int], cap: int | None = None
-                  ) -> list[str]:
+def receipt_parts(r: Receipt, count: Callable[[str], int], cap: int | None = None) -> list[str]:
     """The parts of the receipt line: version, q as read, rows, whether the
     memory holds an answer, the etag, in at most ``LINE_TOKENS`` tokens (a
     long q is shown by its start); then, when they say something new, a note
@@ -146,7 +152,7 @@ def receipt_parts(r: Receipt, count: Callable[[str], int], cap: int | None = Non
     etag = f" etag={r.etag}"
     etag_tok = count(" etag=") + _digit_run_tokens(len(r.etag))
     extra = []
-    if r.since is not None:   # asked for a delta, answered whole: say why
+    if r.since is not None:  # asked for a delta, answered whole: say why
         extra.append(f" since={r.since} why={_json(r.why)}")
     if r.census:
         extra.append(" census=" + ",".join(f"{k}:{c}" for k, c in r.census[:6]))
@@ -157,17 +163,17 @@ def receipt_parts(r: Receipt, count: Callable[[str], int], cap: int | None = Non
     if news:
         extra.append(f" note={_json('; '.join(news))}")
     q = r.q
-    room = LINE_TOKENS - count(head) - count(rows) - etag_tok - 1   # the line break
+    room = LINE_TOKENS - count(head) - count(rows) - etag_tok - 1  # the line break
     qpart = f" q={_json(q, True)}"
     qtok = count(qpart)
-    if qtok > room and len(q) > 1:   # a long q, shown by its start
+    if qtok > room and len(q) > 1:  # a long q, shown by its start
         cut, short = len(q), q
         while cut > 1 and qtok > room:
             cut = max(1, min(cut - 1, cut * 3 // 4))
             short = q[:cut].rsplit(" ", 1)[0] if " " in q[:cut] else q[:cut]
             qpart = f" q={_json(short + '...', True)}"
             qtok = count(qpart)
-    if cap is not None:   # what is left for the optional parts, last ones dropped first
+    if cap is not None:  # what is left for the optional parts, last ones dropped first
         left = cap - (LINE_TOKENS - room) - qtok
         kept = []
         for part in extra:
@@ -178,7 +184,7 @@ def receipt_parts(r: Receipt, count: Callable[[str], int], cap: int | None = Non
         extra = kept
     parts = [head, qpart, rows, etag, *extra]
     left = room - qtok - sum(map(count, extra))
-    if r.periphery_q and left >= _MORE_MIN:   # (no hint is worked out for less room)
+    if r.periphery_q and left >= _MORE_MIN:  # (no hint is worked out for less room)
         more = f" more={_json(r.periphery_q[0])}"
         if count(more) <= left:
             parts.append(more)
@@ -196,8 +202,11 @@ def parts_tokens(parts: list[str], count: Callable[[str], int], nl: str) -> int:
     piece)."""
     n = 0
     for part in parts[:-1]:
-        n += count(part) if not part.startswith(" etag=") else \
-            count(" etag=") + _digit_run_tokens(len(part) - 6)
+        n += (
+            count(part)
+            if not part.startswith(" etag=")
+            else count(" etag=") + _digit_run_tokens(len(part) - 6)
+        )
     last = parts[-1]
     if last.startswith(" etag="):
         return n + count(" etag=") + _digit_run_tokens(len(last) - 6) + (count(nl) if nl else 0)
@@ -212,24 +221,55 @@ def _json(s: str, ascii: bool = False) -> str:
     return json.dumps(s, ensure_ascii=ascii)
 
 
-def answer_line(answer: str, version: int, rows: int, max_rows: int, etag: str,
-                since: str | None = None, counts: tuple[int, int, int] = (0, 0, 0)) -> str:
+def answer_line(
+    answer: str,
+    version: int,
+    rows: int,
+    max_rows: int,
+    etag: str,
+    since: str | None = None,
+    counts: tuple[int, int, int] = (0, 0, 0),
+) -> str:
     """The short receipt line of a delta answer (``answer`` is ``delta`` or
     ``unchanged``): what the caller needs to follow the Shape it holds."""
     if answer == "unchanged":
         return f"// unchanged v={version} rows={rows}/{max_rows} etag={etag}"
-    return (f"// delta v={version} rows={rows}/{max_rows} added={counts[0]} "
-            f"changed={counts[1]} gone={counts[2]} since={since} etag={etag}")
+    return (
+        f"// delta v={version} rows={rows}/{max_rows} added={counts[0]} "
+        f"changed={counts[1]} gone={counts[2]} since={since} etag={etag}"
+    )
 
 
 # the fields a Recall with ``since`` fills, and what the receipt of a delta
 # answer holds (its line prints the same facts)
 _SINCE_KEYS = ("since", "answer", "why", "added", "changed", "gone")
 _DELTA_KEYS = {
-    "unchanged": ("answer", "session", "version", "rows", "max_rows", "tokens", "tokenizer",
-                  "bytes", "etag"),
-    "delta": ("answer", "session", "version", "rows", "max_rows", "tokens", "tokenizer",
-              "bytes", "etag", "since", "added", "changed", "gone"),
+    "unchanged": (
+        "answer",
+        "session",
+        "version",
+        "rows",
+        "max_rows",
+        "tokens",
+        "tokenizer",
+        "bytes",
+        "etag",
+    ),
+    "delta": (
+        "answer",
+        "session",
+        "version",
+        "rows",
+        "max_rows",
+        "tokens",
+        "tokenizer",
+        "bytes",
+        "etag",
+        "since",
+        "added",
+        "changed",
+        "gone",
+    ),
 }
 
 
@@ -264,11 +304,14 @@ class Shape:
     _edges: tuple[EdgePattern, ...] | Rows
     seed_handles: tuple[str, ...]
 
-    def __init__(self, text: str, receipt: Receipt,
-                 nodes: tuple[NodePattern, ...] | Rows = (),
-                 edges: tuple[EdgePattern, ...] | Rows = (),
-                 seed_handles: tuple[str, ...] = ()
-                 ) -> None:
+    def __init__(
+        self,
+        text: str,
+        receipt: Receipt,
+        nodes: tuple[NodePattern, ...] | Rows = (),
+        edges: tuple[EdgePattern, ...] | Rows = (),
+        seed_handles: tuple[str, ...] = (),
+    ) -> None:
         _set = object.__setattr__
         _set(self, "text", text)
         _set(self, "receipt", receipt)
@@ -307,8 +350,10 @@ class Shape:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        return (f"Shape(text={self.text!r}, receipt={self.receipt!r}, nodes={self.nodes!r}, "
-                f"edges={self.edges!r})")
+        return (
+            f"Shape(text={self.text!r}, receipt={self.receipt!r}, nodes={self.nodes!r}, "
+            f"edges={self.edges!r})"
+        )
 
     def __str__(self) -> str:
         return self.text
@@ -317,8 +362,9 @@ class Shape:
         return self._fields()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for n, v in zip(("text", "receipt", "_nodes", "_edges", "seed_handles"), state,
-                        strict=True):
+        for n, v in zip(
+            ("text", "receipt", "_nodes", "_edges", "seed_handles"), state, strict=True
+        ):
             object.__setattr__(self, n, v)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -374,7 +420,9 @@ class LineCache:
         # the two parts of a handle (see id_count), cut into runs once each:
         # heads by prefix and the id's high part, tails by its low part
         self.heads: dict[str, list[tuple[int, str, bool, int] | None]] = {
-            "n": [None] * 1296, "e": [None] * 1296}
+            "n": [None] * 1296,
+            "e": [None] * 1296,
+        }
         self.tails: list[tuple[int, str, bool, int] | None] = [None] * 1296
 
     def count(self, line: str) -> int:
@@ -403,7 +451,8 @@ class LineCache:
         if fixed is None:
             c = self.count
             fixed = self.fixed[(etype, last)] = (
-                c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n"))
+                c(" ") + c(" (") + c(")-[") + c(f":{etype}]->(") + c(")" if last else "),\n")
+            )
         return fixed + ends + self.id_count("e", eid)
 
     def prefix_count(self, parent: int, eid: int, etype: str, out: bool) -> int:
@@ -414,8 +463,11 @@ class LineCache:
         fixed = self.fixed.get((etype, not out, out))
         if fixed is None:
             c = self.count
-            fixed = self.fixed[(etype, not out, out)] = c(" ") + c(" (") + (
-                c(")-[") + c(f":{etype}]->(") if out else c(")<-[") + c(f":{etype}]-("))
+            fixed = self.fixed[(etype, not out, out)] = (
+                c(" ")
+                + c(" (")
+                + (c(")-[") + c(f":{etype}]->(") if out else c(")<-[") + c(f":{etype}]-("))
+            )
         return fixed + parent + self.id_count("e", eid)
 
     def node_count(self, entry: list[Any]) -> int:
@@ -462,8 +514,12 @@ class LineCache:
             while edge.isdigit() and others and others[0].isdigit():
                 edge += others.pop(0)
         digits = edge.isdigit()
-        return (sum(map(self.piece, others)), edge, digits,
-                _digit_run_tokens(len(edge)) if digits else self.piece(edge))
+        return (
+            sum(map(self.piece, others)),
+            edge,
+            digits,
+            _digit_run_tokens(len(edge)) if digits else self.piece(edge),
+        )
 
     def run_count(self, handle: str) -> int:
         """Tokens of a handle: the sum over its letter and digit runs (each
@@ -506,8 +562,7 @@ def view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str,
     return tuple((k, _excerpt(props[k], view)) for k in keys)
 
 
-def edge_view_props(props: Mapping[str, Value] | None, view: str
-                    ) -> tuple[tuple[str, Value], ...]:
+def edge_view_props(props: Mapping[str, Value] | None, view: str) -> tuple[tuple[str, Value], ...]:
     """An edge's properties in ``view``: every one in ``interior``, only the
     ``SHELL_EDGE_KEYS`` (its rank) in ``shell``."""
     if not props:
@@ -532,8 +587,9 @@ def _node_entry(store: Store, nid: int, view: str, cache: LineCache) -> list[Any
     return _new_node_entry(store, nid, view, bucket, key, nick)
 
 
-def _new_node_entry(store: Store, nid: int, view: str, bucket: dict[int, list[Any]], key: str,
-                    nick: str | None) -> list[Any]:
+def _new_node_entry(
+    store: Store, nid: int, view: str, bucket: dict[int, list[Any]], key: str, nick: str | None
+) -> list[Any]:
     """A node's entry, built and put in its view's ``bucket``. An interior
     line is the node's stored key in another order when no value is long
     enough to be excerpted (see :func:`_key_line`); its pattern is then left
@@ -543,10 +599,11 @@ def _new_node_entry(store: Store, nid: int, view: str, bucket: dict[int, list[An
     text = _key_line(handle, key, nick) if view == "interior" else None
     pat: Any
     if text is None:
-        pat = NodePattern(handle, store.node_labels(nid), view_props(cols.prop_maps[nid], view),
-                          nick)
+        pat = NodePattern(
+            handle, store.node_labels(nid), view_props(cols.prop_maps[nid], view), nick
+        )
         text = node_text(pat.var, pat.labels, pat.props, pat.nick)
-    else:   # the labels are read from the key when the pattern is built
+    else:  # the labels are read from the key when the pattern is built
         maps = cols.prop_maps
         pat = (handle, maps, maps.raw(nid), nick)
     entry = [key, nick, pat, text, -1, f"  {text},\n", handle, -1, nid]
@@ -582,13 +639,23 @@ def _pattern(entry: list[Any]) -> NodePattern:
         handle, maps, raw, nick = pat
         kind, labels, _body = entry[0].split(SEP, 2)
         props = maps.decoded(raw)
-        pat = entry[2] = NodePattern(handle, (kind, *labels.split("&")) if labels else (kind,),
-                                     view_props(props, "interior"), nick)
+        pat = entry[2] = NodePattern(
+            handle,
+            (kind, *labels.split("&")) if labels else (kind,),
+            view_props(props, "interior"),
+            nick,
+        )
     return pat
 
 
-def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[Any]],
-                    raw: dict[str, Value] | None, ends: dict[int, list[Any]]) -> list[Any]:
+def _new_edge_entry(
+    store: Store,
+    eid: int,
+    view: str,
+    bucket: dict[int, list[Any]],
+    raw: dict[str, Value] | None,
+    ends: dict[int, list[Any]],
+) -> list[Any]:
     """``[props, fields, text, tokens as a middle line, tokens as the last,
     the middle line, pattern, entry of the source, entry of the target, the
     line start from the source and its tokens, the same from the target]`` of
@@ -605,8 +672,7 @@ def _new_edge_entry(store: Store, eid: int, view: str, bucket: dict[int, list[An
     a, b = ends[cols.sources[eid]], ends[cols.targets[eid]]
     # the text and the line of its own are built when first needed
     # (_edge_line): an edge the walk took prints only its line start
-    entry = [raw, (var, etype, a[6], b[6], props), None, -1, -1, None, None, a, b,
-             None, 0, None, 0]
+    entry = [raw, (var, etype, a[6], b[6], props), None, -1, -1, None, None, a, b, None, 0, None, 0]
     if len(bucket) >= LineCache.MAX:
         bucket.clear()
     bucket[eid] = entry
@@ -657,9 +723,13 @@ def prime_lines(store: Store, nids: Iterable[int], cache: LineCache) -> None:
             _node_tokens(store, nid, f"  {e[3]},\n", "interior", cache)
 
 
-def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache: LineCache,
-               budget: int | None = None
-               ) -> tuple[Rows | tuple[()], Rows | tuple[()], str, int, int]:
+def build_body(
+    store: Store,
+    items: list[tuple[int, int, int]],
+    view: str,
+    cache: LineCache,
+    budget: int | None = None,
+) -> tuple[Rows | tuple[()], Rows | tuple[()], str, int, int]:
     """The INSERT literal of a walk's rows, its patterns (built when first
     read), its exact token count, and how many of ``items`` it holds.
 
@@ -678,39 +748,48 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
     eprops, ebucket = cols.edge_props, cache.edges[view]
     ltok, interior = cols.line_tokens, view == "interior"
     fast = cache.pieces
-    lead = cache.count(" ") + cache.count(" (")   # "  (" starting a node's line
-    ends: dict[int, list[Any]] = {}   # the entries of the nodes printed so far
+    lead = cache.count(" ") + cache.count(" (")  # "  (" starting a node's line
+    ends: dict[int, list[Any]] = {}  # the entries of the nodes printed so far
     nentries: list[list[Any]] = []
     eentries: list[list[Any]] = []
-    counts: list[int] = []   # the tokens of each line taken
+    counts: list[int] = []  # the tokens of each line taken
     e: list[Any] = []
     ee: list[Any] = []
     for nid, eid, parent in items:
         if nid:
             got = nbucket.get(nid)
             key, nick = keys[nid], nicks.get(nid)
-            e = got if got is not None and got[0] is key and got[1] == nick else \
-                _new_node_entry(store, nid, view, nbucket, key, nick)
-            if e[4] < 0:   # the store keeps an interior line's count
-                e[4] = (ltok[nid] if interior else 0) or \
-                    _node_tokens(store, nid, e[5], view, cache)
+            e = (
+                got
+                if got is not None and got[0] is key and got[1] == nick
+                else _new_node_entry(store, nid, view, nbucket, key, nick)
+            )
+            if e[4] < 0:  # the store keeps an interior line's count
+                e[4] = (ltok[nid] if interior else 0) or _node_tokens(store, nid, e[5], view, cache)
             ends[nid] = e
         if eid:
             egot = ebucket.get(eid)
             raw = eprops.get(eid)
-            ee = egot if egot is not None and egot[0] is raw else \
-                _new_edge_entry(store, eid, view, ebucket, raw, ends)
-        if not nid:   # an edge between two nodes printed before
+            ee = (
+                egot
+                if egot is not None and egot[0] is raw
+                else _new_edge_entry(store, eid, view, ebucket, raw, ends)
+            )
+        if not nid:  # an edge between two nodes printed before
             line = ee[5] or _edge_line(ee)
             if ee[3] < 0:
-                f = ee[1]   # (var, type, src, dst, props)
-                ee[3] = cache.edge_count(cache.node_count(ee[7]) + cache.node_count(ee[8]),
-                                         eid, f[1], False) if fast and not f[4] \
+                f = ee[1]  # (var, type, src, dst, props)
+                ee[3] = (
+                    cache.edge_count(
+                        cache.node_count(ee[7]) + cache.node_count(ee[8]), eid, f[1], False
+                    )
+                    if fast and not f[4]
                     else count_tokens(line, cache.tokenizer)
+                )
             n = ee[3]
-        elif not eid:   # a root: a seed or a rule
+        elif not eid:  # a root: a seed or a rule
             line, n = e[5], e[4]
-        else:   # reached from ``parent`` by edge ``eid``
+        else:  # reached from ``parent`` by edge ``eid``
             prefix, ptok = _prefix(ee, ee[1][2] == ends[parent][6], ends[parent], eid, cache)
             line = prefix + e[5][3:]
             n = ptok - lead + e[4] if fast else count_tokens(line, cache.tokenizer)
@@ -728,7 +807,7 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
         # the last line ends the literal: no comma, no line break
         last = lines[taken][:-2]
         run = _end_run(last) if fast else None
-        if run is not None:   # only its last piece changes
+        if run is not None:  # only its last piece changes
             total = tokens - cache.count(run + ",\n") + cache.count(run)
         else:
             total = tokens - counts[-1] + cache.count(last)
@@ -746,8 +825,7 @@ def build_body(store: Store, items: list[tuple[int, int, int]], view: str, cache
         taken -= 1
     if not taken:
         return (), (), "", 0, 0
-    return (Rows(nentries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens,
-            taken)
+    return (Rows(nentries, _pattern), Rows(eentries, _epattern), "".join(lines), tokens, taken)
 
 
 def _end_run(line: str) -> str | None:
@@ -766,8 +844,9 @@ def _end_run(line: str) -> str | None:
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
-def _prefix(ee: list[Any], out: bool, parent: list[Any], eid: int, cache: LineCache
-            ) -> tuple[str, int]:
+def _prefix(
+    ee: list[Any], out: bool, parent: list[Any], eid: int, cache: LineCache
+) -> tuple[str, int]:
     """The start of the line of a node reached by edge entry ``ee`` from the
     node of entry ``parent``: ``"  (parent)-[edge:TYPE]->("`` when the parent
     is the edge's source (``out``), ``"  (parent)<-[edge:TYPE]-("`` when it is
@@ -790,8 +869,13 @@ def _prefix(ee: list[Any], out: bool, parent: list[Any], eid: int, cache: LineCa
     return text, n
 
 
-def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
-           cache: LineCache, etag: str | None = None) -> tuple[str, Receipt]:
+def finish(
+    receipt_fields: dict[str, Any],
+    body: str,
+    body_tokens: int,
+    cache: LineCache,
+    etag: str | None = None,
+) -> tuple[str, Receipt]:
     """Put the receipt line before ``body`` and count the whole text.
 
     The line prints neither the token count nor the size (the receipt holds
@@ -805,8 +889,15 @@ def finish(receipt_fields: dict[str, Any], body: str, body_tokens: int,
     advice = tuple(receipt_fields.pop("advice", ()))
     nl = "\n" if body else ""
     body_bytes = len(body.encode())
-    receipt = Receipt(**receipt_fields, etag=etag, tokens=0, bytes=0, alarm=False,
-                      advice=advice, body_tokens=body_tokens)
+    receipt = Receipt(
+        **receipt_fields,
+        etag=etag,
+        tokens=0,
+        bytes=0,
+        alarm=False,
+        advice=advice,
+        body_tokens=body_tokens,
+    )
     cap = None if receipt.max_tokens is None else receipt.max_tokens - body_tokens
     for alarm in (False, True):
         if alarm:
@@ -831,6 +922,18 @@ def _digit_run_tokens(digits: int) -> int:
 ALARM_ADVICE = "over 8k tokens: narrow q or recall with view=shell"
 
 
-__all__ = ["ALARM_TOKENS", "LineCache", "Receipt", "SHELL_EDGE_KEYS", "SHELL_KEYS", "Shape",
-           "VIEWS", "answer_line", "build_body", "edge_view_props", "finish", "prime_lines",
-           "view_props"]
+__all__ = [
+    "ALARM_TOKENS",
+    "LineCache",
+    "Receipt",
+    "SHELL_EDGE_KEYS",
+    "SHELL_KEYS",
+    "Shape",
+    "VIEWS",
+    "answer_line",
+    "build_body",
+    "edge_view_props",
+    "finish",
+    "prime_lines",
+    "view_props",
+]

@@ -51,26 +51,26 @@ from .relevance import Relevance
 
 PERIPHERY = 5
 PEEK_BUDGET = 64  # adjacency entries read past the cut to name the periphery
-GAMMA = 0.5       # the share of its parent's activation a neighbour inherits
-SCAN = 4          # the clamp scores at most SCAN * F adjacency entries of a node
+GAMMA = 0.5  # the share of its parent's activation a neighbour inherits
+SCAN = 4  # the clamp scores at most SCAN * F adjacency entries of a node
 
 
 @record(frozen=False)
 class WalkResult:
-    nodes: list[int] = field(default_factory=list)       # emission order
+    nodes: list[int] = field(default_factory=list)  # emission order
     edges: list[int] = field(default_factory=list)
     # emission order of rows: (node, 0, 0) a root (seed, rule, further seed),
     # (node, edge, parent) a node reached by edge from parent, (0, edge, 0)
     # an edge between two nodes already emitted
     items: list[tuple[int, int, int]] = field(default_factory=list)
     depth: dict[int, int] = field(default_factory=dict)  # node -> hop from Q
-    roots: list[int] = field(default_factory=list)       # the seeds taken, in order
-    laws: list[int] = field(default_factory=list)        # law nodes added as rules
+    roots: list[int] = field(default_factory=list)  # the seeds taken, in order
+    laws: list[int] = field(default_factory=list)  # law nodes added as rules
     hops: int = 0
-    clamped: int = 0          # nodes whose fan-out was clamped
-    hidden: int = 0           # recycled edges at the nodes the walk expanded
-    truncated: bool = False   # stopped by M
-    laws_cut: int = 0         # live laws that did not fit
+    clamped: int = 0  # nodes whose fan-out was clamped
+    hidden: int = 0  # recycled edges at the nodes the walk expanded
+    truncated: bool = False  # stopped by M
+    laws_cut: int = 0  # live laws that did not fit
     periphery: list[int] = field(default_factory=list)
     # what the periphery is read from: the nodes the walk stopped at, those
     # the clamp left out, and the nodes at hop k (whose neighbours are past it)
@@ -110,13 +110,20 @@ def live_laws(store: Store) -> list[int]:
         return []
     cols = store.view()
     key, nrec = cols.keys, cols.node_recycled
-    return sorted((n for n in store.index.kind("LAW") if not nrec[n]),
-                  key=lambda n: (key[n], n))
+    return sorted((n for n in store.index.kind("LAW") if not nrec[n]), key=lambda n: (key[n], n))
 
 
-def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, fanout: int,
-               laws: bool = True, rel: Relevance | None = None,
-               extra: tuple[int, ...] = ()) -> WalkResult:
+def shape_walk(
+    store: Store,
+    seeds: tuple[int, ...],
+    *,
+    k: int,
+    max_rows: int,
+    fanout: int,
+    laws: bool = True,
+    rel: Relevance | None = None,
+    extra: tuple[int, ...] = (),
+) -> WalkResult:
     """Walk from ``seeds``: best first by activation when ``rel`` scores q's
     words (``extra`` may then join as seeds), else breadth-first in stored
     order (see the module docstring)."""
@@ -145,16 +152,16 @@ def shape_walk(store: Store, seeds: tuple[int, ...], *, k: int, max_rows: int, f
             items.append((law, 0, 0))
             r.laws.append(law)
     if rel:
-        frontier = _best_first(store, r, k=k, max_rows=max_rows, fanout=fanout,
-                               scores=rel.scores, extra=extra)
+        frontier = _best_first(
+            store, r, k=k, max_rows=max_rows, fanout=fanout, scores=rel.scores, extra=extra
+        )
     else:
         frontier = _stored_order(store, r, k=k, max_rows=max_rows, fanout=fanout)
     r.periphery = _periphery(store, r, frontier)
     return r
 
 
-def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: int
-                  ) -> list[int]:
+def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: int) -> list[int]:
     """The breadth-first walk in stored order, for a q with nothing to score:
     a node's first ``fanout`` live neighbours, nearest hop first. Returns the
     nodes left on the frontier."""
@@ -213,15 +220,23 @@ def _stored_order(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout:
             rows += 2
             if dv > hops:
                 hops = dv
-            if v not in laws_set:   # rules ride along; they are not walk roots
+            if v not in laws_set:  # rules ride along; they are not walk roots
                 queue.append(v)
     r.hops, r.clamped, r.hidden = hops, clamped, hid
     r.truncated = r.truncated or full
     return list(queue)
 
 
-def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: int,
-                scores: dict[int, float], extra: tuple[int, ...]) -> list[int]:
+def _best_first(
+    store: Store,
+    r: WalkResult,
+    *,
+    k: int,
+    max_rows: int,
+    fanout: int,
+    scores: dict[int, float],
+    extra: tuple[int, ...],
+) -> list[int]:
     """The walk by activation (see the module docstring). Returns the nodes
     left on the frontier, best first."""
     emitted, nodes, edges, items, roots = r.depth, r.nodes, r.edges, r.items, r.roots
@@ -258,7 +273,7 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         lim = RANK_SCAN if ranks else scan
         over = len(entries) > lim
         group[0] = 3
-        hits: list[tuple[float, int, int]] = []   # (-score, entry, node), stored order
+        hits: list[tuple[float, int, int]] = []  # (-score, entry, node), stored order
         for entry in entries[:lim] if over else entries:
             e = entry >> 1
             if e in edges_seen:
@@ -272,11 +287,11 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
             _by_rank(hits, group, edst, esrc, eprops)
         if len(hits) + len(group) - 3 > fanout or over:
             clamped += 1
-            hits.sort(key=itemgetter(0))   # stable: ties keep the stored order
+            hits.sort(key=itemgetter(0))  # stable: ties keep the stored order
             kept = min(len(hits), fanout)
             cut_at = 3 + fanout - kept
-            off = [x[2] for x in hits[kept:kept + PERIPHERY]]
-            off += (_end(x, edst, esrc) for x in group[cut_at:cut_at + PERIPHERY])
+            off = [x[2] for x in hits[kept : kept + PERIPHERY]]
+            off += (_end(x, edst, esrc) for x in group[cut_at : cut_at + PERIPHERY])
             clamped_off.extend(off[:PERIPHERY])
             del hits[kept:]
             del group[cut_at:]
@@ -302,7 +317,7 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         item = heappop(heap)
         neg, _seq, group = item
         u = group[1]
-        if group[0] < 0:   # read the node's neighbours now
+        if group[0] < 0:  # read the node's neighbours now
             expand(group, -neg / GAMMA)
             if heap and heap[0] < item:
                 heappush(heap, item)
@@ -315,7 +330,7 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
         while i < end:
             entry = group[i]
             i += 1
-            if not u:   # a further seed
+            if not u:  # a further seed
                 v = entry
                 if v in emitted:
                     continue
@@ -355,14 +370,14 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
                 items.append((v, e, u))
                 rows += 2
                 if v in laws_set:
-                    pass   # rules ride along; they are not walk roots
+                    pass  # rules ride along; they are not walk roots
                 elif dv < k:
                     seq += 1
                     heappush(heap, (neg * GAMMA, seq, [-1, v, dv + 1]))
                 else:
-                    boundary.append(v)   # its neighbours are past k hops
+                    boundary.append(v)  # its neighbours are past k hops
         if full:
-            group[0] = i - 1   # the candidate that did not fit stays first
+            group[0] = i - 1  # the candidate that did not fit stays first
             heappush(heap, item)
     for e in later_edges:
         if rows + 1 > max_rows:
@@ -374,8 +389,8 @@ def _best_first(store: Store, r: WalkResult, *, k: int, max_rows: int, fanout: i
     r.hops, r.clamped, r.hidden = max(emitted.values(), default=0), clamped, hid
     r.truncated = r.truncated or full
     left: list[int] = []
-    for _neg, _seq, group in sorted(heap)[:2 * PERIPHERY]:
-        if group[0] < 0:   # not read: the first of its neighbours is as near
+    for _neg, _seq, group in sorted(heap)[: 2 * PERIPHERY]:
+        if group[0] < 0:  # not read: the first of its neighbours is as near
             left.extend(_first_neighbours(store, group[1], emitted, 1))
         elif group[0] < len(group):
             nxt = group[group[0]]
@@ -400,38 +415,52 @@ def _rank(eprops: Mapping[int, Mapping[str, Any]], e: int) -> int | None:
     return None
 
 
-def _by_rank(hits: list[tuple[float, int, int]], group: list[int],
-             edst: Sequence[int], esrc: Sequence[int],
-             eprops: Mapping[int, Mapping[str, Any]]) -> None:
+def _by_rank(
+    hits: list[tuple[float, int, int]],
+    group: list[int],
+    edst: Sequence[int],
+    esrc: Sequence[int],
+    eprops: Mapping[int, Mapping[str, Any]],
+) -> None:
     """Put the neighbours reached by ranked out-edges in rank order, in the
     places they hold: of the ``k`` of them q scores (``hits``), the ``k``
     best ranks take those places and scores, best score to best rank; the
     other ranks take, in order, the places of the unscored ones (the
     entries of ``group`` after its header). The rest stay."""
-    rh = [(x, i) for i, h in enumerate(hits) if h[1] & 1 == OUT
-          and (x := _rank(eprops, h[1] >> 1)) is not None]
-    rg = [(x, i) for i in range(3, len(group)) if group[i] & 1 == OUT
-          and (x := _rank(eprops, group[i] >> 1)) is not None]
+    rh = [
+        (x, i)
+        for i, h in enumerate(hits)
+        if h[1] & 1 == OUT and (x := _rank(eprops, h[1] >> 1)) is not None
+    ]
+    rg = [
+        (x, i)
+        for i in range(3, len(group))
+        if group[i] & 1 == OUT and (x := _rank(eprops, group[i] >> 1)) is not None
+    ]
     if len(rh) + len(rg) < 2:
         return
     order = sorted([(x, 0, i) for x, i in rh] + [(x, 1, i) for x, i in rg])
     ents = [hits[i][1] if side == 0 else group[i] for _x, side, i in order]
     at = sorted(i for _x, i in rh)
-    scores = sorted(hits[i][0] for i in at)   # -score: best first
+    scores = sorted(hits[i][0] for i in at)  # -score: best first
     for j, i in enumerate(at):
         hits[i] = (scores[j], ents[j], _end(ents[j], edst, esrc))
-    for entry, i in zip(ents[len(at):], sorted(i for _x, i in rg), strict=True):
+    for entry, i in zip(ents[len(at) :], sorted(i for _x, i in rg), strict=True):
         group[i] = entry
 
 
-def _ranked_entries(entries: Sequence[int],
-                    eprops: Mapping[int, Mapping[str, Any]]) -> Sequence[int]:
+def _ranked_entries(
+    entries: Sequence[int], eprops: Mapping[int, Mapping[str, Any]]
+) -> Sequence[int]:
     """``entries`` (the adjacency of a node) with the out-edges that carry a
     rank, among the first ``RANK_SCAN``, in rank order in the slots they hold."""
     scan = RANK_SCAN
     head = entries[:scan]
-    ranked = sorted((x, i) for i, entry in enumerate(head) if entry & 1 == OUT
-                    and (x := _rank(eprops, entry >> 1)) is not None)
+    ranked = sorted(
+        (x, i)
+        for i, entry in enumerate(head)
+        if entry & 1 == OUT and (x := _rank(eprops, entry >> 1)) is not None
+    )
     if len(ranked) < 2:
         return entries
     out = list(head)

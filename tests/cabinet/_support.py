@@ -39,7 +39,7 @@ def gql_str(s: str) -> str:
         elif ch == "\t":
             out.append("\\t")
         elif ord(ch) < 0x20 or ch == "\x7f":
-            out.append("\\u%04x" % ord(ch))
+            out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     return "'" + "".join(out) + "'"
@@ -92,10 +92,14 @@ def graph_of(session: Any) -> dict[str, dict[str, Any]]:
     typed property values: ``{"nodes": {h: (kind, labels, props, nick)},
     "edges": {h: (type, src, dst, props)}}``."""
     g = session.to_networkx()
-    nodes = {h: (a["kind"], tuple(sorted(a["labels"])), typed_props(a["props"]), a["nick"])
-             for h, a in g.nodes(data=True)}
-    edges = {k: (a["type"], u, v, typed_props(a["props"]))
-             for u, v, k, a in g.edges(keys=True, data=True)}
+    nodes = {
+        h: (a["kind"], tuple(sorted(a["labels"])), typed_props(a["props"]), a["nick"])
+        for h, a in g.nodes(data=True)
+    }
+    edges = {
+        k: (a["type"], u, v, typed_props(a["props"]))
+        for u, v, k, a in g.edges(keys=True, data=True)
+    }
     return {"nodes": nodes, "edges": edges}
 
 
@@ -123,8 +127,9 @@ def session_records(cab: Any, sid: str) -> dict[str, dict[bytes, bytes]]:
 
 
 class _CountingTxn:
-    def __init__(self, txn: Any, puts: Counter[str], keys: list[tuple[str, bytes]],
-                 deletes: Counter[str]) -> None:
+    def __init__(
+        self, txn: Any, puts: Counter[str], keys: list[tuple[str, bytes]], deletes: Counter[str]
+    ) -> None:
         self._txn = txn
         self._puts = puts
         self._keys = keys
@@ -234,16 +239,18 @@ def counting_storage_calls(cab: Any) -> Iterator[Counter[str]]:
 
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"]
-                                          if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(REPO_ROOT) + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     env.pop("MEMNET_HOME", None)
     env.pop("MEMNET_MAX_SIZE", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
-def spawn(script: str, *args: object, stdin: bool = False,
-          env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def spawn(
+    script: str, *args: object, stdin: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     """Start ``python -c script args...`` with the repo on PYTHONPATH, pipes on
     stdout/stderr (and stdin when asked), text mode, line buffered; ``env``
     adds variables (a cabinet URL with its password travels there, not in the
@@ -251,14 +258,24 @@ def spawn(script: str, *args: object, stdin: bool = False,
     return subprocess.Popen(
         [sys.executable, "-c", script, *map(str, args)],
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-        env={**child_env(), **(env or {})}, cwd=str(REPO_ROOT))
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        env={**child_env(), **(env or {})},
+        cwd=str(REPO_ROOT),
+    )
 
 
 def run(script: str, *args: object, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", script, *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=child_env(),
-                          cwd=str(REPO_ROOT))
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(),
+        cwd=str(REPO_ROOT),
+    )
 
 
 def finish(p: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:

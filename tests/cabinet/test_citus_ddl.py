@@ -103,8 +103,10 @@ def _doc_statements() -> list[str]:
 
 
 def _distribution(pg_server: PgServer, db: str) -> dict[str, tuple[str, str | None, int]]:
-    rows = pg_server.sql("SELECT logicalrelid::text, partmethod::text, partkey, colocationid "
-                         "FROM pg_dist_partition", db)
+    rows = pg_server.sql(
+        "SELECT logicalrelid::text, partmethod::text, partkey, colocationid FROM pg_dist_partition",
+        db,
+    )
     return {str(t): (str(m), k if k is None else str(k), int(str(c))) for t, m, k, c in rows}
 
 
@@ -123,28 +125,31 @@ def _expected(dist: dict[str, tuple[str, str | None, int]]) -> None:
 def _work(url: str) -> None:
     with Cabinet.open(url) as cab:
         s = cab.create("alpha")
-        s.commit("INSERT (t:TSK {title: 'on the shards'}), (m:MOD {path: 'a.py'}), "
-                 "(t)-[:TOUCHES]->(m)")
+        s.commit(
+            "INSERT (t:TSK {title: 'on the shards'}), (m:MOD {path: 'a.py'}), (t)-[:TOUCHES]->(m)"
+        )
         cab.flush(s)
         s.commit("SET na1.status = 'done'")
         cab.flush(s)
         cab.create("beta")
-        assert cab.open("alpha", at=1).recall("TSK").text != cab.open("alpha").recall(
-            "TSK").text
+        assert cab.open("alpha", at=1).recall("TSK").text != cab.open("alpha").recall("TSK").text
         cab.drop("beta")
         assert [i.id for i in cab.sessions()] == ["alpha"]
         assert cab.verify() == {"sessions": 1, "nodes": 2, "edges": 1, "log": 2}
 
 
-def test_the_documented_ddl_runs_and_distributes_every_table(citus_db: tuple[str, str],
-                                                             pg_server: PgServer) -> None:
+def test_the_documented_ddl_runs_and_distributes_every_table(
+    citus_db: tuple[str, str], pg_server: PgServer
+) -> None:
     url, db = citus_db
     statements = _doc_statements()
     needs_citus = [s for s in statements if s.startswith("CREATE EXTENSION")]
     assert needs_citus == ["CREATE EXTENSION IF NOT EXISTS citus;"]
     # the tables are the schema MemNet creates, statement for statement
-    assert "\n".join(s for s in statements if s.startswith("CREATE TABLE")) + "\n" == \
-        pg_schema.SCHEMA_SQL
+    assert (
+        "\n".join(s for s in statements if s.startswith("CREATE TABLE")) + "\n"
+        == pg_schema.SCHEMA_SQL
+    )
     for statement in statements:
         if statement not in needs_citus:
             pg_server.sql(statement, db)
@@ -153,27 +158,29 @@ def test_the_documented_ddl_runs_and_distributes_every_table(citus_db: tuple[str
     # table distributed twice, or by a column outside its primary key
     import psycopg
 
-    for bad in ("SELECT create_distributed_table('memnet_nodes', 'sid')",
-                "CREATE TABLE other (k bytea PRIMARY KEY, sid text)",
-                "SELECT create_distributed_table('other', 'sid')"):
+    for bad in (
+        "SELECT create_distributed_table('memnet_nodes', 'sid')",
+        "CREATE TABLE other (k bytea PRIMARY KEY, sid text)",
+        "SELECT create_distributed_table('other', 'sid')",
+    ):
         try:
             pg_server.sql(bad, db)
         except psycopg.Error as e:
             assert "already distributed" in str(e) or "lacks the distribution" in str(e)
         else:
             assert bad.startswith("CREATE TABLE"), bad
-    _work(url)   # MemNet uses the tables as they are and adds its version row
-    assert pg_server.sql("SELECT version FROM memnet_schema", db) == [
-        (pg_schema.SCHEMA_VERSION,)]
+    _work(url)  # MemNet uses the tables as they are and adds its version row
+    assert pg_server.sql("SELECT version FROM memnet_schema", db) == [(pg_schema.SCHEMA_VERSION,)]
 
 
 def test_the_first_open_on_citus_distributes_every_table_it_creates(
-        citus_db: tuple[str, str], pg_server: PgServer) -> None:
+    citus_db: tuple[str, str], pg_server: PgServer
+) -> None:
     url, db = citus_db
     Cabinet.open(url).close()
     _expected(_distribution(pg_server, db))
     _work(url)
-    Cabinet.open(url).close()   # the next opens find it done and touch nothing
+    Cabinet.open(url).close()  # the next opens find it done and touch nothing
     _expected(_distribution(pg_server, db))
 
 
@@ -182,8 +189,7 @@ def test_a_plain_server_is_not_taken_for_citus(pg_server: PgServer) -> None:
     url = pg_server.create_database(name)
     try:
         Cabinet.open(url).close()
-        assert pg_server.sql("SELECT to_regclass('pg_dist_partition') IS NULL", name) == [
-            (True,)]
+        assert pg_server.sql("SELECT to_regclass('pg_dist_partition') IS NULL", name) == [(True,)]
     finally:
         pg_server.sql(f'DROP DATABASE "{name}" WITH (FORCE)')
 
@@ -193,8 +199,12 @@ def test_the_shapes_memnet_checks_are_the_ones_it_creates(pg_server: PgServer) -
     pg_server.create_database(name)
     try:
         pg_server.sql(pg_schema.SCHEMA_SQL, name)
-        rows = pg_server.sql(pg_schema._SHAPE_SQL.replace("%b::text[]", "ARRAY[" + ", ".join(
-            f"'{t}'" for t in pg_schema.SHAPES) + "]"), name)
+        rows = pg_server.sql(
+            pg_schema._SHAPE_SQL.replace(
+                "%b::text[]", "ARRAY[" + ", ".join(f"'{t}'" for t in pg_schema.SHAPES) + "]"
+            ),
+            name,
+        )
         assert {t: (tuple(c), tuple(k)) for t, c, k in rows} == pg_schema.SHAPES
     finally:
         pg_server.sql(f'DROP DATABASE "{name}" WITH (FORCE)')

@@ -63,8 +63,10 @@ def _then_restarted(place: Any, cabinet: Any) -> Any:
 def test_create_commit_flush_open_round_trip(place: Any, cabinet: Any) -> None:
     s = cabinet.create("notes")
     assert s.version == 0 and s.base_version == 0 and not s.dirty
-    r = s.commit("INSERT (t:TSK {title: 'Persist me', status: 'open'}), (m:MOD {path: 'a.py'}), "
-                 "(t)-[:TOUCHES]->(m)")
+    r = s.commit(
+        "INSERT (t:TSK {title: 'Persist me', status: 'open'}), (m:MOD {path: 'a.py'}), "
+        "(t)-[:TOUCHES]->(m)"
+    )
     assert r.version == 1 and s.dirty and s.version == 1
     assert cabinet.flush(s) == 1
     assert not s.dirty and s.base_version == 1
@@ -101,7 +103,12 @@ def test_sessions_catalog_matches_the_sessions(cabinet: Any) -> None:
     for info, s in ((infos[0], a), (infos[1], b)):
         st = s.stats()
         assert (info.version, info.nodes, info.edges, info.rows, info.bytes) == (
-            s.version, st["nodes"], st["edges"], st["rows"], st["bytes"])
+            s.version,
+            st["nodes"],
+            st["edges"],
+            st["rows"],
+            st["bytes"],
+        )
         assert info.created <= info.updated
     assert infos[0].version == 2 and (infos[0].nodes, infos[0].edges) == (3, 1)
     assert infos[1].updated > first["beta"].updated
@@ -119,11 +126,17 @@ def test_log_lists_every_commit_with_what_changed(cabinet: Any) -> None:
     cabinet.flush(s)
     log = cabinet.log("log")
     assert [e.version for e in log] == [1, 2, 3]
-    assert (log[0].created, log[0].updated, log[0].recycled) == (r1.created, r1.updated,
-                                                                   r1.recycled) == (3, 0, 0)
+    assert (
+        (log[0].created, log[0].updated, log[0].recycled)
+        == (r1.created, r1.updated, r1.recycled)
+        == (3, 0, 0)
+    )
     assert set(log[0].changed) == {r1.ids["t"], r1.ids["m"], r1.ids["e"]}
-    assert (log[1].created, log[1].updated, log[1].recycled) == (0, 1, 0) == (
-        r2.created, r2.updated, r2.recycled)
+    assert (
+        (log[1].created, log[1].updated, log[1].recycled)
+        == (0, 1, 0)
+        == (r2.created, r2.updated, r2.recycled)
+    )
     assert log[1].changed == (r1.ids["t"],)
     # DELETE m recycles m and its edge
     assert (log[2].recycled, r3.recycled) == (2, 2)
@@ -137,8 +150,12 @@ def test_log_lists_every_commit_with_what_changed(cabinet: Any) -> None:
 def test_unknown_session_is_session_not_found_and_creates_nothing(cabinet: Any) -> None:
     cabinet.create("here")
     before = dump(cabinet)
-    for call in (lambda: cabinet.open("nope"), lambda: cabinet.open("nope", at=0),
-                 lambda: cabinet.drop("nope"), lambda: cabinet.log("nope")):
+    for call in (
+        lambda: cabinet.open("nope"),
+        lambda: cabinet.open("nope", at=0),
+        lambda: cabinet.drop("nope"),
+        lambda: cabinet.log("nope"),
+    ):
         with pytest.raises(SessionNotFound) as info:
             call()
         assert info.value.code == "session_not_found"
@@ -177,8 +194,23 @@ def test_create_existing_is_session_exists_and_changes_nothing(cabinet: Any) -> 
     assert cabinet.open("dup").recall("TSK").text == s.recall("TSK").text
 
 
-BAD_IDS = ["../x", "A", "", "a" * 65, "a\x00b", "-a", "a_b", "a b", "a\n", "é", "\u0661",
-           "a/b", None, b"ab", 7]
+BAD_IDS = [
+    "../x",
+    "A",
+    "",
+    "a" * 65,
+    "a\x00b",
+    "-a",
+    "a_b",
+    "a b",
+    "a\n",
+    "é",
+    "\u0661",
+    "a/b",
+    None,
+    b"ab",
+    7,
+]
 
 
 @pytest.mark.req(ISOLATION, ERRORS)
@@ -202,8 +234,9 @@ def test_invalid_ids_are_refused_before_touching_storage(cabinet: Any, op: str, 
         with pytest.raises(InvalidSessionId) as info:
             calls[op]()
     assert info.value.code == "invalid_session_id"
-    assert sum(calls_made.values()) == 0, f"storage was touched before the id was checked: " \
-                                          f"{dict(calls_made)}"
+    assert sum(calls_made.values()) == 0, (
+        f"storage was touched before the id was checked: {dict(calls_made)}"
+    )
     assert dump(cabinet) == before
 
 
@@ -232,8 +265,9 @@ def test_longest_valid_id_and_session_constructor() -> None:
 def test_drop_removes_every_record_and_leaves_others_intact(cabinet: Any) -> None:
     for sid in ("keep-1", "drop", "keep-2"):
         s = cabinet.create(sid)
-        r = s.commit(f"INSERT (t:TSK {{title: 'in {sid}'}}), (m:MOD {{path: '{sid}'}}), "
-                     "(t)-[:TOUCHES]->(m)")
+        r = s.commit(
+            f"INSERT (t:TSK {{title: 'in {sid}'}}), (m:MOD {{path: '{sid}'}}), (t)-[:TOUCHES]->(m)"
+        )
         s.commit(f"SET {r.ids['t']}.title = 'again {sid}'")
         cabinet.flush(s)
     others = {sid: session_records(cabinet, sid) for sid in ("keep-1", "keep-2")}
@@ -260,7 +294,8 @@ def test_drop_removes_every_record_and_leaves_others_intact(cabinet: Any) -> Non
 
 @pytest.mark.req("MN-REQ-14.1", ATOMIC, ISOLATION)
 def test_stale_copy_from_before_drop_and_recreate_cannot_write_into_the_new_session(
-        cabinet: Any) -> None:
+    cabinet: Any,
+) -> None:
     """ABA: the old session reached version 1, was dropped, and a new session of
     the same id also reached version 1. A copy loaded from the old session must
     not be able to flush into the new one."""
@@ -288,8 +323,12 @@ def test_closed_cabinet_refuses_use(cabinet: Any) -> None:
     s = cabinet.create("x")
     s.commit("INSERT (t:TSK {title: 'x'})")
     cabinet.close()
-    for call in (cabinet.sessions, lambda: cabinet.open("x"), lambda: cabinet.flush(s),
-                 lambda: cabinet.create("y")):
+    for call in (
+        cabinet.sessions,
+        lambda: cabinet.open("x"),
+        lambda: cabinet.flush(s),
+        lambda: cabinet.create("y"),
+    ):
         with pytest.raises(CabinetError) as info:
             call()
         assert info.value.code == "cabinet_closed"
@@ -303,15 +342,20 @@ def _star(cabinet: Any, sid: str, leaves: int = 1999) -> tuple[Any, dict[str, st
     s = cabinet.create(sid)
     ids = s.commit("INSERT (h:MOD {path: 'hub.py'})").ids
     for lo in range(0, leaves, 500):  # a Δ has a token cap: build it in a few commits
-        parts = [f"(t{i}:TSK {{title: 'task {i}', n: {i}}})-[:TOUCHES]->({ids['h']})"
-                 for i in range(lo, min(leaves, lo + 500))]
+        parts = [
+            f"(t{i}:TSK {{title: 'task {i}', n: {i}}})-[:TOUCHES]->({ids['h']})"
+            for i in range(lo, min(leaves, lo + 500))
+        ]
         ids.update(s.commit("INSERT " + ", ".join(parts)).ids)
     cabinet.flush(s)
     return s, ids
 
 
-def _rewrites(before: dict[str, dict[bytes, bytes]], after: dict[str, dict[bytes, bytes]],
-              written: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+def _rewrites(
+    before: dict[str, dict[bytes, bytes]],
+    after: dict[str, dict[bytes, bytes]],
+    written: list[tuple[str, bytes]],
+) -> list[tuple[str, bytes]]:
     """Records written although their bytes did not change."""
     return [(t, k) for t, k in written if before[t].get(k) == after[t].get(k)]
 
@@ -358,7 +402,8 @@ def test_flush_of_a_set_on_a_hub_writes_o1_records(cabinet: Any) -> None:
     assert changed == [node_key("star", 1)]
     assert w.puts["nodes"] <= 2, (
         f"one SET on a hub wrote {w.puts['nodes']} node records, "
-        f"{len(_rewrites(before, after, w.keys))} of them byte-identical to what was stored")
+        f"{len(_rewrites(before, after, w.keys))} of them byte-identical to what was stored"
+    )
     assert graph_of(cabinet.open("star")) == graph_of(s)
 
 
@@ -482,13 +527,23 @@ SCENARIO = [
     "INSERT (r:REQ {title: 'Pricing must be exact'}), (<v>)-[:SATISFIES]->(r)",
     "DELETE <u>",
 ]
-QUERIES = ["", "TSK", "MOD", "TSK status:open", "pricing", "#billing", "#pricing2", "PKG stripe",
-           "MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3", "REQ", "LAW"]
+QUERIES = [
+    "",
+    "TSK",
+    "MOD",
+    "TSK status:open",
+    "pricing",
+    "#billing",
+    "#pricing2",
+    "PKG stripe",
+    "MATCH (n:TSK) WHERE n.title CONTAINS 'pricing' LIMIT 3",
+    "REQ",
+    "LAW",
+]
 FLUSH_AFTER = {1, 3, 4, 7, 8, 9, 12}
 
 
-def _run_scenario(cabinet: Any, sid: str) -> tuple[Any, dict[int, dict[str, str]],
-                                                   dict[int, Any]]:
+def _run_scenario(cabinet: Any, sid: str) -> tuple[Any, dict[int, dict[str, str]], dict[int, Any]]:
     s = cabinet.create(sid)
     texts = {0: {q: s.recall(q).text for q in QUERIES}}
     graphs = {0: graph_of(s)}
@@ -584,8 +639,10 @@ VALUES: dict[str, Any] = {
 @pytest.mark.req(ATOMIC, HISTORY)
 def test_every_value_type_round_trips_through_flush_and_open(place: Any, cabinet: Any) -> None:
     s = cabinet.create("vals")
-    r = s.commit(f"INSERT (a:TSK&EXTRA&MORE #valued {gql_props(VALUES)}), (b:MOD {{path: 'b'}}), "
-                 f"(a)-[e:TOUCHES {gql_props(VALUES)}]->(b)")
+    r = s.commit(
+        f"INSERT (a:TSK&EXTRA&MORE #valued {gql_props(VALUES)}), (b:MOD {{path: 'b'}}), "
+        f"(a)-[e:TOUCHES {gql_props(VALUES)}]->(b)"
+    )
     cabinet.flush(s)
     want = {k: typed(v) for k, v in VALUES.items()}
     live = graph_of(s)
@@ -614,7 +671,8 @@ def test_set_that_changes_only_the_type_of_a_value_is_kept(cabinet: Any) -> None
     cabinet.flush(s)
     props = graph_of(cabinet.open("types"))["nodes"][a][2]
     assert (props["x"], props["y"]) == (("int", 1), ("float", (1.0).hex())), (
-        f"commit said changed={res.changed}; stored x={props['x']}, y={props['y']}")
+        f"commit said changed={res.changed}; stored x={props['x']}, y={props['y']}"
+    )
 
 
 UNSTORABLE = {
@@ -627,7 +685,8 @@ UNSTORABLE = {
 @pytest.mark.req(ERRORS, ATOMIC)
 @pytest.mark.parametrize("literal", list(UNSTORABLE.values()), ids=list(UNSTORABLE))
 def test_a_value_the_cabinet_cannot_store_is_refused_at_commit_or_round_trips(
-        cabinet: Any, literal: str) -> None:
+    cabinet: Any, literal: str
+) -> None:
     s = cabinet.create("odd")
     try:
         r = s.commit(f"INSERT (a:TSK {{v: {literal}}})")
@@ -642,7 +701,8 @@ def test_a_value_the_cabinet_cannot_store_is_refused_at_commit_or_round_trips(
         raise AssertionError(
             f"commit accepted v = {literal} but flush raised {type(e).__name__}: {e} "
             f"(the session stays dirty and can never be flushed; cabinet unchanged: "
-            f"{dump(cabinet) == before})") from None
+            f"{dump(cabinet) == before})"
+        ) from None
     assert graph_of(cabinet.open("odd"))["nodes"][r.ids["a"]][2]["v"] == value
 
 
@@ -652,8 +712,10 @@ def test_a_value_the_cabinet_cannot_store_is_refused_at_commit_or_round_trips(
 @pytest.mark.req(HISTORY, "MN-REQ-05")
 def test_recycled_elements_and_nicknames_survive_flush_and_open(place: Any, cabinet: Any) -> None:
     s = cabinet.create("rec")
-    r = s.commit("INSERT (a:TSK #alpha {title: 'Alpha task'}), (b:TSK #beta {title: 'Beta task'}), "
-                 "(m:MOD {path: 'm.py'}), (a)-[am:TOUCHES]->(m), (b)-[bm:TOUCHES]->(m)")
+    r = s.commit(
+        "INSERT (a:TSK #alpha {title: 'Alpha task'}), (b:TSK #beta {title: 'Beta task'}), "
+        "(m:MOD {path: 'm.py'}), (a)-[am:TOUCHES]->(m), (b)-[bm:TOUCHES]->(m)"
+    )
     ids = r.ids
     s.commit(f"DELETE {ids['a']}, {ids['bm']}")
     cabinet.flush(s)
@@ -680,8 +742,9 @@ def test_recycled_elements_and_nicknames_survive_flush_and_open(place: Any, cabi
 
     cab = place.opened[-1]
     h = cab.open("rec")
-    r2 = h.commit("INSERT (c:TSK #alpha {title: 'Alpha reborn'}), (c)-[cm:TOUCHES]->"
-                  f"({ids['m']})")
+    r2 = h.commit(
+        f"INSERT (c:TSK #alpha {{title: 'Alpha reborn'}}), (c)-[cm:TOUCHES]->({ids['m']})"
+    )
     assert r2.ids["c"] not in ids.values() and r2.ids["cm"] not in ids.values()
     cab.flush(h)
     again = cab.open("rec")
@@ -699,14 +762,16 @@ def test_sessions_with_overlapping_handles_and_prefix_ids_never_leak(cabinet: An
     minted = set()
     for n, sid in enumerate(sids):
         s = cabinet.create(sid)
-        r = s.commit(f"INSERT (x:TSK {{title: 'secret of {sid}', owner: '{sid}'}}), "
-                     f"(y:MOD {{path: '{sid}/m.py', owner: '{sid}'}}), (x)-[:TOUCHES]->(y)")
+        r = s.commit(
+            f"INSERT (x:TSK {{title: 'secret of {sid}', owner: '{sid}'}}), "
+            f"(y:MOD {{path: '{sid}/m.py', owner: '{sid}'}}), (x)-[:TOUCHES]->(y)"
+        )
         minted.add((r.ids["x"], r.ids["y"]))
         for i in range(n):  # different versions per session
             s.commit(f"SET {r.ids['x']}.round = {i}")
         cabinet.flush(s)
     assert len(minted) == 1, "every session should mint the same handles"
-    (hx, hy), = minted
+    ((hx, hy),) = minted
 
     def check(sid: str, version: int) -> None:
         h = cabinet.open(sid)
@@ -752,6 +817,7 @@ def _put(cabinet: Any, table: str, key: bytes, value: bytes | None) -> None:
             assert txn.delete(table, key)
         else:
             txn.put(table, key, value)
+
     cabinet.kv.run_write(work)
 
 
@@ -865,21 +931,36 @@ WELL_FORMED_BUT_WRONG = {
     "props_a_plain_map": ["MOD", [], {"path": "b"}, None, False, "k", b""],
     "kind_not_a_string": [5, [], PROPS, None, False, "k", b""],
     "adjacency_not_whole_entries": ["MOD", [], PROPS, None, False, "k", b"abc"],
-    "adjacency_to_a_missing_edge": ["MOD", [], PROPS, None, False, "k",
-                                    (99 << 1 | 1).to_bytes(4, "little")],
+    "adjacency_to_a_missing_edge": [
+        "MOD",
+        [],
+        PROPS,
+        None,
+        False,
+        "k",
+        (99 << 1 | 1).to_bytes(4, "little"),
+    ],
 }
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("props", [_packed("not a map"), _packed({1: 2}), b"\xc1\xc1"],
-                         ids=["not_a_map", "int_keys", "not_msgpack"])
-def test_stored_props_that_lie_are_cabinet_corrupt_when_first_read(cabinet: Any,
-                                                                   props: bytes) -> None:
+@pytest.mark.parametrize(
+    "props",
+    [_packed("not a map"), _packed({1: 2}), b"\xc1\xc1"],
+    ids=["not_a_map", "int_keys", "not_msgpack"],
+)
+def test_stored_props_that_lie_are_cabinet_corrupt_when_first_read(
+    cabinet: Any, props: bytes
+) -> None:
     """A hydrate leaves property maps undecoded until they are read: a bad map
     fails verify() at once, and the first read of it raises CabinetCorrupt."""
     _two_sessions(cabinet)
-    _put(cabinet, "nodes", node_key("x", 2),
-         _record(["MOD", [], props, None, False, "k", b"", 0], node_key("x", 2)))
+    _put(
+        cabinet,
+        "nodes",
+        node_key("x", 2),
+        _record(["MOD", [], props, None, False, "k", b"", 0], node_key("x", 2)),
+    )
     with pytest.raises(CabinetCorrupt):
         cabinet.verify()
     try:
@@ -891,10 +972,12 @@ def test_stored_props_that_lie_are_cabinet_corrupt_when_first_read(cabinet: Any,
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("payload", list(WELL_FORMED_BUT_WRONG.values()),
-                         ids=list(WELL_FORMED_BUT_WRONG))
-def test_a_checksummed_record_of_the_wrong_shape_is_cabinet_corrupt(cabinet: Any,
-                                                                    payload: Any) -> None:
+@pytest.mark.parametrize(
+    "payload", list(WELL_FORMED_BUT_WRONG.values()), ids=list(WELL_FORMED_BUT_WRONG)
+)
+def test_a_checksummed_record_of_the_wrong_shape_is_cabinet_corrupt(
+    cabinet: Any, payload: Any
+) -> None:
     """records.py: "a damaged or hostile record can cost neither memory nor a
     crash: it becomes a CabinetCorrupt error naming its key". Both on open and
     on verify, never another exception type and never a silent success."""
@@ -947,7 +1030,8 @@ def _posting_records(cabinet: Any, sid: str) -> dict[bytes, bytes]:
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
 def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
-        cabinet: Any, monkeypatch: Any) -> None:
+    cabinet: Any, monkeypatch: Any
+) -> None:
     """Hydrate reads the index from the postings table: verify() recomputes it
     from the node records, and a posting that lies is caught (by verify, or by
     the id-range checks when a recall first reads it)."""
@@ -961,6 +1045,7 @@ def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
     assert cabinet.verify()["sessions"] == 2
     recs = _posting_records(cabinet, "x")
     assert recs and not [k for k in recs if k.startswith(R.delta_prefix("x"))]
+
     # drop node 1 from the posting of the word 'a2' (its title): verify sees it
     def a2(m: dict[bytes, bytes]) -> bytes | None:
         return next((t for t in m if t.startswith(b"wa2\x00")), None)
@@ -992,8 +1077,9 @@ def test_a_flush_appends_one_index_delta_and_a_damaged_delta_is_caught(cabinet: 
     from memnet.cabinet import records as R
 
     s = cabinet.create("p")
-    r = s.commit("INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'gamma'}), "
-                 "(a)-[:FOLLOWS]->(b)")
+    r = s.commit(
+        "INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'gamma'}), (a)-[:FOLLOWS]->(b)"
+    )
     cabinet.flush(s)
     before = _posting_records(cabinet, "p")
     s.commit(f"SET {r.ids['a']}.n = 2")
@@ -1019,8 +1105,9 @@ def test_a_flush_appends_one_index_delta_and_a_damaged_delta_is_caught(cabinet: 
 
 @pytest.mark.req("MN-REQ-14", "MN-REQ-14.2")
 @pytest.mark.parametrize("pending", [0, 40, None])
-def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, monkeypatch: Any,
-                                                               pending: int | None) -> None:
+def test_long_postings_get_records_of_their_own_and_stay_exact(
+    cabinet: Any, monkeypatch: Any, pending: int | None
+) -> None:
     from memnet.cabinet import records as R
 
     if pending is not None:  # fold at every flush / every few flushes / default
@@ -1032,8 +1119,11 @@ def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, mon
     cabinet.flush(s)
     if pending == 0:
         plen = len(b"big\x00") + 6
-        own = {k[plen:] for k in _posting_records(cabinet, "big") if len(k) > plen
-               and not k.startswith(R.delta_prefix("big"))}
+        own = {
+            k[plen:]
+            for k in _posting_records(cabinet, "big")
+            if len(k) > plen and not k.startswith(R.delta_prefix("big"))
+        }
         assert b"kTSK" in own
         for word in (b"wcommon\x00", b"wword\x00"):  # one impact level each
             assert len([t for t in own if t.startswith(word)]) == 1, word
@@ -1056,7 +1146,8 @@ def test_long_postings_get_records_of_their_own_and_stay_exact(cabinet: Any, mon
 
 @pytest.mark.req("MN-REQ-14", "MN-REQ-14.2")
 def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
-        cabinet: Any, monkeypatch: Any) -> None:
+    cabinet: Any, monkeypatch: Any
+) -> None:
     """The first flush of a session built by many commits writes every posting
     from the index in memory (no delta); a small flush after it appends a
     delta; a large change to a hydrated session (whose postings are still the
@@ -1070,8 +1161,9 @@ def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
     s = cabinet.create("bulk")
     handles = []
     for c in range(4):  # one session built by several commits before its first flush
-        nodes = ", ".join(f"(t{i}:TSK {{title: 'common word{c} {i}', n: {i % 3}}})"
-                          for i in range(20))
+        nodes = ", ".join(
+            f"(t{i}:TSK {{title: 'common word{c} {i}', n: {i % 3}}})" for i in range(20)
+        )
         r = s.commit(f"INSERT {nodes}, (t0)-[:FOLLOWS]->(t1)")
         handles += [r.ids[f"t{i}"] for i in range(20)]
     cabinet.flush(s)
@@ -1082,8 +1174,9 @@ def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
     s.commit(f"SET {handles[0]}.n = 9")
     cabinet.flush(s)  # one node: a delta, nothing rewritten
     after = _posting_records(cabinet, "bulk")
-    assert {k for k in after.keys() | recs.keys() if after.get(k) != recs.get(k)} == \
-        {R.delta_key("bulk", s.version)}
+    assert {k for k in after.keys() | recs.keys() if after.get(k) != recs.get(k)} == {
+        R.delta_key("bulk", s.version)
+    }
     assert cabinet.verify()["sessions"] == 1
     fresh = cabinet.open("bulk")
     fresh.commit("DELETE " + ", ".join(handles[:30]))
@@ -1101,7 +1194,8 @@ def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
 
 @pytest.mark.req("MN-REQ-14")
 def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
-        cabinet: Any, monkeypatch: Any) -> None:
+    cabinet: Any, monkeypatch: Any
+) -> None:
     """A hydrate takes the stored postings in one record at a time. With small
     id ranges and a low bar for a posting of its own, terms are split over
     many ranges, some in buckets and some in records of their own: every
@@ -1117,9 +1211,11 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
     monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
     s = cabinet.create("spread")
     words = ["alpha", "beta", "gamma", "delta"]
-    nodes = ", ".join(f"(t{i}:{'TSK' if i % 3 else 'DOC'} {{title: "
-                      f"'{' '.join(words[: 1 + (i * 7) % 4])} item{i % 11}', n: {i % 5}}})"
-                      for i in range(120))
+    nodes = ", ".join(
+        f"(t{i}:{'TSK' if i % 3 else 'DOC'} {{title: "
+        f"'{' '.join(words[: 1 + (i * 7) % 4])} item{i % 11}', n: {i % 5}}})"
+        for i in range(120)
+    )
     s.commit(f"INSERT {nodes}")
     cabinet.flush(s)
     want = {t: list(p) for t, p in s.store.index.postings()}
@@ -1143,8 +1239,7 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
 
 
 @pytest.mark.req("MN-REQ-14")
-def test_a_very_long_word_held_by_many_nodes_still_flushes(cabinet: Any,
-                                                           monkeypatch: Any) -> None:
+def test_a_very_long_word_held_by_many_nodes_still_flushes(cabinet: Any, monkeypatch: Any) -> None:
     """A posting of its own is keyed by its term, and a key has at most 511
     bytes on LMDB: a word of 600 characters held by more nodes than
     POSTING_BIG stays in its bucket record instead, written whole and merged
@@ -1157,25 +1252,25 @@ def test_a_very_long_word_held_by_many_nodes_still_flushes(cabinet: Any,
     long = "q" * 600
     s = cabinet.create("long")
     s.commit("INSERT " + ", ".join(f"(a{i}:TSK {{title: 'item {long}'}})" for i in range(12)))
-    cabinet.flush(s)                                   # written whole
-    for _ in range(3):                                 # then merged, past POSTING_BIG
+    cabinet.flush(s)  # written whole
+    for _ in range(3):  # then merged, past POSTING_BIG
         s.commit("INSERT " + ", ".join(f"(b{i}:TSK {{title: 'more {long}'}})" for i in range(5)))
         cabinet.flush(s)
     term = next(t for t, _p in s.store.index.postings() if t.startswith(b"w" + long.encode()))
     assert len(list(s.store.index.posting(term) or ())) == 27
     assert len(R.big_key("long", 0, term)) > R.BIG_KEY_MAX
     fresh = cabinet.open("long")
-    assert {t: list(p) for t, p in fresh.store.index.postings()} == \
-        {t: list(p) for t, p in s.store.index.postings()}
+    assert {t: list(p) for t, p in fresh.store.index.postings()} == {
+        t: list(p) for t, p in s.store.index.postings()
+    }
     assert fresh.recall(long).receipt.matched == 27
-    s.commit("SETTLE na1")        # and the session takes commits still
+    s.commit("SETTLE na1")  # and the session takes commits still
     cabinet.flush(s)
     assert cabinet.verify()["sessions"] == 1
 
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
-def test_a_term_stored_in_another_bucket_is_found_by_verify(cabinet: Any,
-                                                            monkeypatch: Any) -> None:
+def test_a_term_stored_in_another_bucket_is_found_by_verify(cabinet: Any, monkeypatch: Any) -> None:
     """A flush that edits a stored posting looks for it in its term's bucket
     only: verify() checks every term's bucket, and one moved into another
     bucket's record (checksum made good) is reported."""
@@ -1186,14 +1281,15 @@ def test_a_term_stored_in_another_bucket_is_found_by_verify(cabinet: Any,
     monkeypatch.setattr(R, "POSTING_PENDING", 0)  # no pending deltas: all in postings
     monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
     s = cabinet.create("moved")
-    s.commit("INSERT " + ", ".join(f"(t{i}:TSK {{title: 'word{i} other{i}'}})"
-                                   for i in range(300)))
+    s.commit("INSERT " + ", ".join(f"(t{i}:TSK {{title: 'word{i} other{i}'}})" for i in range(300)))
     cabinet.flush(s)
     assert cabinet.verify()["sessions"] == 1
     plen = len(b"moved\x00")
-    buckets = {k: msgpack.unpackb(v[4:]) for k, v in _posting_records(cabinet, "moved").items()
-               if not k.startswith(R.delta_prefix("moved"))
-               and R.split_bucket_key(k, plen)[2] is None}
+    buckets = {
+        k: msgpack.unpackb(v[4:])
+        for k, v in _posting_records(cabinet, "moved").items()
+        if not k.startswith(R.delta_prefix("moved")) and R.split_bucket_key(k, plen)[2] is None
+    }
     src = next(k for k, m in buckets.items() if len(m) >= 2)
     dst = next(k for k in buckets if k != src)
     term = sorted(buckets[src])[0]
@@ -1205,8 +1301,9 @@ def test_a_term_stored_in_another_bucket_is_found_by_verify(cabinet: Any,
 
 
 @pytest.mark.req("MN-REQ-14")
-def test_a_flush_stores_the_terms_nodes_have_after_later_commits(cabinet: Any,
-                                                                 monkeypatch: Any) -> None:
+def test_a_flush_stores_the_terms_nodes_have_after_later_commits(
+    cabinet: Any, monkeypatch: Any
+) -> None:
     """A node's index terms are remembered from the commit that created it, so
     its first flush need not compute them again; a later commit that changes
     its labels or props, recycles or restores it before that flush must win:
@@ -1215,9 +1312,11 @@ def test_a_flush_stores_the_terms_nodes_have_after_later_commits(cabinet: Any,
     s = cabinet.create("memo")
     base = s.commit("INSERT (k:TSK {title: 'keeper'})")
     cabinet.flush(s)
-    r = s.commit("INSERT (a:TSK {title: 'alpha one'}), (b:TSK {title: 'beta two'}), "
-                 "(c:DOC {title: 'gamma three'}), (d:TSK {title: 'delta four'}), "
-                 "(e:TSK {title: 'epsilon five'})")
+    r = s.commit(
+        "INSERT (a:TSK {title: 'alpha one'}), (b:TSK {title: 'beta two'}), "
+        "(c:DOC {title: 'gamma three'}), (d:TSK {title: 'delta four'}), "
+        "(e:TSK {title: 'epsilon five'})"
+    )
     s.commit(f"SET {r.ids['a']}.title = 'alpha changed'")
     s.commit(f"SET {r.ids['b']}:URGENT")
     s.commit(f"DELETE {r.ids['c']}")
@@ -1237,15 +1336,17 @@ def test_a_flush_stores_the_terms_nodes_have_after_later_commits(cabinet: Any,
     r2 = fresh.commit("INSERT (f:TSK {title: 'zeta six'})")
     fresh.commit(f"SET {r2.ids['f']}.title = 'zeta moved'")
     cabinet.flush(fresh)
-    assert not [k for k in _posting_records(cabinet, "memo") if k.startswith(R.delta_prefix(
-        "memo"))]  # folded
+    assert not [
+        k for k in _posting_records(cabinet, "memo") if k.startswith(R.delta_prefix("memo"))
+    ]  # folded
     want = {t: list(p) for t, p in fresh.store.index.postings()}
     assert {t: list(p) for t, p in cabinet.open("memo").store.index.postings()} == want
 
 
 @pytest.mark.req("MN-REQ-14")
 def test_pending_deltas_that_take_ids_back_replay_to_the_writers_index(
-        cabinet: Any, monkeypatch: Any) -> None:
+    cabinet: Any, monkeypatch: Any
+) -> None:
     """Flushes that each append a delta: ids added by one and taken back by a
     later one (a title changed and changed back, a node deleted after it was
     added, a term that lives for one flush only, an id added again to a
@@ -1254,25 +1355,34 @@ def test_pending_deltas_that_take_ids_back_replay_to_the_writers_index(
     from memnet.cabinet import records as R
 
     s = cabinet.create("replay")
-    r = s.commit("INSERT (a:TSK {title: 'alpha one'}), (b:TSK {title: 'beta two'}), "
-                 "(c:DOC {title: 'alpha gamma'})")
+    r = s.commit(
+        "INSERT (a:TSK {title: 'alpha one'}), (b:TSK {title: 'beta two'}), "
+        "(c:DOC {title: 'alpha gamma'})"
+    )
     a, b, c = r.ids["a"], r.ids["b"], r.ids["c"]
     pending = R.POSTING_PENDING
     monkeypatch.setattr(R, "POSTING_PENDING", 0)
     cabinet.flush(s)  # folded: the postings themselves are stored
     monkeypatch.setattr(R, "POSTING_PENDING", pending)
-    steps = [f"SET {a}.title = 'omega one'", f"SET {a}.title = 'alpha one'",
-             "INSERT (d:TSK {title: 'fleeting alpha'})", f"SET {b}.title = 'only once'",
-             f"SET {b}.title = 'beta two'", f"SET {c}:URGENT", f"REMOVE {c}:URGENT",
-             f"SET {c}.title = 'alpha gamma later'"]
+    steps = [
+        f"SET {a}.title = 'omega one'",
+        f"SET {a}.title = 'alpha one'",
+        "INSERT (d:TSK {title: 'fleeting alpha'})",
+        f"SET {b}.title = 'only once'",
+        f"SET {b}.title = 'beta two'",
+        f"SET {c}:URGENT",
+        f"REMOVE {c}:URGENT",
+        f"SET {c}.title = 'alpha gamma later'",
+    ]
     for q in steps:
         got = s.commit(q)
         cabinet.flush(s)
         if "d" in got.ids:  # its terms live for one delta only
             s.commit(f"DELETE {got.ids['d']}")
             cabinet.flush(s)
-    deltas = [k for k in _posting_records(cabinet, "replay")
-              if k.startswith(R.delta_prefix("replay"))]
+    deltas = [
+        k for k in _posting_records(cabinet, "replay") if k.startswith(R.delta_prefix("replay"))
+    ]
     assert len(deltas) == len(steps) + 1  # nothing folded: the hydrate replays them all
     want = {t: list(p) for t, p in s.store.index.postings()}
     got_index = {t: list(p) for t, p in cabinet.open("replay").store.index.postings()}
@@ -1288,8 +1398,10 @@ def test_a_hydrated_index_term_table_stays_out_of_the_collector(cabinet: Any) ->
     import gc
 
     s = cabinet.create("gc")
-    r = s.commit("INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'beta gamma'}), "
-                 "(a)-[:FOLLOWS]->(b)")
+    r = s.commit(
+        "INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'beta gamma'}), "
+        "(a)-[:FOLLOWS]->(b)"
+    )
     cabinet.flush(s)
     fresh = cabinet.open("gc")
     shards = list(fresh.store.index.shards.values())

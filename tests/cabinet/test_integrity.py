@@ -55,9 +55,13 @@ def _build(path: Path, sessions: int, versions: int, rows: int) -> None:
         for k in range(sessions):
             s = cab.create(f"ok-{k}")
             for v in range(versions):
-                s.commit("INSERT " + ", ".join(
-                    f"(t{i}:TSK {{title: 'task {k} {v} {i} pricing', status: 'open', n: {i}}})"
-                    for i in range(rows)))
+                s.commit(
+                    "INSERT "
+                    + ", ".join(
+                        f"(t{i}:TSK {{title: 'task {k} {v} {i} pricing', status: 'open', n: {i}}})"
+                        for i in range(rows)
+                    )
+                )
                 cab.flush(s)
 
 
@@ -67,9 +71,13 @@ def _digest(cab: Cabinet) -> str:
     out = []
     for info in cab.sessions():
         s = cab.open(info.id)
-        out += [info.id, str(s.version), s.recall("TSK status:open pricing").text,
-                repr([e.to_dict()["changed"] for e in cab.log(info.id)]),
-                cab.open(info.id, at=1).recall("TSK").text]
+        out += [
+            info.id,
+            str(s.version),
+            s.recall("TSK status:open pricing").text,
+            repr([e.to_dict()["changed"] for e in cab.log(info.id)]),
+            cab.open(info.id, at=1).recall("TSK").text,
+        ]
     return "\n".join(out)
 
 
@@ -144,7 +152,7 @@ def _key_at(data: Path, table: str, key: bytes) -> int:
     f = _layout(data)[0]
     raw = data.read_bytes()
     for pgno in _leaf_pages(data, table):
-        buf = raw[pgno * f.psize:(pgno + 1) * f.psize]
+        buf = raw[pgno * f.psize : (pgno + 1) * f.psize]
         n = (struct.unpack_from("<H", buf, 12)[0] - F.HEADER) // 2
         for _size, _fl, ksize, k, at in f.nodes(buf, n, pgno, table, leaf=True):
             if k == key:
@@ -163,22 +171,24 @@ def _patch(data: Path, off: int, new: bytes) -> None:
 
 @pytest.mark.req(DURABLE, ERRORS)
 def test_a_renamed_catalog_is_cabinet_corrupt_not_an_empty_cabinet(
-        fill: Callable[..., None], lmdb_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fill: Callable[..., None], lmdb_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     f, _tables, root = _layout(data)
     page = root.root * f.psize
-    raw = data.read_bytes()[page:page + f.psize]
+    raw = data.read_bytes()[page : page + f.psize]
     _patch(data, page + raw.index(b"catalog"), b"cAtalog")
     assert in_child(lambda: _read_all(lmdb_path)) == CORRUPT
     assert main(["--home", str(lmdb_path), "session", "list"]) == 1
     assert "cabinet_corrupt" in capsys.readouterr().err
-    assert data.read_bytes()[page:page + f.psize].count(b"cAtalog") == 1  # nothing created
+    assert data.read_bytes()[page : page + f.psize].count(b"cAtalog") == 1  # nothing created
 
 
 @pytest.mark.req(DURABLE, ERRORS)
 def test_a_listing_that_reads_fewer_rows_than_lmdb_counts_is_cabinet_corrupt(
-        fill: Callable[..., None], lmdb_path: Path) -> None:
+    fill: Callable[..., None], lmdb_path: Path
+) -> None:
     """The catalog's leaves are not read at open (that grew with the number
     of sessions); a listing compares the rows it read with the entries
     LMDB's own record of the table counts."""
@@ -186,18 +196,21 @@ def test_a_listing_that_reads_fewer_rows_than_lmdb_counts_is_cabinet_corrupt(
     data = lmdb_path / "data.mdb"
     f, tables, root = _layout(data)
     page = root.root * f.psize
-    buf = data.read_bytes()[page:page + f.psize]
+    buf = data.read_bytes()[page : page + f.psize]
     n = (struct.unpack_from("<H", buf, 12)[0] - F.HEADER) // 2
-    (at,) = [a for _s, _fl, _k, key, a in f.nodes(buf, n, root.root, "main", leaf=True)
-             if key == b"catalog"]
-    entries = page + at + 32   # pad, flags, depth, then branch, leaf, overflow pages
+    (at,) = [
+        a
+        for _s, _fl, _k, key, a in f.nodes(buf, n, root.root, "main", leaf=True)
+        if key == b"catalog"
+    ]
+    entries = page + at + 32  # pad, flags, depth, then branch, leaf, overflow pages
     assert struct.unpack_from("<Q", data.read_bytes(), entries)[0] == tables["catalog"].entries
     _patch(data, entries, struct.pack("<Q", tables["catalog"].entries + 1))
 
     def listing() -> None:
         try:
             with Cabinet.open(lmdb_path) as cab:
-                cab.open("ok-1")     # a session is read as before
+                cab.open("ok-1")  # a session is read as before
                 cab.sessions()
             os._exit(OK)
         except MemNetError as e:
@@ -208,8 +221,9 @@ def test_a_listing_that_reads_fewer_rows_than_lmdb_counts_is_cabinet_corrupt(
 
 @pytest.mark.req(DURABLE, ERRORS)
 @pytest.mark.parametrize("keep", [0.5, 0.9, 8192, 100])
-def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(fill: Callable[..., None],
-                                                       lmdb_path: Path, keep: float) -> None:
+def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(
+    fill: Callable[..., None], lmdb_path: Path, keep: float
+) -> None:
     fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     size = data.stat().st_size
@@ -219,20 +233,22 @@ def test_a_truncated_file_is_cabinet_corrupt_not_sigbus(fill: Callable[..., None
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_a_page_named_past_the_end_is_cabinet_corrupt(fill: Callable[..., None],
-        lmdb_path: Path) -> None:
+def test_a_page_named_past_the_end_is_cabinet_corrupt(
+    fill: Callable[..., None], lmdb_path: Path
+) -> None:
     fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     f, tables, _root = _layout(data)
     raw = data.read_bytes()
-    t0, t1 = (struct.unpack_from("<Q", raw, slot * f.psize + F.HEADER + 128)[0]
-              for slot in (0, 1))
+    t0, t1 = (struct.unpack_from("<Q", raw, slot * f.psize + F.HEADER + 128)[0] for slot in (0, 1))
     last_at = (1 if t1 > t0 else 0) * f.psize + F.HEADER + 120
     nodes = tables["nodes"]
     assert nodes.depth >= 2
     (ptr,) = struct.unpack_from("<H", raw, nodes.root * f.psize + F.HEADER)
-    for at, new in ((last_at, struct.pack("<Q", f.next - 1 + 1000)),  # the meta page's count
-                    (nodes.root * f.psize + ptr, struct.pack("<HHH", 0xFFF0, 0x0F, 0))):
+    for at, new in (
+        (last_at, struct.pack("<Q", f.next - 1 + 1000)),  # the meta page's count
+        (nodes.root * f.psize + ptr, struct.pack("<HHH", 0xFFF0, 0x0F, 0)),
+    ):
         shutil.copy(data, data.with_suffix(".bak"))
         _patch(data, at, new)
         assert in_child(lambda: _read_all(lmdb_path)) == CORRUPT, at
@@ -241,15 +257,16 @@ def test_a_page_named_past_the_end_is_cabinet_corrupt(fill: Callable[..., None],
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_a_damaged_value_length_is_cabinet_corrupt_not_sigbus(fill: Callable[..., None],
-        lmdb_path: Path) -> None:
+def test_a_damaged_value_length_is_cabinet_corrupt_not_sigbus(
+    fill: Callable[..., None], lmdb_path: Path
+) -> None:
     fill(lmdb_path, sessions=2, versions=30, rows=40)  # leaves far from the end of the file
     data = lmdb_path / "data.mdb"
     psize = _layout(data)[0].psize
     pages = data.stat().st_size // psize
     leaf = min(_leaf_pages(data, "nodes"))
     assert leaf < pages - 40
-    buf = data.read_bytes()[leaf * psize:(leaf + 1) * psize]
+    buf = data.read_bytes()[leaf * psize : (leaf + 1) * psize]
     (ptr,) = struct.unpack_from("<H", buf, F.HEADER)  # the page's first node
     for size in (0x00FFFFF0, 0x7FFFFFF0, 3000):
         shutil.copy(data, data.with_suffix(".bak"))
@@ -259,8 +276,9 @@ def test_a_damaged_value_length_is_cabinet_corrupt_not_sigbus(fill: Callable[...
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(fill: Callable[..., None],
-        lmdb_path: Path) -> None:
+def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(
+    fill: Callable[..., None], lmdb_path: Path
+) -> None:
     """The one damage reads do not catch before py-lmdb touches the value
     (docs/cabinet.md): verify(), which reads the file itself, reports it."""
     fill(lmdb_path, sessions=2, versions=30, rows=40)
@@ -268,10 +286,11 @@ def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(fill: Callab
     f = _layout(data)[0]
     raw = data.read_bytes()
     for pgno in _leaf_pages(data, "postings"):
-        buf = raw[pgno * f.psize:(pgno + 1) * f.psize]
+        buf = raw[pgno * f.psize : (pgno + 1) * f.psize]
         n = (struct.unpack_from("<H", buf, 12)[0] - F.HEADER) // 2
-        big = [node for node in f.nodes(buf, n, pgno, "postings", leaf=True)
-               if node[1] & F.F_BIGDATA]
+        big = [
+            node for node in f.nodes(buf, n, pgno, "postings", leaf=True) if node[1] & F.F_BIGDATA
+        ]
         if big:
             ptr = big[0][4] - big[0][2] - F.NODE
             break
@@ -288,16 +307,19 @@ def test_verify_finds_a_damaged_length_of_a_value_on_overflow_pages(fill: Callab
 
 
 @pytest.mark.req(DURABLE, ERRORS)
-def test_a_damaged_key_cannot_hide_a_record(fill: Callable[..., None],
-        lmdb_path: Path) -> None:
+def test_a_damaged_key_cannot_hide_a_record(fill: Callable[..., None], lmdb_path: Path) -> None:
     fill(lmdb_path)
     data = lmdb_path / "data.mdb"
     raw = data.read_bytes()
     with Cabinet.open(lmdb_path) as cab:
         expect = _digest(cab)
     (lmdb_path / "lock.mdb").unlink()
-    for table, key in (("log", R.element_key("ok-1", 2)), ("nodes", R.element_key("ok-1", 7)),
-                       ("catalog", b"ok-1"), ("postings", R.delta_key("ok-1", 3))):
+    for table, key in (
+        ("log", R.element_key("ok-1", 2)),
+        ("nodes", R.element_key("ok-1", 7)),
+        ("catalog", b"ok-1"),
+        ("postings", R.delta_key("ok-1", 3)),
+    ):
         at = _key_at(data, table, key)
         for pos in (len(key) - 1, 2, len(key) - 9):  # the id, the session id, the separator
             shutil.copy(data, data.with_suffix(".bak"))
@@ -364,17 +386,21 @@ def test_a_full_file_system_at_creation_is_disk_full_not_sigbus(tmp_path: Path) 
         "    memnet.Cabinet.open(sys.argv[1])\n"
         "except memnet.MemNetError as e:\n"
         "    print(e.code); sys.exit(0)\n"
-        "print('opened')\n")
+        "print('opened')\n"
+    )
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    shell = (f"mount -t tmpfs -o size=64k tmpfs {mnt} && "
-             f"(dd if=/dev/zero of={mnt}/fill bs=4k count=64 2>/dev/null; true) && "
-             f"{sys.executable} -c \"$0\" {mnt}/cab; echo rc=$?; ls {mnt}")
+    shell = (
+        f"mount -t tmpfs -o size=64k tmpfs {mnt} && "
+        f"(dd if=/dev/zero of={mnt}/fill bs=4k count=64 2>/dev/null; true) && "
+        f'{sys.executable} -c "$0" {mnt}/cab; echo rc=$?; ls {mnt}'
+    )
     for prefix in (["unshare", "--mount"], ["unshare", "--mount", "--map-root-user"]):
         if shutil.which("unshare") is None:
             break
-        p = subprocess.run([*prefix, "sh", "-c", shell, script], capture_output=True,
-                           text=True, timeout=60)
+        p = subprocess.run(
+            [*prefix, "sh", "-c", shell, script], capture_output=True, text=True, timeout=60
+        )
         if "rc=" in p.stdout:
             lines = p.stdout.split()
             assert lines[0] == "disk_full" and "rc=0" in lines, (p.stdout, p.stderr)
@@ -394,7 +420,8 @@ def _corrupt(call: Callable[[], object]) -> str:
 
 @pytest.mark.req(DURABLE, ERRORS)
 def test_a_catalog_row_lost_on_its_own_is_cabinet_corrupt_where_the_session_is_named(
-        place: Any, cabinet: Any) -> None:
+    place: Any, cabinet: Any
+) -> None:
     for sid in ("a", "b", "c"):
         cabinet.create(sid)
     s = cabinet.open("c")
@@ -405,9 +432,14 @@ def test_a_catalog_row_lost_on_its_own_is_cabinet_corrupt_where_the_session_is_n
     assert [i.id for i in cabinet.sessions()] == ["a", "c"]
     # the catalog row of c lost behind the cabinet's back; its birth record stays
     cabinet.kv.run_write(lambda t: t.delete(R.CATALOG, b"c"))
-    for call in (lambda: cabinet.open("c"), lambda: cabinet.exists("c"),
-                 lambda: cabinet.session_info("c"), lambda: cabinet.create("c"),
-                 lambda: cabinet.log("c"), cabinet.verify):
+    for call in (
+        lambda: cabinet.open("c"),
+        lambda: cabinet.exists("c"),
+        lambda: cabinet.session_info("c"),
+        lambda: cabinet.create("c"),
+        lambda: cabinet.log("c"),
+        cabinet.verify,
+    ):
         assert _corrupt(call) == "cabinet_corrupt"
     # a session dropped is gone whole: nothing of it is taken for damage
     assert not cabinet.exists("b")
@@ -416,21 +448,23 @@ def test_a_catalog_row_lost_on_its_own_is_cabinet_corrupt_where_the_session_is_n
 
 @pytest.mark.req(DURABLE, ERRORS)
 def test_a_catalog_lost_or_emptied_is_cabinet_corrupt_on_open_never_an_empty_list(
-        place: Any, cabinet: Any) -> None:
+    place: Any, cabinet: Any
+) -> None:
     for sid in ("a", "b"):
         cabinet.create(sid)
     cabinet = place.reopen(cabinet)
-    cabinet.kv.run_write(lambda t: [t.delete(R.CATALOG, k)
-                                    for k, _v in list(t.scan(R.CATALOG))])
+    cabinet.kv.run_write(lambda t: [t.delete(R.CATALOG, k) for k, _v in list(t.scan(R.CATALOG))])
     assert _corrupt(lambda: place.reopen(cabinet)) == "cabinet_corrupt"
 
 
 @pytest.mark.req(DURABLE)
-def test_creating_and_dropping_sessions_never_write_the_header(place: Any, cabinet: Any,
-                                                               tmp_path: Path) -> None:
+def test_creating_and_dropping_sessions_never_write_the_header(
+    place: Any, cabinet: Any, tmp_path: Path
+) -> None:
     """No record that every create would rewrite (a hot row: concurrent
     creates on PostgreSQL failed on it); each session is written down by
     records of its own."""
+
     def header() -> bytes:
         with cabinet.kv.read() as t:
             raw = t.get(R.META, b"format")

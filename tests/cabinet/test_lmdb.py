@@ -42,8 +42,10 @@ def _fill(cab: Cabinet) -> dict[str, list[dict[str, str]]]:
         ids: dict[str, str] = {}
         for i in range(n):
             if i == 0:
-                r = s.commit(f"INSERT (t:TSK {{title: 'pricing {sid}', status: 'open'}}), "
-                             f"(m:MOD {{path: '{sid}.py'}}), (t)-[:TOUCHES]->(m)")
+                r = s.commit(
+                    f"INSERT (t:TSK {{title: 'pricing {sid}', status: 'open'}}), "
+                    f"(m:MOD {{path: '{sid}.py'}}), (t)-[:TOUCHES]->(m)"
+                )
                 ids.update(r.ids)
             elif i == 2:
                 r = s.commit(f"DELETE {ids['m']}")
@@ -67,7 +69,8 @@ def test_another_process_reads_what_was_flushed(lmdb_path: Path) -> None:
         "cab = memnet.Cabinet.open(sys.argv[1])\n"
         "out = {i.id: [cab.open(i.id, at=v).recall(q).text for v in range(i.version + 1)"
         " for q in json.loads(sys.argv[2])] for i in cab.sessions()}\n"
-        "print(json.dumps(out))\n")
+        "print(json.dumps(out))\n"
+    )
     res = run(script, lmdb_path, json.dumps(QUERIES))
     assert res.returncode == 0, res.stderr
     got = json.loads(res.stdout)
@@ -153,13 +156,17 @@ def _big_batch(s: Any, n: int, width: int = 300, tag: str = "big") -> None:
     """Commit ``n`` wide nodes in commits of at most 1,000 (the Δ token cap)."""
     pad = "p" * width
     for lo in range(0, n, 1000):
-        s.commit("INSERT " + ", ".join(f"(b{i}:TSK {{title: '{tag} {i}', pad: '{pad}'}})"
-                                       for i in range(lo, min(n, lo + 1000))))
+        s.commit(
+            "INSERT "
+            + ", ".join(
+                f"(b{i}:TSK {{title: '{tag} {i}', pad: '{pad}'}})"
+                for i in range(lo, min(n, lo + 1000))
+            )
+        )
 
 
 @pytest.mark.req("MN-REQ-14.3", ATOMIC, ERRORS)
-def test_map_full_is_cabinet_full_then_a_larger_cap_takes_the_same_session(
-        lmdb_path: Path) -> None:
+def test_map_full_is_cabinet_full_then_a_larger_cap_takes_the_same_session(lmdb_path: Path) -> None:
     small = 1 << 20
     cab = Cabinet.open(lmdb_path, max_size=small)
     assert cab.info()["max_size"] == small
@@ -238,12 +245,15 @@ print(json.dumps(out), flush=True)
 
 @pytest.mark.req("MN-REQ-14.3", ATOMIC, ERRORS)
 @pytest.mark.parametrize("extra", [64 * 1024, 64 * 1024 + 100], ids=["page-aligned", "unaligned"])
-def test_disk_full_is_disk_full_and_the_previous_version_survives(lmdb_path: Path,
-                                                                  extra: int) -> None:
+def test_disk_full_is_disk_full_and_the_previous_version_survives(
+    lmdb_path: Path, extra: int
+) -> None:
     cab = Cabinet.open(lmdb_path)
     s = cab.create("x")
-    s.commit("INSERT (t:TSK {title: 'before', status: 'open'}), (m:MOD {path: 'm.py'}), "
-             "(t)-[:TOUCHES]->(m)")
+    s.commit(
+        "INSERT (t:TSK {title: 'before', status: 'open'}), (m:MOD {path: 'm.py'}), "
+        "(t)-[:TOUCHES]->(m)"
+    )
     cab.flush(s)
     texts = {q: s.recall(q).text for q in QUERIES}
     before = dump(cab)
@@ -254,7 +264,8 @@ def test_disk_full_is_disk_full_and_the_previous_version_survives(lmdb_path: Pat
     out = json.loads(res.stdout)
     assert out.get("result") == "refused", out
     assert (out["cls"], out["code"], out["disk_full"]) == ("DiskFull", "disk_full", True), (
-        f"LMDB reported: {out}")
+        f"LMDB reported: {out}"
+    )
     assert out["dirty"] and out["pending_kept"], out
     assert out["stored"] == [1], out
 
@@ -276,8 +287,19 @@ def test_disk_full_is_disk_full_and_the_previous_version_survives(lmdb_path: Pat
 
 # =========================================================================== fork
 
-CHILD_CHECKS = ("sessions", "exists", "open", "open_at", "log", "create", "flush", "drop",
-                "verify", "backup", "info")
+CHILD_CHECKS = (
+    "sessions",
+    "exists",
+    "open",
+    "open_at",
+    "log",
+    "create",
+    "flush",
+    "drop",
+    "verify",
+    "backup",
+    "info",
+)
 
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS, ATOMIC)
@@ -294,11 +316,16 @@ def test_a_cabinet_used_across_fork_is_cabinet_forked(tmp_path: Path, lmdb_path:
         try:
             os.close(r)
             calls = {
-                "sessions": cab.sessions, "exists": lambda: cab.exists("x"),
-                "open": lambda: cab.open("x"), "open_at": lambda: cab.open("x", at=1),
-                "log": lambda: cab.log("x"), "create": lambda: cab.create("y"),
-                "flush": lambda: cab.flush(s), "drop": lambda: cab.drop("x"),
-                "verify": cab.verify, "backup": lambda: cab.backup(tmp_path / "bk"),
+                "sessions": cab.sessions,
+                "exists": lambda: cab.exists("x"),
+                "open": lambda: cab.open("x"),
+                "open_at": lambda: cab.open("x", at=1),
+                "log": lambda: cab.log("x"),
+                "create": lambda: cab.create("y"),
+                "flush": lambda: cab.flush(s),
+                "drop": lambda: cab.drop("x"),
+                "verify": cab.verify,
+                "backup": lambda: cab.backup(tmp_path / "bk"),
                 "info": cab.info,
             }
             for name in CHILD_CHECKS:
@@ -466,8 +493,9 @@ def test_a_cabinet_written_by_another_lmdb_major_is_cabinet_format(lmdb_path: Pa
     body = msgpack.packb(header, use_bin_type=True)
     import zlib
 
-    cab.kv.run_write(lambda t: t.put("meta", b"format",
-                                     zlib.crc32(b"format" + body).to_bytes(4, "big") + body))
+    cab.kv.run_write(
+        lambda t: t.put("meta", b"format", zlib.crc32(b"format" + body).to_bytes(4, "big") + body)
+    )
     cab.close()
     with pytest.raises(CabinetFormat) as info:
         Cabinet.open(lmdb_path)
@@ -485,7 +513,8 @@ def test_a_flush_in_another_process_makes_this_copy_stale(lmdb_path: Path) -> No
         "cab = memnet.Cabinet.open(sys.argv[1])\n"
         "s = cab.open('x')\n"
         "s.commit(\"INSERT (u:TSK {title: 'from the child'})\")\n"
-        "print(cab.flush(s))\n")
+        "print(cab.flush(s))\n"
+    )
     res = run(script, lmdb_path)
     assert res.returncode == 0 and res.stdout.strip() == "2", res.stderr
     s.commit("INSERT (v:TSK {title: 'from the parent'})")
@@ -507,7 +536,8 @@ def test_cabinet_errors_share_the_root() -> None:
 @pytest.mark.req("MN-REQ-14", ERRORS)
 @pytest.mark.parametrize("how", ["truncated", "deleted", "truncated, lock file deleted"])
 def test_a_data_file_emptied_or_lost_is_cabinet_corrupt_not_a_new_cabinet(
-        lmdb_path: Path, how: str) -> None:
+    lmdb_path: Path, how: str
+) -> None:
     """LMDB takes an empty or missing data.mdb for a new cabinet: beside the
     lock file of a cabinet that was opened before, or as an empty file of its
     own, that is lost data, and nothing (not even a listing) may write a
@@ -521,18 +551,18 @@ def test_a_data_file_emptied_or_lost_is_cabinet_corrupt_not_a_new_cabinet(
         os.truncate(data, 0)
     else:
         data.unlink()
-    if how.endswith("lock file deleted"):   # rm H/lock.mdb; : > H/data.mdb (issue 36)
+    if how.endswith("lock file deleted"):  # rm H/lock.mdb; : > H/data.mdb (issue 36)
         (lmdb_path / "lock.mdb").unlink()
     for _ in range(2):
         with pytest.raises(MemNetError) as e:
             Cabinet.open(lmdb_path)
         assert e.value.code == "cabinet_corrupt" and "data.mdb" in e.value.message
-    assert (not data.exists()) or data.stat().st_size == 0   # nothing written over it
+    assert (not data.exists()) or data.stat().st_size == 0  # nothing written over it
     # asked for, a new cabinet takes the place of the lost one
     with Cabinet.open(lmdb_path, start_over=True) as cab:
         assert cab.sessions() == []
         cab.create("again")
-    with Cabinet.open(lmdb_path, start_over=True) as cab:   # never over a data file
+    with Cabinet.open(lmdb_path, start_over=True) as cab:  # never over a data file
         assert [i.id for i in cab.sessions()] == ["again"]
 
 

@@ -55,7 +55,9 @@ def step(s, root, v, rnd):
     return root
 """
 
-ZYGOTE = STEP + r"""
+ZYGOTE = (
+    STEP
+    + r"""
 import json, os, sys, traceback
 import memnet
 memnet.parse_delta("INSERT (w:TSK {x: 1})")  # warm the parser before the clock starts
@@ -99,6 +101,7 @@ for line in sys.stdin:
         _, status = os.waitpid(cmd[1], 0)
         say(f"dead {cmd[1]} {status}")
 """
+)
 
 
 class Zygote:
@@ -193,7 +196,6 @@ def _check_content(s: Any, rounds: dict[int, int]) -> None:
     assert last_by_round == rounds
 
 
-
 @pytest.mark.req("MN-REQ-14", ATOMIC, HISTORY)
 def test_kill_9_at_random_moments_loses_nothing_acknowledged(lmdb_path: Path) -> None:
     kill_loop(str(lmdb_path), ROUNDS)
@@ -225,7 +227,8 @@ def kill_loop(lmdb_path: str, rounds_wanted: int, max_delay: float = 0.05) -> di
             os.kill(pid, signal.SIGKILL)
             ready, acks, status = zyg.reap(pid)
             assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (
-                f"round {rnd}: the child ended by itself (status {status})")
+                f"round {rnd}: the child ended by itself (status {status})"
+            )
             assert ready in (None, stored), "the child did not see the stored version"
             killed_before_ready += ready is None
             assert acks == list(range(stored + 1, stored + 1 + len(acks)))
@@ -248,13 +251,24 @@ def kill_loop(lmdb_path: str, rounds_wanted: int, max_delay: float = 0.05) -> di
         assert cab.verify()["log"] == stored + 5
         assert cab.open(sid).version == stored + 5
     assert max(reopen_times) < 5
-    return {"rounds": ROUNDS, "acknowledged": total_acks, "final_version": stored + 5,
-            "killed_before_hydrate": killed_before_ready,
-            "max_reopen_s": round(max(reopen_times), 3)}
+    return {
+        "rounds": ROUNDS,
+        "acknowledged": total_acks,
+        "final_version": stored + 5,
+        "killed_before_hydrate": killed_before_ready,
+        "max_reopen_s": round(max(reopen_times), 3),
+    }
 
 
-def _check_round(lmdb_path: str, sid: str, rnd: int, stored: int, acks: list[int],
-                 rounds: dict[int, int], rng: random.Random) -> tuple[int, float]:
+def _check_round(
+    lmdb_path: str,
+    sid: str,
+    rnd: int,
+    stored: int,
+    acks: list[int],
+    rounds: dict[int, int],
+    rng: random.Random,
+) -> tuple[int, float]:
     """Reopen after a kill and check everything; returns the stored version and
     the time the reopen took."""
     last_ack = acks[-1] if acks else stored
@@ -274,7 +288,9 @@ def _check_round(lmdb_path: str, sid: str, rnd: int, stored: int, acks: list[int
         assert [e.version for e in log] == list(range(stored + 1, version + 1))
         for i, e in enumerate(log):
             assert (e.created, e.updated, e.recycled) == ((3, 0, 0) if i == 0 else (4, 1, 0)), (
-                rnd, e)
+                rnd,
+                e,
+            )
         if version > stored:
             rounds[rnd] = version
         # this round's versions are all there, whole, in the live session

@@ -48,7 +48,8 @@ VALUE = {
     "l": st.lists(texts, max_size=3).map(tuple),
 }
 prop_maps = st.dictionaries(st.sampled_from(sorted(VALUE)), st.just(None), max_size=3).flatmap(
-    lambda keys: st.fixed_dictionaries({k: VALUE[k] for k in keys}))
+    lambda keys: st.fixed_dictionaries({k: VALUE[k] for k in keys})
+)
 
 
 def _set_value(key: str) -> st.SearchStrategy[Any]:
@@ -59,15 +60,19 @@ class Model:
     """Live nodes and edges, by handle; values as written."""
 
     def __init__(self) -> None:
-        self.nodes: dict[str, dict[str, Any]] = {}   # h -> {kind, labels, props, nick}
-        self.edges: dict[str, dict[str, Any]] = {}   # h -> {type, src, dst, props}
+        self.nodes: dict[str, dict[str, Any]] = {}  # h -> {kind, labels, props, nick}
+        self.edges: dict[str, dict[str, Any]] = {}  # h -> {type, src, dst, props}
 
     def view(self) -> dict[str, dict[str, Any]]:
         return {
-            "nodes": {h: (n["kind"], tuple(sorted(n["labels"])), typed_props(n["props"]),
-                          n["nick"]) for h, n in self.nodes.items()},
-            "edges": {h: (e["type"], e["src"], e["dst"], typed_props(e["props"]))
-                      for h, e in self.edges.items()},
+            "nodes": {
+                h: (n["kind"], tuple(sorted(n["labels"])), typed_props(n["props"]), n["nick"])
+                for h, n in self.nodes.items()
+            },
+            "edges": {
+                h: (e["type"], e["src"], e["dst"], typed_props(e["props"]))
+                for h, e in self.edges.items()
+            },
         }
 
 
@@ -85,7 +90,7 @@ class CabinetMachine(RuleBasedStateMachine):
         self.version = 0
         self.stored = 0
         self.counter = 0
-        self.recycled: dict[str, str] = {}   # handle -> "node" | "edge"
+        self.recycled: dict[str, str] = {}  # handle -> "node" | "edge"
         # version -> (model view, recycled handles at that version)
         self.snapshots: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
         self._snap()
@@ -123,10 +128,16 @@ class CabinetMachine(RuleBasedStateMachine):
         return [k for k in NICKS if k not in used]
 
     # -- commits -------------------------------------------------------------
-    @rule(kind=st.sampled_from(KINDS), labels=st.sets(st.sampled_from(LABELS)), props=prop_maps,
-          nick=st.booleans(), data=st.data())
-    def insert_node(self, kind: str, labels: set[str], props: dict[str, Any], nick: bool,
-                    data: st.DataObject) -> None:
+    @rule(
+        kind=st.sampled_from(KINDS),
+        labels=st.sets(st.sampled_from(LABELS)),
+        props=prop_maps,
+        nick=st.booleans(),
+        data=st.data(),
+    )
+    def insert_node(
+        self, kind: str, labels: set[str], props: dict[str, Any], nick: bool, data: st.DataObject
+    ) -> None:
         props = dict(props, tag=self._tag())
         free = self._free_nicks()
         name = data.draw(st.sampled_from(free)) if nick and free else None
@@ -143,19 +154,19 @@ class CabinetMachine(RuleBasedStateMachine):
         self._snap()
 
     @precondition(lambda self: self.model.nodes)
-    @rule(etype=st.sampled_from(ETYPES), props=prop_maps, data=st.data(),
-          new_end=st.booleans())
-    def insert_edge(self, etype: str, props: dict[str, Any], data: st.DataObject,
-                    new_end: bool) -> None:
+    @rule(etype=st.sampled_from(ETYPES), props=prop_maps, data=st.data(), new_end=st.booleans())
+    def insert_edge(
+        self, etype: str, props: dict[str, Any], data: st.DataObject, new_end: bool
+    ) -> None:
         src = data.draw(st.sampled_from(self._live_nodes()))
         after = copy.deepcopy(self.model)
         if new_end:  # an edge from an existing node to a node of the same Δ
             tag = self._tag()
-            r = self.s.commit(f"INSERT (y:MOD {{tag: '{tag}'}}), ({src})-[e:{etype} "
-                              f"{gql_props(props)}]->(y)")
+            r = self.s.commit(
+                f"INSERT (y:MOD {{tag: '{tag}'}}), ({src})-[e:{etype} {gql_props(props)}]->(y)"
+            )
             dst = r.ids["y"]
-            after.nodes[dst] = {"kind": "MOD", "labels": set(), "props": {"tag": tag},
-                                "nick": None}
+            after.nodes[dst] = {"kind": "MOD", "labels": set(), "props": {"tag": tag}, "nick": None}
         else:
             dst = data.draw(st.sampled_from(self._live_nodes()))
             r = self.s.commit(f"INSERT ({src})-[e:{etype} {gql_props(props)}]->({dst})")
@@ -240,8 +251,7 @@ class CabinetMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model.nodes or self.recycled)
     @rule(data=st.data())
     def recall(self, data: st.DataObject) -> None:
-        pool = sorted(self.model.nodes) + sorted(h for h, w in self.recycled.items()
-                                                 if w == "node")
+        pool = sorted(self.model.nodes) + sorted(h for h, w in self.recycled.items() if w == "node")
         h = data.draw(st.sampled_from(pool))
         node = self.model.nodes.get(h)
         if node is not None:
@@ -285,11 +295,17 @@ class CabinetMachine(RuleBasedStateMachine):
         with pytest.raises(ConflictError) as info:
             self.cab.flush(self.s)
         assert (info.value.details["stored"], info.value.details["expected"]) == (
-            self.stored + 1, self.stored)
+            self.stored + 1,
+            self.stored,
+        )
         assert self.s.dirty and mine.version == self.stored + 1
         self.s = self.cab.open(SID)
-        self.model.nodes[r.ids["w"]] = {"kind": "REQ", "labels": set(),
-                                        "props": dict(props, tag=tag), "nick": None}
+        self.model.nodes[r.ids["w"]] = {
+            "kind": "REQ",
+            "labels": set(),
+            "props": dict(props, tag=tag),
+            "nick": None,
+        }
         self.stored += 1
         self.version = self.stored
         self._snap()
@@ -302,11 +318,14 @@ class CabinetMachine(RuleBasedStateMachine):
         self.version = self.stored
         self.model = Model()
         for h, (kind, labels, props, nick) in view["nodes"].items():
-            self.model.nodes[h] = {"kind": kind, "labels": set(labels),
-                                   "props": _untyped(props), "nick": nick}
+            self.model.nodes[h] = {
+                "kind": kind,
+                "labels": set(labels),
+                "props": _untyped(props),
+                "nick": nick,
+            }
         for h, (etype, src, dst, props) in view["edges"].items():
-            self.model.edges[h] = {"type": etype, "src": src, "dst": dst,
-                                   "props": _untyped(props)}
+            self.model.edges[h] = {"type": etype, "src": src, "dst": dst, "props": _untyped(props)}
 
     @rule(data=st.data())
     def read_past(self, data: st.DataObject) -> None:
@@ -333,6 +352,7 @@ def _untyped(props: dict[str, Any]) -> dict[str, Any]:
         if kind == "list":
             return tuple(back(x) for x in v)
         return v
+
     return {k: back(t) for k, t in props.items()}
 
 
@@ -343,6 +363,10 @@ def test_typed_round_trip_of_the_model_helper() -> None:
 
 
 CabinetMachine.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=40, deadline=None, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    max_examples=40,
+    stateful_step_count=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 TestCabinetModel = pytest.mark.req("MN-REQ-14", "MN-REQ-03", "MN-REQ-13")(CabinetMachine.TestCase)

@@ -32,8 +32,12 @@ def _grow(s: Session, n: int, tag: str) -> None:
     nick on every 97th, and edges between neighbours."""
     for lo in range(0, n, 400):
         hi = min(n, lo + 400)
-        parts = [f"(x{i}:TSK" + (f" #{tag}n{i}" if i % 97 == 0 else "")
-                 + f" {{title: '{tag} w{tag}{i}', prio: {i % 5}}})" for i in range(lo, hi)]
+        parts = [
+            f"(x{i}:TSK"
+            + (f" #{tag}n{i}" if i % 97 == 0 else "")
+            + f" {{title: '{tag} w{tag}{i}', prio: {i % 5}}})"
+            for i in range(lo, hi)
+        ]
         parts += [f"(x{i})-[:NEXT]->(x{i + 1})" for i in range(lo, hi - 1)]
         s.commit("INSERT " + ",\n".join(parts))
 
@@ -71,8 +75,9 @@ def _same(cab: Cabinet, s: Session, queries: tuple[str, ...]) -> None:
 
 
 @pytest.mark.req(STORAGE)
-def test_chunks_complete_as_a_session_grows_and_overrides_read_back(place: Any,
-                                                                    cabinet: Any) -> None:
+def test_chunks_complete_as_a_session_grows_and_overrides_read_back(
+    place: Any, cabinet: Any
+) -> None:
     s = cabinet.create("grow")
     _grow(s, 2500, "a")
     cabinet.flush(s)
@@ -91,7 +96,7 @@ def test_chunks_complete_as_a_session_grows_and_overrides_read_back(place: Any,
     # the deleted node's neighbours lost an edge: their records changed too
     assert chunks == 2 and [i for i in singles if i < 2 * NC] == [6, 1500, 1501, 1502]
     assert _over(cabinet, "grow") == 4
-    s.commit(f"SET {h}.prio = 7")    # the same node again: no new override
+    s.commit(f"SET {h}.prio = 7")  # the same node again: no new override
     cabinet.flush(s)
     assert _over(cabinet, "grow") == 4
     back = cabinet.open("grow")
@@ -112,8 +117,7 @@ def test_chunks_complete_as_a_session_grows_and_overrides_read_back(place: Any,
 
 
 @pytest.mark.req(STORAGE)
-def test_overridden_chunks_are_written_again_past_the_share(cabinet: Any,
-                                                            monkeypatch: Any) -> None:
+def test_overridden_chunks_are_written_again_past_the_share(cabinet: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(elements, "OVERRIDE_MIN", 3)
     monkeypatch.setattr(elements, "OVERRIDE_SHARE", 1 << 30)
     s = cabinet.create("fold")
@@ -125,7 +129,7 @@ def test_overridden_chunks_are_written_again_past_the_share(cabinet: Any,
     assert _layout(cabinet, "fold")[1][:3] == [4, 701, 1801]
     _same(cabinet, s, ("TSK wc3", "TSK wc1800"))
     s.commit(f"SET {s.recall('TSK wc10').receipt.seeds[0]}.title = 'folded qqz'")
-    cabinet.flush(s)   # the fourth override: chunks 0 and 1 are written again
+    cabinet.flush(s)  # the fourth override: chunks 0 and 1 are written again
     chunks, singles, n = _layout(cabinet, "fold")
     assert (chunks, n) == (2, 2) and singles == list(range(2 * NC, 2201))
     assert _over(cabinet, "fold") == 0
@@ -152,13 +156,15 @@ def test_a_damaged_missing_or_misplaced_chunk_is_cabinet_corrupt(tmp_path: Any) 
     flipped[len(flipped) // 2] ^= 0xFF
     first, cols = R.decode_node_chunk(raw0, key0)
     recs = list(zip(*cols, strict=True))
-    short = R.encode_node_chunk(key0, first, recs[:-1])    # sealed, one node short
+    short = R.encode_node_chunk(key0, first, recs[:-1])  # sealed, one node short
     bad_kind = R.encode((first, (), False, b"", *[()] * 6, b""), key0)
-    cases = [(key0, bytes(flipped), r"failed its checksum"),
-             (key0, None, r"node chunk .* out of place|missing"),
-             (key0, raw1, r"failed its checksum"),
-             (key0, short, r"node chunk 0 holds the wrong nodes"),
-             (key0, bad_kind, r"node chunk record .* is malformed")]
+    cases = [
+        (key0, bytes(flipped), r"failed its checksum"),
+        (key0, None, r"node chunk .* out of place|missing"),
+        (key0, raw1, r"failed its checksum"),
+        (key0, short, r"node chunk 0 holds the wrong nodes"),
+        (key0, bad_kind, r"node chunk record .* is malformed"),
+    ]
     for key, value, why in cases:
         put(key, value)
         with pytest.raises(CabinetCorrupt, match=why):
@@ -171,16 +177,19 @@ def test_a_damaged_missing_or_misplaced_chunk_is_cabinet_corrupt(tmp_path: Any) 
     # count (the chunk's stale entry is never read instead); one under no
     # node id is out of place
     back = cab.open("dmg")
-    back.commit(f"INSERT ({back.recall('TSK wd4').receipt.seeds[0]})-[:L]->"
-                f"({back.recall('TSK wd9').receipt.seeds[0]})")
+    back.commit(
+        f"INSERT ({back.recall('TSK wd4').receipt.seeds[0]})-[:L]->"
+        f"({back.recall('TSK wd9').receipt.seeds[0]})"
+    )
     cab.flush(back)
     k5 = R.element_key("dmg", 5)
     with cab.kv.read() as txn:
         raw5 = txn.get(R.NODES, k5)
     assert raw5 is not None
     put(k5, None)
-    with pytest.raises(CabinetCorrupt, match="1 node records override node chunks, the "
-                                             "catalog counts 2"):
+    with pytest.raises(
+        CabinetCorrupt, match="1 node records override node chunks, the catalog counts 2"
+    ):
         cab.open("dmg")
     put(k5, raw5)
     put(R.element_key("dmg", 0), raw5)
@@ -238,8 +247,9 @@ def test_a_format_4_cabinet_is_refused_then_upgraded_into_chunks(tmp_path: Any) 
 
 
 @pytest.mark.req(STORAGE)
-def test_a_flush_diffs_a_changed_node_against_the_state_it_kept(cabinet: Any,
-                                                                monkeypatch: Any) -> None:
+def test_a_flush_diffs_a_changed_node_against_the_state_it_kept(
+    cabinet: Any, monkeypatch: Any
+) -> None:
     """The index delta of a flush needs the terms each changed node had when
     last flushed. The store keeps that state at the node's first change, so
     the flush reads no record (a chunk holds a thousand nodes); only after a
@@ -251,9 +261,11 @@ def test_a_flush_diffs_a_changed_node_against_the_state_it_kept(cabinet: Any,
     cabinet.flush(s)
     read: list[list[int]] = []
     real = postings._stored_nodes
-    monkeypatch.setattr(postings, "_stored_nodes",
-                        lambda txn, sid, nodes, cover: read.append(nodes) or
-                        real(txn, sid, nodes, cover))
+    monkeypatch.setattr(
+        postings,
+        "_stored_nodes",
+        lambda txn, sid, nodes, cover: read.append(nodes) or real(txn, sid, nodes, cover),
+    )
     h = s.recall("TSK wf7").receipt.seeds[0]
     s.commit(f"SET {h}.title = 'kept state qqv'")
     s.commit(f"SET {h}.title = 'kept state twice qqw'")

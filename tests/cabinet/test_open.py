@@ -49,8 +49,10 @@ for line in sys.stdin:
 def _busy_cabinet(path: Path) -> None:
     with Cabinet.open(path) as cab:
         s = cab.create("busy")
-        s.commit("INSERT " + ", ".join(f"(t{i}:TSK {{title: 'task {i} of many', n: {i}}})"
-                                       for i in range(3000)))
+        s.commit(
+            "INSERT "
+            + ", ".join(f"(t{i}:TSK {{title: 'task {i} of many', n: {i}}})" for i in range(3000))
+        )
         cab.flush(s)
         for k in range(30):
             cab.create(f"quiet-{k}")
@@ -68,7 +70,7 @@ def _open_while_writing(path: Path, monkeypatch: Any) -> tuple[str, int]:
         calls = {"checks": 0, "paused": False}
 
         def tree(self: Any, db: Any, what: str, *, intkey: bool = False) -> list[int]:
-            if what == "the free list":   # the first walk of each full check
+            if what == "the free list":  # the first walk of each full check
                 calls["checks"] += 1
                 if not calls["paused"]:
                     calls["paused"] = True
@@ -91,8 +93,7 @@ def _open_while_writing(path: Path, monkeypatch: Any) -> tuple[str, int]:
 
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
-def test_an_open_racing_a_writer_is_never_cabinet_corrupt(tmp_path: Path,
-                                                         monkeypatch: Any) -> None:
+def test_an_open_racing_a_writer_is_never_cabinet_corrupt(tmp_path: Path, monkeypatch: Any) -> None:
     """Unprotected (no read transaction held, one check), the same
     interleaving fails the check on pages the writer reused: the test
     reaches the race it is about. With the open as it is, it opens."""
@@ -112,8 +113,9 @@ def test_an_open_racing_a_writer_is_never_cabinet_corrupt(tmp_path: Path,
 
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
-def test_a_check_that_fails_while_the_file_changes_is_run_again(tmp_path: Path,
-                                                               monkeypatch: Any) -> None:
+def test_a_check_that_fails_while_the_file_changes_is_run_again(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     """Without the read transaction, a failed check whose meta pages changed
     meanwhile is run again (and passes); one that finds the same damage while
     the file stands still is believed at once."""
@@ -126,7 +128,7 @@ def test_a_check_that_fails_while_the_file_changes_is_run_again(tmp_path: Path,
     monkeypatch.setattr(kv_lmdb.LmdbKV, "_check_pinned", unprotected)
     assert _open_while_writing(path, monkeypatch) == ("opened", 2)
     data = path / "data.mdb"
-    with open(data, "r+b") as f:   # pages in use cut off
+    with open(data, "r+b") as f:  # pages in use cut off
         f.truncate(os.path.getsize(data) // 2)
     (path / "lock.mdb").unlink()
     checks: list[int] = []
@@ -140,7 +142,7 @@ def test_a_check_that_fails_while_the_file_changes_is_run_again(tmp_path: Path,
     with pytest.raises(MemNetError) as e:
         Cabinet.open(path)
     assert e.value.code == "cabinet_corrupt" and "checks while" not in str(e.value)
-    assert checks == [False, True]   # the meta pages before mapping, then one full check
+    assert checks == [False, True]  # the meta pages before mapping, then one full check
 
 
 @pytest.mark.req("MN-REQ-14", ERRORS)
@@ -159,7 +161,8 @@ def test_opens_racing_real_writers_report_no_damage(tmp_path: Path) -> None:
         "print('ready', flush=True)\n"
         "while True:\n"
         "    s.commit(f\"INSERT (t:TSK {{title: 'v{s.version}', n: {s.version}}})\")\n"
-        "    cab.flush(s)\n")
+        "    cab.flush(s)\n"
+    )
     writers = [spawn(loop, path, f"w{k}") for k in range(2)]
     try:
         for w in writers:
@@ -183,8 +186,7 @@ def test_opens_racing_real_writers_report_no_damage(tmp_path: Path) -> None:
 
 
 @pytest.mark.req(ERRORS)
-def test_a_path_that_is_not_utf8_is_a_cabinet_like_any_other(tmp_path: Path,
-                                                             capsys: Any) -> None:
+def test_a_path_that_is_not_utf8_is_a_cabinet_like_any_other(tmp_path: Path, capsys: Any) -> None:
     home = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"c\xffd"))
     dest = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"a\xffb"))
     assert main(["--home", home, "init"]) == 0
@@ -224,6 +226,7 @@ def test_a_failed_creation_leaves_nothing_behind(tmp_path: Path, monkeypatch: An
 
 def _limited(limit: int, fn: Any) -> int:
     """Run ``fn`` in a child whose files cannot grow past ``limit`` bytes."""
+
     def body() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -239,15 +242,18 @@ def _limited(limit: int, fn: Any) -> int:
 def _bulky(path: Path) -> None:
     with Cabinet.open(path) as cab:
         s = cab.create("big")
-        s.commit("INSERT " + ", ".join(f"(t{i}:TSK {{title: 'task {i} {'words ' * 30}'}})"
-                                       for i in range(800)))
+        s.commit(
+            "INSERT "
+            + ", ".join(f"(t{i}:TSK {{title: 'task {i} {'words ' * 30}'}})" for i in range(800))
+        )
         cab.flush(s)
 
 
 @pytest.mark.req(DURABLE, ERRORS)
 @pytest.mark.parametrize("dest_exists", [False, True])
 def test_a_backup_that_fills_the_disk_leaves_nothing_and_can_be_run_again(
-        tmp_path: Path, dest_exists: bool) -> None:
+    tmp_path: Path, dest_exists: bool
+) -> None:
     home, dest = tmp_path / "cab", tmp_path / "backup"
     _bulky(home)
     if dest_exists:
@@ -271,21 +277,38 @@ def test_an_export_that_fills_the_disk_is_disk_full(tmp_path: Path) -> None:
     with Cabinet.open(home) as cab:
         s = cab.create("big")
         hub = s.commit("INSERT (h:MOD {path: 'hub.py'})").ids["h"]
-        s.commit("INSERT " + ", ".join(
-            f"(t{i}:TSK {{title: 'task {i}', note: '{'long note ' * 100}'}})-[:TOUCHES]->({hub})"
-            for i in range(20)))
+        s.commit(
+            "INSERT "
+            + ", ".join(
+                f"(t{i}:TSK {{title: 'task {i}', note: '{'long note ' * 100}'}})"
+                f"-[:TOUCHES]->({hub})"
+                for i in range(20)
+            )
+        )
         cab.flush(s)
     out = tmp_path / "slice.json"
-    argv = [sys.executable, "-m", "memnet", "--home", str(home), "export", "big",
-            "--anchor", hub, "-o", str(out)]
+    argv = [
+        sys.executable,
+        "-m",
+        "memnet",
+        "--home",
+        str(home),
+        "export",
+        "big",
+        "--anchor",
+        hub,
+        "-o",
+        str(out),
+    ]
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
-    p = subprocess.run(argv, capture_output=True, text=True, env=child_env(), preexec_fn=limit,
-                       timeout=120)
+    p = subprocess.run(
+        argv, capture_output=True, text=True, env=child_env(), preexec_fn=limit, timeout=120
+    )
     assert p.returncode == 1 and "error: disk_full:" in p.stderr, (p.stdout, p.stderr)
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["cab"]   # no partial file
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["cab"]  # no partial file
     p = subprocess.run(argv, capture_output=True, text=True, env=child_env(), timeout=120)
     assert p.returncode == 0 and out.stat().st_size > 4096, p.stderr

@@ -76,10 +76,12 @@ def _scenario(cab: Cabinet, sid: str, flush_after: set[int]) -> memnet.Session:
 
 
 @pytest.mark.req(ERRORS, ISOLATION)
-@pytest.mark.parametrize("where", ["mysql://u@h/db", "s3://bucket/cabinet", "lmdb://x",
-                                   "http://example.invalid/c"])
+@pytest.mark.parametrize(
+    "where", ["mysql://u@h/db", "s3://bucket/cabinet", "lmdb://x", "http://example.invalid/c"]
+)
 def test_an_unknown_url_scheme_is_refused_and_never_becomes_a_directory(
-        where: str, tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    where: str, tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CabinetUrlError) as info:
         Cabinet.open(where)
@@ -95,7 +97,8 @@ def test_an_unknown_url_scheme_is_refused_and_never_becomes_a_directory(
 
 @pytest.mark.req(ERRORS, ISOLATION)
 def test_a_postgres_url_is_never_a_path_even_when_the_server_is_away(
-        tmp_path: Path, monkeypatch: Any) -> None:
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     monkeypatch.chdir(tmp_path)
     for where in ("postgresql://nobody@127.0.0.1:1/x", "postgres://nobody@127.0.0.1:1/x"):
         with pytest.raises(CabinetUnavailable) as info:
@@ -106,8 +109,9 @@ def test_a_postgres_url_is_never_a_path_even_when_the_server_is_away(
 
 
 @pytest.mark.req("MN-REQ-14", HISTORY)
-def test_home_and_memnet_home_take_a_postgres_url(url: str, capsys: Any, monkeypatch: Any,
-                                                  tmp_path: Path) -> None:
+def test_home_and_memnet_home_take_a_postgres_url(
+    url: str, capsys: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert _run(["--home", url, "session", "create", "notes"], capsys)[0] == 0
     delta = tmp_path / "d.gql"
@@ -127,7 +131,8 @@ def test_home_and_memnet_home_take_a_postgres_url(url: str, capsys: Any, monkeyp
 
 @pytest.mark.req("MN-REQ-14", ISOLATION)
 def test_the_schema_is_created_with_a_version_row_and_the_session_id_leads_every_key(
-        url: str, pg_server: PgServer) -> None:
+    url: str, pg_server: PgServer
+) -> None:
     Cabinet.open(url).close()
     db = url.rsplit("/", 1)[1]
     assert pg_server.sql("SELECT id, version FROM memnet_schema", db) == [(1, 1)]
@@ -136,11 +141,16 @@ def test_the_schema_is_created_with_a_version_row_and_the_session_id_leads_every
         "JOIN pg_class c ON c.oid = i.indrelid "
         "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) "
         "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum "
-        "WHERE i.indisprimary AND c.relname LIKE 'memnet%' GROUP BY c.relname", db)
+        "WHERE i.indisprimary AND c.relname LIKE 'memnet%' GROUP BY c.relname",
+        db,
+    )
     keys = {name: list(cols) for name, cols in keys}
-    assert keys == {"memnet_schema": ["id"], "memnet_meta": ["k"], "memnet_catalog": ["sid"],
-                    **{f"memnet_{t}": ["sid", "k"] for t in ("nodes", "edges", "log",
-                                                           "postings")}}
+    assert keys == {
+        "memnet_schema": ["id"],
+        "memnet_meta": ["k"],
+        "memnet_catalog": ["sid"],
+        **{f"memnet_{t}": ["sid", "k"] for t in ("nodes", "edges", "log", "postings")},
+    }
     # nothing else in the database: no foreign keys, no views joining sessions
     assert pg_server.sql("SELECT count(*) FROM pg_constraint WHERE contype = 'f'", db) == [(0,)]
 
@@ -154,7 +164,8 @@ def test_the_docs_show_the_schema_the_code_creates() -> None:
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
 def test_a_newer_schema_is_cabinet_format_and_a_partial_one_is_completed(
-        url: str, pg_server: PgServer) -> None:
+    url: str, pg_server: PgServer
+) -> None:
     db = url.rsplit("/", 1)[1]
     # a database where someone created the tables by hand (as for Citus) but no row
     pg_server.sql(kv_pg.SCHEMA_SQL.split(";")[0] + ";" + kv_pg.SCHEMA_SQL.split(";")[2], db)
@@ -220,9 +231,14 @@ def test_creates_of_one_id_racing_from_several_machines_leave_one_session(url: s
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("where", ["postgresql://u@h/db?nosuchparam=1",
-                                   "postgresql://u@h:notaport/db",
-                                   "postgresql://u:SeCrEt9@h/db?also=bad"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "postgresql://u@h/db?nosuchparam=1",
+        "postgresql://u@h:notaport/db",
+        "postgresql://u:SeCrEt9@h/db?also=bad",
+    ],
+)
 def test_a_postgres_url_libpq_cannot_read_is_bad_cabinet_url(where: str) -> None:
     with pytest.raises(CabinetUrlError) as info:
         Cabinet.open(where)
@@ -239,7 +255,8 @@ def _no_secret(pg_server: PgServer, *texts: str) -> None:
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
 def test_a_wrong_password_is_cabinet_auth_without_the_password_anywhere(
-        url: str, pg_server: PgServer, capsys: Any, caplog: Any) -> None:
+    url: str, pg_server: PgServer, capsys: Any, caplog: Any
+) -> None:
     caplog.set_level(logging.DEBUG)
     wrong = url.replace(pg_server.password, "Wr0ng-Secret-Word")
     with pytest.raises(CabinetAuthFailed) as info:
@@ -259,7 +276,8 @@ def test_a_wrong_password_is_cabinet_auth_without_the_password_anywhere(
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
 def test_a_role_without_the_privilege_to_create_the_tables_is_cabinet_auth(
-        url: str, pg_server: PgServer) -> None:
+    url: str, pg_server: PgServer
+) -> None:
     db = url.rsplit("/", 1)[1]
     pg_server.sql(f"CREATE ROLE reader{os.getpid()} LOGIN PASSWORD 'reader-pw'")
     try:
@@ -281,7 +299,8 @@ def _committed(cab: Cabinet, sid: str = "x") -> memnet.Session:
 
 @pytest.mark.req("MN-REQ-14.3", "MN-REQ-14", ERRORS)
 def test_server_down_is_cabinet_unavailable_and_the_flush_is_retried(
-        url: str, pg_server: PgServer, capsys: Any) -> None:
+    url: str, pg_server: PgServer, capsys: Any
+) -> None:
     cab = Cabinet.open(url)
     s = _committed(cab)
     pending = list(s.pending)
@@ -304,8 +323,9 @@ def test_server_down_is_cabinet_unavailable_and_the_flush_is_retried(
     cab.close()
 
 
-def _blocked(cab: Cabinet, s: memnet.Session, pg_server: PgServer,
-             db: str) -> tuple[Any, threading.Thread, list[BaseException]]:
+def _blocked(
+    cab: Cabinet, s: memnet.Session, pg_server: PgServer, db: str
+) -> tuple[Any, threading.Thread, list[BaseException]]:
     """Hold the session's catalog row lock from another connection and start
     a flush of ``s`` in a thread: it waits on the lock."""
     import psycopg
@@ -327,8 +347,11 @@ def _blocked(cab: Cabinet, s: memnet.Session, pg_server: PgServer,
 
 def _waiting_pid(pg_server: PgServer, db: str) -> int:
     for _ in range(400):
-        rows = pg_server.sql("SELECT pid FROM pg_stat_activity WHERE application_name = "
-                             "'memnet' AND wait_event_type = 'Lock'", db)
+        rows = pg_server.sql(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = "
+            "'memnet' AND wait_event_type = 'Lock'",
+            db,
+        )
         if rows:
             return int(rows[0][0])  # type: ignore[arg-type]
         time.sleep(0.025)
@@ -337,7 +360,8 @@ def _waiting_pid(pg_server: PgServer, db: str) -> int:
 
 @pytest.mark.req("MN-REQ-14.3", ATOMIC, ERRORS)
 def test_a_connection_dropped_mid_flush_is_cabinet_unavailable_and_retryable(
-        url: str, pg_server: PgServer) -> None:
+    url: str, pg_server: PgServer
+) -> None:
     db = url.rsplit("/", 1)[1]
     cab = Cabinet.open(url)
     s = _committed(cab)
@@ -355,8 +379,9 @@ def test_a_connection_dropped_mid_flush_is_cabinet_unavailable_and_retryable(
 
 
 @pytest.mark.req("MN-REQ-14.3", ATOMIC, ERRORS)
-def test_a_statement_timeout_is_cabinet_timeout_and_retryable(url: str,
-                                                              pg_server: PgServer) -> None:
+def test_a_statement_timeout_is_cabinet_timeout_and_retryable(
+    url: str, pg_server: PgServer
+) -> None:
     db = url.rsplit("/", 1)[1]
     cab = Cabinet.open(url + "?options=-cstatement_timeout%3D300")
     s = _committed(cab)
@@ -375,7 +400,8 @@ def test_a_statement_timeout_is_cabinet_timeout_and_retryable(url: str,
 @pytest.mark.parametrize("landed", [True, False], ids=["commit-landed", "commit-lost"])
 @pytest.mark.parametrize("more", [False, True], ids=["retry", "commit-more-then-retry"])
 def test_a_flush_whose_answer_was_lost_is_safe_to_flush_again(
-        url: str, monkeypatch: Any, landed: bool, more: bool) -> None:
+    url: str, monkeypatch: Any, landed: bool, more: bool
+) -> None:
     """The connection breaks while COMMIT is on its way: the flush may or may
     not be stored. Flushing the same session again must neither conflict with
     itself nor store anything twice, whichever way it went."""
@@ -422,7 +448,8 @@ def test_a_flush_whose_answer_was_lost_is_safe_to_flush_again(
 
 @pytest.mark.req(ERRORS, ISOLATION)
 def test_a_cabinet_used_across_fork_is_cabinet_forked_and_the_parent_keeps_its_connection(
-        url: str) -> None:
+    url: str,
+) -> None:
     cab = Cabinet.open(url)
     s = _committed(cab)
     r, w = os.pipe()
@@ -455,22 +482,25 @@ def test_sync_false_turns_synchronous_commit_off_for_this_cabinet_only(url: str)
     """Set LOCAL in each write transaction, where Citus passes it on to the
     workers that commit the rows (a setting of the connection would stay on
     the coordinator); the lz4 compression of large records likewise."""
+
     def in_a_write(cab: Cabinet) -> tuple[str, str]:
-        return cab.kv.run_write(lambda t: tuple(
-            t._rows(f"SHOW {name}", ())[0][0]   # type: ignore[attr-defined]
-            for name in ("synchronous_commit", "default_toast_compression")))
+        return cab.kv.run_write(
+            lambda t: tuple(
+                t._rows(f"SHOW {name}", ())[0][0]  # type: ignore[attr-defined]
+                for name in ("synchronous_commit", "default_toast_compression")
+            )
+        )
 
     with Cabinet.open(url, sync=False) as fast, Cabinet.open(url) as safe:
         assert in_a_write(fast) == ("off", "lz4") and in_a_write(safe) == ("on", "lz4")
         for cab in (fast, safe):
-            assert cab.kv._connection().execute(
-                "SHOW citus.propagate_set_commands").fetchone() == ("local",)
+            assert cab.kv._connection().execute("SHOW citus.propagate_set_commands").fetchone() == (
+                "local",
+            )
         s = fast.create("x")
         s.commit("INSERT (t:TSK {title: 'quick'})")
         assert fast.flush(s) == 1 and safe.open("x").version == 1
         assert fast.info()["sync"] is False
-
-
 
 
 def test_large_records_are_stored_lz4_compressed_and_read_back_whole(url: str) -> None:
@@ -478,17 +508,24 @@ def test_large_records_are_stored_lz4_compressed_and_read_back_whole(url: str) -
     connection's toast compression setting must take: the log record of a
     3,001-change commit is well past the 2 KB toast threshold."""
     with Cabinet.open(url) as cab:
-        assert cab.kv._connection().execute(
-            "SHOW default_toast_compression").fetchone() == ("lz4",)
+        assert cab.kv._connection().execute("SHOW default_toast_compression").fetchone() == ("lz4",)
         s = cab.create("hub")
-        s.commit("INSERT (h:HUB {name: 'h'})" + "".join(
-            f", (n{i}:TSK {{title: 'task number {i}'}}), (h)-[:HAS]->(n{i})"
-            for i in range(1500)))
+        s.commit(
+            "INSERT (h:HUB {name: 'h'})"
+            + "".join(
+                f", (n{i}:TSK {{title: 'task number {i}'}}), (h)-[:HAS]->(n{i})"
+                for i in range(1500)
+            )
+        )
         cab.flush(s)
-        methods = [m for table in ("nodes", "edges", "log", "postings")
-                   for (m,) in cab.kv._connection().execute(
-                       f"SELECT pg_column_compression(v) FROM memnet_{table} "  # type: ignore
-                       "WHERE sid = 'hub' AND octet_length(v) > 4000")]
+        methods = [
+            m
+            for table in ("nodes", "edges", "log", "postings")
+            for (m,) in cab.kv._connection().execute(
+                f"SELECT pg_column_compression(v) FROM memnet_{table} "  # type: ignore
+                "WHERE sid = 'hub' AND octet_length(v) > 4000"
+            )
+        ]
         assert "lz4" in methods and "pglz" not in methods
         again = cab.open("hub")
         assert again.recall("HUB").text == s.recall("HUB").text
@@ -528,8 +565,9 @@ def test_the_wire_reads_a_stale_session_again_before_a_recall(url: str) -> None:
 
 
 @pytest.mark.req("MN-REQ-14")
-def test_backup_writes_every_session_into_an_lmdb_directory(url: str, tmp_path: Path,
-                                                           capsys: Any) -> None:
+def test_backup_writes_every_session_into_an_lmdb_directory(
+    url: str, tmp_path: Path, capsys: Any
+) -> None:
     with Cabinet.open(url) as cab:
         a = _scenario(cab, "alpha", {2, 5})
         b = _committed(cab, "beta")
@@ -541,8 +579,12 @@ def test_backup_writes_every_session_into_an_lmdb_directory(url: str, tmp_path: 
         texts = {q: a.recall(q).text for q in QUERIES}
     with Cabinet.open(tmp_path / "bak") as copy:
         assert copy.info()["backend"] == "lmdb"
-        assert copy.verify() == {"sessions": 2, "nodes": a.store.next_node - 1 + 2,
-                                 "edges": a.store.next_edge - 1, "log": len(SCENARIO) + 2}
+        assert copy.verify() == {
+            "sessions": 2,
+            "nodes": a.store.next_node - 1 + 2,
+            "edges": a.store.next_edge - 1,
+            "log": len(SCENARIO) + 2,
+        }
         assert {q: copy.open("alpha").recall(q).text for q in QUERIES} == texts
         assert copy.open("alpha", at=3).version == 3
     code, _out, _err = _run(["--home", url, "backup", str(tmp_path / "bak2")], capsys)
@@ -554,10 +596,11 @@ def test_backup_writes_every_session_into_an_lmdb_directory(url: str, tmp_path: 
 
 @pytest.mark.req("MN-REQ-14", "MN-REQ-02", HISTORY)
 def test_lmdb_and_postgres_holding_the_same_session_give_byte_identical_recalls(
-        url: str, tmp_path: Path) -> None:
+    url: str, tmp_path: Path
+) -> None:
     """The same commits and flushes on both back ends: every stored record is
-    the same bytes (log records but for their commit times), and every Recall, of the present and of each past version,
-    is the same text in fresh processes' hydrates."""
+    the same bytes (log records but for their commit times), and every Recall,
+    of the present and of each past version, is the same text in fresh processes' hydrates."""
     flush_after = {1, 3, 4, 7, 8, 9, 12}
     with Cabinet.open(tmp_path / "lmdb") as lm, Cabinet.open(url) as pg:
         _scenario(lm, "same", flush_after)
@@ -567,8 +610,10 @@ def test_lmdb_and_postgres_holding_the_same_session_give_byte_identical_recalls(
             d = dump(cab)
             del d["catalog"], d["meta"]  # times, tokens, the back end's name
             # a log record holds its commit's time: compare the rest of it
-            d["log"] = {k: {f: x for f, x in msgpack.unpackb(v[4:]).items() if f != "t"}
-                        for k, v in d["log"].items()}
+            d["log"] = {
+                k: {f: x for f, x in msgpack.unpackb(v[4:]).items() if f != "t"}
+                for k, v in d["log"].items()
+            }
             recs[name] = d
         assert recs["lmdb"] == recs["postgres"]
         assert all(recs["lmdb"][t] for t in ("nodes", "edges", "log", "postings"))
@@ -578,14 +623,17 @@ def test_lmdb_and_postgres_holding_the_same_session_give_byte_identical_recalls(
                 tx, ty = x.recall(q).text, y.recall(q).text
                 assert tx == ty, (v, q)
                 assert tx.encode("utf-8") == ty.encode("utf-8")
-        entries = [[(e.version, e.created, e.updated, e.recycled, e.changed) for e in c.log("same")]
-                   for c in (lm, pg)]
+        entries = [
+            [(e.version, e.created, e.updated, e.recycled, e.changed) for e in c.log("same")]
+            for c in (lm, pg)
+        ]
         assert entries[0] == entries[1] and len(entries[0]) == len(SCENARIO)
 
 
 @pytest.mark.req("MN-REQ-14", HISTORY, ISOLATION)
 def test_cabinet_copy_moves_sessions_from_lmdb_to_postgres_and_back(
-        url: str, tmp_path: Path, capsys: Any) -> None:
+    url: str, tmp_path: Path, capsys: Any
+) -> None:
     lm_dir, back = str(tmp_path / "lmdb"), str(tmp_path / "back")
     with Cabinet.open(lm_dir) as lm:
         src = _scenario(lm, "alpha", {3, 6})
@@ -594,9 +642,11 @@ def test_cabinet_copy_moves_sessions_from_lmdb_to_postgres_and_back(
         past = lm.open("alpha", at=4).recall("TSK").text
     code, out, err = _run(["cabinet", "copy", lm_dir, url], capsys)
     assert code == 0, err
-    assert out.splitlines() == [f"copied alpha: version {len(SCENARIO)}, "
-                                f"{src.store.live_nodes} nodes, {src.store.live_edges} edges",
-                                "copied beta: version 1, 1 nodes, 0 edges"]
+    assert out.splitlines() == [
+        f"copied alpha: version {len(SCENARIO)}, "
+        f"{src.store.live_nodes} nodes, {src.store.live_edges} edges",
+        "copied beta: version 1, 1 nodes, 0 edges",
+    ]
     code, out, err = _run(["cabinet", "copy", url, back, "alpha", "--format", "json"], capsys)
     assert code == 0 and '"id": "alpha"' in out
     for where in (url, back):
@@ -630,8 +680,9 @@ def test_cabinet_copy_moves_sessions_from_lmdb_to_postgres_and_back(
 
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
-def test_a_copy_that_does_not_read_back_as_the_source_is_removed(url: str, tmp_path: Path,
-                                                                 monkeypatch: Any) -> None:
+def test_a_copy_that_does_not_read_back_as_the_source_is_removed(
+    url: str, tmp_path: Path, monkeypatch: Any
+) -> None:
     from memnet.cabinet.copy import copy_sessions
 
     with Cabinet.open(tmp_path / "lmdb") as lm, Cabinet.open(url) as pg:
@@ -690,11 +741,18 @@ def test_cabinets_racing_on_create_and_drop_stay_usable(url: str) -> None:
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("params,db", [({"sslmode": "bogus"}, None), ({}, "no_such_db"),
-                                       ({"options": "-cno_such_setting%3D1"}, None),
-                                       ({"target_session_attrs": "bogus"}, None)])
-def test_a_url_no_retry_can_help_is_bad_cabinet_url(pg_server: PgServer, params: dict,
-                                                      db: str | None) -> None:
+@pytest.mark.parametrize(
+    "params,db",
+    [
+        ({"sslmode": "bogus"}, None),
+        ({}, "no_such_db"),
+        ({"options": "-cno_such_setting%3D1"}, None),
+        ({"target_session_attrs": "bogus"}, None),
+    ],
+)
+def test_a_url_no_retry_can_help_is_bad_cabinet_url(
+    pg_server: PgServer, params: dict, db: str | None
+) -> None:
     u = pg_server.url(db or "postgres", **params)
     with pytest.raises(memnet.MemNetError) as e:
         memnet.Cabinet.open(u)
@@ -703,13 +761,17 @@ def test_a_url_no_retry_can_help_is_bad_cabinet_url(pg_server: PgServer, params:
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("damage,when", [
-    ("DROP TABLE memnet_nodes", "open"),
-    ("ALTER TABLE memnet_catalog ALTER COLUMN v TYPE text USING encode(v, 'hex')", "list"),
-    ("INSERT INTO memnet_catalog (sid, v) VALUES ('Zé', '\\x00')", "list"),
-])
-def test_tables_not_as_memnet_made_them_are_cabinet_corrupt(url: str, pg_server: PgServer,
-                                                            damage: str, when: str) -> None:
+@pytest.mark.parametrize(
+    "damage,when",
+    [
+        ("DROP TABLE memnet_nodes", "open"),
+        ("ALTER TABLE memnet_catalog ALTER COLUMN v TYPE text USING encode(v, 'hex')", "list"),
+        ("INSERT INTO memnet_catalog (sid, v) VALUES ('Zé', '\\x00')", "list"),
+    ],
+)
+def test_tables_not_as_memnet_made_them_are_cabinet_corrupt(
+    url: str, pg_server: PgServer, damage: str, when: str
+) -> None:
     with memnet.Cabinet.open(url) as cab:
         s = cab.create("a")
         s.commit("INSERT (t:TSK {title: 'x'})")

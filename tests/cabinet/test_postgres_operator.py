@@ -23,7 +23,7 @@ from memnet.faces.cli import main
 from ..pgserver import PgServer
 
 ERRORS, ISOLATION = "MN-REQ-15", "MN-REQ-10"
-MARK = "Mk7Secret"   # the password fed through every form below
+MARK = "Mk7Secret"  # the password fed through every form below
 _dbs = iter(range(1, 10**6))
 
 
@@ -39,9 +39,9 @@ def _bad_forms(port: int) -> list[str]:
     holding the password MARK, none of them a usable URL."""
     hp = f"127.0.0.1:{port}"
     return [
-        f"postgresql://u:{MARK}%Pw@{hp}/db",            # a bad percent escape
-        f"postgresql://u:{MARK}@[127.0.0.1:{port}/db",   # an unclosed [
-        f"postgresql://u:{MARK}@{hp}/db?nosuch=1",      # a parameter libpq does not know
+        f"postgresql://u:{MARK}%Pw@{hp}/db",  # a bad percent escape
+        f"postgresql://u:{MARK}@[127.0.0.1:{port}/db",  # an unclosed [
+        f"postgresql://u:{MARK}@{hp}/db?nosuch=1",  # a parameter libpq does not know
         f"postgresql://u:{MARK}@127.0.0.1:notaport/db",
         f"postgresql:/postgres:{MARK}@{hp}/memnet",
         f"postgresql//postgres:{MARK}@{hp}/memnet",
@@ -57,22 +57,25 @@ def _bad_forms(port: int) -> list[str]:
 
 
 def _entries(root: Path) -> list[str]:
-    return sorted(os.fsdecode(os.path.join(d, n)) for d, dirs, files in os.walk(root)
-                  for n in dirs + files)
+    return sorted(
+        os.fsdecode(os.path.join(d, n)) for d, dirs, files in os.walk(root) for n in dirs + files
+    )
 
 
 @pytest.mark.req(ERRORS, ISOLATION)
 def test_a_password_never_shows_in_output_logs_or_the_file_system(
-        pg_server: PgServer, tmp_path: Path, monkeypatch: Any, capsys: Any,
-        caplog: Any) -> None:
+    pg_server: PgServer, tmp_path: Path, monkeypatch: Any, capsys: Any, caplog: Any
+) -> None:
     caplog.set_level(logging.DEBUG)
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
     forms = _bad_forms(pg_server.port)
     # a URL that is fine, with the password refused or nobody listening
-    refused = [pg_server.url("postgres", password=MARK),
-               f"postgresql://memnet:{MARK}@127.0.0.1:1/memnet?connect_timeout=2"]
+    refused = [
+        pg_server.url("postgres", password=MARK),
+        f"postgresql://memnet:{MARK}@127.0.0.1:1/memnet?connect_timeout=2",
+    ]
     seen = []
     for where in forms + refused:
         with pytest.raises(MemNetError) as e:
@@ -80,8 +83,12 @@ def test_a_password_never_shows_in_output_logs_or_the_file_system(
         seen += [str(e.value), repr(e.value), repr(e.value.to_dict())]
         if where in forms:
             assert e.value.code == "bad_cabinet_url", (where, e.value)
-        for argv in (["init"], ["session", "list"], ["session", "create", "x"],
-                     ["backup", str(tmp_path / "b")]):
+        for argv in (
+            ["init"],
+            ["session", "list"],
+            ["session", "create", "x"],
+            ["backup", str(tmp_path / "b")],
+        ):
             code, (out, err) = main(["--home", where, *argv]), capsys.readouterr()
             assert code == 1 and err.startswith("memnet: error: "), (where, argv, out, err)
             seen += [out, err]
@@ -92,14 +99,23 @@ def test_a_password_never_shows_in_output_logs_or_the_file_system(
         seen += [out, err]
     seen.append(caplog.text)
     assert [t for t in seen if MARK in t] == []
-    assert _entries(tmp_path) == [str(work)]   # no directory was made of any of them
+    assert _entries(tmp_path) == [str(work)]  # no directory was made of any of them
 
 
 @pytest.mark.req(ERRORS)
-@pytest.mark.parametrize("where", ["postgres-data", "postgres/cabinet", "./postgresql",
-                                   "my postgresql:/notes", "user-password=x"])
-def test_a_directory_named_like_postgres_is_still_a_directory(where: str, tmp_path: Path,
-                                                              monkeypatch: Any) -> None:
+@pytest.mark.parametrize(
+    "where",
+    [
+        "postgres-data",
+        "postgres/cabinet",
+        "./postgresql",
+        "my postgresql:/notes",
+        "user-password=x",
+    ],
+)
+def test_a_directory_named_like_postgres_is_still_a_directory(
+    where: str, tmp_path: Path, monkeypatch: Any
+) -> None:
     monkeypatch.chdir(tmp_path)
     with Cabinet.open(where) as cab:
         assert cab.info()["backend"] == "lmdb"
@@ -120,8 +136,9 @@ def test_an_unreadable_url_names_what_is_wrong_without_the_url() -> None:
 
 
 @pytest.mark.req("MN-REQ-14", ISOLATION)
-def test_creates_and_drops_from_many_writers_never_conflict(url: str, monkeypatch: Any,
-                                                            caplog: Any) -> None:
+def test_creates_and_drops_from_many_writers_never_conflict(
+    url: str, monkeypatch: Any, caplog: Any
+) -> None:
     """Sessions are written down by rows of their own: creating and dropping
     different sessions at once never makes a transaction wait for or fail on
     another one. With a single attempt allowed (no rerun after a
@@ -187,8 +204,9 @@ def test_a_retried_write_leaves_no_warning_on_stderr(url: str, caplog: Any) -> N
 
 
 @pytest.mark.req("MN-REQ-14")
-def test_an_open_reads_no_more_of_the_catalog_with_more_sessions(url: str,
-                                                                 monkeypatch: Any) -> None:
+def test_an_open_reads_no_more_of_the_catalog_with_more_sessions(
+    url: str, monkeypatch: Any
+) -> None:
     with Cabinet.open(url, sync=False) as cab:
         for k in range(300):
             cab.create(f"s{k}")
@@ -230,28 +248,33 @@ def test_a_standby_serves_reads_and_refuses_writes_as_unavailable(tmp_path: Path
             s = cab.open("kept")
             assert "written on the primary" in s.recall("TSK").text
             s.commit("INSERT (u:TSK {title: 'refused'})")
-            for write in (lambda: cab.flush(s), lambda: cab.create("new"),
-                          lambda: cab.drop("kept")):
+            for write in (
+                lambda: cab.flush(s),
+                lambda: cab.create("new"),
+                lambda: cab.drop("kept"),
+            ):
                 with pytest.raises(CabinetUnavailable) as e:
                     write()
                 assert "standby" in str(e.value) and server.password not in str(e.value)
-            assert s.dirty   # nothing was written: flush it again elsewhere, or later
+            assert s.dirty  # nothing was written: flush it again elsewhere, or later
         with pytest.raises(CabinetUnavailable):
-            Cabinet.open(server.url("empty"))   # a new cabinet's tables cannot be made
+            Cabinet.open(server.url("empty"))  # a new cabinet's tables cannot be made
     finally:
         server.cleanup()
 
 
 @pytest.mark.req("MN-REQ-14.3", ERRORS)
 def test_another_applications_table_stops_the_first_open_before_anything_is_made(
-        url: str, pg_server: PgServer) -> None:
+    url: str, pg_server: PgServer
+) -> None:
     db = url.rsplit("/", 1)[1]
     pg_server.sql("CREATE TABLE memnet_nodes (id serial PRIMARY KEY, name text)", db)
     with pytest.raises(MemNetError) as e:
         Cabinet.open(url)
     assert e.value.code == "cabinet_corrupt" and "memnet_nodes" in str(e.value)
-    tables = pg_server.sql("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                           "ORDER BY 1", db)
+    tables = pg_server.sql(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", db
+    )
     assert tables == [("memnet_nodes",)]
     # tables of MemNet's shape made by hand (as for Citus) are used as they are
     pg_server.sql("DROP TABLE memnet_nodes", db)
@@ -262,16 +285,18 @@ def test_another_applications_table_stops_the_first_open_before_anything_is_made
 
 
 @pytest.mark.req(ERRORS)
-def test_a_search_path_to_a_missing_schema_is_bad_cabinet_url(url: str,
-                                                              pg_server: PgServer) -> None:
+def test_a_search_path_to_a_missing_schema_is_bad_cabinet_url(
+    url: str, pg_server: PgServer
+) -> None:
     with pytest.raises(CabinetUrlError) as e:
         Cabinet.open(url + "?options=-csearch_path%3Dno_such_schema")
     assert "check the cabinet URL" in str(e.value) and pg_server.password not in str(e.value)
 
 
 @pytest.mark.req(ISOLATION)
-def test_two_cabinets_in_two_schemas_print_two_urls(url: str, pg_server: PgServer,
-                                                    capsys: Any) -> None:
+def test_two_cabinets_in_two_schemas_print_two_urls(
+    url: str, pg_server: PgServer, capsys: Any
+) -> None:
     db = url.rsplit("/", 1)[1]
     shown = []
     for schema in ("team_a", "team_b"):
@@ -289,8 +314,13 @@ def test_two_cabinets_in_two_schemas_print_two_urls(url: str, pg_server: PgServe
 def test_an_unknown_outcome_reads_as_sentences() -> None:
     import psycopg
 
-    err = pg_conn._coded_error(psycopg.OperationalError("server closed the connection "
-                                                        "unexpectedly."), "write to",
-                               "postgresql://u@h/db", pg_conn._Secret({}), None, unknown=True)
+    err = pg_conn._coded_error(
+        psycopg.OperationalError("server closed the connection unexpectedly."),
+        "write to",
+        "postgresql://u@h/db",
+        pg_conn._Secret({}),
+        None,
+        unknown=True,
+    )
     assert err.details["outcome"] == "unknown" and ".." not in str(err)
     assert "unexpectedly. The connection broke" in str(err)

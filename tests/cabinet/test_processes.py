@@ -95,8 +95,10 @@ def test_eight_processes_racing_on_one_session_lose_nothing(where: str) -> None:
     sid = "race"
     with Cabinet.open(where) as cab:
         cab.create(sid)
-    procs = [spawn(RACER, sid, f"p{k}", COMMITS, stdin=True, env={"MEMNET_HOME": where})
-             for k in range(PROCS)]
+    procs = [
+        spawn(RACER, sid, f"p{k}", COMMITS, stdin=True, env={"MEMNET_HOME": where})
+        for k in range(PROCS)
+    ]
     results = []
     t0 = time.monotonic()
     try:
@@ -140,8 +142,14 @@ def test_eight_processes_racing_on_one_session_lose_nothing(where: str) -> None:
             vs = [by_version[order[f"p{k}-{i}"]] for i in range(COMMITS)]
             assert vs == results[k]["acks"]
     backend = "postgres" if "://" in where else "lmdb"
-    report(f"cas_race_{backend}", processes=PROCS, commits_each=COMMITS, final_version=total,
-           conflicts=conflicts, seconds=round(seconds, 1))
+    report(
+        f"cas_race_{backend}",
+        processes=PROCS,
+        commits_each=COMMITS,
+        final_version=total,
+        conflicts=conflicts,
+        seconds=round(seconds, 1),
+    )
 
 
 # =========================================================================== kill -9 (PostgreSQL)
@@ -149,7 +157,8 @@ def test_eight_processes_racing_on_one_session_lose_nothing(where: str) -> None:
 
 @pytest.mark.req("MN-REQ-14", ATOMIC, HISTORY)
 def test_kill_9_of_flushing_clients_loses_nothing_acknowledged_on_postgres(
-        pg_server: PgServer) -> None:
+    pg_server: PgServer,
+) -> None:
     """The LMDB kill loop (test_lmdb_processes.kill_loop) on a PostgreSQL cabinet:
     a writer killed at a random moment holds a transaction (and the session's
     catalog row lock) the server then rolls back; every acknowledged version
@@ -161,7 +170,9 @@ def test_kill_9_of_flushing_clients_loses_nothing_acknowledged_on_postgres(
 
 # =========================================================================== server crash
 
-WRITER = STEP + r"""
+WRITER = (
+    STEP
+    + r"""
 import json, os, sys, time
 from collections import Counter
 import memnet
@@ -192,6 +203,7 @@ while not os.path.exists(stop):
     said(f"ack {v}")
 said("done " + json.dumps(errors))
 """
+)
 
 
 class _Lines:
@@ -220,8 +232,7 @@ class _Lines:
 
     def wait(self, pred: Any, timeout: float = 120) -> None:
         with self.cond:
-            if not self.cond.wait_for(lambda: pred(self.lines) or "<eof>" in self.lines,
-                                      timeout):
+            if not self.cond.wait_for(lambda: pred(self.lines) or "<eof>" in self.lines, timeout):
                 raise AssertionError(f"the writer stalled: {self.lines[-3:]}")
             if not pred(self.lines):
                 raise AssertionError(f"the writer died: {self.lines[-3:]}")
@@ -246,8 +257,9 @@ def crash_server() -> Iterator[PgServer]:
 
 
 @pytest.mark.req("MN-REQ-14", ATOMIC, HISTORY, "MN-REQ-14.3")
-def test_server_crashes_during_flushes_lose_nothing_acknowledged(crash_server: PgServer,
-                                                                tmp_path: Path) -> None:
+def test_server_crashes_during_flushes_lose_nothing_acknowledged(
+    crash_server: PgServer, tmp_path: Path
+) -> None:
     """``pg_ctl stop -m immediate`` at random moments while a writer commits and
     flushes: the writer sees ``cabinet_unavailable``, keeps its session dirty
     and flushes it again once the server is back (never a conflict with
@@ -297,6 +309,11 @@ def test_server_crashes_during_flushes_lose_nothing_acknowledged(crash_server: P
         assert final.version == acks[-1]
         _check_content(final, {0: acks[-1]})
         assert [e.version for e in cab.log(sid)] == acks
-    report("server_crash_postgres", crashes=rounds, acknowledged=len(acks),
-           final_version=acks[-1], unavailable_not_written=errors.get("not written", 0),
-           unavailable_outcome_unknown=errors.get("unknown", 0))
+    report(
+        "server_crash_postgres",
+        crashes=rounds,
+        acknowledged=len(acks),
+        final_version=acks[-1],
+        unavailable_not_written=errors.get("not written", 0),
+        unavailable_outcome_unknown=errors.get("unknown", 0),
+    )

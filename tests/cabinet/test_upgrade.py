@@ -46,6 +46,7 @@ def _format3(path: Path) -> None:
     header and catalog without the fields format 4 added."""
     cab = Cabinet.open(path)
     try:
+
         def work(txn: Any) -> None:
             for k, v in list(txn.scan(R.CATALOG)):
                 sid = k.decode()
@@ -57,7 +58,7 @@ def _format3(path: Path) -> None:
                     nid = R.key_id(nk)
                     postings.setdefault(b"k" + rec[0].encode(), []).append(nid)
                     for val in props.values():
-                        for x in (val if isinstance(val, tuple) else (val,)):
+                        for x in val if isinstance(val, tuple) else (val,):
                             if isinstance(x, str):
                                 for w in set(re.findall(r"\w+", x.casefold())):
                                     postings.setdefault(b"w" + w.encode(), []).append(nid)
@@ -74,11 +75,12 @@ def _format3(path: Path) -> None:
                 for extra in ("precs", "tokenizer", "flush"):
                     cat.pop(extra, None)
                 txn.put(R.CATALOG, k, _v3(dict(cat, pdelta=0)))
-                txn.delete(R.LOG, R.birth_key(sid))   # (format 7)
+                txn.delete(R.LOG, R.birth_key(sid))  # (format 7)
             header = R.decode(txn.get(R.META, b"format"), b"format")
             for extra in ("sessions", "words"):
                 header.pop(extra, None)
             txn.put(R.META, b"format", _v3(dict(header, format=3)))
+
         cab.kv.run_write(work)
     finally:
         cab.close()
@@ -87,9 +89,11 @@ def _format3(path: Path) -> None:
 def _fill(path: Path) -> dict[str, str]:
     cab = Cabinet.open(path)
     s = cab.create("code")
-    ids = s.commit("INSERT (f:SYM {name: 'betweenness_centrality'}), "
-                   "(d:DEC {title: 'Round half-even'}), (t:TSK {title: 'pricing', "
-                   "status: 'open'}), (f)-[:TOUCHES]->(d)").ids
+    ids = s.commit(
+        "INSERT (f:SYM {name: 'betweenness_centrality'}), "
+        "(d:DEC {title: 'Round half-even'}), (t:TSK {title: 'pricing', "
+        "status: 'open'}), (f)-[:TOUCHES]->(d)"
+    ).ids
     cab.flush(s)
     cab.close()
     return ids
@@ -123,8 +127,9 @@ def test_a_format_3_cabinet_is_refused_then_upgraded_in_place(tmp_path: Path) ->
 
 
 @pytest.mark.req(ERRORS)
-def test_an_index_from_another_stemmer_is_refused_until_upgraded(tmp_path: Path,
-                                                                 capsys: Any) -> None:
+def test_an_index_from_another_stemmer_is_refused_until_upgraded(
+    tmp_path: Path, capsys: Any
+) -> None:
     path = tmp_path / "cab"
     ids = _fill(path)
     cab = Cabinet.open(path)
@@ -203,6 +208,7 @@ def _format5(where: Path | Cabinet) -> dict[str, int]:
     seen = {"bucket": 0, "own": 0, "delta": 0}
     cab = where if isinstance(where, Cabinet) else Cabinet.open(where)
     try:
+
         def work(txn: Any) -> None:
             for k, _v in list(txn.scan(R.CATALOG)):
                 sid = k.decode()
@@ -234,6 +240,7 @@ def _format5(where: Path | Cabinet) -> dict[str, int]:
             _format6_sessions(txn)
             header = R.decode(txn.get(R.META, b"format"), b"format")
             txn.put(R.META, b"format", R.encode(dict(header, format=5), b"format"))
+
         cab.kv.run_write(work)
     finally:
         if cab is not where:
@@ -248,8 +255,7 @@ def _format6_sessions(txn: Any) -> None:
     for k in sids:
         assert txn.delete(R.LOG, R.birth_key(k.decode()))
     header = R.decode(txn.get(R.META, b"format"), b"format")
-    txn.put(R.META, b"format", R.encode(dict(header, format=6, sessions=len(sids)),
-                                        b"format"))
+    txn.put(R.META, b"format", R.encode(dict(header, format=6, sessions=len(sids)), b"format"))
 
 
 def _upgrade_place(place: Any, cab: Cabinet) -> dict[str, int]:
@@ -260,30 +266,44 @@ def _upgrade_place(place: Any, cab: Cabinet) -> dict[str, int]:
     cab.close()
     if place.name == "memory":
         return _upgrade(place.kv, None)
-    return Cabinet.upgrade(place.url if place.name == "postgres" else place.path,
-                           backend=place.name)
+    return Cabinet.upgrade(
+        place.url if place.name == "postgres" else place.path, backend=place.name
+    )
 
 
 @pytest.mark.req(ERRORS)
 def test_a_format_5_cabinet_is_refused_then_upgraded_to_the_same_answers(
-        place: Any, monkeypatch: Any) -> None:
+    place: Any, monkeypatch: Any
+) -> None:
     """Format 6 stores the postings in other buckets and another key order:
     a format-5 cabinet (long postings in records of their own, postings over
     several id ranges, a pending delta) is refused, and once upgraded (its
     postings moved, no node read) it verifies and answers every Recall with
     the same text as before, on every backend."""
-    monkeypatch.setattr(R, "POSTING_RANGE", 64)   # many ranges from a few hundred nodes
-    monkeypatch.setattr(R, "POSTING_BIG", 16)     # and postings in records of their own
+    monkeypatch.setattr(R, "POSTING_RANGE", 64)  # many ranges from a few hundred nodes
+    monkeypatch.setattr(R, "POSTING_BIG", 16)  # and postings in records of their own
     cab = place.open()
     s = cab.create("many")
-    ids = s.commit("INSERT " + ", ".join(
-        f"(t{i}:TSK {{title: 'common word{i % 7} item{i}', status: '{('open', 'done')[i % 3 == 0]}'}})"
-        for i in range(400))).ids
+    ids = s.commit(
+        "INSERT "
+        + ", ".join(
+            f"(t{i}:TSK {{title: 'common word{i % 7} item{i}', "
+            f"status: '{('open', 'done')[i % 3 == 0]}'}})"
+            for i in range(400)
+        )
+    ).ids
     cab.flush(s)
     s.commit(f"INSERT (x:DEC {{title: 'Round half-even'}}) SET {ids['t5']}.title = 'changed'")
-    cab.flush(s)   # a small change: a pending delta record
-    queries = ["TSK common", "word3", "TSK status:open item12", "DEC rounding", "changed",
-               "item399", ""]
+    cab.flush(s)  # a small change: a pending delta record
+    queries = [
+        "TSK common",
+        "word3",
+        "TSK status:open item12",
+        "DEC rounding",
+        "changed",
+        "item399",
+        "",
+    ]
     before = [s.recall(q).text for q in queries]
     seen = _format5(cab)
     assert seen["bucket"] > 100 and seen["own"] > 10 and seen["delta"] == 1
@@ -301,7 +321,8 @@ def test_a_format_5_cabinet_is_refused_then_upgraded_to_the_same_answers(
 
 @pytest.mark.req(ERRORS)
 def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished(
-        tmp_path: Path, monkeypatch: Any) -> None:
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     """The header is marked before the first session is rewritten: after a
     stop, neither this engine nor a format-5 one reads the half-moved
     cabinet (this one says to run the upgrade again), and the next run takes
@@ -313,8 +334,10 @@ def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished
     cab = Cabinet.open(path)
     for sid in ("a", "b", "c"):
         s = cab.create(sid)
-        s.commit(f"INSERT (t:TSK {{title: 'pricing in {sid}', status: 'open'}}), "
-                 "(d:DEC {title: 'Round half-even'}), (t)-[:TOUCHES]->(d)")
+        s.commit(
+            f"INSERT (t:TSK {{title: 'pricing in {sid}', status: 'open'}}), "
+            "(d:DEC {title: 'Round half-even'}), (t)-[:TOUCHES]->(d)"
+        )
         cab.flush(s)
     queries = ["TSK pricing", "DEC rounding", "half", ""]
     before = {sid: [cab.open(sid).recall(q).text for q in queries] for sid in ("a", "b", "c")}
@@ -340,15 +363,20 @@ def test_an_upgrade_from_format_5_that_stopped_half_way_is_refused_then_finished
     kv.close()
     # an engine of format 5 reads the format number first, and refuses 7
     assert header["format"] == 7 and header["upgrading"] == {
-        "from": 5, "index": "rebucket", "words": stemmer_id(), "after": "a"}
+        "from": 5,
+        "index": "rebucket",
+        "words": stemmer_id(),
+        "after": "a",
+    }
     monkeypatch.setattr(catalog, "_upgrade_session", real)
-    assert Cabinet.upgrade(path) == {"sessions": 2, "nodes": 4}   # b and c; a was done
+    assert Cabinet.upgrade(path) == {"sessions": 2, "nodes": 4}  # b and c; a was done
     cab = Cabinet.open(path)
     try:
         assert cab.verify()["sessions"] == 3
         assert "upgrading" not in _header(cab)
-        assert {sid: [cab.open(sid).recall(q).text for q in queries]
-                for sid in ("a", "b", "c")} == before
+        assert {
+            sid: [cab.open(sid).recall(q).text for q in queries] for sid in ("a", "b", "c")
+        } == before
     finally:
         cab.close()
     assert calls == ["a", "b"]
@@ -361,8 +389,10 @@ def _three_format5(path: Path) -> dict[str, list[str]]:
     out = {}
     for sid in ("a", "b", "c"):
         s = cab.create(sid)
-        s.commit(f"INSERT (t:TSK {{title: 'pricing in {sid}', status: 'open'}}), "
-                 "(d:DEC {title: 'Round half-even'}), (t)-[:TOUCHES]->(d)")
+        s.commit(
+            f"INSERT (t:TSK {{title: 'pricing in {sid}', status: 'open'}}), "
+            "(d:DEC {title: 'Round half-even'}), (t)-[:TOUCHES]->(d)"
+        )
         cab.flush(s)
         out[sid] = [s.recall(q).text for q in ("TSK pricing", "DEC rounding", "")]
     cab.close()
@@ -374,8 +404,10 @@ def _answers(path: Path) -> dict[str, list[str]]:
     cab = Cabinet.open(path)
     try:
         assert cab.verify()["sessions"] == 3
-        return {sid: [cab.open(sid).recall(q).text for q in ("TSK pricing", "DEC rounding", "")]
-                for sid in ("a", "b", "c")}
+        return {
+            sid: [cab.open(sid).recall(q).text for q in ("TSK pricing", "DEC rounding", "")]
+            for sid in ("a", "b", "c")
+        }
     finally:
         cab.close()
 
@@ -391,7 +423,7 @@ def test_two_upgrades_at_once_convert_each_session_once(tmp_path: Path) -> None:
 
     def progress(done: int, total: int) -> None:
         if done == 1 and not inner:
-            inner.append(Cabinet.upgrade(path))   # the second run, to the end
+            inner.append(Cabinet.upgrade(path))  # the second run, to the end
 
     assert Cabinet.upgrade(path, progress=progress) == {"sessions": 1, "nodes": 2}
     assert inner == [{"sessions": 2, "nodes": 4}]
@@ -400,7 +432,8 @@ def test_two_upgrades_at_once_convert_each_session_once(tmp_path: Path) -> None:
 
 @pytest.mark.req(ERRORS)
 def test_an_upgrade_taken_up_under_another_stemmer_redoes_every_session(
-        tmp_path: Path, monkeypatch: Any) -> None:
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     """Sessions moved before a stop hold the words of the stemmer that moved
     them: when the upgrade is taken up by a build that stems otherwise, every
     session's index is built again from its nodes, and the header names the
@@ -423,8 +456,13 @@ def test_an_upgrade_taken_up_under_another_stemmer_redoes_every_session(
         Cabinet.upgrade(path)
     monkeypatch.setattr(catalog, "stemmer_id", lambda: "snowball-english/PyStemmer-test")
     assert Cabinet.upgrade(path) == {"sessions": 3, "nodes": 6}
-    assert calls == [("a", "rebucket"), ("b", "rebucket"), ("a", "reindex"), ("b", "reindex"),
-                     ("c", "reindex")]
+    assert calls == [
+        ("a", "rebucket"),
+        ("b", "rebucket"),
+        ("a", "reindex"),
+        ("b", "reindex"),
+        ("c", "reindex"),
+    ]
     kv = open_kv(str(path), "lmdb", None, True, R.TABLES)
     with kv.read() as txn:
         header = R.decode(txn.get(R.META, b"format"), b"format")
@@ -432,7 +470,7 @@ def test_an_upgrade_taken_up_under_another_stemmer_redoes_every_session(
     assert header["words"] == "snowball-english/PyStemmer-test" and "upgrading" not in header
     monkeypatch.undo()
     with pytest.raises(CabinetFormat, match="PyStemmer-test"):
-        Cabinet.open(path)   # this build stems otherwise again: refused, never misread
+        Cabinet.open(path)  # this build stems otherwise again: refused, never misread
     assert Cabinet.upgrade(path) == {"sessions": 3, "nodes": 6}
     assert _answers(path) == before
 
@@ -473,8 +511,7 @@ def test_a_format_6_cabinet_is_refused_then_upgraded_in_one_transaction(place: A
     try:
         assert cab.verify()["sessions"] == 3
         assert _header(cab)["format"] == 7 and "sessions" not in _header(cab)
-        assert {sid: cab.open(sid).recall("TSK pricing").text for sid in ("a", "b", "c")} \
-            == before
+        assert {sid: cab.open(sid).recall("TSK pricing").text for sid in ("a", "b", "c")} == before
         cab.drop("b")
         cab.create("b")
         assert [i.id for i in cab.sessions()] == ["a", "b", "c"]

@@ -39,8 +39,9 @@ def _tree(tmp_path: Path, *, broken: bool) -> Path:
 
 
 @pytest.mark.req(ERRORS, FACES)
-def test_cli_bad_paths_and_failed_create_leave_nothing(tmp_path: Path, capsys: Any,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_bad_paths_and_failed_create_leave_nothing(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "cab"
     tree = _tree(tmp_path, broken=True)
     monkeypatch.chdir(tree)
@@ -63,11 +64,24 @@ def test_cli_bad_paths_and_failed_create_leave_nothing(tmp_path: Path, capsys: A
 
 @pytest.mark.req(ERRORS, FACES, "MN-REQ-16")
 def test_cli_export_never_overwrites_without_force_and_absorb_refuses_deep_json(
-        tmp_path: Path, capsys: Any) -> None:
+    tmp_path: Path, capsys: Any
+) -> None:
     home = tmp_path / "cab"
     assert cli(capsys, home, "session", "create", "m")[0] == 0
-    main(["--home", str(home), "commit", "m", str(_write(tmp_path / "d.gql",
-         "INSERT (a:TSK {title: 'a'})-[:TOUCHES]->(b:MOD {path: 'b.py'})"))])
+    main(
+        [
+            "--home",
+            str(home),
+            "commit",
+            "m",
+            str(
+                _write(
+                    tmp_path / "d.gql",
+                    "INSERT (a:TSK {title: 'a'})-[:TOUCHES]->(b:MOD {path: 'b.py'})",
+                )
+            ),
+        ]
+    )
     capsys.readouterr()
     out = tmp_path / "slice.json"
     out.write_text("precious")
@@ -88,7 +102,12 @@ def test_session_list_sorts_numbers_as_numbers(tmp_path: Path, capsys: Any) -> N
         assert cli(capsys, home, "session", "create", sid)[0] == 0
     rc, out, _ = cli(capsys, home, "session", "list")
     assert [line.split()[0] for line in out.splitlines()[1:]] == [
-        "a-20", "a-100", "ok-1", "ok-2", "ok-10"]
+        "a-20",
+        "a-100",
+        "ok-1",
+        "ok-2",
+        "ok-10",
+    ]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -112,6 +131,7 @@ def test_mcp_ingest_bad_paths_and_failed_create_leave_nothing(tmp_path: Path) ->
 
     async def run() -> None:
         async with Client(server, mode="legacy") as client:
+
             async def code(**kw: Any) -> str:
                 res = await client.call_tool("memnet_ingest", kw)
                 text = "".join(getattr(c, "text", "") for c in res.content)
@@ -123,8 +143,9 @@ def test_mcp_ingest_bad_paths_and_failed_create_leave_nothing(tmp_path: Path) ->
                 assert await code(session="code", path=bad, create=True) == "path_not_found"
             assert cab.sessions() == []
             (tree / "bad.sysml").unlink()
-            res = await client.call_tool("memnet_ingest", {"session": "code",
-                                                           "path": str(tree), "create": True})
+            res = await client.call_tool(
+                "memnet_ingest", {"session": "code", "path": str(tree), "create": True}
+            )
             assert not res.is_error and res.structured_content["version"] == 1
 
     try:
@@ -146,4 +167,3 @@ def test_a_wire_statement_of_unicode_spaces_is_blank_like_one_of_ascii_spaces() 
     for item in split.feed("\u2028\u00a0 ;  ;PING;".encode()) + split.finish():
         wire.answer(item)
     assert out.getvalue() == b"ok 4\npong\n"
-

@@ -32,9 +32,15 @@ def _limited() -> None:
 
 
 def _run(home: Path, *args: str, stdin: object = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPT), "--home", str(home), *args], stdin=stdin,  # type: ignore[arg-type]
-                          capture_output=True, text=True, timeout=120, preexec_fn=_limited,
-                          check=False)
+    return subprocess.run(
+        [str(SCRIPT), "--home", str(home), *args],
+        stdin=stdin,  # type: ignore[arg-type]
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limited,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -60,11 +66,12 @@ def test_an_endless_delta_is_refused_at_the_cap(home: Path, tmp_path: Path, how:
     elif how == "stdin":
         with open("/dev/zero", "rb") as zero:
             p = _run(home, "commit", "work", stdin=zero)
-    else:   # a named pipe a writer keeps full
+    else:  # a named pipe a writer keeps full
         fifo = tmp_path / "pipe"
         os.mkfifo(fifo)
-        writer = subprocess.Popen(["sh", "-c", f"yes 'INSERT (x:TSK)' > {fifo}"],
-                                  stderr=subprocess.DEVNULL)
+        writer = subprocess.Popen(
+            ["sh", "-c", f"yes 'INSERT (x:TSK)' > {fifo}"], stderr=subprocess.DEVNULL
+        )
         try:
             p = _run(home, "commit", "work", str(fifo))
         finally:
@@ -80,7 +87,7 @@ def test_an_endless_delta_is_refused_at_the_cap(home: Path, tmp_path: Path, how:
 def test_a_large_delta_file_is_refused_before_it_is_read(home: Path, tmp_path: Path) -> None:
     big = tmp_path / "big.gql"
     with open(big, "wb") as f:
-        f.truncate(1 << 30)   # 1 GiB, sparse: reading it whole would pass the limit
+        f.truncate(1 << 30)  # 1 GiB, sparse: reading it whole would pass the limit
     p = _run(home, "commit", "work", str(big))
     assert p.returncode == 1 and "input_too_large" in p.stderr, p.stderr
     assert "1,073,741,824 bytes" in p.stderr
@@ -104,9 +111,14 @@ def test_a_slice_is_read_up_to_its_cap_only(home: Path, tmp_path: Path, source: 
 
 
 def test_a_delta_within_the_cap_still_commits_from_a_pipe(home: Path) -> None:
-    p = subprocess.run([str(SCRIPT), "--home", str(home), "commit", "work"],
-                       input="INSERT (u:TSK {title: 'piped'})", capture_output=True, text=True,
-                       timeout=120, check=False)
+    p = subprocess.run(
+        [str(SCRIPT), "--home", str(home), "commit", "work"],
+        input="INSERT (u:TSK {title: 'piped'})",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["version"] == 2
 
@@ -117,10 +129,13 @@ KINDS_DELTA = "INSERT " + ", ".join(f"(b{i}:K{i})" for i in range(70_000))
 
 @pytest.mark.req(ERRORS, "MN-REQ-03", "MN-REQ-19")
 def test_a_delta_of_70000_kinds_is_refused_on_the_wire_and_the_session_serves_on(
-        home: Path) -> None:
+    home: Path,
+) -> None:
     stdin = home.parent / "wire.in"
-    stdin.write_bytes(f"USE work; {KINDS_DELTA}; RECALL TSK; INSERT (a:TSK {{title: 'after'}}); "
-                      "RECALL TSK after;".encode())
+    stdin.write_bytes(
+        f"USE work; {KINDS_DELTA}; RECALL TSK; INSERT (a:TSK {{title: 'after'}}); "
+        "RECALL TSK after;".encode()
+    )
     out = io.BytesIO()
     with Cabinet.open(home) as cab, open(stdin, "rb") as f:
         serve(cab, f.fileno(), out)
@@ -139,15 +154,19 @@ def test_a_delta_of_70000_kinds_is_a_tool_error_and_the_session_serves_on(home: 
 
     from memnet.faces.mcp import build_server
 
-    calls = [("memnet_commit", {"session": "work", "delta": KINDS_DELTA}),
-             ("memnet_recall", {"session": "work", "q": "TSK"}),
-             ("memnet_commit", {"session": "work", "delta": "INSERT (a:TSK)"}),
-             ("memnet_recall", {"session": "work", "q": "TSK"})]
+    calls = [
+        ("memnet_commit", {"session": "work", "delta": KINDS_DELTA}),
+        ("memnet_recall", {"session": "work", "q": "TSK"}),
+        ("memnet_commit", {"session": "work", "delta": "INSERT (a:TSK)"}),
+        ("memnet_recall", {"session": "work", "q": "TSK"}),
+    ]
 
     async def main(cab: Cabinet) -> list[dict[str, object]]:
         async with Client(build_server(cab)) as client:
-            return [(await client.call_tool(name, args)).model_dump(by_alias=True)
-                    for name, args in calls]
+            return [
+                (await client.call_tool(name, args)).model_dump(by_alias=True)
+                for name, args in calls
+            ]
 
     with Cabinet.open(home) as cab:
         replies = anyio.run(main, cab)
@@ -159,13 +178,17 @@ def test_a_delta_of_70000_kinds_is_a_tool_error_and_the_session_serves_on(home: 
 
 
 @pytest.mark.req(ERRORS)
-def test_a_file_name_holding_a_nul_is_path_not_found(home: Path, capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_a_file_name_holding_a_nul_is_path_not_found(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Found by bench/fuzz.py (the API and an embedding can pass what argv cannot)."""
     from memnet.faces.cli import main
 
-    for argv in (["commit", "work", "a\x00b"], ["absorb", "work", "--slice", "a\x00b"],
-                 ["commit", "work", ""]):
+    for argv in (
+        ["commit", "work", "a\x00b"],
+        ["absorb", "work", "--slice", "a\x00b"],
+        ["commit", "work", ""],
+    ):
         assert main(["--home", str(home), *argv]) == 1
         err = capsys.readouterr().err
         assert err.startswith("memnet: error: path_not_found:"), err

@@ -15,17 +15,30 @@ SCRIPT = Path(sys.executable).with_name("memnet")
 
 def run(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     assert SCRIPT.exists(), "the memnet command is not installed: pip install -e '.[dev]'"
-    return subprocess.run([str(SCRIPT), "--home", str(home), *args], input=stdin, text=True,
-                          capture_output=True, env=dict(os.environ), timeout=120)
+    return subprocess.run(
+        [str(SCRIPT), "--home", str(home), *args],
+        input=stdin,
+        text=True,
+        capture_output=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
 
 
 @pytest.mark.req("MN-REQ-03", "MN-REQ-10", "MN-REQ-16", "MN-REQ-19")
 def test_export_from_one_cabinet_absorb_into_another(tmp_path: Path) -> None:
     a, b = tmp_path / "machine-a", tmp_path / "machine-b"
     assert run(a, "session", "create", "member").returncode == 0
-    c = run(a, "commit", "member", "-", stdin=(
-        "INSERT (t:TSK {title: 'Fix rounding', status: 'open'})-[:TOUCHES]->"
-        "(m:MOD {path: 'shop/pricing.py'}), (far:DOC {title: 'far away'})"))
+    c = run(
+        a,
+        "commit",
+        "member",
+        "-",
+        stdin=(
+            "INSERT (t:TSK {title: 'Fix rounding', status: 'open'})-[:TOUCHES]->"
+            "(m:MOD {path: 'shop/pricing.py'}), (far:DOC {title: 'far away'})"
+        ),
+    )
     assert c.returncode == 0, c.stderr
     anchor = json.loads(c.stdout)["ids"]["t"]
     slice_file = tmp_path / "slice.json"
@@ -33,7 +46,7 @@ def test_export_from_one_cabinet_absorb_into_another(tmp_path: Path) -> None:
     assert e.returncode == 0, e.stderr
     data = json.loads(slice_file.read_text())
     assert data["provenance"]["session"] == "member" and data["provenance"]["anchors"] == [anchor]
-    assert len(data["nodes"]) == 2 and len(data["edges"]) == 1      # not the far DOC
+    assert len(data["nodes"]) == 2 and len(data["edges"]) == 1  # not the far DOC
 
     assert run(b, "session", "create", "lead").returncode == 0
     r = run(b, "absorb", "lead", "--slice", str(slice_file), "--id-policy", "remint")

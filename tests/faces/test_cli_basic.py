@@ -17,11 +17,13 @@ SCRIPT = Path(sys.executable).with_name("memnet")
 
 
 def run(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT.exists(), f"the memnet command is not installed beside {sys.executable}: " \
-        "pip install -e '.[dev]'"
+    assert SCRIPT.exists(), (
+        f"the memnet command is not installed beside {sys.executable}: pip install -e '.[dev]'"
+    )
     env = dict(os.environ, MEMNET_HOME=str(home))
-    return subprocess.run([str(SCRIPT), *args], input=stdin, text=True,
-                          capture_output=True, env=env, timeout=120)
+    return subprocess.run(
+        [str(SCRIPT), *args], input=stdin, text=True, capture_output=True, env=env, timeout=120
+    )
 
 
 @pytest.mark.req("MN-REQ-13.1", "MN-REQ-13")
@@ -43,8 +45,13 @@ def test_demo_persists_between_processes(tmp_path):
 def test_commit_then_recall_in_the_next_process(tmp_path):
     home = tmp_path / "cab"
     assert run("session", "create", "work", home=home).returncode == 0
-    c = run("commit", "work", "-", home=home,
-            stdin="INSERT (t:TSK {title: 'Ship the CLI', status: 'open'})")
+    c = run(
+        "commit",
+        "work",
+        "-",
+        home=home,
+        stdin="INSERT (t:TSK {title: 'Ship the CLI', status: 'open'})",
+    )
     assert c.returncode == 0, c.stderr
     out = json.loads(c.stdout)
     handle = out["ids"]["t"]
@@ -90,24 +97,26 @@ def test_every_command_has_help():
 
 
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
-@pytest.mark.parametrize("args,stdin,code", [
-    (("session", "create", "Bad/Id"), None, "invalid_session_id"),
-    (("session", "create", "s"), None, "session_exists"),
-    (("recall", "nosuch"), None, "session_not_found"),
-    (("session", "drop", "nosuch"), None, "session_not_found"),
-    (("session", "log", "nosuch"), None, "session_not_found"),
-    (("commit", "s", "-"), "INSERT (t:TSK {title: 'x'", "gql_syntax"),
-    (("commit", "s", "-"), "SET task9.title = 'x'", "commit_rejected"),
-    (("commit", "s", "-"), "INSERT (na1:TSK {title: 'echo'})", "echo_refused"),
-    (("commit", "s", "-"), "SET na1.n = 99999999999999999999", "commit_rejected"),
-    (("commit", "s", "-"), "SET a.x = '" + "x" * (4 * 1024 * 1024) + "'", "input_too_large"),
-    (("recall", "s", "TSK", "--hops", "99"), None, "bad_query"),
-    (("recall", "s", "TSK", "--view", "shell", "--rows", "0"), None, "bad_query"),
-    (("recall", "s", "TSK", "--at", "42"), None, "version_not_found"),
-    (("recall", "s", "MATCH (n:TSK) LIMIT 0"), None, "gql_syntax"),
-])
-def test_every_error_path_exits_1_with_its_code(tmp_path, monkeypatch, capsys, args, stdin,
-                                                code):
+@pytest.mark.parametrize(
+    "args,stdin,code",
+    [
+        (("session", "create", "Bad/Id"), None, "invalid_session_id"),
+        (("session", "create", "s"), None, "session_exists"),
+        (("recall", "nosuch"), None, "session_not_found"),
+        (("session", "drop", "nosuch"), None, "session_not_found"),
+        (("session", "log", "nosuch"), None, "session_not_found"),
+        (("commit", "s", "-"), "INSERT (t:TSK {title: 'x'", "gql_syntax"),
+        (("commit", "s", "-"), "SET task9.title = 'x'", "commit_rejected"),
+        (("commit", "s", "-"), "INSERT (na1:TSK {title: 'echo'})", "echo_refused"),
+        (("commit", "s", "-"), "SET na1.n = 99999999999999999999", "commit_rejected"),
+        (("commit", "s", "-"), "SET a.x = '" + "x" * (4 * 1024 * 1024) + "'", "input_too_large"),
+        (("recall", "s", "TSK", "--hops", "99"), None, "bad_query"),
+        (("recall", "s", "TSK", "--view", "shell", "--rows", "0"), None, "bad_query"),
+        (("recall", "s", "TSK", "--at", "42"), None, "version_not_found"),
+        (("recall", "s", "MATCH (n:TSK) LIMIT 0"), None, "gql_syntax"),
+    ],
+)
+def test_every_error_path_exits_1_with_its_code(tmp_path, monkeypatch, capsys, args, stdin, code):
     # in-process through main(argv): the exit status and the one stderr line are
     # what is checked; the tests around this one run the real command
     import io

@@ -31,15 +31,29 @@ ALL = list(commands(build_parser()))
 
 
 def documentation() -> str:
-    return "\n".join((ROOT / name).read_text(encoding="utf-8")
-                     for name in ("README.md", "docs/cli.md"))
+    return "\n".join(
+        (ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "docs/cli.md")
+    )
 
 
 @pytest.mark.req("MN-REQ-13.1")
 def test_the_walk_finds_the_commands():
     names = {" ".join(p) for p, _, _ in ALL}
-    assert {"demo", "init", "commit", "recall", "outline", "backup", "show", "wire", "mcp",
-            "session create", "session list", "session drop", "session log"} <= names
+    assert {
+        "demo",
+        "init",
+        "commit",
+        "recall",
+        "outline",
+        "backup",
+        "show",
+        "wire",
+        "mcp",
+        "session create",
+        "session list",
+        "session drop",
+        "session log",
+    } <= names
 
 
 @pytest.mark.req("MN-REQ-13.1")
@@ -59,15 +73,22 @@ def test_every_command_has_help(path):
     for action in sub._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
-        assert action.help and action.help.strip(), \
+        assert action.help and action.help.strip(), (
             f"memnet {' '.join(path)}: option {action.dest} has no help"
+        )
 
 
 @pytest.mark.req("MN-REQ-15")
 def test_docs_name_exit_codes_and_environment():
     text = (ROOT / "docs/cli.md").read_text(encoding="utf-8")
-    for needle in ("memnet: error: <code>: <message>", "MEMNET_HOME", "MEMNET_MAX_SIZE",
-                   "docs/gql-wire-profile.md", "docs/mcp.md", "dependency_missing"):
+    for needle in (
+        "memnet: error: <code>: <message>",
+        "MEMNET_HOME",
+        "MEMNET_MAX_SIZE",
+        "docs/gql-wire-profile.md",
+        "docs/mcp.md",
+        "dependency_missing",
+    ):
         assert needle in text
     # every option of every command is mentioned in docs/cli.md
     for path, sub, _ in ALL:

@@ -19,8 +19,14 @@ MODELS = Path(__file__).resolve().parents[2] / "sysml-models"
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert SCRIPT.exists(), "the memnet command is not installed: pip install -e '.[dev]'"
-    return subprocess.run([str(SCRIPT), "--home", str(home), *args], text=True,
-                          capture_output=True, env=dict(os.environ), timeout=120, check=False)
+    return subprocess.run(
+        [str(SCRIPT), "--home", str(home), *args],
+        text=True,
+        capture_output=True,
+        env=dict(os.environ),
+        timeout=120,
+        check=False,
+    )
 
 
 def test_snap_then_recall_the_catalog_then_the_interior(tmp_path: Path) -> None:
@@ -63,8 +69,11 @@ def test_ingest_a_sysml_file_and_a_broken_model(tmp_path: Path) -> None:
     one = cli(home, "ingest", "req", str(MODELS / "models" / "requirements.sysml"), "--create")
     assert one.returncode == 0, one.stderr
     assert one.stdout.startswith("ingested model ")
-    again = json.loads(cli(home, "ingest", "req", str(MODELS / "models" / "requirements.sysml"),
-                           "--format", "json").stdout)
+    again = json.loads(
+        cli(
+            home, "ingest", "req", str(MODELS / "models" / "requirements.sysml"), "--format", "json"
+        ).stdout
+    )
     assert again["changed"] is False and again["version"] == 1
     tree = tmp_path / "proj"
     tree.mkdir()
@@ -83,7 +92,8 @@ def test_ingest_a_sysml_file_and_a_broken_model(tmp_path: Path) -> None:
 
 
 def test_snap_in_process_counts_warnings_lists_failures_and_strict_writes_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from memnet.faces.cli import main
 
     model = tmp_path / "model"
@@ -98,14 +108,19 @@ def test_snap_in_process_counts_warnings_lists_failures_and_strict_writes_nothin
     assert json.loads(capsys.readouterr().out) == []  # nothing was written
     assert main(["--home", home, "snap", str(model), "--prefix", "mn"]) == 0
     out, err = capsys.readouterr()
-    assert err == ("memnet: warning: broken.sysml:2: not ingested (model_syntax, column 12): "
-                   "unterminated string or name (no closing ' on its line)\n")
+    assert err == (
+        "memnet: warning: broken.sysml:2: not ingested (model_syntax, column 12): "
+        "unterminated string or name (no closing ' on its line)\n"
+    )
     assert "; 1 warning(s), 1 file(s) not ingested" in out.splitlines()[0]
-    assert main(["--home", home, "snap", str(model), "--prefix", "mn", "--format",
-                 "json"]) == 0
+    assert main(["--home", home, "snap", str(model), "--prefix", "mn", "--format", "json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["warnings"] == ["views.sysml:1: unresolved supertype 'Gone' of VIEWDEF 'V': no "
-                               "element named 'Gone' is visible"]
-    assert res["failed"] == ["broken.sysml:2: not ingested (model_syntax, column 12): "
-                             "unterminated string or name (no closing ' on its line)"]
+    assert res["warnings"] == [
+        "views.sysml:1: unresolved supertype 'Gone' of VIEWDEF 'V': no "
+        "element named 'Gone' is visible"
+    ]
+    assert res["failed"] == [
+        "broken.sysml:2: not ingested (model_syntax, column 12): "
+        "unterminated string or name (no closing ' on its line)"
+    ]
     assert res["changed"] == []  # the same model again changes nothing

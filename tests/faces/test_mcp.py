@@ -34,13 +34,24 @@ from memnet.faces.roots import Roots
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TOOLS = {"memnet_recall", "memnet_outline", "memnet_commit", "memnet_sessions",
-         "memnet_create_session", "memnet_absorb", "memnet_ingest", "memnet_snap",
-         "memnet_host_search", "memnet_host_snap"}
-DELTA = ("INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
-         "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
-         "(l:LAW {text: 'Never change a price without a recorded decision'}), "
-         "(t)-[:TOUCHES]->(m)")
+TOOLS = {
+    "memnet_recall",
+    "memnet_outline",
+    "memnet_commit",
+    "memnet_sessions",
+    "memnet_create_session",
+    "memnet_absorb",
+    "memnet_ingest",
+    "memnet_snap",
+    "memnet_host_search",
+    "memnet_host_snap",
+}
+DELTA = (
+    "INSERT (t:TSK {title: 'Fix rounding in the pricing page', status: 'open'}), "
+    "(m:MOD {path: 'shop/pricing.py', name: 'pricing'}), "
+    "(l:LAW {text: 'Never change a price without a recorded decision'}), "
+    "(t)-[:TOUCHES]->(m)"
+)
 
 
 def text_of(res: Any) -> str:
@@ -72,8 +83,18 @@ def test_tools_in_process(tmp_path, mode):
             a = tools["memnet_commit"].annotations
             assert not a.read_only_hint and not a.idempotent_hint and a.open_world_hint is False
             props = tools["memnet_recall"].input_schema["properties"]
-            assert list(props) == ["session", "q", "k", "max_rows", "limit", "fanout",
-                                   "view", "laws", "since", "max_tokens"]
+            assert list(props) == [
+                "session",
+                "q",
+                "k",
+                "max_rows",
+                "limit",
+                "fanout",
+                "view",
+                "laws",
+                "since",
+                "max_tokens",
+            ]
             assert props["k"]["default"] == 2 and props["laws"]["default"] is True
             assert tools["memnet_recall"].input_schema["required"] == ["session"]
             assert props["view"]["enum"] == ["interior", "shell"]
@@ -93,8 +114,7 @@ def test_tools_in_process(tmp_path, mode):
             assert all(isinstance(h, str) and h for h in out["ids"].values())
             assert "version 1" in text_of(res)
 
-            res = await call(client, "memnet_recall", session="work",
-                             q="TSK status:open pricing")
+            res = await call(client, "memnet_recall", session="work", q="TSK status:open pricing")
             assert not res.is_error, text_of(res)
             assert "Fix rounding in the pricing page" in text_of(res)
             rec = res.structured_content
@@ -102,9 +122,16 @@ def test_tools_in_process(tmp_path, mode):
             assert rec["tokens"] > 0 and rec["etag"] and rec["version"] == 1
             assert out["ids"]["t"] in rec["seeds"]
 
-            res = await call(client, "memnet_recall", session="work",
-                             q="MATCH (n:TSK) WHERE n.title CONTAINS 'rounding' LIMIT 3",
-                             k=1, max_rows=10, view="shell", laws=False)
+            res = await call(
+                client,
+                "memnet_recall",
+                session="work",
+                q="MATCH (n:TSK) WHERE n.title CONTAINS 'rounding' LIMIT 3",
+                k=1,
+                max_rows=10,
+                view="shell",
+                laws=False,
+            )
             assert not res.is_error, text_of(res)
             assert res.structured_content["view"] == "shell"
             assert res.structured_content["laws"] == 0
@@ -126,8 +153,7 @@ def test_tools_in_process(tmp_path, mode):
             assert "memnet_create_session" in text_of(res)
             assert res.structured_content["error"]["code"] == "session_not_found"
 
-            res = await call(client, "memnet_recall", session="work",
-                             q="MATCH (n:TSK WHERE")
+            res = await call(client, "memnet_recall", session="work", q="MATCH (n:TSK WHERE")
             assert res.is_error and text_of(res).startswith("gql_syntax:")
             assert res.structured_content["error"]["code"] == "gql_syntax"
 
@@ -145,26 +171,44 @@ def test_tools_in_process(tmp_path, mode):
             assert res.structured_content["sessions"][0]["version"] == 1
 
             # Path-B Absorb: a bounded slice of `work` joins `lead` as one version
-            await call(client, "memnet_commit", session="work",
-                       delta="INSERT (far:DOC {title: 'not near the anchor'})")
+            await call(
+                client,
+                "memnet_commit",
+                session="work",
+                delta="INSERT (far:DOC {title: 'not near the anchor'})",
+            )
             await call(client, "memnet_create_session", session="lead")
             anchor = "na1"  # the task of DELTA, minted first
-            res = await call(client, "memnet_absorb", lead="lead", member="work",
-                             anchors=[anchor], id_policy="remint", hops=1)
+            res = await call(
+                client,
+                "memnet_absorb",
+                lead="lead",
+                member="work",
+                anchors=[anchor],
+                id_policy="remint",
+                hops=1,
+            )
             assert not res.is_error, text_of(res)
             assert res.structured_content["version"] == 1
             assert res.structured_content["ids"][anchor].startswith("n")
             res = await call(client, "memnet_recall", session="lead", q="TSK pricing")
             assert "origin: 'work/na1'" in text_of(res)
-            res = await call(client, "memnet_absorb", lead="lead", member="work",
-                             anchors=[anchor], id_policy="reject")
+            res = await call(
+                client,
+                "memnet_absorb",
+                lead="lead",
+                member="work",
+                anchors=[anchor],
+                id_policy="reject",
+            )
             assert res.is_error and text_of(res).startswith("absorb_rejected:")
             assert not tools["memnet_absorb"].annotations.read_only_hint
             # the default policy (merge) joins what lead holds: twice is once
             await call(client, "memnet_create_session", session="lead2")
             for version, changed in ((1, True), (1, False)):
-                res = await call(client, "memnet_absorb", lead="lead2", member="work",
-                                 anchors=[anchor], hops=1)
+                res = await call(
+                    client, "memnet_absorb", lead="lead2", member="work", anchors=[anchor], hops=1
+                )
                 assert not res.is_error, text_of(res)
                 got = res.structured_content
                 assert (got["version"], got["changed"]) == (version, changed)
@@ -176,8 +220,8 @@ def test_tools_in_process(tmp_path, mode):
         cab.close()
     # what the server committed is in the cabinet for the next process
     with Cabinet.open(tmp_path / "cab") as again:
-        assert again.open("work").version == 2   # the first commit and the far DOC
-        assert again.open("lead").version == 1   # the absorbed slice
+        assert again.open("work").version == 2  # the first commit and the far DOC
+        assert again.open("lead").version == 1  # the absorbed slice
 
 
 @pytest.mark.req("MN-REQ-00.1", "MN-REQ-19")
@@ -191,13 +235,11 @@ def test_recall_since_answers_what_changed(tmp_path):
             await call(client, "memnet_commit", session="work", delta=DELTA)
             first = await call(client, "memnet_recall", session="work", q="TSK pricing")
             etag = first.structured_content["etag"]
-            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
-                             since=etag)
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing", since=etag)
             assert text_of(res).startswith("// unchanged v=1 ")
             assert res.structured_content["answer"] == "unchanged"
             await call(client, "memnet_commit", session="work", delta="SET na1.status = 'review'")
-            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
-                             since=etag)
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing", since=etag)
             assert text_of(res).splitlines()[1:] == ["SET na1.status = 'review'"]
             rec = res.structured_content
             assert rec["answer"] == "delta" and rec["since"] == etag and rec["changed"] == 1
@@ -207,8 +249,7 @@ def test_recall_since_answers_what_changed(tmp_path):
                 s = other.open("work")
                 s.commit("SET na1.prio = 1")
                 other.flush(s)
-            res = await call(client, "memnet_recall", session="work", q="TSK pricing",
-                             since=etag)
+            res = await call(client, "memnet_recall", session="work", q="TSK pricing", since=etag)
             assert text_of(res).splitlines()[1:] == ["SET na1.prio = 1, na1.status = 'review'"]
             res = await call(client, "memnet_recall", session="work", q="TSK", since="x")
             assert res.is_error and text_of(res).startswith("bad_query: since must be")
@@ -249,16 +290,18 @@ def test_other_writers_are_seen_and_conflicts_reported(tmp_path):
             real = tools._session
             tools._session = lambda sid: stale
             try:
-                res = await call(client, "memnet_commit", session="work",
-                                 delta="INSERT (y:TSK {title: 'Mine'})")
+                res = await call(
+                    client, "memnet_commit", session="work", delta="INSERT (y:TSK {title: 'Mine'})"
+                )
             finally:
                 tools._session = real
             assert res.is_error and text_of(res).startswith("conflict:")
             assert res.structured_content["error"]["code"] == "conflict"
             assert "work" not in tools._cache  # dropped: the next call reloads
 
-            res = await call(client, "memnet_commit", session="work",
-                             delta="INSERT (y:TSK {title: 'Mine'})")
+            res = await call(
+                client, "memnet_commit", session="work", delta="INSERT (y:TSK {title: 'Mine'})"
+            )
             assert not res.is_error, text_of(res)
             assert res.structured_content["version"] == 4
             res = await call(client, "memnet_recall", session="work", q="TSK", limit=10)
@@ -275,7 +318,9 @@ def _params(tmp_path: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "memnet", "--home", str(tmp_path / "cab"), "mcp", *args],
-        env={"PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
+        env={"PYTHONPATH": str(ROOT)},
+        cwd=str(tmp_path),
+    )
 
 
 @pytest.mark.req("MN-REQ-13.1", "MN-REQ-15", "MN-REQ-19")
@@ -287,23 +332,23 @@ def test_stdio_subprocess(tmp_path, mode):
 
     async def main() -> None:
         with anyio.fail_after(60):
-            async with Client(stdio_client(_params(tmp_path), errlog=errlog),
-                              mode=mode) as client:
-                assert client.protocol_version == ("2026-07-28" if mode == "auto"
-                                                   else "2025-11-25")
+            async with Client(stdio_client(_params(tmp_path), errlog=errlog), mode=mode) as client:
+                assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
                 assert client.instructions == INSTRUCTIONS
                 listed = (await client.list_tools()).tools
                 assert {t.name for t in listed} == TOOLS
-                served = [t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                          for t in listed]
-                assert served == listing()   # what the table declares, nothing added
+                served = [
+                    t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed
+                ]
+                assert served == listing()  # what the table declares, nothing added
                 res = await call(client, "memnet_create_session", session="work")
                 assert not res.is_error, text_of(res)
                 res = await call(client, "memnet_commit", session="work", delta=DELTA)
                 assert not res.is_error, text_of(res)
                 assert set(res.structured_content["ids"]) == {"t", "m", "l"}
-                res = await call(client, "memnet_recall", session="work",
-                                 q="TSK status:open pricing")
+                res = await call(
+                    client, "memnet_recall", session="work", q="TSK status:open pricing"
+                )
                 assert not res.is_error, text_of(res)
                 assert "Fix rounding in the pricing page" in text_of(res)
                 assert res.structured_content["seed_mode"] == "match"
@@ -311,8 +356,9 @@ def test_stdio_subprocess(tmp_path, mode):
                 assert res.is_error
                 assert text_of(res).startswith("session_not_found:")
                 res = await call(client, "memnet_recall", session="work", q="TSK", k="x")
-                assert text_of(res).startswith("invalid_argument: memnet_recall: argument "
-                                               "'k' must be integer")
+                assert text_of(res).startswith(
+                    "invalid_argument: memnet_recall: argument 'k' must be integer"
+                )
 
     try:
         anyio.run(main)
@@ -327,9 +373,16 @@ def _rpc(*messages: dict[str, Any]) -> bytes:
     return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
 
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
 
 
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
@@ -338,24 +391,43 @@ def test_lines_that_are_no_message_are_dropped_and_the_server_serves_on(tmp_path
     UTF-8, nesting past any parser, ids JSON-RPC does not allow and a lone
     surrogate are dropped; every request after them is answered, in strict
     UTF-8 JSON, and an unknown tool is a protocol error."""
-    raw = b"".join([
-        b"{not json\n", b"\xff\xfe\n", b"[" * 5000 + b"]" * 5000 + b"\n",
-        b'{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}\n',
-        b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "ping"}\n',
-        b'{"jsonrpc": "2.0", "id": "\\udcff", "method": "ping"}\n',
-        _rpc(INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-             {"jsonrpc": "2.0", "id": 3, "method": "ping"},
-             {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-              "params": {"name": "nope", "arguments": {}}},
-             {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-              "params": {"name": "memnet_sessions", "arguments": {}}}),
-    ])
+    raw = b"".join(
+        [
+            b"{not json\n",
+            b"\xff\xfe\n",
+            b"[" * 5000 + b"]" * 5000 + b"\n",
+            b'{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}\n',
+            b'{"jsonrpc": "2.0", "id": {"a": [1]}, "method": "ping"}\n',
+            b'{"jsonrpc": "2.0", "id": "\\udcff", "method": "ping"}\n',
+            _rpc(
+                INIT,
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 4,
+                    "method": "tools/call",
+                    "params": {"name": "nope", "arguments": {}},
+                },
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "tools/call",
+                    "params": {"name": "memnet_sessions", "arguments": {}},
+                },
+            ),
+        ]
+    )
     replies: dict[Any, Any] = {}
-    with subprocess.Popen([sys.executable, "-m", "memnet", "--home", str(tmp_path / "cab"),
-                           "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                          cwd=tmp_path) as p:
+    with subprocess.Popen(
+        [sys.executable, "-m", "memnet", "--home", str(tmp_path / "cab"), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        cwd=tmp_path,
+    ) as p:
         assert p.stdin is not None and p.stdout is not None
         p.stdin.write(raw)
         p.stdin.flush()
@@ -363,7 +435,7 @@ def test_lines_that_are_no_message_are_dropped_and_the_server_serves_on(tmp_path
             while set(replies) != {1, 2, 3, 4, 5}:
                 line = p.stdout.readline()
                 assert line, f"the server stopped; answered {sorted(map(str, replies))}"
-                reply = json.loads(line.decode("utf-8"))   # strict: no lone surrogate
+                reply = json.loads(line.decode("utf-8"))  # strict: no lone surrogate
                 replies[reply.get("id")] = reply
         p.stdin.close()
         assert p.wait(timeout=30) == 0
@@ -396,11 +468,16 @@ class _deadline:
 
 
 def test_a_line_over_the_cap_is_read_to_its_end_and_dropped():
-    raw = (b'{"a": 1}\n' + b"x" * 450 + b"\n" + '{"b": "\u00e9"}\n'.encode() + b"\xff\n"
-           + b"tail")
+    raw = b'{"a": 1}\n' + b"x" * 450 + b"\n" + '{"b": "\u00e9"}\n'.encode() + b"\xff\n" + b"tail"
     lines = CappedLines(io.BytesIO(raw), limit=200)
-    assert [lines.readline() for _ in range(6)] == ['{"a": 1}\n', "\n", '{"b": "\u00e9"}\n',
-                                                   "\ufffd\n", "tail", ""]
+    assert [lines.readline() for _ in range(6)] == [
+        '{"a": 1}\n',
+        "\n",
+        '{"b": "\u00e9"}\n',
+        "\ufffd\n",
+        "tail",
+        "",
+    ]
     assert MAX_MESSAGE == 16 << 20
 
 
@@ -419,7 +496,8 @@ def test_a_root_whose_name_is_not_utf8_is_shown_escaped(tmp_path):
                 assert res.is_error and text_of(res).startswith("path_outside_root:")
                 assert "r\\udcffoot" in text_of(res)
                 assert res.structured_content["error"]["roots"] == [
-                    root.replace("\udcff", "\\udcff")]
+                    root.replace("\udcff", "\\udcff")
+                ]
                 res = await call(client, "memnet_sessions")
                 assert not res.is_error, text_of(res)
 
@@ -444,8 +522,15 @@ BLOCK_MCP = textwrap.dedent("""
 
 def run_blocked(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", BLOCK_MCP, *args], text=True,
-                          capture_output=True, env=env, cwd=cwd, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK_MCP, *args],
+        text=True,
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.req("MN-REQ-15", "MN-REQ-19")
@@ -455,18 +540,25 @@ def test_without_the_sdk_memnet_mcp_says_how_to_install_it(tmp_path):
     assert p.returncode == 1, p.stderr
     assert p.stderr.strip() == f"memnet: error: dependency_missing: {MISSING_EXTRA}"
     assert "pip install 'memnet[mcp]'" in MISSING_EXTRA
-    assert not home.exists()   # refused before the cabinet is opened
+    assert not home.exists()  # refused before the cabinet is opened
     p = run_blocked("mcp", "--help", cwd=tmp_path)
     assert p.returncode == 0 and "MCP server" in p.stdout, p.stderr
     assert "memnet_recall" in p.stdout and "memnet[mcp]" in p.stdout
-    code = BLOCK_MCP.replace("from memnet.faces.cli import main\nsys.exit(main(sys.argv[1:]))",
-                             "")
-    code += ("from memnet import Cabinet\nfrom memnet.faces.mcp import build_server\n"
-             "from memnet.errors import DependencyMissing\n"
-             "try:\n    build_server(Cabinet.open(backend='memory'))\n"
-             "except DependencyMissing as e:\n    print(e.code, e.message)\n")
-    p = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60, check=False)
+    code = BLOCK_MCP.replace("from memnet.faces.cli import main\nsys.exit(main(sys.argv[1:]))", "")
+    code += (
+        "from memnet import Cabinet\nfrom memnet.faces.mcp import build_server\n"
+        "from memnet.errors import DependencyMissing\n"
+        "try:\n    build_server(Cabinet.open(backend='memory'))\n"
+        "except DependencyMissing as e:\n    print(e.code, e.message)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        text=True,
+        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=60,
+        check=False,
+    )
     assert p.stdout.strip() == f"dependency_missing {MISSING_EXTRA}", p.stderr
 
 
@@ -501,18 +593,19 @@ def test_the_tool_list_costs_at_most_1500_tokens_and_says_how_to_read_a_shape(tm
     recall = tools["memnet_recall"].description
     lines = recall.splitlines()
     # the receipt line as described is the receipt line a Shape starts with
-    template = recall[recall.index("`// shape"):recall.index("`", recall.index("`// shape") + 1)]
+    template = recall[recall.index("`// shape") : recall.index("`", recall.index("`// shape") + 1)]
     shape = work.recall("TSK status:open pricing", limit=1)
     first = shape.text.splitlines()[0]
     keys = re.findall(r" (\w+)=", template)
     assert keys == ["v", "q", "rows", "holds_answer", "etag"]
-    assert first.startswith("// shape ") and re.findall(r" (\w+)=", first)[:len(keys)] == keys
+    assert first.startswith("// shape ") and re.findall(r" (\w+)=", first)[: len(keys)] == keys
     assert shape.text.splitlines()[1] == "INSERT"
     assert recall.index("// shape") < recall.index("INSERT literal")
     assert "`note=`" in recall and "`more=`" in recall
     kinds = [x for x in lines if x.startswith("Usual kinds:")]
-    assert len(kinds) == 1 and all(k in kinds[0] for k in ("TSK", "LAW", "DEC", "MOD", "REQ",
-                                                            "PKG"))
+    assert len(kinds) == 1 and all(
+        k in kinds[0] for k in ("TSK", "LAW", "DEC", "MOD", "REQ", "PKG")
+    )
     q_line = [x for x in lines if x.startswith("q: ")]
     assert len(q_line) == 1 and "`TSK status:open pricing`" in q_line[0]
     assert "`MATCH (n:TSK) WHERE n.title CONTAINS" in q_line[0]
@@ -529,6 +622,7 @@ def test_the_tool_list_costs_at_most_1500_tokens_and_says_how_to_read_a_shape(tm
     import inspect
 
     from memnet.faces.mcp import MemNetTools
+
     for spec in TABLE:
         params = inspect.signature(getattr(MemNetTools, spec.method)).parameters
         assert {a.name for a in spec.args} <= set(params), spec.name
@@ -550,25 +644,36 @@ def test_arguments_are_read_by_the_table(tmp_path, mode):
         async with Client(server, mode=mode) as client:
             await call(client, "memnet_create_session", session="s")
             await call(client, "memnet_commit", session="s", delta=DELTA)
-            for args, words in (({"session": "s", "k": "x"}, "'k' must be integer"),
-                                ({}, "'session' is required"),
-                                ({"session": "s", "max_row": 3}, "unknown argument 'max_row'"),
-                                ({"session": "s", "k": "--5"}, "'k' must be integer"),
-                                ({"session": "s", "k": "9" * 25}, "'k' must be integer"),
-                                ({"session": "s", "k": 1.5}, "'k' must be integer"),
-                                ({"session": "s", "laws": "yes"}, "'laws' must be boolean"),
-                                ({"session": "s", "view": "wide"},
-                                 "'view' must be one of interior, shell")):
+            for args, words in (
+                ({"session": "s", "k": "x"}, "'k' must be integer"),
+                ({}, "'session' is required"),
+                ({"session": "s", "max_row": 3}, "unknown argument 'max_row'"),
+                ({"session": "s", "k": "--5"}, "'k' must be integer"),
+                ({"session": "s", "k": "9" * 25}, "'k' must be integer"),
+                ({"session": "s", "k": 1.5}, "'k' must be integer"),
+                ({"session": "s", "laws": "yes"}, "'laws' must be boolean"),
+                ({"session": "s", "view": "wide"}, "'view' must be one of interior, shell"),
+            ):
                 res = await client.call_tool("memnet_recall", args)
                 assert res.is_error and text_of(res).startswith(
-                    "invalid_argument: memnet_recall: "), text_of(res)
+                    "invalid_argument: memnet_recall: "
+                ), text_of(res)
                 assert words in text_of(res)
                 assert res.structured_content["error"]["code"] == "invalid_argument"
-            res = await client.call_tool("memnet_absorb", {"lead": "s", "member": "s",
-                                                           "anchors": "na1"})
+            res = await client.call_tool(
+                "memnet_absorb", {"lead": "s", "member": "s", "anchors": "na1"}
+            )
             assert "'anchors' must be a list of strings" in text_of(res)
-            res = await call(client, "memnet_recall", session="s", q="TSK", k="1",
-                             laws="false", max_rows=None, view="shell")
+            res = await call(
+                client,
+                "memnet_recall",
+                session="s",
+                q="TSK",
+                k="1",
+                laws="false",
+                max_rows=None,
+                view="shell",
+            )
             assert not res.is_error, text_of(res)
             rec = res.structured_content
             assert (rec["k"], rec["laws"], rec["max_rows"], rec["view"]) == (1, 0, 50, "shell")
@@ -591,7 +696,8 @@ def test_a_fault_of_ours_is_an_internal_result_and_the_server_serves_on(tmp_path
         async with Client(server) as client:
             res = await call(client, "memnet_sessions")
             assert res.is_error and text_of(res).startswith(
-                "internal: unexpected failure: ZeroDivisionError")
+                "internal: unexpected failure: ZeroDivisionError"
+            )
             assert res.structured_content["error"]["code"] == "internal"
             res = await call(client, "memnet_create_session", session="s")
             assert not res.is_error, text_of(res)
@@ -618,12 +724,13 @@ def test_long_tools_report_progress(tmp_path, mode):
     async def main() -> None:
         async with Client(server, mode=mode) as client:
             for tool, args, key in (
-                    ("memnet_ingest", {"session": "code", "path": str(tree), "create": True},
-                     "ingest"),
-                    ("memnet_snap", {"model": str(ROOT / "sysml-models"), "prefix": "mn"},
-                     "snap")):
-                async def note(done: float, total: float | None, message: str | None,
-                               key: str = key) -> None:
+                ("memnet_ingest", {"session": "code", "path": str(tree), "create": True}, "ingest"),
+                ("memnet_snap", {"model": str(ROOT / "sysml-models"), "prefix": "mn"}, "snap"),
+            ):
+
+                async def note(
+                    done: float, total: float | None, message: str | None, key: str = key
+                ) -> None:
                     seen[key].append((done, total))
 
                 res = await client.call_tool(tool, args, progress_callback=note)
@@ -652,8 +759,7 @@ def test_ingest_and_snap_tools(tmp_path):
 
     async def main() -> None:
         async with Client(server, mode="legacy") as client:
-            res = await call(client, "memnet_ingest", session="code", path=str(tree),
-                             create=True)
+            res = await call(client, "memnet_ingest", session="code", path=str(tree), create=True)
             assert not res.is_error, text_of(res)
             assert res.structured_content["parts"][0]["created"] >= 3
             again = await call(client, "memnet_ingest", session="code", path=str(tree))
@@ -668,8 +774,9 @@ def test_ingest_and_snap_tools(tmp_path):
             assert max(sn.structured_content["rows"].values()) <= 50
             req = await call(client, "memnet_recall", session="mn-cat", q="REQ rid:MN-REQ-19")
             assert "session: 'mn-" in text_of(req)
-            tiny = await call(client, "memnet_snap", model=str(ROOT / "sysml-models"),
-                              prefix="x", budget=2)
+            tiny = await call(
+                client, "memnet_snap", model=str(ROOT / "sysml-models"), prefix="x", budget=2
+            )
             assert tiny.is_error and text_of(tiny).startswith("bad_query:")
 
     anyio.run(main)
@@ -686,17 +793,20 @@ def test_snap_tool_lists_files_it_left_out_and_strict_writes_nothing(tmp_path):
 
     async def main() -> None:
         async with Client(server, mode="legacy") as client:
-            strict = await call(client, "memnet_snap", model=str(model), prefix="m",
-                                strict=True)
+            strict = await call(client, "memnet_snap", model=str(model), prefix="m", strict=True)
             assert strict.is_error and text_of(strict).startswith("model_syntax:")
             assert cab.sessions() == []
             sn = await call(client, "memnet_snap", model=str(model), prefix="m")
             assert not sn.is_error, text_of(sn)
             out = sn.structured_content
-            assert out["failed"] == ["bad.sysml:2: not ingested (model_syntax, column 12): "
-                                     "unterminated string or name (no closing ' on its line)"]
-            assert out["warnings"] == ["good.sysml:1: unresolved type 'Gone' of PART 'b': no "
-                                       "element named 'Gone' is visible"]
+            assert out["failed"] == [
+                "bad.sysml:2: not ingested (model_syntax, column 12): "
+                "unterminated string or name (no closing ' on its line)"
+            ]
+            assert out["warnings"] == [
+                "good.sysml:1: unresolved type 'Gone' of PART 'b': no "
+                "element named 'Gone' is visible"
+            ]
             assert "not ingested: bad.sysml:2" in text_of(sn)
             assert "1 warning(s), 1 file(s) not ingested" in text_of(sn)
 
@@ -728,14 +838,12 @@ def test_host_search_and_snap_tools(tmp_path):
             assert len(hits) == 2 and hits[0]["locator"] == "py:lib/shop/pricing.py::round_price"
             assert "py:lib/shop/pricing.py::round_price" in text_of(res)
             await call(client, "memnet_create_session", session="work")
-            res = await call(client, "memnet_host_snap", session="work", q="round a price",
-                             top=3)
+            res = await call(client, "memnet_host_snap", session="work", q="round a price", top=3)
             assert not res.is_error, text_of(res)
             out = res.structured_content
             assert (out["version"], out["changed"], out["created"]) == (1, True, 3)
             assert "QRY round a price" in text_of(res)
-            again = await call(client, "memnet_host_snap", session="work", q="round a price",
-                               top=3)
+            again = await call(client, "memnet_host_snap", session="work", q="round a price", top=3)
             assert again.structured_content["changed"] is False
             rec = await call(client, "memnet_recall", session="work", q="QRY round price")
             assert "py:lib/shop/pricing.py::round_price" in text_of(rec)
@@ -745,9 +853,11 @@ def test_host_search_and_snap_tools(tmp_path):
             res = await call(client, "memnet_host_search", q="inventory Friday", top=1)
             assert res.structured_content["hits"][0]["locator"] == "txt:lib/docs/notes.txt"
             # errors come back as tool results with their codes
-            for args, code in (({"q": ""}, "bad_query"), ({"q": "x", "top": 0}, "bad_query"),
-                               ({"q": "x", "index": str(tmp_path / "none")},
-                                "index_not_found")):
+            for args, code in (
+                ({"q": ""}, "bad_query"),
+                ({"q": "x", "top": 0}, "bad_query"),
+                ({"q": "x", "index": str(tmp_path / "none")}, "index_not_found"),
+            ):
                 res = await call(client, "memnet_host_search", **args)
                 assert res.is_error and text_of(res).startswith(f"{code}:"), text_of(res)
             res = await call(client, "memnet_host_snap", session="ghost", q="price")
@@ -765,8 +875,11 @@ def test_docs_list_every_tool_with_its_arguments_and_choices():
     """docs/mcp.md has a row per tool of the table naming each of its
     arguments and each fixed choice."""
     doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
-    rows = {line.split("|")[1].strip().strip("`"): line for line in doc.splitlines()
-            if line.startswith("| `memnet_")}
+    rows = {
+        line.split("|")[1].strip().strip("`"): line
+        for line in doc.splitlines()
+        if line.startswith("| `memnet_")
+    }
     assert set(rows) == TOOLS
     for spec in TABLE:
         for arg in spec.args:

@@ -52,11 +52,11 @@ def test_carriage_return_updates_on_a_tty():
     out = FakeTTY()
     clock = Clock()
     with Progress("hydrate s", stream=out, delay=0.5, interval=0.1, clock=clock) as bar:
-        bar(10, 100)                     # too early: nothing yet
+        bar(10, 100)  # too early: nothing yet
         assert out.getvalue() == ""
         clock.t = 1.0
         bar(50, 100)
-        bar(51, 100)                     # throttled: same instant
+        bar(51, 100)  # throttled: same instant
         clock.t = 2.0
         bar(100, 100)
     text = out.getvalue()
@@ -108,8 +108,7 @@ def big_home(tmp_path_factory):
 
 def cli_env(home: Path) -> dict[str, str]:
     # a zero delay keeps the test fast; the 0.5 s default is checked above
-    return dict(os.environ, MEMNET_HOME=str(home), PYTHONPATH=str(ROOT),
-                MEMNET_PROGRESS_DELAY="0")
+    return dict(os.environ, MEMNET_HOME=str(home), PYTHONPATH=str(ROOT), MEMNET_PROGRESS_DELAY="0")
 
 
 ARGS = ("recall", "big", "TSK", "--rows", "5")
@@ -120,8 +119,9 @@ def on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, bytes, str]:
     code, stdout and what the terminal showed."""
     master, slave = pty.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "memnet", *args], stdout=subprocess.PIPE,
-                             stderr=slave, env=env)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "memnet", *args], stdout=subprocess.PIPE, stderr=slave, env=env
+        )
         os.close(slave)
         slave = -1
         chunks: list[bytes] = []
@@ -149,15 +149,20 @@ def test_cli_shows_a_bar_on_a_terminal(big_home):
     code, out, err = on_terminal(list(ARGS), cli_env(big_home))
     assert code == 0
     assert "\r" in err and "hydrate big: [" in err and "100.0%" in err, err
-    total = BIG_NODES + BIG_NODES // 2   # records read: nodes and edges
+    total = BIG_NODES + BIG_NODES // 2  # records read: nodes and edges
     assert f"{total:,}/{total:,}" in err, err
     assert b"// shape v=" in out
 
 
 @pytest.mark.req("MN-REQ-15")
 def test_cli_is_silent_on_a_pipe(big_home):
-    r = subprocess.run([sys.executable, "-m", "memnet", *ARGS], capture_output=True,
-                       env=cli_env(big_home), timeout=60, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "memnet", *ARGS],
+        capture_output=True,
+        env=cli_env(big_home),
+        timeout=60,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stderr == b""
     assert r.stdout.startswith(b"// shape v=")

@@ -27,8 +27,10 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def require_dot() -> str:
     exe = shutil.which("dot")
     if exe is None:
-        pytest.fail("Graphviz (dot) is required by these tests and is not on PATH: "
-                    "apt-get install graphviz / brew install graphviz")
+        pytest.fail(
+            "Graphviz (dot) is required by these tests and is not on PATH: "
+            "apt-get install graphviz / brew install graphviz"
+        )
     return exe
 
 
@@ -45,9 +47,15 @@ def cli(*args: str, home: Path, path: str | None = None) -> subprocess.Completed
     env = dict(os.environ, MEMNET_HOME=str(home), PYTHONPATH=str(ROOT))
     if path is not None:
         env["PATH"] = path
-    return subprocess.run([sys.executable, "-m", "memnet", *args], text=True,
-                          capture_output=True, env=env, timeout=120, cwd=home.parent,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "memnet", *args],
+        text=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        cwd=home.parent,
+        check=False,
+    )
 
 
 def check_png(path: Path) -> None:
@@ -86,7 +94,7 @@ def test_mermaid_is_deterministic_escaped_and_complete(shape):
     assert mm == render.to_mermaid(shape)
     assert mm.splitlines()[0] == "graph LR"
     for n in shape.nodes:
-        assert re.search(rf'^  n_{n.var}\W', mm, re.MULTILINE), n.var
+        assert re.search(rf"^  n_{n.var}\W", mm, re.MULTILINE), n.var
     for e in shape.edges:
         assert f'n_{e.src} -->|"{e.type}"| n_{e.dst}' in mm
     for v in shape.seed_handles:
@@ -127,8 +135,7 @@ def test_memnet_show_writes_png_and_svg(tmp_path):
     home = tmp_path / "cab"
     assert cli("demo", home=home).returncode == 0
     png = tmp_path / "out.png"
-    r = cli("show", "demo", "TSK status:open pricing", "-o", str(png), "--hops", "1",
-            home=home)
+    r = cli("show", "demo", "TSK status:open pricing", "-o", str(png), "--hops", "1", home=home)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(png)
     check_png(png)
@@ -154,7 +161,8 @@ def test_memnet_show_without_graphviz_is_dependency_missing(tmp_path):
     out = tmp_path / "nodot.png"
     r = cli("show", "demo", "-o", str(out), home=home, path=str(empty))
     assert r.returncode == 1
-    assert r.stderr.startswith("memnet: error: dependency_missing: Graphviz (dot) is not "
-                               "installed"), r.stderr
+    assert r.stderr.startswith(
+        "memnet: error: dependency_missing: Graphviz (dot) is not installed"
+    ), r.stderr
     assert "apt-get install graphviz" in r.stderr
     assert not out.exists()

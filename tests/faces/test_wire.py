@@ -28,9 +28,13 @@ class WireProc:
 
     def __init__(self, home: Path, *extra: str) -> None:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.p = subprocess.Popen([sys.executable, "-m", "memnet", "--home", str(home), "wire",
-                                   *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env)
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "memnet", "--home", str(home), "wire", *extra],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         self.frames: list[tuple[str, str]] = []  # (status: "ok" or the error code, body)
         self.bad: list[bytes] = []  # anything that is not a well formed frame
         self.cond = threading.Condition()
@@ -55,8 +59,9 @@ class WireProc:
                 self.bad.append(head + body + nl)
                 break
             with self.cond:
-                self.frames.append((m.group(1).decode() if m.group(1) else "ok",
-                                    body.decode("utf-8")))
+                self.frames.append(
+                    (m.group(1).decode() if m.group(1) else "ok", body.decode("utf-8"))
+                )
                 self.cond.notify_all()
         with self.cond:
             self.cond.notify_all()
@@ -115,21 +120,35 @@ def wire_factory():
         w.kill()
 
 
-def _stream(rng: random.Random, count: int, handles: list[str], state: dict[str, int]
-            ) -> list[tuple[str, tuple[str, str | None] | None]]:
+def _stream(
+    rng: random.Random, count: int, handles: list[str], state: dict[str, int]
+) -> list[tuple[str, tuple[str, str | None] | None]]:
     """``count`` statements, each with its expected (status, check) or None when
     it is blank (no response). ``state`` counts open TSK nodes and commits."""
     out: list[tuple[str, tuple[str, str | None] | None]] = []
-    kinds = ["insert"] * 20 + ["set"] * 12 + ["recall"] * 12 + ["match"] * 8 + \
-        ["syntax"] * 10 + ["use"] * 5 + ["garbage"] * 6 + ["ping"] * 12 + ["blank"] * 7 + \
-        ["outline"] * 4 + ["sessions"] * 2 + ["badopt"] * 2
+    kinds = (
+        ["insert"] * 20
+        + ["set"] * 12
+        + ["recall"] * 12
+        + ["match"] * 8
+        + ["syntax"] * 10
+        + ["use"] * 5
+        + ["garbage"] * 6
+        + ["ping"] * 12
+        + ["blank"] * 7
+        + ["outline"] * 4
+        + ["sessions"] * 2
+        + ["badopt"] * 2
+    )
     for _ in range(count):
         i = state["seq"] = state["seq"] + 1
         kind = rng.choice(kinds)
         if kind == "insert":
             pre = rng.choice(["", "/* c; */ ", "// line; comment\n", "\n  "])
-            stmt = (f"{pre}INSERT (t:TSK {{title: 'task {i}; it''s \\'q\\' // no /* no', "
-                    f"status: 'open', n: {i}}});")
+            stmt = (
+                f"{pre}INSERT (t:TSK {{title: 'task {i}; it''s \\'q\\' // no /* no', "
+                f"status: 'open', n: {i}}});"
+            )
             out.append((stmt, ("ok", '"changed": true')))
             state["open"] += 1
             state["commits"] += 1
@@ -138,11 +157,19 @@ def _stream(rng: random.Random, count: int, handles: list[str], state: dict[str,
             out.append((f"SET {h}.prio = {i} /* ; */;", ("ok", '"changed": true')))
             state["commits"] += 1
         elif kind == "recall":
-            out.append(("recall TSK status:open WITH k=1, rows=10, limit=3, format=json;",
-                        ("ok", f'"matched": {state["open"]},')))
+            out.append(
+                (
+                    "recall TSK status:open WITH k=1, rows=10, limit=3, format=json;",
+                    ("ok", f'"matched": {state["open"]},'),
+                )
+            )
         elif kind == "match":
-            out.append(("MATCH (n:TSK {status: 'open'}) LIMIT 2;",
-                        ("ok", f"rows={min(2, state['open'])}/50 ")))
+            out.append(
+                (
+                    "MATCH (n:TSK {status: 'open'}) LIMIT 2;",
+                    ("ok", f"rows={min(2, state['open'])}/50 "),
+                )
+            )
         elif kind == "syntax":
             out.append((f"INSERT (x:TSK {{title: 'oops {i};' );", ("gql_syntax", None)))
         elif kind == "use":
@@ -164,7 +191,7 @@ def _stream(rng: random.Random, count: int, handles: list[str], state: dict[str,
 
 def _check(frames: list[tuple[str, str]], expected: list[tuple[str, str | None]]) -> None:
     assert len(frames) == len(expected)
-    for n, ((status, body), (want, needle)) in enumerate(zip(frames, expected)):
+    for n, ((status, body), (want, needle)) in enumerate(zip(frames, expected, strict=True)):
         assert status == want, (n, status, body, want)
         if needle is not None:
             assert needle in body, (n, body, needle)
@@ -174,9 +201,11 @@ def _check(frames: list[tuple[str, str]], expected: list[tuple[str, str | None]]
 def test_ten_thousand_statements_framed_in_order(tmp_path, wire_factory):
     home = tmp_path / "cab"
     w = wire_factory(home)
-    w.send("RECALL TSK;  USE work CREATE;\n"
-           "INSERT (a:TSK {title: 'seed a', status: 'open'}), (b:TSK {title: 'seed b', "
-           "status: 'open'});")
+    w.send(
+        "RECALL TSK;  USE work CREATE;\n"
+        "INSERT (a:TSK {title: 'seed a', status: 'open'}), (b:TSK {title: 'seed b', "
+        "status: 'open'});"
+    )
     first = w.wait_frames(3)
     assert first[0][0] == "bad_frame" and "USE a session first" in first[0][1]
     assert first[1] == ("ok", "using work (version 0)")
@@ -244,8 +273,10 @@ def test_oversized_frame_is_not_held_in_memory(tmp_path, wire_factory):
 def test_eof_flushes_and_exits_0(tmp_path, wire_factory):
     home = tmp_path / "cab"
     w = wire_factory(home, "--session", "eof")
-    w.send("INSERT (t:TSK {title: 'kept', status: 'open'}); SET t.x = 1; PING;"
-           "INSERT (u:TSK {title: 'also kept'});\n// trailing comment, no statement\n")
+    w.send(
+        "INSERT (t:TSK {title: 'kept', status: 'open'}); SET t.x = 1; PING;"
+        "INSERT (u:TSK {title: 'also kept'});\n// trailing comment, no statement\n"
+    )
     assert w.close() == 0
     frames = w.wait_frames(4)
     assert len(w.frames) == 4
@@ -314,7 +345,7 @@ def _split(data: bytes, step: int | None) -> list[tuple[str, object]]:
         out += sp.feed(data)
     else:
         for i in range(0, len(data), step):
-            out += sp.feed(data[i:i + step])
+            out += sp.feed(data[i : i + step])
     return out + sp.finish()
 
 
@@ -364,9 +395,15 @@ def test_recall_options_that_are_not_name_value_pairs_are_bad_query():
     allowed = {"k", "hops", "rows", "limit", "fanout", "view", "laws", "since"}
     assert _options("TSK deal with rounding", allowed) == ("TSK deal with rounding", {})
     assert _options("TSK x WITH rows=3, view=shell", allowed) == (
-        "TSK x", {"max_rows": 3, "view": "shell"})
-    for text, words in (("TSK WITH rows", "name=value"), ("TSK WITH", "name=value"),
-                        ("TSK WITH rows=3, rows=4", "twice"), ("TSK WITH k=1, hops=2", "twice")):
+        "TSK x",
+        {"max_rows": 3, "view": "shell"},
+    )
+    for text, words in (
+        ("TSK WITH rows", "name=value"),
+        ("TSK WITH", "name=value"),
+        ("TSK WITH rows=3, rows=4", "twice"),
+        ("TSK WITH k=1, hops=2", "twice"),
+    ):
         with pytest.raises(QueryError, match=words):
             _options(text, allowed)
 
@@ -391,10 +428,12 @@ def test_a_storage_outage_does_not_unselect_the_session(tmp_path):
         def __getattr__(self, name):
             attr = getattr(self.cab, name)
             if name in ("flush", "open", "is_stale", "exists", "create") and callable(attr):
+
                 def call(*a, **k):
                     if self.down:
                         raise CabinetError("the server is away", code="cabinet_unavailable")
                     return attr(*a, **k)
+
                 return call
             return attr
 
@@ -409,15 +448,16 @@ def test_a_storage_outage_does_not_unselect_the_session(tmp_path):
             out.truncate()
             w.answer(("statement", stmt.encode()))
             head, _, body = out.getvalue().decode().partition("\n")
-            frames.append((head.split()[0] if head.startswith("ok") else head.split()[1],
-                           body.strip()))
+            frames.append(
+                (head.split()[0] if head.startswith("ok") else head.split()[1], body.strip())
+            )
             return frames[-1]
 
         assert say("USE w CREATE")[0] == "ok"
         assert say("INSERT (t:TSK {title: 'kept'})")[0] == "ok"
         cab.down = True
         assert say("INSERT (t:TSK {title: 'lost'})")[0] == "cabinet_unavailable"
-        assert say("RECALL TSK")[0] == "cabinet_unavailable"      # not "USE a session"
+        assert say("RECALL TSK")[0] == "cabinet_unavailable"  # not "USE a session"
         cab.down = False
         status, body = say("RECALL TSK")
         assert status == "ok" and "kept" in body and "lost" not in body

@@ -51,8 +51,10 @@ def edge_key(e: EdgePattern):
 
 def test_format_value():
     assert format_value("it's") == "'it\\'s'"
-    assert format_value("a\\b\nc\rd\te\x00f\x1fg\x7fh") == \
-        "'a\\\\b\\nc\\rd\\te\\u0000f\\u001fg\\u007fh'"
+    assert (
+        format_value("a\\b\nc\rd\te\x00f\x1fg\x7fh")
+        == "'a\\\\b\\nc\\rd\\te\\u0000f\\u001fg\\u007fh'"
+    )
     assert format_value("é € 😀 \u2028") == "'é € 😀 \u2028'"
     assert format_value("\ud800") == "'\\ud800'"
     with pytest.raises(GQLSyntaxError, match="surrogate"):  # not text: never parsed back
@@ -75,30 +77,35 @@ def test_format_props_node_edge_insert():
     assert format_props(()) == ""
     assert format_props((("w", 2), ("t", "x"))) == "{w: 2, t: 'x'}"
     assert format_props({"a": [1]}) == "{a: [1]}"
-    assert format_node("n1", ("TSK", "URGENT"), (("status", "open"), ("title", "Fix")),
-                       nick="pricing") == \
-        "(n1:TSK&URGENT #pricing {status: 'open', title: 'Fix'})"
+    assert (
+        format_node("n1", ("TSK", "URGENT"), (("status", "open"), ("title", "Fix")), nick="pricing")
+        == "(n1:TSK&URGENT #pricing {status: 'open', title: 'Fix'})"
+    )
     assert format_node("n1", (), ()) == "(n1)"
     assert format_node(None, ("TSK",), ()) == "(:TSK)"
     assert format_node(None, (), (), nick="x") == "(#x)"
     assert format_node(None, (), (("a", 1),)) == "({a: 1})"
-    assert format_edge("e3", "TOUCHES", "n1", "n4", (("w", 2),)) == \
-        "(n1)-[e3:TOUCHES {w: 2}]->(n4)"
+    assert format_edge("e3", "TOUCHES", "n1", "n4", (("w", 2),)) == "(n1)-[e3:TOUCHES {w: 2}]->(n4)"
     assert format_edge(None, "TOUCHES", "n1", "n4") == "(n1)-[:TOUCHES]->(n4)"
     assert format_insert([], []) == ""
-    assert format_insert(["(a)", "(b)"], ["(a)-[:R]->(b)"]) == \
-        "INSERT\n  (a),\n  (b),\n  (a)-[:R]->(b)"
+    assert (
+        format_insert(["(a)", "(b)"], ["(a)-[:R]->(b)"])
+        == "INSERT\n  (a),\n  (b),\n  (a)-[:R]->(b)"
+    )
 
 
-@pytest.mark.parametrize("call", [
-    lambda: format_node("1a", (), ()),
-    lambda: format_node("a", ("tsk",), ()),
-    lambda: format_node("a", (), (), nick="Bad"),
-    lambda: format_node("_anon3", (), ()),
-    lambda: format_node("a", (), (("bad-key", 1),)),
-    lambda: format_edge(None, "touches", "a", "b"),
-    lambda: format_edge(None, "T", "a", "b c"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: format_node("1a", (), ()),
+        lambda: format_node("a", ("tsk",), ()),
+        lambda: format_node("a", (), (), nick="Bad"),
+        lambda: format_node("_anon3", (), ()),
+        lambda: format_node("a", (), (("bad-key", 1),)),
+        lambda: format_edge(None, "touches", "a", "b"),
+        lambda: format_edge(None, "T", "a", "b c"),
+    ],
+)
 def test_emit_refuses_unparseable_names(call):
     with pytest.raises(ValueError):
         call()
@@ -107,33 +114,58 @@ def test_emit_refuses_unparseable_names(call):
 def test_shape_with_receipt_comment_parses():
     text = "// session=demo version=3 seed=match rows=3/50\n" + format_insert(
         [format_node("n1", ("TSK",), (("title", "Fix it"),)), format_node("n2", ("MOD",), ())],
-        [format_edge("e1", "TOUCHES", "n1", "n2")])
+        [format_edge("e1", "TOUCHES", "n1", "n2")],
+    )
     (ins,) = parse_delta(text).statements
     assert [n.var for n in ins.nodes] == ["n1", "n2"]
     assert ins.edges == (EdgePattern("e1", "TOUCHES", "n1", "n2"),)
 
 
 def test_format_query_examples():
-    q = SeedQuery(kind="TSK", labels=("URGENT",), props=(("status", "open"),),
-                  keywords=("pricing",), contains=(("title", "pricing page"),), nick="nick",
-                  limit=3)
+    q = SeedQuery(
+        kind="TSK",
+        labels=("URGENT",),
+        props=(("status", "open"),),
+        keywords=("pricing",),
+        contains=(("title", "pricing page"),),
+        nick="nick",
+        limit=3,
+    )
     assert format_query(q) == "TSK URGENT status:open title~'pricing page' pricing #nick limit:3"
     assert format_query(SeedQuery()) == ""
-    assert format_query(SeedQuery(props=(("code", "7"), ("n", 7), ("b", "true"), ("x", 1.5),
-                                         ("t", ("a", "b")), ("e", "")))) == \
-        "code:'7' n:7 b:'true' x:1.5 t:['a', 'b'] e:''"
-    assert format_query(SeedQuery(keywords=("TSK", "a:b", "k~v", "two words", "#x", "//c", "ok"))) \
+    assert (
+        format_query(
+            SeedQuery(
+                props=(
+                    ("code", "7"),
+                    ("n", 7),
+                    ("b", "true"),
+                    ("x", 1.5),
+                    ("t", ("a", "b")),
+                    ("e", ""),
+                )
+            )
+        )
+        == "code:'7' n:7 b:'true' x:1.5 t:['a', 'b'] e:''"
+    )
+    assert (
+        format_query(SeedQuery(keywords=("TSK", "a:b", "k~v", "two words", "#x", "//c", "ok")))
         == "'TSK' 'a:b' 'k~v' 'two words' '#x' '//c' ok"
+    )
 
 
 def test_format_query_of_match_form_reads_back():
-    text = ("MATCH (n:TSK&URGENT #focus {status: 'open'}) WHERE n.title CONTAINS 'pricing page' "
-            "AND n.prio = 2")
+    text = (
+        "MATCH (n:TSK&URGENT #focus {status: 'open'}) WHERE n.title CONTAINS 'pricing page' "
+        "AND n.prio = 2"
+    )
     q = parse_query(text + " LIMIT 3 RETURN n")
     out = format_query(q)
     # a MATCH query is normalised in MATCH form, so its LIMIT reads back as a LIMIT
-    assert out == ("MATCH (n:TSK&URGENT #focus {status: 'open', prio: 2}) "
-                   "WHERE n.title CONTAINS 'pricing page' LIMIT 3")
+    assert out == (
+        "MATCH (n:TSK&URGENT #focus {status: 'open', prio: 2}) "
+        "WHERE n.title CONTAINS 'pricing page' LIMIT 3"
+    )
     assert parse_query(out) == q
     # the codebook rendering of the same filters reads back as a codebook query
     cb = replace(q, form="codebook", limit=None)
@@ -144,15 +176,34 @@ def test_format_query_of_match_form_reads_back():
 # --------------------------------------------------------------------------- strategies
 
 _names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).filter(
-    lambda s: not (s.startswith("_anon") and s[5:].isdigit() and s[5:]))
+    lambda s: not (s.startswith("_anon") and s[5:].isdigit() and s[5:])
+)
 _labels = st.from_regex(r"[A-Z][A-Z0-9_]{0,8}", fullmatch=True)
 _nicks = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,10}", fullmatch=True)
 # valid Unicode text: lone surrogates are refused on input (parse and Commit)
 _any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 _scalars = st.one_of(
     _any_text,
-    st.sampled_from(["", "'", "''", "\\", "\\'", "\n", "\r\n", "\t", "\x00", "\x7f", "\u2028",
-                     "/* x */", "// y", "true", "null", "😀"]),
+    st.sampled_from(
+        [
+            "",
+            "'",
+            "''",
+            "\\",
+            "\\'",
+            "\n",
+            "\r\n",
+            "\t",
+            "\x00",
+            "\x7f",
+            "\u2028",
+            "/* x */",
+            "// y",
+            "true",
+            "null",
+            "😀",
+        ]
+    ),
     st.integers(),
     st.integers(min_value=-(2**63), max_value=2**63),
     st.floats(allow_nan=False, allow_infinity=False),
@@ -172,12 +223,14 @@ def graphs(draw):
     nodes = []
     for var in node_vars:
         anonymous = draw(st.booleans()) and draw(st.booleans())
-        nodes.append(NodePattern(
-            None if anonymous else var,
-            tuple(draw(st.lists(_labels, max_size=3))),
-            draw(_props),
-            draw(st.none() | _nicks),
-        ))
+        nodes.append(
+            NodePattern(
+                None if anonymous else var,
+                tuple(draw(st.lists(_labels, max_size=3))),
+                draw(_props),
+                draw(st.none() | _nicks),
+            )
+        )
     ends = [n.var for n in nodes if n.var is not None] + handles
     edges = []
     if ends:
@@ -185,8 +238,15 @@ def graphs(draw):
             var = None
             if edge_names and draw(st.booleans()):
                 var = edge_names.pop()
-            edges.append(EdgePattern(var, draw(_labels), draw(st.sampled_from(ends)),
-                                     draw(st.sampled_from(ends)), draw(_props)))
+            edges.append(
+                EdgePattern(
+                    var,
+                    draw(_labels),
+                    draw(st.sampled_from(ends)),
+                    draw(st.sampled_from(ends)),
+                    draw(_props),
+                )
+            )
     return nodes, edges
 
 
@@ -215,7 +275,8 @@ def test_insert_round_trip(graph):
     nodes, edges = graph
     text = format_insert(
         [format_node(n.var, n.labels, n.props, n.nick) for n in nodes],
-        [format_edge(e.var, e.type, e.src, e.dst, e.props) for e in edges])
+        [format_edge(e.var, e.type, e.src, e.dst, e.props) for e in edges],
+    )
     delta = parse_delta(text)
     if not nodes and not edges:
         assert text == "" and delta == Delta(())
@@ -229,7 +290,8 @@ def test_insert_round_trip(graph):
         defined = [n for n in ins.nodes if not n.bare or n.var in {m.var for m in nodes}]
         again = format_insert(
             [format_node(n.var, n.labels, n.props, n.nick) for n in defined],
-            [format_edge(e.var, e.type, e.src, e.dst, e.props) for e in ins.edges])
+            [format_edge(e.var, e.type, e.src, e.dst, e.props) for e in ins.edges],
+        )
         assert again == text
 
 
@@ -239,9 +301,13 @@ def test_value_round_trip(value):
     assert strict(stmt.value) == strict(value)
 
 
-_cb_scalars = st.one_of(_any_text, st.integers(), st.booleans(),
-                        st.floats(allow_nan=False, allow_infinity=False),
-                        st.sampled_from(["7", "-1.5", "1e3", "True", "a b", "#x", "x'y", ""]))
+_cb_scalars = st.one_of(
+    _any_text,
+    st.integers(),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["7", "-1.5", "1e3", "True", "a b", "#x", "x'y", ""]),
+)
 
 
 @st.composite
@@ -252,9 +318,29 @@ def codebook_queries(draw):
         kind=kind,
         labels=tuple(labels),
         props=tuple(draw(st.dictionaries(_names, _cb_scalars, max_size=4)).items()),
-        keywords=tuple(draw(st.lists(_any_text | st.sampled_from(
-            ["TSK", "a:b", "x~y", "//c", "/*", "#n", "word", "v1.2-rc", "match", "Match-day",
-             "MATCH"]), max_size=4))),
+        keywords=tuple(
+            draw(
+                st.lists(
+                    _any_text
+                    | st.sampled_from(
+                        [
+                            "TSK",
+                            "a:b",
+                            "x~y",
+                            "//c",
+                            "/*",
+                            "#n",
+                            "word",
+                            "v1.2-rc",
+                            "match",
+                            "Match-day",
+                            "MATCH",
+                        ]
+                    ),
+                    max_size=4,
+                )
+            )
+        ),
         contains=tuple(draw(st.lists(st.tuples(_names, _any_text), max_size=3))),
         nick=draw(st.none() | _nicks),
         form="codebook",
@@ -285,9 +371,19 @@ except ImportError:  # pragma: no cover
     from_lark = None
 
 # failures that only the transformer can see (the grammar cannot express them)
-_SEMANTIC = ("defined twice", "reserved", "already an edge", "duplicate property key",
-             "unknown escape", "four hex digits", "too long", "out of range", "at least 1",
-             "not bound", "is not the MATCH variable")
+_SEMANTIC = (
+    "defined twice",
+    "reserved",
+    "already an edge",
+    "duplicate property key",
+    "unknown escape",
+    "four hex digits",
+    "too long",
+    "out of range",
+    "at least 1",
+    "not bound",
+    "is not the MATCH variable",
+)
 _KEYWORDS = {
     "delta": ("INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "GONE", "TRUE", "FALSE"),
     "seed": ("MATCH", "WHERE", "AND", "CONTAINS", "LIMIT", "RETURN", "TRUE", "FALSE"),
@@ -299,8 +395,14 @@ _KEYWORDS = {
 def test_from_lark_strings_parse(start):
     from lark import Lark
 
-    grammar = Lark.open_from_package("memnet.gql", "memnet.lark", ("",), parser="lalr",
-                                     lexer="contextual", start=["delta", "seed", "codebook"])
+    grammar = Lark.open_from_package(
+        "memnet.gql",
+        "memnet.lark",
+        ("",),
+        parser="lalr",
+        lexer="contextual",
+        start=["delta", "seed", "codebook"],
+    )
     # a keyword generated next to a name or number would glue to it (LIMIT5 is not
     # LIMIT 5); real text puts a space there, so the strategy does too
     explicit = {k: st.sampled_from([f" {k} ", f" {k.lower()} "]) for k in _KEYWORDS[start]}
@@ -329,8 +431,10 @@ def test_a_keyword_read_as_the_match_form_is_quoted(word):
         assert parse_query(text) == q, text
 
 
-@pytest.mark.parametrize("q", ["it MATCH", "MATCH:x it MATCH", "#nick MATCH URGENT",
-                               "status:open MATCH", "limit:3 MATCH x"])
+@pytest.mark.parametrize(
+    "q",
+    ["it MATCH", "MATCH:x it MATCH", "#nick MATCH URGENT", "status:open MATCH", "limit:3 MATCH x"],
+)
 def test_a_kind_named_match_is_not_printed_first(q):
     """The first upper-case word of a codebook q is its kind wherever it
     stands; a kind named MATCH is printed after another word, so that the q

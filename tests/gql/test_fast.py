@@ -26,7 +26,8 @@ def _with_positions(x: Any) -> Any:
     """A tree with every Pos made part of what is compared."""
     if hasattr(x, "__record_fields__") and not isinstance(x, type):
         return (type(x).__name__,) + tuple(
-            _with_positions(getattr(x, name)) for name in field_names(x))
+            _with_positions(getattr(x, name)) for name in field_names(x)
+        )
     if isinstance(x, tuple):
         return tuple(_with_positions(v) for v in x)
     return x
@@ -47,8 +48,14 @@ def _same(text: str) -> None:
         assert _with_positions(fast) == _with_positions(slow), text
 
 
-_GRAMMAR = Lark.open_from_package("memnet.gql", "memnet.lark", ("",), parser="lalr",
-                                  lexer="contextual", start=["delta", "seed", "codebook"])
+_GRAMMAR = Lark.open_from_package(
+    "memnet.gql",
+    "memnet.lark",
+    ("",),
+    parser="lalr",
+    lexer="contextual",
+    start=["delta", "seed", "codebook"],
+)
 _KW = ("INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "TRUE", "FALSE")
 _EXPLICIT = {k: st.sampled_from([f" {k} ", f" {k.lower()} ", f"\n{k.title()} "]) for k in _KW}
 _EXPLICIT["BLANK"] = st.sampled_from([" ", "\n", "\t", "/* c */", "// c\n", " /**/\r\n", ""])
@@ -73,27 +80,33 @@ def test_on_token_soup_the_direct_reader_never_accepts_more(text: str) -> None:
 def test_session_sized_inserts_read_alike(spec: Any) -> None:
     from tests.ver.strategies import _insert_text
 
-    text = _insert_text(spec, list(range(len(spec.nodes))), {},
-                        list(enumerate(spec.edges)), set())
+    text = _insert_text(spec, list(range(len(spec.nodes))), {}, list(enumerate(spec.edges)), set())
     _same(text)
     assert fast_delta(text) is not None, text
 
 
 @pytest.mark.req(REQ)
-@pytest.mark.parametrize("text", [
-    "", ";;", "INSERT (a:TSK)", "insert (a:TSK&X:Y #n-1 {k: 'v', l: [1, 2.5, true]})",
-    "INSERT (a)-[e:T {w: -1}]->(b)<-[:U]-(c), (d)",
-    "SET na1.k = 'it''s', na1:L, na1 #x REMOVE na1.k, na1:L, na1 #x DELETE na1, na2; SETTLE na3",
-    "INSERT (a {s: 'tab\\tnew\\nline \\u00e9'})\n// comment\n/* block */ SET a.b = 1e3",
-    "INSERT (x:TSK) INSERT (x:TSK)",           # defined twice: lark says so
-    "INSERT (a {k: 1, k: 2})",                 # duplicate key
-    "INSERT (_anon1:TSK)",                     # reserved
-    "INSERT (a {s: 'bad \\q'})",               # unknown escape
-    "INSERT (a)<-[:T]->(b)",                   # two directions
-    "INSERT (a {n: 1.5.3})",
-    "INSERT (a {n: 99999999999999999999999999999})",
-    "INSERT (a {x: 1e999})",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        ";;",
+        "INSERT (a:TSK)",
+        "insert (a:TSK&X:Y #n-1 {k: 'v', l: [1, 2.5, true]})",
+        "INSERT (a)-[e:T {w: -1}]->(b)<-[:U]-(c), (d)",
+        "SET na1.k = 'it''s', na1:L, na1 #x REMOVE na1.k, na1:L, na1 #x "
+        "DELETE na1, na2; SETTLE na3",
+        "INSERT (a {s: 'tab\\tnew\\nline \\u00e9'})\n// comment\n/* block */ SET a.b = 1e3",
+        "INSERT (x:TSK) INSERT (x:TSK)",  # defined twice: lark says so
+        "INSERT (a {k: 1, k: 2})",  # duplicate key
+        "INSERT (_anon1:TSK)",  # reserved
+        "INSERT (a {s: 'bad \\q'})",  # unknown escape
+        "INSERT (a)<-[:T]->(b)",  # two directions
+        "INSERT (a {n: 1.5.3})",
+        "INSERT (a {n: 99999999999999999999999999999})",
+        "INSERT (a {x: 1e999})",
+    ],
+)
 def test_examples_read_alike(text: str) -> None:
     _same(text)
 
@@ -101,10 +114,36 @@ def test_examples_read_alike(text: str) -> None:
 # --------------------------------------------------------------------------- codebook
 
 _CB_EXPLICIT = {"BLANK": st.sampled_from([" ", "  ", "\n", "\t", " // c\n", " /* c */ "])}
-_CB_WORDS = st.sampled_from(["TSK", "URGENT", "status:open", "prio:2", "w:1.5", "done:true",
-                             "rid:1.10", "title~pricing", "k:'a b'", "#cur", "#x_1", "pricing",
-                             "'two words'", "v1.2-beta", "a:b:c", "x~", "é", "it's", "C#",
-                             "status:", "n:-4", "n:1e3", "TSK:x", "prio:2", "#a", "#b"])
+_CB_WORDS = st.sampled_from(
+    [
+        "TSK",
+        "URGENT",
+        "status:open",
+        "prio:2",
+        "w:1.5",
+        "done:true",
+        "rid:1.10",
+        "title~pricing",
+        "k:'a b'",
+        "#cur",
+        "#x_1",
+        "pricing",
+        "'two words'",
+        "v1.2-beta",
+        "a:b:c",
+        "x~",
+        "é",
+        "it's",
+        "C#",
+        "status:",
+        "n:-4",
+        "n:1e3",
+        "TSK:x",
+        "prio:2",
+        "#a",
+        "#b",
+    ]
+)
 
 
 def _lark_query(q: str, start: str = "codebook") -> Any:
@@ -137,14 +176,49 @@ def test_codebook_word_soup_reads_alike(q: str) -> None:
 # --------------------------------------------------------------------------- MATCH form
 
 _SEED_KW = ("MATCH", "WHERE", "AND", "CONTAINS", "LIMIT", "RETURN", "TRUE", "FALSE")
-_SEED_EXPLICIT = {k: st.sampled_from([f" {k} ", f" {k.lower()} ", f"\n{k.title()} "])
-                  for k in _SEED_KW}
+_SEED_EXPLICIT = {
+    k: st.sampled_from([f" {k} ", f" {k.lower()} ", f"\n{k.title()} "]) for k in _SEED_KW
+}
 _SEED_EXPLICIT["BLANK"] = _EXPLICIT["BLANK"]
-_SEED_WORDS = st.sampled_from([
-    "MATCH", "match", "(n:TSK)", "(n)", "(:TSK)", "(n:TSK&URGENT", "#cur", "{status: 'open'}",
-    "{a: 1, a: 2}", ")", "WHERE", "where", "n.title", "m.title", "n.limit", "CONTAINS",
-    "'pricing'", "'bad \\q'", "AND", "=", "2", "[1, 2]", "true", "LIMIT", "limit", "3", "0",
-    "-1", "99999999999999999999999", "RETURN", "n", "m", "LIMIT5", "_anon1", "// c\n"])
+_SEED_WORDS = st.sampled_from(
+    [
+        "MATCH",
+        "match",
+        "(n:TSK)",
+        "(n)",
+        "(:TSK)",
+        "(n:TSK&URGENT",
+        "#cur",
+        "{status: 'open'}",
+        "{a: 1, a: 2}",
+        ")",
+        "WHERE",
+        "where",
+        "n.title",
+        "m.title",
+        "n.limit",
+        "CONTAINS",
+        "'pricing'",
+        "'bad \\q'",
+        "AND",
+        "=",
+        "2",
+        "[1, 2]",
+        "true",
+        "LIMIT",
+        "limit",
+        "3",
+        "0",
+        "-1",
+        "99999999999999999999999",
+        "RETURN",
+        "n",
+        "m",
+        "LIMIT5",
+        "_anon1",
+        "// c\n",
+    ]
+)
 
 
 def _same_seed(q: str) -> None:

@@ -52,7 +52,8 @@ def syntax_error(text: str, query: bool = False) -> GQLSyntaxError:
 def test_insert_node_full_pattern():
     ins = one("INSERT (t:TSK&URGENT #pricing {status: 'open', prio: 2})")
     assert ins == Insert(
-        (NodePattern("t", ("TSK", "URGENT"), (("status", "open"), ("prio", 2)), "pricing"),), ())
+        (NodePattern("t", ("TSK", "URGENT"), (("status", "open"), ("prio", 2)), "pricing"),), ()
+    )
     assert ins.pos == Pos(1, 1)
     assert ins.nodes[0].pos == Pos(1, 8)
 
@@ -100,15 +101,18 @@ def test_anonymous_nodes_numbered_per_delta():
     assert again.statements[0].nodes[0].var == "_anon1"
 
 
-@pytest.mark.parametrize("text, line, column, word", [
-    ("INSERT (a:T),\n  (a:T)", 2, 3, "defined twice"),
-    ("INSERT (a {x: 1})-[:R]->(a #n)", 1, 25, "defined twice"),
-    ("INSERT (a:T)\nINSERT (a:U)", 2, 8, "defined twice"),
-    ("INSERT (a)-[e:R]->(b), (b)-[e:R]->(a)", 1, 27, "defined twice"),
-    ("INSERT (e)-[e:R]->(b)", 1, 11, "defined twice"),
-    ("INSERT (a)-[e:R]->(b), (e)", 1, 24, "already an edge"),
-    ("INSERT (_anon1:T)", 1, 9, "reserved"),
-])
+@pytest.mark.parametrize(
+    "text, line, column, word",
+    [
+        ("INSERT (a:T),\n  (a:T)", 2, 3, "defined twice"),
+        ("INSERT (a {x: 1})-[:R]->(a #n)", 1, 25, "defined twice"),
+        ("INSERT (a:T)\nINSERT (a:U)", 2, 8, "defined twice"),
+        ("INSERT (a)-[e:R]->(b), (b)-[e:R]->(a)", 1, 27, "defined twice"),
+        ("INSERT (e)-[e:R]->(b)", 1, 11, "defined twice"),
+        ("INSERT (a)-[e:R]->(b), (e)", 1, 24, "already an edge"),
+        ("INSERT (_anon1:T)", 1, 9, "reserved"),
+    ],
+)
 def test_insert_variable_errors(text, line, column, word):
     err = syntax_error(text)
     assert (err.line, err.column) == (line, column)
@@ -124,11 +128,21 @@ def test_bare_reference_after_definition_in_other_insert():
 
 
 def test_values():
-    ins = one("INSERT (a {s: 'x', i: 42, n: -7, f: 1.5, g: -2e3, h: 2.5E-3, t: true, "
-              "u: FALSE, l: [1, 'two', 3.0, false], e: []})")
+    ins = one(
+        "INSERT (a {s: 'x', i: 42, n: -7, f: 1.5, g: -2e3, h: 2.5E-3, t: true, "
+        "u: FALSE, l: [1, 'two', 3.0, false], e: []})"
+    )
     assert dict(ins.nodes[0].props) == {
-        "s": "x", "i": 42, "n": -7, "f": 1.5, "g": -2000.0, "h": 0.0025, "t": True,
-        "u": False, "l": (1, "two", 3.0, False), "e": (),
+        "s": "x",
+        "i": 42,
+        "n": -7,
+        "f": 1.5,
+        "g": -2000.0,
+        "h": 0.0025,
+        "t": True,
+        "u": False,
+        "l": (1, "two", 3.0, False),
+        "e": (),
     }
     props = dict(ins.nodes[0].props)
     assert type(props["i"]) is int and type(props["g"]) is float
@@ -148,19 +162,22 @@ def test_raw_newline_inside_string_keeps_line_numbers():
     assert d.statements[1].pos == Pos(3, 5)
 
 
-@pytest.mark.parametrize("text, line, column, word", [
-    ("SET a.x = 1,\n  b.y = 'a\\qb'", 2, 11, "unknown escape"),
-    ("SET a.x = '\\u12g4'", 1, 12, "four hex digits"),
-    ("SET a.x = 'abc", 1, 11, "unterminated string"),
-    ("SET a.x = null", 1, 11, "null"),
-    ("SET a.x = [1, [2]]", 1, 15, "nested"),
-    ("SET a.x = [[1]]", 1, 12, "nested"),
-    ("SET a.x = 1e999", 1, 11, "out of range"),
-    ("SET a.x = 1" + "0" * 5000, 1, 11, "too long"),
-    ("SET a.x = .5", 1, 11, "unexpected"),
-    ("INSERT (a {x: 1,\n y: 2,\n x: 3})", 3, 2, "duplicate property key 'x'"),
-    ("INSERT (a {x: 1,})", 1, 17, "expected a name"),
-])
+@pytest.mark.parametrize(
+    "text, line, column, word",
+    [
+        ("SET a.x = 1,\n  b.y = 'a\\qb'", 2, 11, "unknown escape"),
+        ("SET a.x = '\\u12g4'", 1, 12, "four hex digits"),
+        ("SET a.x = 'abc", 1, 11, "unterminated string"),
+        ("SET a.x = null", 1, 11, "null"),
+        ("SET a.x = [1, [2]]", 1, 15, "nested"),
+        ("SET a.x = [[1]]", 1, 12, "nested"),
+        ("SET a.x = 1e999", 1, 11, "out of range"),
+        ("SET a.x = 1" + "0" * 5000, 1, 11, "too long"),
+        ("SET a.x = .5", 1, 11, "unexpected"),
+        ("INSERT (a {x: 1,\n y: 2,\n x: 3})", 3, 2, "duplicate property key 'x'"),
+        ("INSERT (a {x: 1,})", 1, 17, "expected a name"),
+    ],
+)
 def test_value_errors(text, line, column, word):
     err = syntax_error(text)
     assert (err.line, err.column) == (line, column), err.message
@@ -174,15 +191,32 @@ def test_set_remove_delete_settle():
     d = parse_delta(
         "SET n1a.status = 'done', n1a:DONE, n1a #fin\n"
         "REMOVE n1a.draft, n1a:URGENT, n1a #old;\n"
-        "DELETE a, b; SETTLE t1, t2")
+        "DELETE a, b; SETTLE t1, t2"
+    )
     assert d.statements == (
-        SetProp("n1a", "status", "done"), SetLabel("n1a", "DONE"), SetNick("n1a", "fin"),
-        RemoveProp("n1a", "draft"), RemoveLabel("n1a", "URGENT"), RemoveNick("n1a", "old"),
-        Delete("a"), Delete("b"), Settle("t1"), Settle("t2"),
+        SetProp("n1a", "status", "done"),
+        SetLabel("n1a", "DONE"),
+        SetNick("n1a", "fin"),
+        RemoveProp("n1a", "draft"),
+        RemoveLabel("n1a", "URGENT"),
+        RemoveNick("n1a", "old"),
+        Delete("a"),
+        Delete("b"),
+        Settle("t1"),
+        Settle("t2"),
     )
     assert [s.pos for s in d.statements] == [
-        Pos(1, 5), Pos(1, 26), Pos(1, 36), Pos(2, 8), Pos(2, 19), Pos(2, 31), Pos(3, 8),
-        Pos(3, 11), Pos(3, 21), Pos(3, 25)]
+        Pos(1, 5),
+        Pos(1, 26),
+        Pos(1, 36),
+        Pos(2, 8),
+        Pos(2, 19),
+        Pos(2, 31),
+        Pos(3, 8),
+        Pos(3, 11),
+        Pos(3, 21),
+        Pos(3, 25),
+    ]
 
 
 def test_statement_separators_and_empty_delta():
@@ -194,66 +228,83 @@ def test_statement_separators_and_empty_delta():
 
 
 def test_keywords_are_case_insensitive_and_contextual():
-    d = parse_delta("insert (set:SET {limit: 1, match: true, delete: 'x'})-[:CONTAINS]->(b)\n"
-                    "Set set.insert = 2 delete delete")
+    d = parse_delta(
+        "insert (set:SET {limit: 1, match: true, delete: 'x'})-[:CONTAINS]->(b)\n"
+        "Set set.insert = 2 delete delete"
+    )
     ins = d.statements[0]
-    assert ins.nodes[0] == NodePattern("set", ("SET",),
-                                       (("limit", 1), ("match", True), ("delete", "x")))
+    assert ins.nodes[0] == NodePattern(
+        "set", ("SET",), (("limit", 1), ("match", True), ("delete", "x"))
+    )
     assert ins.edges[0].type == "CONTAINS"
     assert d.statements[1:] == (SetProp("set", "insert", 2), Delete("delete"))
 
 
-@pytest.mark.parametrize("text", [
-    "INSERT(a)", "SET a.x=1", "DELETE a,b", "settle t",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INSERT(a)",
+        "SET a.x=1",
+        "DELETE a,b",
+        "settle t",
+    ],
+)
 def test_keywords_need_no_space_before_punctuation(text):
     assert parse_delta(text).statements
 
 
-@pytest.mark.parametrize("text, line, column", [
-    ("DELETEa", 1, 1),
-    ("SET a.x = 1\nSETTLEb", 2, 1),
-    ("INSERT (a {x: truex})", 1, 15),
-    ("MATCH (n) LIMIT5", 1, 11),
-    ("MATCH (n) WHERE n.x = 1 ANDn.y = 2", 1, 25),
-])
+@pytest.mark.parametrize(
+    "text, line, column",
+    [
+        ("DELETEa", 1, 1),
+        ("SET a.x = 1\nSETTLEb", 2, 1),
+        ("INSERT (a {x: truex})", 1, 15),
+        ("MATCH (n) LIMIT5", 1, 11),
+        ("MATCH (n) WHERE n.x = 1 ANDn.y = 2", 1, 25),
+    ],
+)
 def test_keyword_word_boundaries(text, line, column):
     err = syntax_error(text)
     assert (err.line, err.column) == (line, column), err.message
 
 
 def test_comments_anywhere_whitespace_goes():
-    d = parse_delta("// receipt: session=x\nINSERT /* a */ (a /* b */ :T /* c */ {x: /* d */ 1}) "
-                    "// tail\n -[/*e*/:R]-> (b) /* f */ ; // end")
+    d = parse_delta(
+        "// receipt: session=x\nINSERT /* a */ (a /* b */ :T /* c */ {x: /* d */ 1}) "
+        "// tail\n -[/*e*/:R]-> (b) /* f */ ; // end"
+    )
     ins = d.statements[0]
     assert ins.nodes[0] == NodePattern("a", ("T",), (("x", 1),))
     assert ins.edges[0] == EdgePattern(None, "R", "a", "b")
     assert one("SET a.x = '// not /* a comment */'").value == "// not /* a comment */"
 
 
-@pytest.mark.parametrize("text, line, column, word", [
-    ("INSERT (a:tsk)", 1, 11, "upper case"),
-    ("INSERT (a:Tsk)", 1, 11, "upper case"),
-    ("INSERT (a)-[:touches]->(b)", 1, 14, "upper case"),
-    ("SET a:done", 1, 7, "upper case"),
-    ("INSERT (a)-[:R]-(b)", 1, 15, "undirected"),
-    ("INSERT (a)<-[:R]->(b)", 1, 18, "one direction"),
-    ("INSERT (a)-[e]->(b)", 1, 14, "needs a type"),
-    ("INSERT (a)-[]->(b)", 1, 13, "needs a type"),
-    ("INSERT (a)-[:R&S]->(b)", 1, 15, "exactly one type"),
-    ("INSERT (a #Nick)", 1, 11, "nick"),
-    ("INSERT (a) /* open", 1, 12, "unterminated /* comment"),
-    ("INSERT (a", 1, 10, "end of input"),
-    ("INSERT\n  (a),\n  (b)\n  (c)", 4, 3, "expected"),
-    ("SET a.x", 1, 8, "end of input"),
-    ("SET a = 1", 1, 7, "unexpected"),
-    ("REMOVE a.x = 1", 1, 12, "unexpected"),
-    ("DELETE", 1, 7, "expected a name"),
-    ("UPDATE a", 1, 1, "expected a statement"),
-    ("INSERT (a) x", 1, 12, "unexpected 'x'"),
-    ("SET a.x = 1,", 1, 13, "end of input"),
-    ("INSERT (a:T)$", 1, 13, "unexpected character '$'"),
-])
+@pytest.mark.parametrize(
+    "text, line, column, word",
+    [
+        ("INSERT (a:tsk)", 1, 11, "upper case"),
+        ("INSERT (a:Tsk)", 1, 11, "upper case"),
+        ("INSERT (a)-[:touches]->(b)", 1, 14, "upper case"),
+        ("SET a:done", 1, 7, "upper case"),
+        ("INSERT (a)-[:R]-(b)", 1, 15, "undirected"),
+        ("INSERT (a)<-[:R]->(b)", 1, 18, "one direction"),
+        ("INSERT (a)-[e]->(b)", 1, 14, "needs a type"),
+        ("INSERT (a)-[]->(b)", 1, 13, "needs a type"),
+        ("INSERT (a)-[:R&S]->(b)", 1, 15, "exactly one type"),
+        ("INSERT (a #Nick)", 1, 11, "nick"),
+        ("INSERT (a) /* open", 1, 12, "unterminated /* comment"),
+        ("INSERT (a", 1, 10, "end of input"),
+        ("INSERT\n  (a),\n  (b)\n  (c)", 4, 3, "expected"),
+        ("SET a.x", 1, 8, "end of input"),
+        ("SET a = 1", 1, 7, "unexpected"),
+        ("REMOVE a.x = 1", 1, 12, "unexpected"),
+        ("DELETE", 1, 7, "expected a name"),
+        ("UPDATE a", 1, 1, "expected a statement"),
+        ("INSERT (a) x", 1, 12, "unexpected 'x'"),
+        ("SET a.x = 1,", 1, 13, "end of input"),
+        ("INSERT (a:T)$", 1, 13, "unexpected character '$'"),
+    ],
+)
 def test_syntax_errors_with_position(text, line, column, word):
     err = syntax_error(text)
     assert (err.line, err.column) == (line, column), err.message
@@ -274,11 +325,19 @@ def test_multiline_error_context():
 
 
 def test_match_form():
-    q = parse_query("MATCH (n:TSK&URGENT #focus {status: 'open'}) WHERE n.title CONTAINS 'pricing' "
-                    "AND n.prio = 2 AND n.body CONTAINS 'page' LIMIT 3")
-    assert q == SeedQuery(kind="TSK", labels=("URGENT",), props=(("status", "open"), ("prio", 2)),
-                          contains=(("title", "pricing"), ("body", "page")), nick="focus",
-                          limit=3, form="match")
+    q = parse_query(
+        "MATCH (n:TSK&URGENT #focus {status: 'open'}) WHERE n.title CONTAINS 'pricing' "
+        "AND n.prio = 2 AND n.body CONTAINS 'page' LIMIT 3"
+    )
+    assert q == SeedQuery(
+        kind="TSK",
+        labels=("URGENT",),
+        props=(("status", "open"), ("prio", 2)),
+        contains=(("title", "pricing"), ("body", "page")),
+        nick="focus",
+        limit=3,
+        form="match",
+    )
 
 
 @pytest.mark.parametrize("tail", ["", " RETURN n", " LIMIT 4 RETURN n", " RETURN n LIMIT 4"])
@@ -296,18 +355,21 @@ def test_parse_dispatches_on_match():
     assert "expected a statement" in info.value.message
 
 
-@pytest.mark.parametrize("text, line, column, word", [
-    ("MATCH (n:TSK) WHERE m.x = 1", 1, 21, "variable m is not the MATCH variable n"),
-    ("MATCH (n:TSK)\nRETURN m", 2, 8, "variable m"),
-    ("MATCH (:TSK) WHERE n.x = 1", 1, 20, "no variable"),
-    ("MATCH (n) LIMIT 0", 1, 17, "at least 1"),
-    ("MATCH (n) LIMIT -3", 1, 17, "at least 1"),
-    ("MATCH (n {x: 1}) WHERE n.x = 2", 1, 26, "duplicate property key 'x'"),
-    ("MATCH (n) WHERE n.x CONTAINS 3", 1, 30, "quoted string"),
-    ("MATCH (n) LIMIT 2 LIMIT 3", 1, 19, "unexpected"),
-    ("MATCH (n)-[:R]->(m)", 1, 10, "unexpected"),
-    ("MATCH", 1, 6, "end of input"),
-])
+@pytest.mark.parametrize(
+    "text, line, column, word",
+    [
+        ("MATCH (n:TSK) WHERE m.x = 1", 1, 21, "variable m is not the MATCH variable n"),
+        ("MATCH (n:TSK)\nRETURN m", 2, 8, "variable m"),
+        ("MATCH (:TSK) WHERE n.x = 1", 1, 20, "no variable"),
+        ("MATCH (n) LIMIT 0", 1, 17, "at least 1"),
+        ("MATCH (n) LIMIT -3", 1, 17, "at least 1"),
+        ("MATCH (n {x: 1}) WHERE n.x = 2", 1, 26, "duplicate property key 'x'"),
+        ("MATCH (n) WHERE n.x CONTAINS 3", 1, 30, "quoted string"),
+        ("MATCH (n) LIMIT 2 LIMIT 3", 1, 19, "unexpected"),
+        ("MATCH (n)-[:R]->(m)", 1, 10, "unexpected"),
+        ("MATCH", 1, 6, "end of input"),
+    ],
+)
 def test_match_errors(text, line, column, word):
     err = syntax_error(text, query=True)
     assert (err.line, err.column) == (line, column), err.message
@@ -315,14 +377,27 @@ def test_match_errors(text, line, column, word):
 
 
 def test_codebook_form():
-    q = parse_query("TSK URGENT status:open prio:2 w:1.5 done:true title~'pricing page' "
-                    "pricing 'two words' #focus v1.2-beta limit:3 name:'it''s' n:-4")
+    q = parse_query(
+        "TSK URGENT status:open prio:2 w:1.5 done:true title~'pricing page' "
+        "pricing 'two words' #focus v1.2-beta limit:3 name:'it''s' n:-4"
+    )
     assert q == SeedQuery(
-        kind="TSK", labels=("URGENT",),
-        props=(("status", "open"), ("prio", 2), ("w", 1.5), ("done", True), ("limit", 3),
-               ("name", "it's"), ("n", -4)),
+        kind="TSK",
+        labels=("URGENT",),
+        props=(
+            ("status", "open"),
+            ("prio", 2),
+            ("w", 1.5),
+            ("done", True),
+            ("limit", 3),
+            ("name", "it's"),
+            ("n", -4),
+        ),
         keywords=("pricing", "two words", "v1.2-beta"),
-        contains=(("title", "pricing page"),), nick="focus", form="codebook")
+        contains=(("title", "pricing page"),),
+        nick="focus",
+        form="codebook",
+    )
 
 
 def test_codebook_odd_words_are_keywords():
@@ -338,14 +413,17 @@ def test_empty_query(q):
     assert parse_query(q).empty
 
 
-@pytest.mark.parametrize("text, column, word", [
-    ("TSK foo#bar", 5, "separated by spaces"),
-    ("TSK a:'open", 5, "unterminated string"),
-    ("TSK #a #b", 8, "at most one #nick"),
-    ("TSK a:1 a:2", 9, "duplicate property key 'a'"),
-    ("TSK #Bad", 5, "nick"),
-    ("TSK x:'\\q'", 8, "unknown escape"),
-])
+@pytest.mark.parametrize(
+    "text, column, word",
+    [
+        ("TSK foo#bar", 5, "separated by spaces"),
+        ("TSK a:'open", 5, "unterminated string"),
+        ("TSK #a #b", 8, "at most one #nick"),
+        ("TSK a:1 a:2", 9, "duplicate property key 'a'"),
+        ("TSK #Bad", 5, "nick"),
+        ("TSK x:'\\q'", 8, "unknown escape"),
+    ],
+)
 def test_codebook_errors(text, column, word):
     err = syntax_error(text, query=True)
     assert (err.line, err.column) == (1, column), err.message
@@ -408,16 +486,19 @@ def test_depth_ignores_strings_and_comments():
 
 
 @pytest.mark.req("MN-REQ-08")
-@pytest.mark.parametrize(("text", "outcome"), [
-    ("INSERT (a {x: '" + "a" * 3_000_000, "unterminated string"),
-    ("INSERT (a {x: '" + "\\a" * 1_500_000, "unterminated string"),
-    ("INSERT (a) /*" + "*" * 3_000_000, "unterminated /* comment"),
-    ("SET a.x = " + "''" * 1_500_000, None),   # one string of quotes: valid
-    ("SET a.x = " + "'" * 3_000_001, "unterminated string"),
-    (" " * 3_000_000 + "x", "unexpected 'x'"),
-    ("//\n" * 1_000_000 + "x", "does not parse at 'x'"),
-    ("SET a.x = '" + "\\n" * 1_500_000 + "'", None),
-])
+@pytest.mark.parametrize(
+    ("text", "outcome"),
+    [
+        ("INSERT (a {x: '" + "a" * 3_000_000, "unterminated string"),
+        ("INSERT (a {x: '" + "\\a" * 1_500_000, "unterminated string"),
+        ("INSERT (a) /*" + "*" * 3_000_000, "unterminated /* comment"),
+        ("SET a.x = " + "''" * 1_500_000, None),  # one string of quotes: valid
+        ("SET a.x = " + "'" * 3_000_001, "unterminated string"),
+        (" " * 3_000_000 + "x", "unexpected 'x'"),
+        ("//\n" * 1_000_000 + "x", "does not parse at 'x'"),
+        ("SET a.x = '" + "\\n" * 1_500_000 + "'", None),
+    ],
+)
 def test_pathological_text_is_refused_cleanly(text, outcome):
     # a coded syntax error that says what is wrong, never RecursionError or a
     # lark error, or a clean parse of what is valid; how long the worst inputs
@@ -432,6 +513,7 @@ def test_pathological_text_is_refused_cleanly(text, outcome):
 @pytest.mark.req("MN-REQ-08")
 def test_token_dense_delta_is_read_whole_and_an_error_in_it_is_placed():
     from memnet.gql.parse import MAX_DELTA_TOKENS
+
     n = MAX_DELTA_TOKENS // 2 + 10
     # any valid Δ under the size cap is read, however many tokens it has
     d = parse_delta("DELETE " + ", ".join(["a"] * n))
@@ -449,8 +531,9 @@ def test_token_dense_delta_is_read_whole_and_an_error_in_it_is_placed():
 
 @pytest.mark.req("MN-REQ-08")
 def test_thousand_node_insert_parses():
-    body = ",\n  ".join(f"(n{i}:TSK&URGENT #t{i} {{title: 'Task {i}', prio: {i}}})"
-                        for i in range(1000))
+    body = ",\n  ".join(
+        f"(n{i}:TSK&URGENT #t{i} {{title: 'Task {i}', prio: {i}}})" for i in range(1000)
+    )
     text = "INSERT\n  " + body
     d = parse_delta(text)
     assert len(d.statements[0].nodes) == 1000
@@ -458,13 +541,67 @@ def test_thousand_node_insert_parses():
 
 # --------------------------------------------------------------------------- fuzz
 
-_TOKENS = st.sampled_from([
-    "INSERT", "SET", "REMOVE", "DELETE", "SETTLE", "MATCH", "WHERE", "AND", "CONTAINS",
-    "LIMIT", "RETURN", "true", "false", "null", "(", ")", "[", "]", "{", "}", "-[", "]->",
-    "<-[", "]-", ":", "&", ",", ".", "=", ";", "#nick", "#", "'s'", "'", "''", "\\", "1",
-    "-2", "1.5", "2e3", "n", "n1a", "_anon1", "TSK", "x:1", "k~v", "//c\n", "/*", "*/",
-    " ", "\n", "\t", "\u00e9", "\x00", "😀", "LIMIT5", "a:'b c'",
-])
+_TOKENS = st.sampled_from(
+    [
+        "INSERT",
+        "SET",
+        "REMOVE",
+        "DELETE",
+        "SETTLE",
+        "MATCH",
+        "WHERE",
+        "AND",
+        "CONTAINS",
+        "LIMIT",
+        "RETURN",
+        "true",
+        "false",
+        "null",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "-[",
+        "]->",
+        "<-[",
+        "]-",
+        ":",
+        "&",
+        ",",
+        ".",
+        "=",
+        ";",
+        "#nick",
+        "#",
+        "'s'",
+        "'",
+        "''",
+        "\\",
+        "1",
+        "-2",
+        "1.5",
+        "2e3",
+        "n",
+        "n1a",
+        "_anon1",
+        "TSK",
+        "x:1",
+        "k~v",
+        "//c\n",
+        "/*",
+        "*/",
+        " ",
+        "\n",
+        "\t",
+        "\u00e9",
+        "\x00",
+        "😀",
+        "LIMIT5",
+        "a:'b c'",
+    ]
+)
 
 
 @pytest.mark.req("MN-REQ-08")
@@ -492,8 +629,18 @@ def test_token_soup_raises_only_memnet_errors(tokens):
 
 
 @pytest.mark.req("MN-REQ-15")
-@pytest.mark.parametrize("q", ["match:x", "MATCH:x alpha", "/* c */ match:x", "match~'a b'",
-                               "alpha match:x", "set:x", "limit:3"])
+@pytest.mark.parametrize(
+    "q",
+    [
+        "match:x",
+        "MATCH:x alpha",
+        "/* c */ match:x",
+        "match~'a b'",
+        "alpha match:x",
+        "set:x",
+        "limit:3",
+    ],
+)
 def test_a_property_named_like_a_keyword_is_a_codebook_pair(q: str) -> None:
     """``match``, ``set`` and ``limit`` may be property keys: ``match:x`` is a
     key:value pair (not the MATCH form), and the normalised q reads back."""
@@ -505,8 +652,10 @@ def test_a_property_named_like_a_keyword_is_a_codebook_pair(q: str) -> None:
 
 
 @pytest.mark.req("MN-REQ-15")
-@given(st.from_regex(r"[a-z][A-Za-z0-9]{0,20}", fullmatch=True) | st.sampled_from(
-    ["match", "matchx", "matches", "mAtch1", "true", "limit", "set"]))
+@given(
+    st.from_regex(r"[a-z][A-Za-z0-9]{0,20}", fullmatch=True)
+    | st.sampled_from(["match", "matchx", "matches", "mAtch1", "true", "limit", "set"])
+)
 def test_a_plain_word_q_reads_as_the_grammar_reads_it(word: str) -> None:
     """One plain word (the usual fresh q) skips the word typing; the query
     must be the one the grammar itself builds, and its normalised text the

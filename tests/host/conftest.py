@@ -15,6 +15,7 @@ def needs_tantivy() -> None:
     if os.environ.get("CI") != "true":
         pytest.importorskip("tantivy", reason="needs the extra: pip install 'memnet[host]'")
 
+
 FILES = {
     "shop/__init__.py": '"""The shop package: carts, prices and the checkout."""\n',
     "shop/pricing.py": textwrap.dedent('''\
@@ -47,7 +48,7 @@ FILES = {
             """Add up the prices of every item in the cart with tax."""
             return round_price(sum(items))
         '''),
-    "docs/guide.md": textwrap.dedent('''\
+    "docs/guide.md": textwrap.dedent("""\
         Read this before you change anything.
 
         # Shop guide
@@ -61,9 +62,9 @@ FILES = {
         ## Refunds
 
         The second heading with the same title gets its own slug.
-        '''),
+        """),
     "docs/notes.txt": "Warehouse notes\nThe warehouse in Leeds ships parcels on Tuesdays.\n",
-    "model/shop.sysml": textwrap.dedent('''\
+    "model/shop.sysml": textwrap.dedent("""\
         package ShopModel {
             doc /* The shop as a SysML model. */
             requirement <'SHOP-1'> fastCheckout {
@@ -73,7 +74,7 @@ FILES = {
                 doc /* Takes the payment and books the order. */
             }
         }
-        '''),
+        """),
 }
 
 

@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def listing(d: Path) -> dict[str, tuple[int, int]]:
     """Every file below d with its size and modification time."""
-    return {p.relative_to(d).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(d.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(d).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(d.rglob("*"))
+        if p.is_file()
+    }
 
 
 def code_of(call) -> str:
@@ -57,25 +60,35 @@ def test_build_and_search(tree, tmp_path):
     (best, *_rest) = ix.search("round a price half to even", 5)
     assert best.locator == "py:lib/shop/pricing.py::round_price" and best.kind == "SYM"
     assert best.path == "lib/shop/pricing.py" and best.line == 6 and best.score > 0
-    assert best.title == "round_price(amount, places=2): Round a price half to even, the way " \
-                         "the accounting system does."
+    assert (
+        best.title == "round_price(amount, places=2): Round a price half to even, the way "
+        "the accounting system does."
+    )
     # every kind of unit is found by its own words
     assert locators(ix, "warehouse Leeds parcels")[0] == "txt:lib/docs/notes.txt"
     assert locators(ix, "refund restocks")[0] == "md:lib/docs/guide.md#refunds"
     assert locators(ix, "second heading same title")[0] == "md:lib/docs/guide.md#refunds-2"
     assert locators(ix, "checkout two seconds")[0] == "sysml:lib/ShopModel::fastCheckout"
     assert locators(ix, "SHOP-1")[0] == "sysml:lib/ShopModel::fastCheckout"
-    assert locators(ix, "shopping cart tax")[0] in ("py:lib/shop/cart.py::total",
-                                                    "py:lib/shop/cart.py")
+    assert locators(ix, "shopping cart tax")[0] in (
+        "py:lib/shop/cart.py::total",
+        "py:lib/shop/cart.py",
+    )
     assert "py:lib/shop/pricing.py::PriceList.lookup" not in locators(ix, "methods units", 20)
     # the same query gives the same list; top bounds it
     assert ix.search("price cart", 3) == ix.search("price cart", 3)
     assert len(ix.search("price cart shop", 2)) == 2
     assert search("price", tmp_path / "ix", top=1) == ix.search("price", 1)
-    assert [h.to_dict() for h in ix.search("warehouse", 1)] == [{
-        "locator": "txt:lib/docs/notes.txt", "title": "notes.txt: Warehouse notes",
-        "score": round(ix.search("warehouse", 1)[0].score, 4), "kind": "DOC",
-        "path": "lib/docs/notes.txt", "line": 1}]
+    assert [h.to_dict() for h in ix.search("warehouse", 1)] == [
+        {
+            "locator": "txt:lib/docs/notes.txt",
+            "title": "notes.txt: Warehouse notes",
+            "score": round(ix.search("warehouse", 1)[0].score, 4),
+            "kind": "DOC",
+            "path": "lib/docs/notes.txt",
+            "line": 1,
+        }
+    ]
 
 
 @pytest.mark.req("MN-REQ-22")
@@ -85,8 +98,9 @@ def test_an_unchanged_tree_does_no_work(tree, tmp_path, where, monkeypatch):
     real = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self) or real(self))
     real_regular = hindex.read_regular
-    monkeypatch.setattr(hindex, "read_regular",
-                        lambda path, cap: read.append(path) or real_regular(path, cap))
+    monkeypatch.setattr(
+        hindex, "read_regular", lambda path, cap: read.append(path) or real_regular(path, cap)
+    )
     res = index_tree(tree, where)
     assert (res.changed, res.parsed, res.removed, res.files) == (False, 0, 0, 6)
     assert read == [] and listing(where) == before  # no file read, nothing written
@@ -103,7 +117,8 @@ def test_an_unchanged_tree_does_no_work(tree, tmp_path, where, monkeypatch):
 @pytest.mark.req("MN-REQ-22")
 def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path, where):
     (tree / "shop" / "pricing.py").write_text(
-        '"""Prices."""\ndef discount(amount):\n    """Take ten percent off a basket."""\n')
+        '"""Prices."""\ndef discount(amount):\n    """Take ten percent off a basket."""\n'
+    )
     (tree / "docs" / "notes.txt").unlink()
     (tree / "docs" / "new.md").write_text("# Returns\n\nParcels come back to Leeds.\n")
     res = index_tree(tree, where)
@@ -115,7 +130,8 @@ def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path, whe
     assert locators(ix, "parcels come back")[0] == "md:lib/docs/new.md#returns"
     # the model is one unit: a changed .sysml file re-reads the model
     (tree / "model" / "more.sysml").write_text(
-        "package More { part def Scanner { doc /* Reads barcodes at the till. */ } }\n")
+        "package More { part def Scanner { doc /* Reads barcodes at the till. */ } }\n"
+    )
     res = index_tree(tree, where)
     assert res.parsed == 2  # both model files
     assert locators(ix, "barcodes till")[0] == "sysml:lib/More::Scanner"
@@ -131,7 +147,8 @@ def test_a_refresh_replaces_what_changed_and_drops_what_went(tree, tmp_path, whe
 @pytest.mark.req("MN-REQ-22")
 def test_a_subtree_refreshes_only_itself(tree, tmp_path, where):
     (tree / "shop" / "cart.py").write_text(
-        '"""Carts."""\ndef empty():\n    """Drop every item."""\n')
+        '"""Carts."""\ndef empty():\n    """Drop every item."""\n'
+    )
     (tree / "docs" / "notes.txt").write_text("Changed but outside the subtree.\n")
     res = index_tree(tree / "shop", where)
     assert (res.files, res.parsed, res.root) == (3, 1, os.fspath(tree.resolve()))
@@ -283,8 +300,10 @@ def test_without_the_extra_the_error_says_how_to_install_it(tree, tmp_path, monk
 
 
 def test_importing_memnet_and_its_faces_does_not_load_the_search_library():
-    code = ("import sys, memnet, memnet.host, memnet.faces.cli, memnet.faces.mcp; "
-            "memnet.faces.cli.build_parser(); assert 'tantivy' not in sys.modules")
+    code = (
+        "import sys, memnet, memnet.host, memnet.faces.cli, memnet.faces.mcp; "
+        "memnet.faces.cli.build_parser(); assert 'tantivy' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
 
 
@@ -305,17 +324,19 @@ def _remove(where):  # type: ignore[no-untyped-def]
 def test_a_file_over_the_cap_is_a_warning_and_never_read(tree, tmp_path, monkeypatch):
     big = tree / "shop" / "huge.py"
     with open(big, "wb") as f:
-        f.truncate(hindex.MAX_FILE + 1)          # sparse: no disk, and no memory if unread
+        f.truncate(hindex.MAX_FILE + 1)  # sparse: no disk, and no memory if unread
     read = []
     real_regular = hindex.read_regular
-    monkeypatch.setattr(hindex, "read_regular",
-                        lambda path, cap: read.append(path) or real_regular(path, cap))
+    monkeypatch.setattr(
+        hindex, "read_regular", lambda path, cap: read.append(path) or real_regular(path, cap)
+    )
     res = index_tree(tree, tmp_path / "ix")
     assert [w.message for w in res.warnings if w.path.endswith("huge.py")] == [
         f"not indexed: {hindex.MAX_FILE + 1:,} bytes, over the cap of {hindex.MAX_FILE:,} "
-        "bytes a file may have"]
+        "bytes a file may have"
+    ]
     assert big not in read
-    assert index_tree(tree, tmp_path / "ix").parsed == 0   # and no work the next time
+    assert index_tree(tree, tmp_path / "ix").parsed == 0  # and no work the next time
 
 
 @pytest.mark.req("MN-REQ-22")
@@ -327,8 +348,9 @@ def test_an_empty_file_is_indexed_without_a_warning(tree, tmp_path):
     (tree / "docs" / "blank.md").write_bytes(b"")
     res = index_tree(tree, tmp_path / "ix")
     assert not [w for w in res.warnings if "empty" in w.path or "blank" in w.path]
-    assert "py:lib/shop/empty/__init__.py" in {h.locator for h in
-                                               search("empty", tmp_path / "ix", top=10)}
+    assert "py:lib/shop/empty/__init__.py" in {
+        h.locator for h in search("empty", tmp_path / "ix", top=10)
+    }
 
 
 @pytest.mark.req("MN-REQ-22")
@@ -345,10 +367,16 @@ def test_a_directory_that_is_not_an_index_is_never_advised_away(tree, tmp_path):
 
 @pytest.mark.req("MN-REQ-22")
 def test_paths_of_the_wrong_kind_are_path_not_found(tree, tmp_path):
-    for call in (lambda: index_tree(None), lambda: index_tree(5), lambda: index_tree(tree, 5),
-                 lambda: index_tree(tree, "ix\x00A"), lambda: index_tree(tree, ""),
-                 lambda: open_index(5), lambda: search("round", 5),
-                 lambda: hindex.default_index_dir(5)):
+    for call in (
+        lambda: index_tree(None),
+        lambda: index_tree(5),
+        lambda: index_tree(tree, 5),
+        lambda: index_tree(tree, "ix\x00A"),
+        lambda: index_tree(tree, ""),
+        lambda: open_index(5),
+        lambda: search("round", 5),
+        lambda: hindex.default_index_dir(5),
+    ):
         assert code_of(call) == "path_not_found"
     assert code_of(lambda: index_tree(tree, tmp_path / "ix", progress=5)) == "invalid_argument"
     assert not (tmp_path / "ix").exists()

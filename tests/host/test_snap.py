@@ -114,9 +114,13 @@ class Listed:
 
 @pytest.mark.req("MN-REQ-22", "MN-REQ-15")
 def test_a_retriever_of_ones_own_and_bad_hits(tmp_path):
-    mine = Listed([Hit("https://example.org/spec#s3", "Spec, section 3", 2.5),
-                   Hit("py:lib/a.py::f", "f: does things", 1.0, kind="SYM"),
-                   Hit("https://example.org/spec#s3", "the same again", 0.5)])
+    mine = Listed(
+        [
+            Hit("https://example.org/spec#s3", "Spec, section 3", 2.5),
+            Hit("py:lib/a.py::f", "f: does things", 1.0, kind="SYM"),
+            Hit("https://example.org/spec#s3", "the same again", 0.5),
+        ]
+    )
     assert isinstance(mine, RagHostHook)
     s = Session("work")
     res = snap(s, "spec section", hook=mine)
@@ -129,10 +133,18 @@ def test_a_retriever_of_ones_own_and_bad_hits(tmp_path):
     assert len(title) <= 120 and title.endswith("…")
 
     version = s.version
-    bad = [Hit("", "empty", 1.0), Hit(" x", "blanks", 1.0), Hit("x", "t", float("nan")),
-           Hit("x", "t", 1.0, kind="doc"), Hit("x", None, 1.0), Hit("x" * 2000, "t", 1.0),
-           ("x", "t", 1.0), Hit("x\ud800", "t", 1.0), Hit("x", "t\udcff", 1.0),
-           Hit("x", "t", 10**400)]
+    bad = [
+        Hit("", "empty", 1.0),
+        Hit(" x", "blanks", 1.0),
+        Hit("x", "t", float("nan")),
+        Hit("x", "t", 1.0, kind="doc"),
+        Hit("x", None, 1.0),
+        Hit("x" * 2000, "t", 1.0),
+        ("x", "t", 1.0),
+        Hit("x\ud800", "t", 1.0),
+        Hit("x", "t\udcff", 1.0),
+        Hit("x", "t", 10**400),
+    ]
     for h in bad:
         with pytest.raises(MemNetError) as e:
             snap(s, "q", hook=Listed([Hit("ok:1", "fine", 1.0), h]))

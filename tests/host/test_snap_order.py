@@ -19,12 +19,14 @@ pytestmark = pytest.mark.req("MN-REQ-22")
 
 # ranks that agree neither with the order of the nodes' keys (locators) nor
 # with how well the titles answer the q's words
-HITS = [Hit("doc:m/pear", "pear rounding note", 1.0),
-        Hit("doc:b/apple", "price rounding rounding rounding price", 0.9),
-        Hit("doc:z/plum", "rounding", 0.8),
-        Hit("doc:a/fig", "price", 0.7),
-        Hit("doc:k/kiwi", "unrelated words here", 0.6),
-        Hit("doc:c/lime", "price rounding half even price rounding", 0.5)]
+HITS = [
+    Hit("doc:m/pear", "pear rounding note", 1.0),
+    Hit("doc:b/apple", "price rounding rounding rounding price", 0.9),
+    Hit("doc:z/plum", "rounding", 0.8),
+    Hit("doc:a/fig", "price", 0.7),
+    Hit("doc:k/kiwi", "unrelated words here", 0.6),
+    Hit("doc:c/lime", "price rounding half even price rounding", 0.5),
+]
 
 
 class Fixed:
@@ -58,12 +60,14 @@ def hit_order(s: Session, text: str, rank_of: dict[str, int]) -> list[int]:
 @pytest.mark.parametrize("view", ["interior", "shell"])
 def test_hits_are_listed_best_rank_first_with_their_rank(q: str, view: str) -> None:
     s = Session("work")
-    s.commit("INSERT (t:TSK {title: 'fix price rounding', status: 'open'}), "
-             "(d:DOC {locator: 'doc:z/plum', title: 'rounding'}), (t)-[:TOUCHES]->(d)")
+    s.commit(
+        "INSERT (t:TSK {title: 'fix price rounding', status: 'open'}), "
+        "(d:DOC {locator: 'doc:z/plum', title: 'rounding'}), (t)-[:TOUCHES]->(d)"
+    )
     snap(s, "price rounding", hook=Fixed(HITS), top=6)
     rank_of = {h.locator: i for i, h in enumerate(HITS, 1)}
     text = s.recall(q, view=view).text
-    assert hit_ranks(text) == [1, 2, 3, 4, 5, 6], text      # rank shown, rank order
+    assert hit_ranks(text) == [1, 2, 3, 4, 5, 6], text  # rank shown, rank order
     assert hit_order(s, text, rank_of) == [1, 2, 3, 4, 5, 6], text
     # the clamp keeps the best ranks
     few = s.recall(q, view=view, fanout=3).text
@@ -75,10 +79,10 @@ def test_a_new_snap_reorders_and_a_hydrated_session_keeps_the_order(tmp_path) ->
     s = cab.create("work")
     snap(s, "price rounding", hook=Fixed(HITS), top=6)
     cab.flush(s)
-    again = cab.open("work")                       # ranks read back from the cabinet
+    again = cab.open("work")  # ranks read back from the cabinet
     rank_of = {h.locator: i for i, h in enumerate(HITS, 1)}
     assert hit_order(again, again.recall("QRY price").text, rank_of) == [1, 2, 3, 4, 5, 6]
-    snap(again, "price rounding", hook=Fixed(HITS[::-1]), top=6)   # ranks set again
+    snap(again, "price rounding", hook=Fixed(HITS[::-1]), top=6)  # ranks set again
     rank_of = {h.locator: i for i, h in enumerate(HITS[::-1], 1)}
     text = again.recall("QRY price", view="shell").text
     assert hit_order(again, text, rank_of) == [1, 2, 3, 4, 5, 6], text
@@ -91,24 +95,44 @@ def test_ranks_order_any_edge_and_nothing_else_moves() -> None:
     # without one keep the stored order; ranked edges added to a node the
     # walk has already been through count at once
     s = Session("g")
-    s.commit("INSERT (l:LST {title: 'reading list'})-[:SEE]->(x:BOOK {title: 'book z'}), "
-             "(l)-[:SEE]->(y:BOOK {title: 'book y'})")
+    s.commit(
+        "INSERT (l:LST {title: 'reading list'})-[:SEE]->(x:BOOK {title: 'book z'}), "
+        "(l)-[:SEE]->(y:BOOK {title: 'book y'})"
+    )
     assert s.recall("LST reading").receipt.rows == 5
-    s.commit("INSERT " + ", ".join(f"(b{i}:BOOK {{title: 'book {c}'}})"
-                                   for i, c in enumerate("dbca"))
-             + ", " + ", ".join(f"(na1)-[:HAS {{rank: {r}}}]->(b{i})"
-                                for i, r in enumerate((2, 4, 1, 3))))
+    s.commit(
+        "INSERT "
+        + ", ".join(f"(b{i}:BOOK {{title: 'book {c}'}})" for i, c in enumerate("dbca"))
+        + ", "
+        + ", ".join(f"(na1)-[:HAS {{rank: {r}}}]->(b{i})" for i, r in enumerate((2, 4, 1, 3)))
+    )
     text = s.recall("LST reading", view="shell").text
     lines = [ln for ln in text.splitlines() if "HAS" in ln or "SEE" in ln]
-    assert [re.search(r"book (\w)", ln).group(1) for ln in lines] == ["c", "d", "a", "b",
-                                                                      "y", "z"], text
+    assert [re.search(r"book (\w)", ln).group(1) for ln in lines] == [
+        "c",
+        "d",
+        "a",
+        "b",
+        "y",
+        "z",
+    ], text
 
 
 @settings(max_examples=150, deadline=None)
-@given(words=st.lists(st.booleans(), min_size=2, max_size=40), fanout=st.integers(1, 4),
-       others=st.integers(0, 4), seed=st.integers(0, 10 ** 6), plain_q=st.booleans())
-def test_any_ranked_star_is_taken_best_rank_first(words, fanout, others, seed,   # type: ignore[no-untyped-def]
-                                                  plain_q) -> None:
+@given(
+    words=st.lists(st.booleans(), min_size=2, max_size=40),
+    fanout=st.integers(1, 4),
+    others=st.integers(0, 4),
+    seed=st.integers(0, 10**6),
+    plain_q=st.booleans(),
+)
+def test_any_ranked_star_is_taken_best_rank_first(
+    words,
+    fanout,
+    others,
+    seed,  # type: ignore[no-untyped-def]
+    plain_q,
+) -> None:
     """A node with ranked out-edges to leaves (some of which hold q's word,
     some not), next to unranked ones: the ranked leaves the clamp keeps are
     the best ranks, and they are listed in rank order."""
@@ -126,7 +150,8 @@ def test_any_ranked_star_is_taken_best_rank_first(words, fanout, others, seed,  
     q = "QRY title:hub" if plain_q else "QRY hub zebra"
     sh = s.recall(q, k=1, fanout=fanout, limit=1, max_rows=500)
     got = hit_ranks(sh.text)
-    assert got == sorted(got), sh.text                       # rank order
-    assert got == list(range(1, len(got) + 1)), sh.text      # the best ranks
+    assert got == sorted(got), sh.text  # rank order
+    assert got == list(range(1, len(got) + 1)), sh.text  # the best ranks
     assert len(got) + sum(1 for e in sh.edges if e.type == "HAS") == min(
-        fanout, len(words) + others)
+        fanout, len(words) + others
+    )

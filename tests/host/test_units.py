@@ -40,7 +40,7 @@ TRICKY = {
             continued."""
             return {}
         ''',
-    "classes, keywords, async, one-liners, duplicates": '''\
+    "classes, keywords, async, one-liners, duplicates": """\
         class A(Base, metaclass=Meta): pass
         class B:
             \'\'\'Single-quoted doc.\'\'\'
@@ -54,7 +54,7 @@ TRICKY = {
             import fast
         except ImportError:
             def fallback(): ...
-        ''',
+        """,
     "a body string with lines at column 0": '''\
         def make():
             return """
@@ -147,11 +147,19 @@ def test_python_documents():
     assert warn == []
     mod, fn, cls, long = docs
     assert (mod.locator, mod.kind, mod.title, mod.name) == (
-        "py:shop/pkg/pricing.py", "MOD", "shop.pkg.pricing: Prices.", "shop.pkg.pricing")
+        "py:shop/pkg/pricing.py",
+        "MOD",
+        "shop.pkg.pricing: Prices.",
+        "shop.pkg.pricing",
+    )
     assert "More words." in mod.body and mod.unit == mod.locator
     assert mod.path == "shop/pkg/pricing.py"
-    assert (fn.locator, fn.kind, fn.line, fn.unit) == ("py:shop/pkg/pricing.py::round_price",
-                                                       "SYM", 4, mod.locator)
+    assert (fn.locator, fn.kind, fn.line, fn.unit) == (
+        "py:shop/pkg/pricing.py::round_price",
+        "SYM",
+        4,
+        mod.locator,
+    )
     assert fn.title == "round_price(amount, places=2) -> float: Round a price half to even."
     assert long.title == "convert(…): Convert an amount."  # a long signature is cut
     assert fn.body.startswith("def round_price(amount, places=2) -> float\n")
@@ -167,7 +175,8 @@ def test_markdown_and_text_documents():
         ("md:lib/guide.md", "DOC", "Guide", 1),
         ("md:lib/guide.md#guide", "SEC", "Guide", 3),
         ("md:lib/guide.md#setup", "SEC", "Setup", 7),
-        ("md:lib/guide.md#setup-2", "SEC", "Setup", 11)]
+        ("md:lib/guide.md#setup-2", "SEC", "Setup", 11),
+    ]
     assert docs[0].body.strip() == "Lead text." and docs[2].body.strip() == "Run it."
     assert docs[3].body.strip() == "Again."
     docs, warn = markdown_docs("lib", "bad.md", b"# \xff\n")
@@ -189,8 +198,11 @@ def test_the_units_have_the_locators_ingest_gives(tmp_path):
     ingest_path(s, top)
     st = s.store
     loc = {n: st.node_props(n)["locator"] for n in st.live_node_ids()}
-    ingested = {loc[n]: st.node_kind(n) for n in loc
-                if not (st.node_kind(n) == "PKG" and loc[n].startswith("py:"))}
+    ingested = {
+        loc[n]: st.node_kind(n)
+        for n in loc
+        if not (st.node_kind(n) == "PKG" and loc[n].startswith("py:"))
+    }
     (top / "model" / "broken.sysml.off").rename(top / "model" / "broken.sysml")
 
     files, _ = walk(top, SCHEMES)

@@ -8,8 +8,7 @@ from memnet.ingest.model import Artefacts
 def links(art: Artefacts, type_: str) -> dict[tuple[str, str], dict[str, object]]:
     """``(src, dst)`` qualified names → properties of every link of one type."""
     cut = len(f"sysml:{art.root}/")
-    return {(lk.src[cut:], lk.dst[cut:]): lk.props for lk in art.links.values()
-            if lk.type == type_}
+    return {(lk.src[cut:], lk.dst[cut:]): lk.props for lk in art.links.values() if lk.type == type_}
 
 
 def element(art: Artefacts, qual: str) -> tuple[str, dict[str, object]]:

@@ -57,14 +57,14 @@ def test_one_sysml_file_and_a_mixed_tree(tmp_path: Path) -> None:
 
 def test_a_statement_that_does_not_parse_costs_only_itself(tmp_path: Path) -> None:
     model = tmp_path / "m.sysml"
-    model.write_text("package P {\n  part def A;\n  part x : ;\n  part def B { part y : A; }\n"
-                     "}\n")
+    model.write_text("package P {\n  part def A;\n  part x : ;\n  part def B { part y : A; }\n}\n")
     s = Session("m")
     res = ingest_path(s, model).model
     assert res is not None
     assert [str(w) for w in res.warnings] == [
         "m.sysml:3: syntax error at line 3, column 12: unexpected ';'; expected '~' or a name; "
-        "the statement at line 3 is skipped"]
+        "the statement at line 3 is skipped"
+    ]
     names = {p.get("name") for p in (s.store.node_props(n) for n in s.store.live_node_ids())}
     assert names == {"P", "A", "B", "y"}  # everything before and after the bad statement
     assert s.recall("PART y").receipt.seed_mode == "match"
@@ -104,7 +104,8 @@ def test_model_walks_skip_symlinks_and_warn_on_twice_given_short_ids(tmp_path: P
     tree = tmp_path / "m"
     tree.mkdir()
     (tree / "a.sysml").write_text(
-        "package P { requirement <'X-1'> a; requirement <'X-1'> b; part q { satisfy 'X-1'; } }\n")
+        "package P { requirement <'X-1'> a; requirement <'X-1'> b; part q { satisfy 'X-1'; } }\n"
+    )
     (tree / "gone.sysml").symlink_to(tmp_path / "nowhere.sysml")
     s = Session("m")
     res = ingest_path(s, tree)

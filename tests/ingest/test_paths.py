@@ -23,13 +23,20 @@ def _tree(tmp_path: Path) -> Path:
     return tree
 
 
-@pytest.mark.parametrize("bad", ["", "a" * 5000, "no/such/dir", "nul\x00byte", b""],
-                         ids=["empty", "5000-chars", "missing", "nul", "empty-bytes"])
+@pytest.mark.parametrize(
+    "bad",
+    ["", "a" * 5000, "no/such/dir", "nul\x00byte", b""],
+    ids=["empty", "5000-chars", "missing", "nul", "empty-bytes"],
+)
 def test_a_path_that_names_nothing_is_path_not_found(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str | bytes) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str | bytes
+) -> None:
     monkeypatch.chdir(_tree(tmp_path))  # "" must not mean the working directory
-    for call in (check_ingest_path, lambda p: ingest_path(Session("x"), p),
-                 lambda p: ingest(Session("x"), p)):
+    for call in (
+        check_ingest_path,
+        lambda p: ingest_path(Session("x"), p),
+        lambda p: ingest(Session("x"), p),
+    ):
         with pytest.raises(MemNetError) as e:
             call(bad)
         assert e.value.code == "path_not_found"
@@ -47,7 +54,8 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_a_warning(tmp_path: Path) 
     assert res.changed and res.files == 2
     assert sorted(str(w) for w in res.warnings) == [
         "shop:0: skipped b'bad\\xff.py': the name is not UTF-8",
-        "shop:0: skipped b'dir\\xfe': the name is not UTF-8"]
+        "shop:0: skipped b'dir\\xfe': the name is not UTF-8",
+    ]
     assert s.recall("MOD").receipt.matched == 2
 
 

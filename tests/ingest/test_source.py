@@ -44,8 +44,13 @@ def reference(top: Path) -> tuple[set[str], set[tuple[str, str]], int]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(f.read_bytes())
-        symbols += len({n.name for n in tree.body
-                        if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))})
+        symbols += len(
+            {
+                n.name
+                for n in tree.body
+                if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+        )
         here = src[:-3].replace("/", ".")
         pkg = here[: -len(".__init__")] if here.endswith(".__init__") else here.rsplit(".", 1)[0]
         wanted: list[str] = []
@@ -115,8 +120,8 @@ def test_lark_matches_an_independent_scan(tmp_path):
     took = time.perf_counter() - t0
     mods, edges, symbols = reference(top)
     got = graph(s)
-    assert got["mods"] == sorted(mods)                    # one MOD per .py file
-    assert got["imports"] == edges                        # IMPORTS as the ast scan says
+    assert got["mods"] == sorted(mods)  # one MOD per .py file
+    assert got["imports"] == edges  # IMPORTS as the ast scan says
     assert got["syms"] == symbols
     assert r.files == r.parsed == len(mods) and r.created == s.store.live_nodes
     assert not r.warnings
@@ -127,7 +132,7 @@ def test_lark_matches_an_independent_scan(tmp_path):
 def test_networkx_matches_an_independent_scan_and_recall_works():
     import networkx
 
-    top = Path(networkx.__file__).parent       # read in place: ingest never writes to it
+    top = Path(networkx.__file__).parent  # read in place: ingest never writes to it
     s = memnet.Session("nx")
     r = ingest(s, top)
     mods, edges, symbols = reference(top)
@@ -171,7 +176,7 @@ def test_copied_files_give_the_same_artefacts_as_parsed_ones(lark_session):
     assert reused.parsed == 0 and fresh.parsed == fresh.files == reused.files
     assert fresh.elements == reused.elements
     assert fresh.links == reused.links
-    assert scan(top).elements == fresh.elements       # deterministic
+    assert scan(top).elements == fresh.elements  # deterministic
 
 
 def test_editing_one_file_touches_only_that_file(lark_session):
@@ -180,15 +185,19 @@ def test_editing_one_file_touches_only_that_file(lark_session):
     pairs = graph(s)["imports"]
     assert ("lark/utils.py", "lark/grammar.py") not in pairs
     f = top / "utils.py"
-    f.write_text(f.read_text() + "\n\ndef added_helper():\n    \"\"\"Added by the test.\"\"\"\n"
-                 "    from .grammar import Rule\n    return Rule\n")
+    f.write_text(
+        f.read_text() + '\n\ndef added_helper():\n    """Added by the test."""\n'
+        "    from .grammar import Rule\n    return Rule\n"
+    )
     r = ingest(s, top)
     assert r.parsed == 1 and r.changed
     assert (r.created, r.updated, r.recycled, r.links_added, r.links_removed) == (1, 1, 0, 2, 0)
     nodes, edges = touched(s)
     assert nodes == {utils, f"{utils}::added_helper"}
-    assert edges == {("CONTAINS", utils, f"{utils}::added_helper"),
-                     ("IMPORTS", utils, "py:lark/grammar.py")}
+    assert edges == {
+        ("CONTAINS", utils, f"{utils}::added_helper"),
+        ("IMPORTS", utils, "py:lark/grammar.py"),
+    }
     assert ("lark/utils.py", "lark/grammar.py") in graph(s)["imports"]
     assert graph(s)["imports"] == reference(top)[1]
 
@@ -207,22 +216,24 @@ def test_deleting_then_restoring_a_file(lark_session, tmp_path):
     dropped = {loc for loc in before if loc == gone or loc.startswith(gone + "::")}
     assert len(dropped) > 3 and r.recycled == len(dropped)
     assert set(after) == set(before) - dropped
-    assert all(after[loc] == before[loc] for loc in after)     # the rest is untouched
-    assert graph(s)["imports"] == reference(top)[1]            # importers now reach lark/__init__
+    assert all(after[loc] == before[loc] for loc in after)  # the rest is untouched
+    assert graph(s)["imports"] == reference(top)[1]  # importers now reach lark/__init__
 
-    (top / "grammar.py").write_bytes(saved)                    # a file appears again
+    (top / "grammar.py").write_bytes(saved)  # a file appears again
     r = ingest(s, top)
     assert r.parsed == 1 and r.created == len(dropped)
     back = {a for a, b in graph(s)["imports"] if b == "lark/grammar.py"}
-    assert back == importers                                   # edges from unchanged files
+    assert back == importers  # edges from unchanged files
     assert graph(s)["imports"] == reference(top)[1]
 
 
 def test_hand_written_nodes_and_edges_survive_reingest(lark_session):
     s, top = lark_session
     mod = snapshot(s, Artefacts("lark", ("py",)))[0]["py:lark/lexer.py"][0]
-    ids = s.commit(f"INSERT (t:TSK {{title: 'speed up the lexer', status: 'open'}})"
-                   f"-[:TOUCHES]->({mod}), (d:DEC {{title: 'keep it'}})-[:GOVERNS]->({mod})").ids
+    ids = s.commit(
+        f"INSERT (t:TSK {{title: 'speed up the lexer', status: 'open'}})"
+        f"-[:TOUCHES]->({mod}), (d:DEC {{title: 'keep it'}})-[:GOVERNS]->({mod})"
+    ).ids
     f = top / "lexer.py"
     f.write_text(f.read_text() + "\n# a comment changes the hash\n")
     r = ingest(s, top)
@@ -252,124 +263,199 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def test_the_imports_rule(tmp_path):
-    top = write(tmp_path / "pkg", {
-        "__init__.py": "from . import sub\nfrom .sub.leaf import thing\n",
-        "a.py": ("import os\nimport pkg.sub.leaf\nimport pkg.sub.nothere.deep\n"
-                 "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import b\n"
-                 "def f():\n    from .sub import leaf\n    from . import a\n"),
-        "b.py": "from .. import outside\nfrom .sub import *\nfrom pkg.a import f\n",
-        "sub/__init__.py": "from . import leaf\nfrom .. import a\n",
-        "sub/leaf.py": "from ..b import x\nfrom ...way import up\n",
-    })
+    top = write(
+        tmp_path / "pkg",
+        {
+            "__init__.py": "from . import sub\nfrom .sub.leaf import thing\n",
+            "a.py": (
+                "import os\nimport pkg.sub.leaf\nimport pkg.sub.nothere.deep\n"
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import b\n"
+                "def f():\n    from .sub import leaf\n    from . import a\n"
+            ),
+            "b.py": "from .. import outside\nfrom .sub import *\nfrom pkg.a import f\n",
+            "sub/__init__.py": "from . import leaf\nfrom .. import a\n",
+            "sub/leaf.py": "from ..b import x\nfrom ...way import up\n",
+        },
+    )
     a = scan(top)
     got = {(k[1].split(":", 1)[1], k[2].split(":", 1)[1]) for k in a.links if k[0] == "IMPORTS"}
     assert got == {
-        ("pkg/__init__.py", "pkg/sub/__init__.py"), ("pkg/__init__.py", "pkg/sub/leaf.py"),
-        ("pkg/a.py", "pkg/sub/leaf.py"),            # import pkg.sub.leaf / from .sub import leaf
-        ("pkg/a.py", "pkg/sub/__init__.py"),        # pkg.sub.nothere.deep -> longest prefix
-        ("pkg/a.py", "pkg/b.py"),                   # under TYPE_CHECKING
-        ("pkg/b.py", "pkg/sub/__init__.py"),        # star import; `from ..` climbs out
+        ("pkg/__init__.py", "pkg/sub/__init__.py"),
+        ("pkg/__init__.py", "pkg/sub/leaf.py"),
+        ("pkg/a.py", "pkg/sub/leaf.py"),  # import pkg.sub.leaf / from .sub import leaf
+        ("pkg/a.py", "pkg/sub/__init__.py"),  # pkg.sub.nothere.deep -> longest prefix
+        ("pkg/a.py", "pkg/b.py"),  # under TYPE_CHECKING
+        ("pkg/b.py", "pkg/sub/__init__.py"),  # star import; `from ..` climbs out
         ("pkg/b.py", "pkg/a.py"),
-        ("pkg/sub/__init__.py", "pkg/sub/leaf.py"), ("pkg/sub/__init__.py", "pkg/a.py"),
+        ("pkg/sub/__init__.py", "pkg/sub/leaf.py"),
+        ("pkg/sub/__init__.py", "pkg/a.py"),
         ("pkg/sub/leaf.py", "pkg/b.py"),
     }
     assert a.elements["py:pkg/a.py"].props["imports"] == (
-        "pkg.a", "pkg.b", "pkg.sub.leaf", "pkg.sub.nothere.deep")   # no self edge from pkg.a
-    assert "imports" not in scan(write(tmp_path / "solo", {"x.py": "import os\n"})
-                                 ).elements["py:solo/x.py"].props
+        "pkg.a",
+        "pkg.b",
+        "pkg.sub.leaf",
+        "pkg.sub.nothere.deep",
+    )  # no self edge from pkg.a
+    assert (
+        "imports"
+        not in scan(write(tmp_path / "solo", {"x.py": "import os\n"}))
+        .elements["py:solo/x.py"]
+        .props
+    )
 
 
 def test_modules_symbols_and_containment(tmp_path):
-    top = write(tmp_path / "proj", {
-        "m.py": ('"""\n\n  First line of the doc.\nMore."""\nimport os\n\n'
-                 "class A:\n    'A class.'\n    def inner(self): ...\n\n"
-                 "async def run():\n    pass\n\ndef f(): ...\n\ndef f(x): ...\n"
-                 "if True:\n    def nested(): ...\n"),
-        "deep/er/x.py": "",
-        "docs/only.md": "# Only\n",
-        "data/skip.txt": "not read",
-    })
+    top = write(
+        tmp_path / "proj",
+        {
+            "m.py": (
+                '"""\n\n  First line of the doc.\nMore."""\nimport os\n\n'
+                "class A:\n    'A class.'\n    def inner(self): ...\n\n"
+                "async def run():\n    pass\n\ndef f(): ...\n\ndef f(x): ...\n"
+                "if True:\n    def nested(): ...\n"
+            ),
+            "deep/er/x.py": "",
+            "docs/only.md": "# Only\n",
+            "data/skip.txt": "not read",
+        },
+    )
     a = scan(top)
     assert a.root == "proj" and a.files == 3
     kinds = {loc: el.kind for loc, el in a.elements.items()}
     assert kinds == {
-        "py:proj": "PKG", "py:proj/deep": "PKG", "py:proj/deep/er": "PKG",
-        "py:proj/docs": "PKG", "py:proj/m.py": "MOD", "py:proj/deep/er/x.py": "MOD",
-        "py:proj/m.py::A": "SYM", "py:proj/m.py::run": "SYM", "py:proj/m.py::f": "SYM",
-        "md:proj/docs/only.md": "DOC", "md:proj/docs/only.md#only": "SEC"}
+        "py:proj": "PKG",
+        "py:proj/deep": "PKG",
+        "py:proj/deep/er": "PKG",
+        "py:proj/docs": "PKG",
+        "py:proj/m.py": "MOD",
+        "py:proj/deep/er/x.py": "MOD",
+        "py:proj/m.py::A": "SYM",
+        "py:proj/m.py::run": "SYM",
+        "py:proj/m.py::f": "SYM",
+        "md:proj/docs/only.md": "DOC",
+        "md:proj/docs/only.md#only": "SEC",
+    }
     m = a.elements["py:proj/m.py"].props
     assert m["doc"] == "First line of the doc." and m["path"] == "proj/m.py"
     assert m["lines"] == 18 and len(m["hash"]) == 16
-    assert a.elements["py:proj/m.py::A"].props == {"name": "A", "line": 7, "sym": "class",
-                                                   "doc": "A class."}
+    assert a.elements["py:proj/m.py::A"].props == {
+        "name": "A",
+        "line": 7,
+        "sym": "class",
+        "doc": "A class.",
+    }
     assert a.elements["py:proj/m.py::run"].props["sym"] == "def"
     assert a.elements["py:proj/m.py::f"].props["defs"] == 2
     assert a.elements["py:proj/deep/er"].props == {"path": "proj/deep/er", "name": "er"}
     assert a.elements["py:proj/deep/er/x.py"].props["lines"] == 0
     contains = {(s, d) for t, s, d in a.links if t == "CONTAINS"}
     assert contains == {
-        ("py:proj", "py:proj/deep"), ("py:proj/deep", "py:proj/deep/er"),
-        ("py:proj/deep/er", "py:proj/deep/er/x.py"), ("py:proj", "py:proj/docs"),
+        ("py:proj", "py:proj/deep"),
+        ("py:proj/deep", "py:proj/deep/er"),
+        ("py:proj/deep/er", "py:proj/deep/er/x.py"),
+        ("py:proj", "py:proj/docs"),
         ("py:proj/docs", "md:proj/docs/only.md"),
         ("md:proj/docs/only.md", "md:proj/docs/only.md#only"),
-        ("py:proj", "py:proj/m.py"), ("py:proj/m.py", "py:proj/m.py::A"),
-        ("py:proj/m.py", "py:proj/m.py::run"), ("py:proj/m.py", "py:proj/m.py::f")}
+        ("py:proj", "py:proj/m.py"),
+        ("py:proj/m.py", "py:proj/m.py::A"),
+        ("py:proj/m.py", "py:proj/m.py::run"),
+        ("py:proj/m.py", "py:proj/m.py::f"),
+    }
     long_doc = scan(write(tmp_path / "l", {"x.py": f'"""{"w" * 400}"""\n'}))
     assert len(long_doc.elements["py:l/x.py"].props["doc"]) == 160
 
 
 def test_markdown_sections(tmp_path):
-    text = ("Intro line\n# Title\n\ntext\n## Part one ##\n### Deep: detail!\n"
-            "```python\n# not a heading\n```\n## Part one\n####### seven is text\n"
-            "#tag is text\n   # Indented three\n    # indented four is code\n"
-            "~~~~\n## fenced\n~~~\n~~~~\n# Über & Co.\n#\n")
+    text = (
+        "Intro line\n# Title\n\ntext\n## Part one ##\n### Deep: detail!\n"
+        "```python\n# not a heading\n```\n## Part one\n####### seven is text\n"
+        "#tag is text\n   # Indented three\n    # indented four is code\n"
+        "~~~~\n## fenced\n~~~\n~~~~\n# Über & Co.\n#\n"
+    )
     assert [(lvl, t) for _, lvl, t in headings(text)] == [
-        (1, "Title"), (2, "Part one"), (3, "Deep: detail!"), (2, "Part one"),
-        (1, "Indented three"), (1, "Über & Co."), (1, "")]
+        (1, "Title"),
+        (2, "Part one"),
+        (3, "Deep: detail!"),
+        (2, "Part one"),
+        (1, "Indented three"),
+        (1, "Über & Co."),
+        (1, ""),
+    ]
     assert slugify("Deep: detail!") == "deep-detail" and slugify("Über & Co.") == "über--co"
     a = scan(write(tmp_path / "d", {"README.md": text}))
     doc = "md:d/README.md"
     assert a.elements[doc].props["title"] == "Title"
     assert a.elements[doc].props["lines"] == 20
     secs = {loc.split("#", 1)[1]: el.props for loc, el in a.elements.items() if el.kind == "SEC"}
-    assert list(secs) == ["title", "part-one", "deep-detail", "part-one-2", "indented-three",
-                          "über--co", "section"]
+    assert list(secs) == [
+        "title",
+        "part-one",
+        "deep-detail",
+        "part-one-2",
+        "indented-three",
+        "über--co",
+        "section",
+    ]
     assert secs["part-one-2"] == {"title": "Part one", "level": 2, "line": 10}
-    contains = {(s.split("#")[-1], d.split("#")[-1]) for t, s, d in a.links
-                if t == "CONTAINS" and s.startswith("md:")}
-    assert contains == {("md:d/README.md", "title"), ("title", "part-one"),
-                        ("part-one", "deep-detail"), ("title", "part-one-2"),
-                        ("md:d/README.md", "indented-three"), ("md:d/README.md", "über--co"),
-                        ("md:d/README.md", "section")}
+    contains = {
+        (s.split("#")[-1], d.split("#")[-1])
+        for t, s, d in a.links
+        if t == "CONTAINS" and s.startswith("md:")
+    }
+    assert contains == {
+        ("md:d/README.md", "title"),
+        ("title", "part-one"),
+        ("part-one", "deep-detail"),
+        ("title", "part-one-2"),
+        ("md:d/README.md", "indented-three"),
+        ("md:d/README.md", "über--co"),
+        ("md:d/README.md", "section"),
+    }
 
 
 def test_files_that_do_not_parse_are_warnings_not_crashes(tmp_path):
-    top = write(tmp_path / "bad", {
-        "good.py": "def ok(): ...\n",
-        "syntax.py": "x = 1\ndef broken(:\n    pass\n",
-        "latin.py": b"a = 1\nb = '\xe9t\xe9'\n",
-        "nul.py": b"a = 1\n\x00\n",
-        "escape.py": "p = '\\d'\ndef fine(): ...\n",      # a SyntaxWarning only
-        "bad.md": b"# ok\n\xff\n",
-    })
+    top = write(
+        tmp_path / "bad",
+        {
+            "good.py": "def ok(): ...\n",
+            "syntax.py": "x = 1\ndef broken(:\n    pass\n",
+            "latin.py": b"a = 1\nb = '\xe9t\xe9'\n",
+            "nul.py": b"a = 1\n\x00\n",
+            "escape.py": "p = '\\d'\ndef fine(): ...\n",  # a SyntaxWarning only
+            "bad.md": b"# ok\n\xff\n",
+        },
+    )
     s = memnet.Session("bad")
     r = ingest(s, top)
     where = {(w.path, w.line) for w in r.warnings}
-    assert where == {("bad/syntax.py", 2), ("bad/latin.py", 2), ("bad/nul.py", 2),
-                     ("bad/bad.md", 2)}
+    assert where == {
+        ("bad/syntax.py", 2),
+        ("bad/latin.py", 2),
+        ("bad/nul.py", 2),
+        ("bad/bad.md", 2),
+    }
     el = snapshot(s, scan(top))[0]
     assert {loc for loc in el if "::" in loc} == {"py:bad/good.py::ok", "py:bad/escape.py::fine"}
     assert el["py:bad/syntax.py"][3]["error_line"] == 2
     again = ingest(s, top)
     assert again.parsed == 0 and not again.changed
-    assert {(w.path, w.line) for w in again.warnings} == where     # said again, still true
+    assert {(w.path, w.line) for w in again.warnings} == where  # said again, still true
 
 
 def test_the_walk_skips_hidden_cache_vendor_and_links(tmp_path):
-    top = write(tmp_path / "w", {
-        "a.py": "", ".hidden/b.py": "", "__pycache__/c.py": "", "node_modules/d.py": "",
-        "w.egg-info/e.py": "", "sub/.f.py": "", "empty/readme.txt": "",
-    })
+    top = write(
+        tmp_path / "w",
+        {
+            "a.py": "",
+            ".hidden/b.py": "",
+            "__pycache__/c.py": "",
+            "node_modules/d.py": "",
+            "w.egg-info/e.py": "",
+            "sub/.f.py": "",
+            "empty/readme.txt": "",
+        },
+    )
     (top / "link").symlink_to(top / "sub", target_is_directory=True)
     (top / "alias.py").symlink_to(top / "a.py")
     a = scan(top)
@@ -395,15 +481,28 @@ def test_a_missing_path_is_a_clear_error(tmp_path):
 # -- the command line --------------------------------------------------------------------
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert SCRIPT.exists(), "the memnet command is not installed: pip install -e '.[dev]'"
-    return subprocess.run([str(SCRIPT), "--home", str(home), *args], text=True,
-                          capture_output=True, env=dict(os.environ), timeout=120, check=False)
+    return subprocess.run(
+        [str(SCRIPT), "--home", str(home), *args],
+        text=True,
+        capture_output=True,
+        env=dict(os.environ),
+        timeout=120,
+        check=False,
+    )
 
 
 def test_memnet_ingest_on_a_cabinet(tmp_path):
     home = tmp_path / "cab"
-    top = write(tmp_path / "shop", {"__init__.py": "", "pricing.py": "def price(): ...\n",
-                                    "cart.py": "from .pricing import price\n",
-                                    "broken.py": "def (\n", "README.md": "# Shop\n"})
+    top = write(
+        tmp_path / "shop",
+        {
+            "__init__.py": "",
+            "pricing.py": "def price(): ...\n",
+            "cart.py": "from .pricing import price\n",
+            "broken.py": "def (\n",
+            "README.md": "# Shop\n",
+        },
+    )
     missing = cli(home, "ingest", "code", str(top))
     assert missing.returncode == 1 and "session_not_found" in missing.stderr
     first = cli(home, "ingest", "code", str(top), "--create")

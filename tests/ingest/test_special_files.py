@@ -26,14 +26,16 @@ from memnet.ingest.walk import _walk, read_regular
 
 pytestmark = [
     pytest.mark.req("MN-REQ-18", "MN-REQ-21"),
-    pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "setitimer"),
-                       reason="needs FIFOs and SIGALRM"),
+    pytest.mark.skipif(
+        not hasattr(os, "mkfifo") or not hasattr(signal, "setitimer"),
+        reason="needs FIFOs and SIGALRM",
+    ),
 ]
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 SCRIPT = Path(sys.executable).with_name("memnet")
 BIG = 64 * 1024 * 1024  # past both caps: 16 MiB (+3) for a model, 16 MiB for a source file
-LOW = 8 * 1024 * 1024   # what the Python heap may grow by while such a file is refused
+LOW = 8 * 1024 * 1024  # what the Python heap may grow by while such a file is refused
 
 
 class Blocked(Exception):
@@ -43,6 +45,7 @@ class Blocked(Exception):
 @contextmanager
 def deadline(seconds: float = 20.0) -> Iterator[None]:
     """Fail (not hang) when the body blocks, e.g. in open() or read() of a FIFO."""
+
     def fire(signum: int, frame: object) -> None:
         raise Blocked(f"blocked for {seconds} s (a FIFO was opened or read)")
 
@@ -109,8 +112,7 @@ def test_a_fifo_in_a_model_directory_is_skipped_with_a_warning(tmp_path: Path) -
     assert [str(w) for w in lenient.warnings if w.path == "x.sysml"] == [str(skipped[0])]
 
 
-def test_ingest_of_a_tree_with_a_fifo_model_file_warns_and_ingests_the_rest(
-        tmp_path: Path) -> None:
+def test_ingest_of_a_tree_with_a_fifo_model_file_warns_and_ingests_the_rest(tmp_path: Path) -> None:
     d = _model_with_fifo(tmp_path)
     (d / "notes.md").write_text("# Notes\n")
     s = Session("m")
@@ -118,8 +120,7 @@ def test_ingest_of_a_tree_with_a_fifo_model_file_warns_and_ingests_the_rest(
         res = ingest_path(s, d)
     assert res.tree is not None and res.tree.changed
     assert res.model is not None and res.model.created > 0
-    assert "x.sysml:0: skipped: not a regular file (a FIFO)" in [str(w) for w in
-                                                                 res.model.warnings]
+    assert "x.sysml:0: skipped: not a regular file (a FIFO)" in [str(w) for w in res.model.warnings]
     assert s.store.live_kinds()["PARTDEF"] > 0
 
 
@@ -130,8 +131,9 @@ def test_a_directory_holding_only_a_fifo_model_file_still_warns(tmp_path: Path) 
     with deadline():
         res = ingest_path(Session("m"), d)
     assert res.model is not None
-    assert [str(w) for w in res.model.warnings] == ["x.sysml:0: skipped: not a regular file "
-                                                    "(a FIFO)"]
+    assert [str(w) for w in res.model.warnings] == [
+        "x.sysml:0: skipped: not a regular file (a FIFO)"
+    ]
 
 
 def test_a_fifo_named_as_the_model_is_path_not_found(tmp_path: Path) -> None:
@@ -147,11 +149,18 @@ def test_a_fifo_named_as_the_model_is_path_not_found(tmp_path: Path) -> None:
 
 
 def test_a_model_file_swapped_for_a_fifo_after_the_walk_is_not_opened_blocking(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     d = _model_with_fifo(tmp_path)
     # the walk saw two regular files; by the time they are read one is a FIFO
-    monkeypatch.setattr(sysml, "model_files", lambda path, warn=None: (
-        "model", [("parts.sysml", d / "parts.sysml"), ("x.sysml", d / "x.sysml")]))
+    monkeypatch.setattr(
+        sysml,
+        "model_files",
+        lambda path, warn=None: (
+            "model",
+            [("parts.sysml", d / "parts.sysml"), ("x.sysml", d / "x.sysml")],
+        ),
+    )
     warn: list[Warning_] = []
     with deadline():
         root, docs, failed = parse_files(d, warn=warn)
@@ -163,11 +172,13 @@ def test_a_model_file_swapped_for_a_fifo_after_the_walk_is_not_opened_blocking(
 
 
 def test_a_source_file_swapped_for_a_fifo_after_the_walk_is_a_warning(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     top = tmp_path / "pkg"
     top.mkdir()
     (top / "a.py").write_text("def f():\n    pass\n")
     os.mkfifo(top / "b.py")
+
     def walk_saw_a_file(top_: Path, handlers, warn, root):  # type: ignore[no-untyped-def]
         dirs, files = _walk(top_, handlers, [], root)  # (it saw b.py as a file: no warning)
         return dirs, sorted([*files, ("b.py", handlers[".py"])])
@@ -176,8 +187,7 @@ def test_a_source_file_swapped_for_a_fifo_after_the_walk_is_a_warning(
     with deadline():
         art = scan(top)
     assert "py:pkg/a.py::f" in art.elements and "py:pkg/b.py" not in art.elements
-    assert [str(w) for w in art.warnings] == ["pkg/b.py:0: not read: not a regular file "
-                                              "(a FIFO)"]
+    assert [str(w) for w in art.warnings] == ["pkg/b.py:0: not read: not a regular file (a FIFO)"]
 
 
 def test_a_fifo_named_as_a_source_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
@@ -185,24 +195,39 @@ def test_a_fifo_named_as_a_source_file_is_skipped_with_a_warning(tmp_path: Path)
     (top / "sub").mkdir(parents=True)
     (top / "a.py").write_text("def f():\n    pass\n")
     os.mkfifo(top / "sub" / "b.py")
-    os.mkfifo(top / "c.txt")   # a name no handler takes: passed over quietly
+    os.mkfifo(top / "c.txt")  # a name no handler takes: passed over quietly
     s = Session("t")
     with deadline():
         art = scan(top)
         res = ingest_path(s, top)
     assert "py:pkg/a.py::f" in art.elements and "py:pkg/sub/b.py" not in art.elements
-    assert [str(w) for w in art.warnings] == ["pkg/sub/b.py:0: skipped: not a regular file "
-                                              "(a FIFO)"]
+    assert [str(w) for w in art.warnings] == [
+        "pkg/sub/b.py:0: skipped: not a regular file (a FIFO)"
+    ]
     assert res.tree is not None and [str(w) for w in res.tree.warnings] == [
-        str(w) for w in art.warnings]
+        str(w) for w in art.warnings
+    ]
 
 
 def test_memnet_snap_of_a_directory_with_a_fifo_answers(tmp_path: Path) -> None:
     d = _model_with_fifo(tmp_path)
     try:
-        out = subprocess.run([str(SCRIPT), "--home", str(tmp_path / "cab"), "snap", str(d),
-                              "--prefix", "p", "--format", "json"],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [
+                str(SCRIPT),
+                "--home",
+                str(tmp_path / "cab"),
+                "snap",
+                str(d),
+                "--prefix",
+                "p",
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("memnet snap blocked on the FIFO")
     assert out.returncode == 0, out.stderr
@@ -244,7 +269,8 @@ def test_an_oversized_source_file_is_a_warning_without_being_read(tmp_path: Path
     cap = source.MAX_FILE
     assert sorted(str(w) for w in art.warnings) == [
         f"pkg/big.md:0: not read: the file is {BIG} bytes; the cap is {cap}",
-        f"pkg/big.py:0: not read: the file is {BIG} bytes; the cap is {cap}"]
+        f"pkg/big.py:0: not read: the file is {BIG} bytes; the cap is {cap}",
+    ]
     assert art.files == 3 and art.parsed == 1
 
 

@@ -12,8 +12,9 @@ from memnet.ingest.sync import LOCATOR
 pytestmark = pytest.mark.req("MN-REQ-18")
 
 
-def art(*elements: Element, links: tuple[tuple[str, str, str], ...] = (),
-        root: str = "t") -> Artefacts:
+def art(
+    *elements: Element, links: tuple[tuple[str, str, str], ...] = (), root: str = "t"
+) -> Artefacts:
     a = Artefacts(root=root, schemes=("py", "md"), managed_types=("CONTAINS", "IMPORTS"))
     for el in elements:
         a.add(el)
@@ -28,8 +29,13 @@ def base() -> Artefacts:
         Element("py:t/a.py", "MOD", {"path": "t/a.py", "lines": 3}),
         Element("py:t/b.py", "MOD", {"path": "t/b.py", "lines": 5}, labels=("HOT",)),
         Element("py:t/a.py::f", "SYM", {"name": "f", "line": 1, "sym": "def"}),
-        links=(("CONTAINS", "py:t", "py:t/a.py"), ("CONTAINS", "py:t", "py:t/b.py"),
-               ("CONTAINS", "py:t/a.py", "py:t/a.py::f"), ("IMPORTS", "py:t/a.py", "py:t/b.py")))
+        links=(
+            ("CONTAINS", "py:t", "py:t/a.py"),
+            ("CONTAINS", "py:t", "py:t/b.py"),
+            ("CONTAINS", "py:t/a.py", "py:t/a.py::f"),
+            ("IMPORTS", "py:t/a.py", "py:t/b.py"),
+        ),
+    )
 
 
 def live(s: memnet.Session) -> tuple[int, int]:
@@ -66,7 +72,7 @@ def test_same_state_and_artefacts_mint_the_same_handles():
     els = list(base().elements.values())
     for el in els:
         a1.add(el)
-    for el in reversed(els):      # another insertion order, same content
+    for el in reversed(els):  # another insertion order, same content
         a2.add(el)
     for lk in base().links.values():
         a1.link(lk.type, lk.src, lk.dst)
@@ -85,13 +91,14 @@ def test_changed_props_and_labels_become_set_and_remove():
     sync(s, base())
     before = snapshot(s, base())[0]
     a = base()
-    a.elements["py:t/b.py"] = Element("py:t/b.py", "MOD", {"path": "t/b.py", "lines": 6,
-                                                          "doc": "Bee."}, labels=("COLD",))
+    a.elements["py:t/b.py"] = Element(
+        "py:t/b.py", "MOD", {"path": "t/b.py", "lines": 6, "doc": "Bee."}, labels=("COLD",)
+    )
     a.elements["py:t/a.py"] = Element("py:t/a.py", "MOD", {"path": "t/a.py"})
     r = sync(s, a)
     assert (r.created, r.updated, r.recycled) == (0, 2, 0)
     after = snapshot(s, a)[0]
-    assert after["py:t/b.py"][0] == before["py:t/b.py"][0]           # same handle
+    assert after["py:t/b.py"][0] == before["py:t/b.py"][0]  # same handle
     assert after["py:t/b.py"][2:] == (("COLD",), {"path": "t/b.py", "lines": 6, "doc": "Bee."})
     assert after["py:t/a.py"][3] == {"path": "t/a.py"}
     changes = s.history()[-1].changes
@@ -143,7 +150,7 @@ def test_a_kind_change_recycles_and_inserts_again_keeping_links():
     el, ln = snapshot(s, a)
     assert el["py:t/b.py"][1] == "DOC" and el["py:t/b.py"][0] != old
     assert s.store.node_recycled(s.store.resolve(old)[1])
-    assert set(ln) == set(a.links)      # both links to b.py are there again, to the new node
+    assert set(ln) == set(a.links)  # both links to b.py are there again, to the new node
     assert live(s) == (4, 4)
     assert not sync(s, a).changed
 
@@ -170,12 +177,15 @@ def test_what_is_out_of_scope_is_never_touched():
     ids = s.commit(
         "INSERT (t:TSK {title: 'hand made'}), (o:MOD {locator: 'py:other/x.py'}), "
         "(w:MOD {locator: 'sysml:t/m.sysml'}), (p:MOD {locator: 'py:tt/x.py'}), "
-        "(t)-[:TOUCHES]->(o)").ids
+        "(t)-[:TOUCHES]->(o)"
+    ).ids
     sync(s, base())
     el = snapshot(s, base())[0]
     a_mod = el["py:t/a.py"][0]
-    extra = s.commit(f"INSERT (t2:TSK {{title: 'x'}}), ({ids['t']})-[:TOUCHES]->({a_mod}), "
-                     f"({ids['t']})-[:CONTAINS]->({a_mod}), ({a_mod})-[:TOUCHES]->({ids['o']})")
+    extra = s.commit(
+        f"INSERT (t2:TSK {{title: 'x'}}), ({ids['t']})-[:TOUCHES]->({a_mod}), "
+        f"({ids['t']})-[:CONTAINS]->({a_mod}), ({a_mod})-[:TOUCHES]->({ids['o']})"
+    )
     assert extra.changed
     v = s.version
     assert not sync(s, base()).changed and s.version == v
@@ -211,13 +221,16 @@ def test_a_link_to_an_unknown_locator_is_refused_before_writing():
     assert (s.version, live(s)) == (v, rows)
 
 
-@pytest.mark.parametrize("bad", [
-    Element("py:t/x.py", "mod", {}),                       # kind must be upper case
-    Element("py:t/x.py", "MOD", {}, labels=("hot",)),      # so must labels
-    Element("py:t/x.py", "MOD", {"bad key": 1}),
-    Element("py:t/x.py", "MOD", {LOCATOR: "py:t/x.py"}),   # the sync sets it
-    Element("py:elsewhere/x.py", "MOD", {}),               # out of scope
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Element("py:t/x.py", "mod", {}),  # kind must be upper case
+        Element("py:t/x.py", "MOD", {}, labels=("hot",)),  # so must labels
+        Element("py:t/x.py", "MOD", {"bad key": 1}),
+        Element("py:t/x.py", "MOD", {LOCATOR: "py:t/x.py"}),  # the sync sets it
+        Element("py:elsewhere/x.py", "MOD", {}),  # out of scope
+    ],
+)
 def test_bad_elements_are_refused_before_writing(bad):
     s = memnet.Session("s")
     a = base()
@@ -243,7 +256,7 @@ def test_bad_values_and_unmanaged_link_types_are_refused():
 def test_the_rate_cap_refuses_the_whole_sync():
     s = memnet.Session("s", caps=memnet.Caps(rows=10))
     s.commit("INSERT (t:TSK {title: 'keep me'})")
-    sync(s, base())            # 1 + 4 nodes + 4 edges = 9 rows
+    sync(s, base())  # 1 + 4 nodes + 4 edges = 9 rows
     v, rows, hist = s.version, live(s), len(s.history())
     a = base()
     for i in range(3):
@@ -296,12 +309,12 @@ def test_links_may_end_at_nodes_outside_the_scope_named_in_outside():
     # a far node the session does not hold: no link, a warning
     assert [str(w) for w in r.warnings] == [
         "test:t/x.py:0: no VERIFIES link to 'py:t/gone.py': the session holds no node with "
-        "that locator"]
+        "that locator"
+    ]
     el, _ = snapshot(s, base())
     a_handle = el["py:t/a.py"][0]
     nid = s.store.resolve(a_handle)[1]
-    assert [s.store.edge_type(e) for e, _d, _o in s.store.live_entries(nid)].count(
-        "VERIFIES") == 1
+    assert [s.store.edge_type(e) for e, _d, _o in s.store.live_entries(nid)].count("VERIFIES") == 1
     # the same again changes nothing; a changed target moves only that link
     assert not sync(s, tests(("test:t/x.py", "py:t/a.py"))).changed
     r = sync(s, tests(("test:t/x.py", "py:t/b.py")))

@@ -30,11 +30,35 @@ FIX = Path(__file__).resolve().parent / "fixtures"
 MODELS = ROOT / "sysml-models"
 
 MODEL_IDS = {
-    "MN-REQ-00", "MN-REQ-00.1", "MN-REQ-01", "MN-REQ-02", "MN-REQ-03", "MN-REQ-04", "MN-REQ-05",
-    "MN-REQ-06", "MN-REQ-06.1", "MN-REQ-07", "MN-REQ-08", "MN-REQ-09", "MN-REQ-10", "MN-REQ-11",
-    "MN-REQ-12", "MN-REQ-13", "MN-REQ-13.1", "MN-REQ-14", "MN-REQ-14.1", "MN-REQ-14.2",
-    "MN-REQ-14.3", "MN-REQ-15", "MN-REQ-16", "MN-REQ-17", "MN-REQ-18", "MN-REQ-19",
-    "MN-REQ-20", "MN-REQ-21", "MN-REQ-22",
+    "MN-REQ-00",
+    "MN-REQ-00.1",
+    "MN-REQ-01",
+    "MN-REQ-02",
+    "MN-REQ-03",
+    "MN-REQ-04",
+    "MN-REQ-05",
+    "MN-REQ-06",
+    "MN-REQ-06.1",
+    "MN-REQ-07",
+    "MN-REQ-08",
+    "MN-REQ-09",
+    "MN-REQ-10",
+    "MN-REQ-11",
+    "MN-REQ-12",
+    "MN-REQ-13",
+    "MN-REQ-13.1",
+    "MN-REQ-14",
+    "MN-REQ-14.1",
+    "MN-REQ-14.2",
+    "MN-REQ-14.3",
+    "MN-REQ-15",
+    "MN-REQ-16",
+    "MN-REQ-17",
+    "MN-REQ-18",
+    "MN-REQ-19",
+    "MN-REQ-20",
+    "MN-REQ-21",
+    "MN-REQ-22",
 }
 
 # every test here checks that the SysML subset loads, and that the rest warns, never crashes
@@ -90,22 +114,45 @@ def test_packages_and_imports():
         Import("Power::Battery", "", "public", 10, 9),
         Import("Vehicles", "**", None, 11, 9),
     )
-    assert [i.target for i in doc.imports] == ["Power", "Power::Battery", "Vehicles",
-                                               "Vehicles::Body"]
+    assert [i.target for i in doc.imports] == [
+        "Power",
+        "Power::Battery",
+        "Vehicles",
+        "Vehicles::Body",
+    ]
 
     art = _art("packages_imports.sysml")
     assert art.root == "packages_imports.sysml" and art.schemes == ("sysml",)
     assert art.managed_types == sysml.MANAGED_TYPES
-    assert {"CONTAINS", "TYPED", "SPECIALIZES", "SATISFIES", "CONNECTS", "IMPORTS", "SUBSETS",
-            "REDEFINES", "PERFORMS", "TRANSITION", "THEN", "FLOWS"} <= set(art.managed_types)
+    assert {
+        "CONTAINS",
+        "TYPED",
+        "SPECIALIZES",
+        "SATISFIES",
+        "CONNECTS",
+        "IMPORTS",
+        "SUBSETS",
+        "REDEFINES",
+        "PERFORMS",
+        "TRANSITION",
+        "THEN",
+        "FLOWS",
+    } <= set(art.managed_types)
     assert _kinds(art) == {
-        "Vehicles": "PKG", "Vehicles::Power": "PKG", "Vehicles::Power::Engine": "PARTDEF",
-        "Vehicles::Power::Battery": "PARTDEF", "Vehicles::Body": "PKG",
-        "Vehicles::Body::Chassis": "PARTDEF", "Fleet": "PKG", "Fleet::Depot": "PARTDEF",
+        "Vehicles": "PKG",
+        "Vehicles::Power": "PKG",
+        "Vehicles::Power::Engine": "PARTDEF",
+        "Vehicles::Power::Battery": "PARTDEF",
+        "Vehicles::Body": "PKG",
+        "Vehicles::Body::Chassis": "PARTDEF",
+        "Fleet": "PKG",
+        "Fleet::Depot": "PARTDEF",
     }
     assert _edges(art, "IMPORTS") == {
-        ("Vehicles::Body", "Vehicles::Power"), ("Vehicles::Body", "Vehicles::Power::Battery"),
-        ("Vehicles::Body", "Vehicles"), ("Fleet", "Vehicles::Body"),
+        ("Vehicles::Body", "Vehicles::Power"),
+        ("Vehicles::Body", "Vehicles::Power::Battery"),
+        ("Vehicles::Body", "Vehicles"),
+        ("Fleet", "Vehicles::Body"),
     }
     assert ("Vehicles", "Vehicles::Power") in _edges(art, "CONTAINS")
     assert ("Vehicles::Power", "Vehicles::Power::Engine") in _edges(art, "CONTAINS")
@@ -137,19 +184,29 @@ def test_part_defs_usages_specialization_multiplicity():
     kinds = _kinds(art)
     assert kinds["Cars::Car"] == "PARTDEF" and kinds["Cars::Car::engine"] == "PART"
     assert kinds["Cars::myCar::trailer"] == "PART"
-    assert _edges(art, "SPECIALIZES") == {("Cars::Car", "Cars::Vehicle"),
-                                          ("Cars::Truck", "Cars::Vehicle"),
-                                          ("Cars::Truck", "Cars::Car")}
+    assert _edges(art, "SPECIALIZES") == {
+        ("Cars::Car", "Cars::Vehicle"),
+        ("Cars::Truck", "Cars::Vehicle"),
+        ("Cars::Truck", "Cars::Car"),
+    }
     assert _edges(art, "TYPED") == {
-        ("Cars::Car::engine", "Cars::Engine"), ("Cars::Car::wheels", "Cars::Wheel"),
-        ("Cars::Car::spare", "Cars::Wheel"), ("Cars::Car::seats", "Cars::Seat"),
-        ("Cars::myCar", "Cars::Car"), ("Cars::myCar::trailer", "Cars::Wheel"),
+        ("Cars::Car::engine", "Cars::Engine"),
+        ("Cars::Car::wheels", "Cars::Wheel"),
+        ("Cars::Car::spare", "Cars::Wheel"),
+        ("Cars::Car::seats", "Cars::Seat"),
+        ("Cars::myCar", "Cars::Car"),
+        ("Cars::myCar::trailer", "Cars::Wheel"),
     }
     assert ("Cars::Car", "Cars::Car::wheels") in _edges(art, "CONTAINS")
     assert ("Cars::myCar", "Cars::myCar::trailer") in _edges(art, "CONTAINS")
     props = art.elements[_loc(art, "Cars::Car::wheels")].props
-    assert props == {"name": "wheels", "type": "Wheel", "mult": "4", "file": "parts.sysml",
-                     "line": 10}
+    assert props == {
+        "name": "wheels",
+        "type": "Wheel",
+        "mult": "4",
+        "file": "parts.sysml",
+        "line": 10,
+    }
 
 
 def test_ports_with_direction_and_conjugation():
@@ -181,8 +238,16 @@ def test_attributes_and_values():
     doc = _doc("attributes.sysml")
     assert doc.warnings == []
     values = {c.name or c.redefines[0]: c.value for c in _el(doc, "Knobs", "Dial").children}
-    assert values == {"k": 2, "ratio": 0.5, "title": "main dial", "enabled": True,
-                      "offset": -3, "formula": "k * 2 + 1", "setting": None, "label": "dial"}
+    assert values == {
+        "k": 2,
+        "ratio": 0.5,
+        "title": "main dial",
+        "enabled": True,
+        "offset": -3,
+        "formula": "k * 2 + 1",
+        "setting": None,
+        "label": "dial",
+    }
     label = _el(doc, "Knobs", "Dial").children[-1]
     assert (label.name, label.derived, label.redefines) == ("label", True, ("label",))
 
@@ -202,10 +267,17 @@ def test_requirements_with_short_ids_and_doc():
     assert doc.warnings == []
     promise = _el(doc, "Reqs", "Promise")
     assert (promise.kind, promise.short_id, promise.doc) == (
-        "REQDEF", "R-DEF", "A promise the system keeps.")
+        "REQDEF",
+        "R-DEF",
+        "A promise the system keeps.",
+    )
     fast = _el(doc, "Reqs", "fast")
     assert (fast.kind, fast.short_id, fast.types, fast.doc) == (
-        "REQ", "R-1", ("Quality",), "Answers come back fast.")
+        "REQ",
+        "R-1",
+        ("Quality",),
+        "Answers come back fast.",
+    )
     anonymous = _el(doc, "Reqs", "R-2")
     assert anonymous.name is None and anonymous.short_id == "R-2"
     assert _el(doc, "Reqs", "quoted name").types == ("Promise",)
@@ -213,19 +285,33 @@ def test_requirements_with_short_ids_and_doc():
     art = _art("requirements.sysml")
     assert art.warnings == []
     kinds = _kinds(art)
-    assert kinds == {"Reqs": "PKG", "Reqs::Promise": "REQDEF", "Reqs::Quality": "REQDEF",
-                     "Reqs::fast": "REQ", "Reqs::faster": "REQ", "Reqs::R-2": "REQ",
-                     "Reqs::quoted name": "REQ"}
+    assert kinds == {
+        "Reqs": "PKG",
+        "Reqs::Promise": "REQDEF",
+        "Reqs::Quality": "REQDEF",
+        "Reqs::fast": "REQ",
+        "Reqs::faster": "REQ",
+        "Reqs::R-2": "REQ",
+        "Reqs::quoted name": "REQ",
+    }
     assert art.elements[_loc(art, "Reqs::R-2")].props == {
-        "rid": "R-2", "doc": "A requirement known only by its id.",
-        "file": "requirements.sysml", "line": 11}
+        "rid": "R-2",
+        "doc": "A requirement known only by its id.",
+        "file": "requirements.sysml",
+        "line": 11,
+    }
     assert art.elements[_loc(art, "Reqs::faster")].props["rid"] == "R-1.1"
-    assert _edges(art, "TYPED") == {("Reqs::fast", "Reqs::Quality"),
-                                    ("Reqs::faster", "Reqs::Quality"),
-                                    ("Reqs::quoted name", "Reqs::Promise")}
+    assert _edges(art, "TYPED") == {
+        ("Reqs::fast", "Reqs::Quality"),
+        ("Reqs::faster", "Reqs::Quality"),
+        ("Reqs::quoted name", "Reqs::Promise"),
+    }
     assert load_requirements(FIX / "requirements.sysml") == {
-        "R-DEF": "A promise the system keeps.", "R-1": "Answers come back fast.",
-        "R-1.1": "", "R-2": "A requirement known only by its id."}
+        "R-DEF": "A promise the system keeps.",
+        "R-1": "Answers come back fast.",
+        "R-1.1": "",
+        "R-2": "A requirement known only by its id.",
+    }
 
 
 def test_satisfy():
@@ -250,8 +336,10 @@ def test_satisfy():
 def test_connect_and_connection():
     doc = _doc("connect.sysml")
     assert doc.warnings == []
-    assert doc.connects == [Connect("lamp.plug", "wall.outlet", None, None, 12, 9),
-                            Connect("wall", "lamp", "cord", "Cable", 13, 9)]
+    assert doc.connects == [
+        Connect("lamp.plug", "wall.outlet", None, None, 12, 9),
+        Connect("wall", "lamp", "cord", "Cable", 13, 9),
+    ]
     art = _art("connect.sysml")
     assert art.warnings == []
     assert _edges(art, "CONNECTS") == {
@@ -268,25 +356,35 @@ def test_constraints_keep_opaque_text():
     shape = _el(doc, "Limits", "Shape")
     texts = [(c.name, c.role, c.text) for c in shape.children if c.kind == "CONSTRAINT"]
     # an unnamed constraint is named by its role and a number
-    assert texts == [("rowsCap", None, None), ("constraint1", None, "rows >= 0"),
-                     ("require1", "require", "rows <= 50 and { nested }"),
-                     ("assume1", "assume", "true")]
+    assert texts == [
+        ("rowsCap", None, None),
+        ("constraint1", None, "rows >= 0"),
+        ("require1", "require", "rows <= 50 and { nested }"),
+        ("assume1", "assume", "true"),
+    ]
 
     art = _art("constraints.sysml")
     assert art.warnings == []
     kinds = _kinds(art)
     assert {q for q, k in kinds.items() if k == "CONSTRAINT"} == {
-        "Limits::MaxRows", "Limits::Shape::rowsCap", "Limits::Shape::constraint1",
-        "Limits::Shape::require1", "Limits::Shape::assume1", "Limits::Bounded::require1"}
+        "Limits::MaxRows",
+        "Limits::Shape::rowsCap",
+        "Limits::Shape::constraint1",
+        "Limits::Shape::require1",
+        "Limits::Shape::assume1",
+        "Limits::Bounded::require1",
+    }
     req = art.elements[_loc(art, "Limits::Shape::require1")].props
     assert req["text"] == "rows <= 50 and { nested }" and req["role"] == "require"
     assert _edges(art, "TYPED") == {("Limits::Shape::rowsCap", "Limits::MaxRows")}
 
 
 def test_comments_and_notes_are_ignored():
-    doc = parse_sysml("// a note\n//* a long\n note */ /* a comment */\n"
-                      "part def A { comment about A /* about A */ doc /* kept */ }\n"
-                      "part def B; // trailing\n")
+    doc = parse_sysml(
+        "// a note\n//* a long\n note */ /* a comment */\n"
+        "part def A { comment about A /* about A */ doc /* kept */ }\n"
+        "part def B; // trailing\n"
+    )
     assert [(e.name, e.doc) for e in doc.elements] == [("A", "kept"), ("B", None)]
     assert doc.warnings == []
 
@@ -313,16 +411,22 @@ def test_resolution_order_scope_then_imports_then_global():
     """
     art = to_artefacts([("m.sysml", parse_sysml(text, "m.sysml"))], "m")
     assert _edges(art, "TYPED") == {
-        ("App::a", "App::Engine"), ("App::b", "Lib::Engine"), ("App::c", "Lib::Only"),
+        ("App::a", "App::Engine"),
+        ("App::b", "Lib::Engine"),
+        ("App::c", "Lib::Only"),
         ("App::Inner::d", "App::Engine"),
         ("Far::e", "Lib::Only"),  # globally unique name
     }
     messages = sorted(str(w) for w in art.warnings)
     assert messages == [
-        ("m.sysml:12: unresolved type 'Engine' of PART 'f': 'Engine' is ambiguous "
-         "(3 elements carry it)"),
-        ("m.sysml:12: unresolved type 'Missing' of PART 'g': no element named 'Missing' is "
-         "visible"),
+        (
+            "m.sysml:12: unresolved type 'Engine' of PART 'f': 'Engine' is ambiguous "
+            "(3 elements carry it)"
+        ),
+        (
+            "m.sysml:12: unresolved type 'Missing' of PART 'g': no element named 'Missing' is "
+            "visible"
+        ),
     ]
 
 
@@ -342,17 +446,34 @@ def test_names_resolve_as_each_file_scopes_them_and_unrelated_files_never_collid
     }
     art = to_artefacts([(n, parse_sysml(t, n)) for n, t in files.items()], "m")
     assert _edges(art, "TYPED") == {
-        ("C::car", "A::Car"), ("E::e", "A::Engine"), ("E::c2", "A::Car"), ("h", "A::Car"),
-        ("Dup::y", "Dup::X"), ("Dup-2::z", "Dup-2::X"), ("Dup-2::w", "B::Car")}
+        ("C::car", "A::Car"),
+        ("E::e", "A::Engine"),
+        ("E::c2", "A::Car"),
+        ("h", "A::Car"),
+        ("Dup::y", "Dup::X"),
+        ("Dup-2::z", "Dup-2::X"),
+        ("Dup-2::w", "B::Car"),
+    }
     # two files' top-level packages of one name are two root namespaces: no warning
     assert sorted(str(w) for w in art.warnings) == [
-        "f.sysml:1: unresolved type 'Car' of PART 'f': 'Car' is ambiguous (2 elements carry "
-        "it)",
-        "i.sysml:1: unresolved type 'Car' of PART 'i': 'Car' is ambiguous (2 elements carry it)"]
+        "f.sysml:1: unresolved type 'Car' of PART 'f': 'Car' is ambiguous (2 elements carry it)",
+        "i.sysml:1: unresolved type 'Car' of PART 'i': 'Car' is ambiguous (2 elements carry it)",
+    ]
     # an import's target is looked up in the enclosing namespaces, with their imports
-    art = to_artefacts([("n.sysml", parse_sysml(
-        "package N { private import A::*; package Inner { public import Car; part c : Car; } }"
-        "package A { part def Car; }", "n.sysml"))], "n")
+    art = to_artefacts(
+        [
+            (
+                "n.sysml",
+                parse_sysml(
+                    "package N { private import A::*; "
+                    "package Inner { public import Car; part c : Car; } }"
+                    "package A { part def Car; }",
+                    "n.sysml",
+                ),
+            )
+        ],
+        "n",
+    )
     assert _edges(art, "TYPED") == {("N::Inner::c", "A::Car")}
     assert _edges(art, "IMPORTS") == {("N", "A"), ("N::Inner", "A::Car")}
     assert art.warnings == []
@@ -385,8 +506,10 @@ def test_unresolved_relations_warn_and_leave_the_link_out():
     assert _edges(art, "SATISFIES") == set() and _edges(art, "CONNECTS") == set()
     assert _edges(art, "IMPORTS") == set()
     assert [str(w) for w in art.warnings] == [
-        ("u.sysml:5: unresolved requirement 'nothing' in satisfy: no element named 'nothing' "
-         "is visible"),
+        (
+            "u.sysml:5: unresolved requirement 'nothing' in satisfy: no element named 'nothing' "
+            "is visible"
+        ),
         "u.sysml:6: satisfy names 'D', which is a PARTDEF, not a requirement",
         "u.sysml:7: unresolved connection end 'd.x': 'd' has no member 'x'",
         "u.sysml:8: unresolved import 'Q': no element named 'Q' is visible",
@@ -396,21 +519,28 @@ def test_unresolved_relations_warn_and_leave_the_link_out():
 def test_anonymous_usages_are_named_by_keyword_and_position():
     text = "part def A { part : A; item; part : A; in item; ref : A; }"
     art = to_artefacts([("a.sysml", parse_sysml(text, "a.sysml"))], "a")
-    assert _kinds(art) == {"A": "PARTDEF", "A::part1": "PART", "A::item1": "ITEM",
-                           "A::part2": "PART", "A::item2": "ITEM", "A::ref1": "REF"}
+    assert _kinds(art) == {
+        "A": "PARTDEF",
+        "A::part1": "PART",
+        "A::item1": "ITEM",
+        "A::part2": "PART",
+        "A::item2": "ITEM",
+        "A::ref1": "REF",
+    }
     assert _edges(art, "TYPED") == {("A::part1", "A"), ("A::part2", "A"), ("A::ref1", "A")}
     assert art.warnings == []
     # the same text gives the same names; a name the model already uses gets a suffix
     doc = parse_sysml("part def B { part part1; part : B; }")
     assert [(e.name, e.derived) for e in doc.elements[0].children] == [
-        ("part1", False), ("part1", True)]
+        ("part1", False),
+        ("part1", True),
+    ]
     art = to_artefacts([("b.sysml", doc)], "b")
     assert set(_kinds(art)) == {"B", "B::part1", "B::part1-2"} and art.warnings == []
 
 
 def test_top_level_elements_have_no_owner():
-    art = to_artefacts([("t.sysml", parse_sysml("part def A;\npart a : A;\n", "t.sysml"))],
-                       "t")
+    art = to_artefacts([("t.sysml", parse_sysml("part def A;\npart a : A;\n", "t.sysml"))], "t")
     assert _kinds(art) == {"A": "PARTDEF", "a": "PART"}
     assert _edges(art, "CONTAINS") == set() and _edges(art, "TYPED") == {("a", "A")}
 
@@ -424,61 +554,82 @@ def test_views_metadata_renderings_and_negated_satisfaction():
     art = _art("views_metadata.sysml")
     assert art.warnings == []
     assert _kinds(art) == {
-        "Mixed": "PKG", "Mixed::Before": "PARTDEF", "Mixed::Overview": "VIEWDEF",
-        "Mixed::Safety": "METADEF", "Mixed::Safety::isMandatory": "ATTR",
-        "Mixed::Middle": "PARTDEF", "Mixed::Middle::inner": "PART",
+        "Mixed": "PKG",
+        "Mixed::Before": "PARTDEF",
+        "Mixed::Overview": "VIEWDEF",
+        "Mixed::Safety": "METADEF",
+        "Mixed::Safety::isMandatory": "ATTR",
+        "Mixed::Middle": "PARTDEF",
+        "Mixed::Middle::inner": "PART",
         "Mixed::Middle::inner::metadata1": "META",
         "Mixed::Middle::inner::metadata1::isMandatory": "REF",
-        "Mixed::Middle::v": "VIEW", "Mixed::Need": "REQDEF", "Mixed::Tree": "RENDERDEF",
-        "Mixed::After": "PARTDEF"}
+        "Mixed::Middle::v": "VIEW",
+        "Mixed::Need": "REQDEF",
+        "Mixed::Tree": "RENDERDEF",
+        "Mixed::After": "PARTDEF",
+    }
     props = {q: art.elements[_loc(art, q)].props for q in _kinds(art)}
     assert props["Mixed"]["filter"] == "Before"
     assert props["Mixed::Overview"]["filter"] == "@Safety"
     assert props["Mixed::Middle::inner"]["meta"] == "Safety"
     assert props["Mixed::Before"]["meta"] == "Safety" and props["Mixed::After"]["meta"] == "Safety"
     assert props["Mixed::Middle::inner::metadata1::isMandatory"]["value"] is True
-    assert _edges(art, "TAGGED") == {("Mixed::Middle::inner", "Mixed::Safety"),
-                                     ("Mixed::Before", "Mixed::Safety"),
-                                     ("Mixed::After", "Mixed::Safety")}
+    assert _edges(art, "TAGGED") == {
+        ("Mixed::Middle::inner", "Mixed::Safety"),
+        ("Mixed::Before", "Mixed::Safety"),
+        ("Mixed::After", "Mixed::Safety"),
+    }
     assert ("Mixed::Middle::inner::metadata1", "Mixed::Safety") in _edges(art, "TYPED")
-    assert _edges(art, "REDEFINES") == {("Mixed::Middle::inner::metadata1::isMandatory",
-                                         "Mixed::Safety::isMandatory")}
+    assert _edges(art, "REDEFINES") == {
+        ("Mixed::Middle::inner::metadata1::isMandatory", "Mixed::Safety::isMandatory")
+    }
     assert _edges(art, "EXPOSES") == {("Mixed::Middle::v", "Mixed")}
     assert _edges(art, "RENDERS") == set()  # asTreeDiagram is the library's (Views::*)
-    assert [lk.props for lk in art.links.values() if lk.type == "SATISFIES"] == [
-        {"negated": True}]
+    assert [lk.props for lk in art.links.values() if lk.type == "SATISFIES"] == [{"negated": True}]
     assert _edges(art, "SATISFIES") == {("Mixed::Middle", "Mixed::Need")}
 
 
 def test_a_view_and_what_follows_it_are_read():
     doc = parse_sysml("package P { action def A { action b { } part p; } view v { } part q; }")
     assert [(e.kind, e.name) for _, e in doc.walk()] == [
-        ("PKG", "P"), ("ACTDEF", "A"), ("ACT", "b"), ("PART", "p"), ("VIEW", "v"), ("PART", "q")]
+        ("PKG", "P"),
+        ("ACTDEF", "A"),
+        ("ACT", "b"),
+        ("PART", "p"),
+        ("VIEW", "v"),
+        ("PART", "q"),
+    ]
     assert doc.warnings == []
 
 
 def test_connection_definitions_and_usages():
-    doc = parse_sysml("connection def Link { end a; end b; }\nconnection c : Link;\n"
-                      "connect (a, b, c);\n")
+    doc = parse_sysml(
+        "connection def Link { end a; end b; }\nconnection c : Link;\nconnect (a, b, c);\n"
+    )
     assert doc.warnings == []
     link, c = doc.elements
     assert (link.kind, [e.name for e in link.children]) == ("CONNDEF", ["a", "b"])
     assert dict(link.children[0].props) == {"end": True}
     assert (c.kind, c.types) == ("CONN", ("Link",))
     # an n-ary connection joins its first end to each of the others
-    assert doc.connects == [Connect("a", "b", line=3, column=1), Connect("a", "c", line=3,
-                                                                         column=1)]
+    assert doc.connects == [
+        Connect("a", "b", line=3, column=1),
+        Connect("a", "c", line=3, column=1),
+    ]
 
 
 # --------------------------------------------------------------------------- errors
 
 
-@pytest.mark.parametrize(("name", "line", "column", "words"), [
-    ("err_def_no_name.sysml", 3, 14, "expected '<' or a name"),
-    ("err_unclosed.sysml", 2, 19, "'{' is never closed"),
-    ("err_stray_token.sysml", 3, 16, "unexpected number 42"),
-    ("err_extra_brace.sysml", 4, 1, "'}' closes nothing"),
-])
+@pytest.mark.parametrize(
+    ("name", "line", "column", "words"),
+    [
+        ("err_def_no_name.sysml", 3, 14, "expected '<' or a name"),
+        ("err_unclosed.sysml", 2, 19, "'{' is never closed"),
+        ("err_stray_token.sysml", 3, 16, "unexpected number 42"),
+        ("err_extra_brace.sysml", 4, 1, "'}' closes nothing"),
+    ],
+)
 def test_syntax_error_fixtures(name, line, column, words):
     with pytest.raises(ModelSyntaxError) as info:
         scan_sysml(FIX / name)
@@ -541,13 +692,21 @@ def test_syntax_errors_have_line_and_column(text, line, column, words):
     assert words in info.value.message
 
 
-_LEXICAL = ("never closed", "cannot close", "closes nothing", "unterminated",
-            "unexpected character", "NUL character", "lone surrogate")
+_LEXICAL = (
+    "never closed",
+    "cannot close",
+    "closes nothing",
+    "unterminated",
+    "unexpected character",
+    "NUL character",
+    "lone surrogate",
+)
 
 
 @pytest.mark.parametrize(("text", "line", "column", "words"), SYNTAX_ERRORS)
 def test_with_recover_a_bad_statement_is_a_warning_with_the_same_line_and_column(
-        text, line, column, words):
+    text, line, column, words
+):
     """What is a syntax error read strictly is, read with ``recover``, one warning
     with the same line, column and words, and the statement is skipped; text
     whose brackets, strings or comments do not close stays an error."""
@@ -581,25 +740,46 @@ def test_recovery_keeps_everything_around_the_bad_statements():
 """
     doc = parse_sysml(text, "r.sysml", recover=True)
     assert [(w.line, w.message.split(":")[0]) for w in doc.warnings] == [
-        (3, "syntax error at line 3, column 14"), (6, "syntax error at line 6, column 23"),
-        (9, "syntax error at line 9, column 37"), (10, "syntax error at line 10, column 12")]
+        (3, "syntax error at line 3, column 14"),
+        (6, "syntax error at line 6, column 23"),
+        (9, "syntax error at line 9, column 37"),
+        (10, "syntax error at line 10, column 12"),
+    ]
     assert [w.message.rpartition("; ")[2] for w in doc.warnings] == [
-        "the statement at line 3 is skipped", "the statement at line 6 is skipped",
-        "the statement at line 9 is skipped", "the statement at line 10 is skipped"]
+        "the statement at line 3 is skipped",
+        "the statement at line 6 is skipped",
+        "the statement at line 9 is skipped",
+        "the statement at line 10 is skipped",
+    ]
     assert [(e.kind, e.name) for _, e in doc.walk()] == [
-        ("PKG", "P"), ("PARTDEF", "A"), ("PARTDEF", "B"), ("PART", "y"), ("PART", "w"),
-        ("CALCDEF", "C"), ("REF", "v"), ("PART", "p"), ("PART", "ok"), ("PARTDEF", "D")]
+        ("PKG", "P"),
+        ("PARTDEF", "A"),
+        ("PARTDEF", "B"),
+        ("PART", "y"),
+        ("PART", "w"),
+        ("CALCDEF", "C"),
+        ("REF", "v"),
+        ("PART", "p"),
+        ("PART", "ok"),
+        ("PARTDEF", "D"),
+    ]
     assert _el(doc, "P", "C").text == "v * 2"  # the result expression after it is kept
     # read strictly, the same text is an error at the first bad statement
     with pytest.raises(ModelSyntaxError) as info:
         parse_sysml(text, "r.sysml")
     assert (info.value.line, info.value.column) == (3, 14)
     # a statement over several lines is skipped whole, and the warning says which lines
-    doc = parse_sysml("package Q {\n  part def E {\n    part f : ;\n  } part g : ;\n"
-                      "  part def F { part h; }\n}\n", "s.sysml", recover=True)
+    doc = parse_sysml(
+        "package Q {\n  part def E {\n    part f : ;\n  } part g : ;\n"
+        "  part def F { part h; }\n}\n",
+        "s.sysml",
+        recover=True,
+    )
     assert [e.name for _, e in doc.walk()] == ["Q", "E", "F", "h"]
     assert [w.message.rpartition("; ")[2] for w in doc.warnings] == [
-        "the statement at line 3 is skipped", "the statement at line 4 is skipped"]
+        "the statement at line 3 is skipped",
+        "the statement at line 4 is skipped",
+    ]
 
 
 def test_model_syntax_is_a_stable_code():
@@ -637,11 +817,61 @@ def test_caps_are_checked_before_parsing(monkeypatch):
     parse_sysml("part def A;\n" * 5)
 
 
-_SOUP = ["package", "part", "def", "port", "attribute", "requirement", "satisfy", "by",
-         "connect", "to", "connection", "constraint", "require", "import", "doc", "in",
-         "private", "A", "b", "'q r'", "::", "::*", ".", ":", ":>", ":>>", "~", "[", "]",
-         "..", "*", "<", ">", "=", ";", "{", "}", "(", ")", "1", "2.5", '"s"', "/* c */",
-         "// n\n", "#", "@", "action", "-", "\n", "'", "/*", "\x00", "é"]
+_SOUP = [
+    "package",
+    "part",
+    "def",
+    "port",
+    "attribute",
+    "requirement",
+    "satisfy",
+    "by",
+    "connect",
+    "to",
+    "connection",
+    "constraint",
+    "require",
+    "import",
+    "doc",
+    "in",
+    "private",
+    "A",
+    "b",
+    "'q r'",
+    "::",
+    "::*",
+    ".",
+    ":",
+    ":>",
+    ":>>",
+    "~",
+    "[",
+    "]",
+    "..",
+    "*",
+    "<",
+    ">",
+    "=",
+    ";",
+    "{",
+    "}",
+    "(",
+    ")",
+    "1",
+    "2.5",
+    '"s"',
+    "/* c */",
+    "// n\n",
+    "#",
+    "@",
+    "action",
+    "-",
+    "\n",
+    "'",
+    "/*",
+    "\x00",
+    "é",
+]
 
 
 @given(st.lists(st.sampled_from(_SOUP), max_size=40), st.booleans())
@@ -650,8 +880,9 @@ def test_token_soup_never_crashes(words, recover):
         doc = parse_sysml(" ".join(words), recover=recover)
     except MemNetError as e:
         # recovering, only text a statement boundary cannot be found in is an error
-        assert not recover or isinstance(e, InputTooLarge) or any(
-            w in e.message for w in _LEXICAL), e.message
+        assert (
+            not recover or isinstance(e, InputTooLarge) or any(w in e.message for w in _LEXICAL)
+        ), e.message
         return
     to_artefacts([("soup.sysml", doc)], "soup")
 
@@ -661,8 +892,9 @@ def test_random_text_never_crashes(text, recover):
     try:
         doc = parse_sysml(text, recover=recover)
     except MemNetError as e:
-        assert not recover or isinstance(e, InputTooLarge) or any(
-            w in e.message for w in _LEXICAL), e.message
+        assert (
+            not recover or isinstance(e, InputTooLarge) or any(w in e.message for w in _LEXICAL)
+        ), e.message
         return
     to_artefacts([("rand.sysml", doc)], "rand")
 
@@ -696,8 +928,11 @@ def test_same_input_same_artefacts(tmp_path):
     assert list(first.links) == list(second.links)
     assert first.warnings == second.warnings
     # the order files are given in does not matter
-    docs = [(p.name, _doc(p.name)) for p in sorted(FIX.glob("[a-z]*.sysml"))
-            if not p.name.startswith("err_")]
+    docs = [
+        (p.name, _doc(p.name))
+        for p in sorted(FIX.glob("[a-z]*.sysml"))
+        if not p.name.startswith("err_")
+    ]
     forward = to_artefacts(docs, "fx")
     backward = to_artefacts(list(reversed(docs)), "fx")
     assert forward.elements == backward.elements and list(forward.links) == list(backward.links)
@@ -713,9 +948,12 @@ def test_an_edit_changes_only_its_own_file(tmp_path):
     shutil.copytree(MODELS, copy)
     before = scan_sysml(copy)
     deploy = copy / "models" / "deploy.sysml"
-    deploy.write_text(deploy.read_text(encoding="utf-8").replace(
-        "A MemNetError root", "A MemNetError root (edited)").replace(
-        "One MemNetError root", "One MemNetError root (edited)"), encoding="utf-8")
+    deploy.write_text(
+        deploy.read_text(encoding="utf-8")
+        .replace("A MemNetError root", "A MemNetError root (edited)")
+        .replace("One MemNetError root", "One MemNetError root (edited)"),
+        encoding="utf-8",
+    )
     after = scan_sysml(copy)
     assert set(before.elements) == set(after.elements)
     changed = {loc for loc in before.elements if before.elements[loc] != after.elements[loc]}
@@ -778,8 +1016,9 @@ def test_model_shape_is_big_and_deep_enough_for_model_snap():
     art = scan_sysml(MODELS)
     kinds = Counter(el.kind for el in art.elements.values())
     assert len(art.elements) >= 100
-    assert {"PKG", "PARTDEF", "PART", "PORTDEF", "PORT", "ATTRDEF", "ATTR", "REQDEF",
-            "REQ"} <= set(kinds)
+    assert {"PKG", "PARTDEF", "PART", "PORTDEF", "PORT", "ATTRDEF", "ATTR", "REQDEF", "REQ"} <= set(
+        kinds
+    )
     parent = {lk.dst: lk.src for lk in art.links.values() if lk.type == "CONTAINS"}
 
     def depth(loc: str) -> int:
@@ -800,5 +1039,8 @@ def test_model_shape_is_big_and_deep_enough_for_model_snap():
             src = f"sysml:sysml-models/MemNetDeployment::memnet::faces::{face}::{verb}"
             assert ("CONNECTS", src, f"{session}::{verb}") in art.links
     # the deployment imports the requirements package
-    assert ("IMPORTS", "sysml:sysml-models/MemNetDeployment",
-            "sysml:sysml-models/MemNetRequirements") in art.links
+    assert (
+        "IMPORTS",
+        "sysml:sysml-models/MemNetDeployment",
+        "sysml:sysml-models/MemNetRequirements",
+    ) in art.links

@@ -45,28 +45,37 @@ def test_result_expressions_nesting_bodies_are_read_once_per_level() -> None:
 
 @pytest.mark.req(ERRORS)
 def test_a_long_chain_of_aliases_resolves_to_nothing_without_a_stack_overflow(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     n = 2000
     (tmp_path / "m.sysml").write_text(
-        "package S {\npart def X;\n" + "".join(f"alias A{k} for A{k + 1};\n" for k in range(n))
-        + f"alias A{n} for X;\npart x : A0;\npart y : A{n - 5};\n}}\n")
+        "package S {\npart def X;\n"
+        + "".join(f"alias A{k} for A{k + 1};\n" for k in range(n))
+        + f"alias A{n} for X;\npart x : A0;\npart y : A{n - 5};\n}}\n"
+    )
     with deadline(30):
         art = scan_sysml(tmp_path)
     typed = {e.props.get("name"): e.props.get("type") for e in art.elements.values()}
     assert typed["x"] == "A0" and typed["y"] == f"A{n - 5}"
-    targets = {(lk.src.rpartition("::")[2], lk.dst.rpartition("::")[2])
-               for lk in art.links.values() if lk.type == "TYPED"}
-    assert ("y", "X") in targets          # a short chain still resolves
+    targets = {
+        (lk.src.rpartition("::")[2], lk.dst.rpartition("::")[2])
+        for lk in art.links.values()
+        if lk.type == "TYPED"
+    }
+    assert ("y", "X") in targets  # a short chain still resolves
     assert not any(src == "x" for src, _ in targets)  # the long one resolves to nothing
     assert any("A0" in w.message for w in art.warnings)
 
 
 @pytest.mark.req(ERRORS)
 def test_many_elements_of_one_name_get_their_suffixes_in_linear_time(tmp_path: Path) -> None:
-    n = 20000   # counting from 2 for each: about 90 s; linear: about 1 s
+    n = 20000  # counting from 2 for each: about 90 s; linear: about 1 s
     (tmp_path / "m.sysml").write_text("part def A {\n" + "part x;\n" * n + "}\n")
     with deadline(30):
         art = scan_sysml(tmp_path)
-    names = [e.props["name"] for e in art.elements.values()
-             if str(e.props.get("name", "")).startswith("x")]
+    names = [
+        e.props["name"]
+        for e in art.elements.values()
+        if str(e.props.get("name", "")).startswith("x")
+    ]
     assert names == ["x"] + [f"x-{i}" for i in range(2, n + 1)]

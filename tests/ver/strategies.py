@@ -48,8 +48,7 @@ from memnet.graph.words import words_of as all_words
 #: first counterexample at once; shrinking a session-sized example can run for
 #: minutes, and the minimal repro of every engine bug found is written down as
 #: an example-based test next to the property.
-VER = settings(database=None,
-               phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target))
+VER = settings(database=None, phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target))
 
 # --------------------------------------------------------------------------- vocabulary
 
@@ -58,25 +57,71 @@ EXTRA_LABELS = ("URGENT", "CORE", "X2")
 EDGE_TYPES = ("TOUCHES", "IMPORTS", "CONTAINS", "SATISFIES")
 # No vocabulary word starts with 'n' or 'e', so no word can be mistaken for a
 # handle (n<base36> / e<base36>) when texts are renamed canonically.
-WORDS = ("pricing", "cache", "login", "parser", "ledger", "quota", "report", "billing",
-         "schema", "token", "graph", "widget", "rounding", "invoice", "tax", "page")
+WORDS = (
+    "pricing",
+    "cache",
+    "login",
+    "parser",
+    "ledger",
+    "quota",
+    "report",
+    "billing",
+    "schema",
+    "token",
+    "graph",
+    "widget",
+    "rounding",
+    "invoice",
+    "tax",
+    "page",
+)
 MISSING_WORDS = ("zqxv", "quuxish", "wibblewobble")
 STATUSES = ("open", "done", "blocked", "in progress")
 # property keys, a few of them keywords of the dialect on purpose
-PROP_KEYS = ("title", "status", "path", "prio", "score", "flag", "tags", "note", "text",
-             "limit", "set", "sid")
+PROP_KEYS = (
+    "title",
+    "status",
+    "path",
+    "prio",
+    "score",
+    "flag",
+    "tags",
+    "note",
+    "text",
+    "limit",
+    "set",
+    "sid",
+)
 SET_KEYS = ("status", "prio", "note", "score", "tags", "flag")
 NICKS = ("alpha", "beta", "core-1", "x_2", "gamma9")
-TRICKY = ("it's", "back\\slash", "two\nlines", "tab\there", "quote '' twice", "ünïcødé ✓",
-          "// not a comment", "/* nor this */", "MATCH (n) LIMIT 3", "INSERT (x:TSK)",
-          "carriage\rreturn", "bell\x07", "del\x7f", "{braces} [brackets] (parens)",
-          "日本語のテキスト", "emoji 🧠 memory", "#notanick", "a:b", "   padded   ", "")
+TRICKY = (
+    "it's",
+    "back\\slash",
+    "two\nlines",
+    "tab\there",
+    "quote '' twice",
+    "ünïcødé ✓",
+    "// not a comment",
+    "/* nor this */",
+    "MATCH (n) LIMIT 3",
+    "INSERT (x:TSK)",
+    "carriage\rreturn",
+    "bell\x07",
+    "del\x7f",
+    "{braces} [brackets] (parens)",
+    "日本語のテキスト",
+    "emoji 🧠 memory",
+    "#notanick",
+    "a:b",
+    "   padded   ",
+    "",
+)
 
 HANDLE_RE = re.compile(r"(?<![0-9A-Za-z_])([ne][1-9a-z][0-9a-z]*)(?![0-9A-Za-z_])")
 WORD_RE = re.compile(r"\w+")
 
 
-# --------------------------------------------------------------------------- GQL text (own formatter)
+# ------------------------------------------------------------------------ GQL text (own formatter)
 
 
 def gql_string(s: str, style: int = 0) -> str:
@@ -132,8 +177,14 @@ def gql_props(props: Iterable[tuple[str, Any]], style: int = 0) -> str:
     return "{" + ", ".join(items) + "}" if items else ""
 
 
-def gql_node(var: str, kind: str, labels: Iterable[str], props: Iterable[tuple[str, Any]],
-             nick: str | None = None, style: int = 0) -> str:
+def gql_node(
+    var: str,
+    kind: str,
+    labels: Iterable[str],
+    props: Iterable[tuple[str, Any]],
+    nick: str | None = None,
+    style: int = 0,
+) -> str:
     head = var + ":" + "&".join((kind, *labels))
     parts = [head]
     if nick is not None:
@@ -144,8 +195,15 @@ def gql_node(var: str, kind: str, labels: Iterable[str], props: Iterable[tuple[s
     return "(" + " ".join(parts) + ")"
 
 
-def gql_edge(var: str | None, etype: str, src: str, dst: str,
-             props: Iterable[tuple[str, Any]] = (), left: bool = False, style: int = 0) -> str:
+def gql_edge(
+    var: str | None,
+    etype: str,
+    src: str,
+    dst: str,
+    props: Iterable[tuple[str, Any]] = (),
+    left: bool = False,
+    style: int = 0,
+) -> str:
     inner = (var or "") + ":" + etype
     body = gql_props(props, style)
     if body:
@@ -163,7 +221,7 @@ def strict_eq(a: Any, b: Any) -> bool:
     if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
         if not (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list))):
             return False
-        return len(a) == len(b) and all(strict_eq(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(strict_eq(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -185,8 +243,9 @@ _PHRASE = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
 _UNICODE = st.text(st.characters(exclude_categories=("Cs",)), max_size=16)
 _TEXT = {
     True: _PHRASE,
-    False: st.one_of(_PHRASE, _PHRASE, st.sampled_from(TRICKY), _UNICODE,
-                     st.sampled_from(STATUSES)),
+    False: st.one_of(
+        _PHRASE, _PHRASE, st.sampled_from(TRICKY), _UNICODE, st.sampled_from(STATUSES)
+    ),
 }
 
 
@@ -194,15 +253,17 @@ def _make_scalars(simple: bool) -> st.SearchStrategy[Any]:
     return st.one_of(
         _TEXT[simple],
         st.integers(-1000, 1000),
-        st.integers(-(2 ** 63), 2 ** 63 - 1),
+        st.integers(-(2**63), 2**63 - 1),
         st.floats(allow_nan=False, allow_infinity=False, width=64),
         st.booleans(),
     )
 
 
 _SCALARS = {b: _make_scalars(b) for b in (True, False)}
-_VALUES = {b: st.one_of(_SCALARS[b], _SCALARS[b], st.lists(_SCALARS[b], max_size=3).map(tuple))
-           for b in (True, False)}
+_VALUES = {
+    b: st.one_of(_SCALARS[b], _SCALARS[b], st.lists(_SCALARS[b], max_size=3).map(tuple))
+    for b in (True, False)
+}
 
 
 def text_values(simple: bool = False) -> st.SearchStrategy[str]:
@@ -242,8 +303,9 @@ def _prop_maps(draw: Any, simple: bool, keys: tuple[str, ...]) -> tuple[tuple[st
 _PROP_MAPS: dict[tuple[bool, tuple[str, ...]], st.SearchStrategy[Any]] = {}
 
 
-def prop_maps(simple: bool = False, keys: tuple[str, ...] = PROP_KEYS
-              ) -> st.SearchStrategy[tuple[tuple[str, Any], ...]]:
+def prop_maps(
+    simple: bool = False, keys: tuple[str, ...] = PROP_KEYS
+) -> st.SearchStrategy[tuple[tuple[str, Any], ...]]:
     """Property maps: up to four distinct keys from ``keys`` with fitting values."""
     got = _PROP_MAPS.get((simple, keys))
     if got is None:
@@ -284,8 +346,8 @@ class GraphSpec:
     edges: tuple[EdgeSpec, ...]
     batches: tuple[tuple[Op, ...], ...] = ()
     delete_on_settle: bool = False
-    chunks: int = 1          # commits used to insert the nodes
-    style: int = 0           # string escaping style of the Δ text
+    chunks: int = 1  # commits used to insert the nodes
+    style: int = 0  # string escaping style of the Δ text
 
     @property
     def rows(self) -> int:
@@ -312,11 +374,17 @@ def node_specs(simple: bool = False) -> st.SearchStrategy[NodeSpec]:
 @functools.cache
 def _edge_lists(n: int, simple: bool, m: int) -> st.SearchStrategy[Any]:
     idx = st.integers(0, n - 1)
-    return st.lists(st.tuples(idx, idx, st.sampled_from(EDGE_TYPES),
-                              st.one_of(st.just(()), st.just(()),
-                                        prop_maps(simple, ("w", "why", "rank"))),
-                              st.booleans()),
-                    min_size=m, max_size=m)
+    return st.lists(
+        st.tuples(
+            idx,
+            idx,
+            st.sampled_from(EDGE_TYPES),
+            st.one_of(st.just(()), st.just(()), prop_maps(simple, ("w", "why", "rank"))),
+            st.booleans(),
+        ),
+        min_size=m,
+        max_size=m,
+    )
 
 
 @functools.cache
@@ -343,24 +411,35 @@ _STYLE = st.integers(0, 1)
 
 
 @st.composite
-def graph_specs(draw: Any, max_nodes: int = 40, max_edges: int = 60, simple: bool = False,
-                unique_names: bool = False, ops: bool = True, nicks: bool = True,
-                min_nodes: int = 0) -> GraphSpec:
+def graph_specs(
+    draw: Any,
+    max_nodes: int = 40,
+    max_edges: int = 60,
+    simple: bool = False,
+    unique_names: bool = False,
+    ops: bool = True,
+    nicks: bool = True,
+    min_nodes: int = 0,
+) -> GraphSpec:
     """A random session description (see the module docstring)."""
     # sizes are drawn first so that generated sessions are not all tiny
     size = draw(st.integers(min_nodes, max_nodes))
     if (simple, size) not in _NODE_LISTS:
-        _NODE_LISTS[(simple, size)] = st.lists(_NODE_SPECS[simple], min_size=size,
-                                               max_size=size)
+        _NODE_LISTS[(simple, size)] = st.lists(_NODE_SPECS[simple], min_size=size, max_size=size)
     nodes = list(draw(_NODE_LISTS[(simple, size)]))
     if unique_names:
         # a unique ``name`` makes every node's observables distinct
-        nodes = [NodeSpec(n.kind, n.labels,
-                          tuple(p for p in n.props if p[0] != "name") + (("name", f"u{i:03d}"),),
-                          n.nick)
-                 for i, n in enumerate(nodes)]
+        nodes = [
+            NodeSpec(
+                n.kind,
+                n.labels,
+                tuple(p for p in n.props if p[0] != "name") + (("name", f"u{i:03d}"),),
+                n.nick,
+            )
+            for i, n in enumerate(nodes)
+        ]
     if nicks and nodes:
-        for nick, i in zip(NICKS, draw(_nick_owners(len(nodes)))):
+        for nick, i in zip(NICKS, draw(_nick_owners(len(nodes))), strict=False):
             n = nodes[i]
             nodes[i] = NodeSpec(n.kind, n.labels, n.props, nick)
     edges: list[EdgeSpec] = []
@@ -375,9 +454,14 @@ def graph_specs(draw: Any, max_nodes: int = 40, max_edges: int = 60, simple: boo
     batches: list[tuple[Op, ...]] = []
     if ops and nodes:
         batches = list(draw(_op_batches(len(nodes), len(edges), simple)))
-    return GraphSpec(tuple(nodes), tuple(edges), tuple(batches),
-                     delete_on_settle=draw(st.booleans()),
-                     chunks=draw(_CHUNKS), style=draw(_STYLE))
+    return GraphSpec(
+        tuple(nodes),
+        tuple(edges),
+        tuple(batches),
+        delete_on_settle=draw(st.booleans()),
+        chunks=draw(_CHUNKS),
+        style=draw(_STYLE),
+    )
 
 
 # --------------------------------------------------------------------------- the model
@@ -413,10 +497,19 @@ class Model:
 
     def snapshot(self) -> tuple[Any, ...]:
         """A comparable state; values compare with their types (1, 1.0, True differ)."""
-        return (tuple((n.kind, frozenset(n.labels),
-                       tuple(sorted((k, typed(v)) for k, v in n.props.items())),
-                       n.nick, n.live) for n in self.nodes),
-                tuple((e.live,) for e in self.edges))
+        return (
+            tuple(
+                (
+                    n.kind,
+                    frozenset(n.labels),
+                    tuple(sorted((k, typed(v)) for k, v in n.props.items())),
+                    n.nick,
+                    n.live,
+                )
+                for n in self.nodes
+            ),
+            tuple((e.live,) for e in self.edges),
+        )
 
     def recycle_node(self, i: int) -> None:
         n = self.nodes[i]
@@ -426,8 +519,9 @@ class Model:
                 e.live = False
 
     def recycled_handles(self) -> set[str]:
-        return ({n.handle for n in self.nodes if not n.live}
-                | {e.handle for e in self.edges if not e.live})
+        return {n.handle for n in self.nodes if not n.live} | {
+            e.handle for e in self.edges if not e.live
+        }
 
     def live_node(self, handle: str) -> MNode | None:
         for n in self.nodes:
@@ -447,7 +541,9 @@ class Built:
     session: memnet.Session
     model: Model
     spec: GraphSpec
-    commits: list[tuple[bool, Any, int]] = field(default_factory=list)  # (expected change, result, version before)
+    commits: list[tuple[bool, Any, int]] = field(
+        default_factory=list
+    )  # (expected change, result, version before)
 
     @property
     def node_handles(self) -> list[str]:
@@ -458,8 +554,13 @@ class Built:
         return [e.handle for e in self.model.edges]
 
 
-def _insert_text(spec: GraphSpec, order: list[int], known: dict[int, str],
-                 edges: list[tuple[int, EdgeSpec]], tmp: set[int]) -> str:
+def _insert_text(
+    spec: GraphSpec,
+    order: list[int],
+    known: dict[int, str],
+    edges: list[tuple[int, EdgeSpec]],
+    tmp: set[int],
+) -> str:
     style = spec.style
     parts = []
     for i in order:
@@ -526,9 +627,16 @@ def commit_batch(b: Built, batch: tuple[Op, ...]) -> Any:
     return _commit(b, "\n".join(lines), b.model.snapshot() != before)
 
 
-def build(spec: GraphSpec, *, name: str = "ver", caps: memnet.Caps | None = None,
-          node_order: list[int] | None = None, edge_order: list[int] | None = None,
-          tmp: Iterable[int] = (), session: memnet.Session | None = None) -> Built:
+def build(
+    spec: GraphSpec,
+    *,
+    name: str = "ver",
+    caps: memnet.Caps | None = None,
+    node_order: list[int] | None = None,
+    edge_order: list[int] | None = None,
+    tmp: Iterable[int] = (),
+    session: memnet.Session | None = None,
+) -> Built:
     """Build a session from ``spec`` through Commit only.
 
     ``node_order``/``edge_order`` change the insertion order (the observable
@@ -538,8 +646,9 @@ def build(spec: GraphSpec, *, name: str = "ver", caps: memnet.Caps | None = None
     """
     s = session or memnet.Session(name, caps=caps, delete_on_settle=spec.delete_on_settle)
     model = Model(delete_on_settle=spec.delete_on_settle)
-    model.nodes = [MNode(n.kind, set(n.labels) - {n.kind}, dict(n.props), n.nick)
-                   for n in spec.nodes]
+    model.nodes = [
+        MNode(n.kind, set(n.labels) - {n.kind}, dict(n.props), n.nick) for n in spec.nodes
+    ]
     model.edges = [MEdge(e.src, e.dst, e.type, dict(e.props)) for e in spec.edges]
     b = Built(s, model, spec)
     order = list(node_order) if node_order is not None else list(range(len(spec.nodes)))
@@ -547,7 +656,7 @@ def build(spec: GraphSpec, *, name: str = "ver", caps: memnet.Caps | None = None
     tmp = set(tmp)
     chunks = max(1, spec.chunks)
     size = max(1, -(-len(order) // chunks))
-    groups = [order[i:i + size] for i in range(0, len(order), size)] or [[]]
+    groups = [order[i : i + size] for i in range(0, len(order), size)] or [[]]
     known: dict[int, str] = {}
     placed: set[int] = set()
     for gi, group in enumerate(groups):
@@ -555,8 +664,11 @@ def build(spec: GraphSpec, *, name: str = "ver", caps: memnet.Caps | None = None
         last = gi == len(groups) - 1
         # an edge goes in with the group that completes its ends; edges are
         # written in ``eorder``
-        mine = [(j, spec.edges[j]) for j in eorder
-                if j not in placed and spec.edges[j].src in avail and spec.edges[j].dst in avail]
+        mine = [
+            (j, spec.edges[j])
+            for j in eorder
+            if j not in placed and spec.edges[j].src in avail and spec.edges[j].dst in avail
+        ]
         if not group and not mine:
             continue
         if not last and mine and len(mine) > 1:
@@ -603,8 +715,14 @@ class QuerySpec:
 
     @property
     def empty(self) -> bool:
-        return (self.kind is None and not self.labels and not self.props
-                and not self.keywords and not self.contains and self.nick is None)
+        return (
+            self.kind is None
+            and not self.labels
+            and not self.props
+            and not self.keywords
+            and not self.contains
+            and self.nick is None
+        )
 
 
 _NUMBERISH = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)?")
@@ -612,8 +730,11 @@ _NUMBERISH = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]
 
 def _cb_value(v: Any) -> str:
     if isinstance(v, str):
-        if (re.fullmatch(r"[A-Za-z_\-./]+", v) and not _NUMBERISH.fullmatch(v)
-                and v.lower() not in ("true", "false")):
+        if (
+            re.fullmatch(r"[A-Za-z_\-./]+", v)
+            and not _NUMBERISH.fullmatch(v)
+            and v.lower() not in ("true", "false")
+        ):
             return v
         return gql_string(v)
     return gql_scalar(v)
@@ -634,24 +755,28 @@ def _words_of(nodes: Iterable[NodeSpec]) -> list[str]:
     words: set[str] = set()
     for n in nodes:
         for _k, v in n.props:
-            for s in (v if isinstance(v, tuple) else (v,)):
+            for s in v if isinstance(v, tuple) else (v,):
                 if isinstance(s, str):
-                    words.update(w for w in WORD_RE.findall(s) if w.isascii() and w.islower()
-                                 and w.isalpha() and w != "match")
+                    words.update(
+                        w
+                        for w in WORD_RE.findall(s)
+                        if w.isascii() and w.islower() and w.isalpha() and w != "match"
+                    )
     return sorted(words)
 
 
 def _string_props(n: NodeSpec) -> list[tuple[str, str]]:
     out = []
     for k, v in n.props:
-        for x in (v if isinstance(v, tuple) else (v,)):
+        for x in v if isinstance(v, tuple) else (v,):
             if isinstance(x, str) and _words_of([NodeSpec("X", (), ((k, x),))]):
                 out.append((k, x))
     return out
 
 
-_FORMS = st.sampled_from(("codebook", "empty", "codebook", "codebook", "match", "match",
-                          "match", "nick"))
+_FORMS = st.sampled_from(
+    ("codebook", "empty", "codebook", "codebook", "match", "match", "match", "nick")
+)
 _BLANK = st.sampled_from(("", "   ", "\n"))
 _MATCH_KW = st.sampled_from(("MATCH", "match", "Match"))
 _CONTAINS_KEYS = st.sampled_from(("title", "note", "path", "tags"))
@@ -673,7 +798,7 @@ def queries(draw: Any, spec: GraphSpec) -> QuerySpec:
     pool: tuple[NodeSpec, ...] = spec.nodes
     nicked = [n for n in spec.nodes if n.nick]
     if anchored and form == "nick" and nicked and draw(st.booleans()):
-        pool = (draw(st.sampled_from(nicked)),)   # q names a node's nick and describes it
+        pool = (draw(st.sampled_from(nicked)),)  # q names a node's nick and describes it
     elif anchored:
         pool = (draw(st.sampled_from(spec.nodes)),)
     kinds = sorted({n.kind for n in pool}) or ["TSK"]
@@ -706,7 +831,7 @@ def queries(draw: Any, spec: GraphSpec) -> QuerySpec:
                 key, value = draw(st.sampled_from(strings))
                 vw = words_of(value)
                 i = draw(st.integers(0, len(vw) - 1))
-                needle = " ".join(vw[i:i + draw(st.integers(1, 2))])
+                needle = " ".join(vw[i : i + draw(st.integers(1, 2))])
             else:
                 key = draw(_CONTAINS_KEYS)
                 needle = draw(st.sampled_from(words + list(MISSING_WORDS)))
@@ -730,25 +855,39 @@ def queries(draw: Any, spec: GraphSpec) -> QuerySpec:
             text += f" LIMIT {limit}"
         if draw(st.booleans()):
             text += f" RETURN {var}"
-        return QuerySpec(text, kind, labels if kind else (), tuple(node_props + where_eq), (),
-                         tuple(contains), None, limit, "match")
+        return QuerySpec(
+            text,
+            kind,
+            labels if kind else (),
+            tuple(node_props + where_eq),
+            (),
+            tuple(contains),
+            None,
+            limit,
+            "match",
+        )
     # codebook (and nick)
     keywords: list[str] = []
     for _ in range(draw(st.integers(0, 2))):
-        keywords.append(draw(st.one_of(st.sampled_from(words), st.sampled_from(words),
-                                       st.sampled_from(MISSING_WORDS))))
+        keywords.append(
+            draw(
+                st.one_of(
+                    st.sampled_from(words), st.sampled_from(words), st.sampled_from(MISSING_WORDS)
+                )
+            )
+        )
     if strings and draw(st.integers(0, 4)) == 0:
         _k, value = draw(st.sampled_from(strings))
         vw = words_of(value)
         if len(vw) >= 2:
             i = draw(st.integers(0, len(vw) - 2))
-            keywords.append(" ".join(vw[i:i + 2]))
+            keywords.append(" ".join(vw[i : i + 2]))
     cb_contains: list[tuple[str, str]] = []
     if strings and draw(st.integers(0, 4)) == 0:
         key, value = draw(st.sampled_from(strings))
         vw = words_of(value)
         i = draw(st.integers(0, len(vw) - 1))
-        cb_contains.append((key, " ".join(vw[i:i + draw(st.integers(1, 2))])))
+        cb_contains.append((key, " ".join(vw[i : i + draw(st.integers(1, 2))])))
     if kind is None and not props and not keywords and not cb_contains:
         keywords.append(draw(st.sampled_from(words)))
     nick = None
@@ -756,7 +895,7 @@ def queries(draw: Any, spec: GraphSpec) -> QuerySpec:
         present = [n.nick for n in spec.nodes if n.nick]
         nick = draw(st.sampled_from(present + ["nobody"]))
         if anchored and pool[0].nick and draw(st.booleans()):
-            nick = pool[0].nick   # the nick of the node the rest of q describes
+            nick = pool[0].nick  # the nick of the node the rest of q describes
         if draw(st.booleans()):
             kind, labels, props, keywords, cb_contains = None, (), [], [], []
     tokens: list[str] = []
@@ -768,8 +907,17 @@ def queries(draw: Any, spec: GraphSpec) -> QuerySpec:
     tokens.extend(gql_string(w) if not re.fullmatch(r"[a-z]+", w) else w for w in keywords)
     if nick:
         tokens.append("#" + nick)
-    return QuerySpec(" ".join(tokens), kind, labels if kind else (), tuple(props),
-                     tuple(keywords), tuple(cb_contains), nick, None, "codebook")
+    return QuerySpec(
+        " ".join(tokens),
+        kind,
+        labels if kind else (),
+        tuple(props),
+        tuple(keywords),
+        tuple(cb_contains),
+        nick,
+        None,
+        "codebook",
+    )
 
 
 @dataclass(frozen=True)
@@ -782,19 +930,32 @@ class Knobs:
     laws: bool = True
 
     def kwargs(self) -> dict[str, Any]:
-        return {"k": self.k, "max_rows": self.max_rows, "limit": self.limit,
-                "fanout": self.fanout, "view": self.view, "laws": self.laws}
+        return {
+            "k": self.k,
+            "max_rows": self.max_rows,
+            "limit": self.limit,
+            "fanout": self.fanout,
+            "view": self.view,
+            "laws": self.laws,
+        }
 
 
 def knobs() -> st.SearchStrategy[Knobs]:
-    return st.builds(Knobs, k=st.integers(0, 4), max_rows=st.integers(1, 80),
-                     limit=st.integers(1, 8), fanout=st.integers(1, 10),
-                     view=st.sampled_from(("interior", "shell")), laws=st.booleans())
+    return st.builds(
+        Knobs,
+        k=st.integers(0, 4),
+        max_rows=st.integers(1, 80),
+        limit=st.integers(1, 8),
+        fanout=st.integers(1, 10),
+        view=st.sampled_from(("interior", "shell")),
+        laws=st.booleans(),
+    )
 
 
 @st.composite
-def scenarios(draw: Any, n_queries: int = 3, **spec_kw: Any
-              ) -> tuple[GraphSpec, list[tuple[QuerySpec, Knobs]]]:
+def scenarios(
+    draw: Any, n_queries: int = 3, **spec_kw: Any
+) -> tuple[GraphSpec, list[tuple[QuerySpec, Knobs]]]:
     spec = draw(graph_specs(**spec_kw))
     qs = [(draw(queries(spec)), draw(knobs())) for _ in range(n_queries)]
     return spec, qs
@@ -821,13 +982,16 @@ def _strings(v: Any) -> list[str]:
 
 def _phrase_in(hay: list[str], needle: list[str]) -> bool:
     n = len(needle)
-    return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
+    return n > 0 and any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
 
 
 def _contains(props: Mapping[str, Any], key: str | None, needle: str) -> bool:
     nw = words_of(needle)
-    vals = [props[key]] if key is not None and key in props else (
-        [] if key is not None else list(props.values()))
+    vals = (
+        [props[key]]
+        if key is not None and key in props
+        else ([] if key is not None else list(props.values()))
+    )
     return any(_phrase_in(words_of(s), nw) for v in vals for s in _strings(v))
 
 
@@ -840,8 +1004,9 @@ def _eq_matches(stored: Any, wanted: Any) -> bool:
 
 
 def live_task(attrs: Mapping[str, Any]) -> bool:
-    return ((attrs["kind"] == "TSK" or "TSK" in attrs["labels"])
-            and attrs["props"].get("settled") is not True)
+    return (attrs["kind"] == "TSK" or "TSK" in attrs["labels"]) and attrs["props"].get(
+        "settled"
+    ) is not True
 
 
 def node_words(props: Mapping[str, Any]) -> set[str]:
@@ -857,8 +1022,19 @@ def _holds(words: set[str], u: str) -> bool:
     return any(stem(x) == su for x in words)
 
 
-NAME_KEYS = ("name", "names", "title", "lemma", "lemmas", "alias", "aliases", "path", "rid",
-             "id", "locator")
+NAME_KEYS = (
+    "name",
+    "names",
+    "title",
+    "lemma",
+    "lemmas",
+    "alias",
+    "aliases",
+    "path",
+    "rid",
+    "id",
+    "locator",
+)
 
 
 def name_values(key: str, s: str) -> list[str]:
@@ -872,7 +1048,7 @@ def name_values(key: str, s: str) -> list[str]:
             out.append(last)
     elif key == "locator":
         cut = max(s.rfind("::") + 1, s.rfind("#"), s.rfind("/"))
-        tail = s[cut + 1:] if cut >= 0 else ""
+        tail = s[cut + 1 :] if cut >= 0 else ""
         for ext in (".py", ".md"):
             if tail.endswith(ext):
                 tail = tail[: -len(ext)]
@@ -884,8 +1060,13 @@ def name_values(key: str, s: str) -> list[str]:
 def name_equal(props: Mapping[str, Any], qparts: list[str]) -> bool:
     if not 1 <= len(qparts) <= 6:
         return False
-    return any(words_of(nv) == qparts for k in NAME_KEYS if k in props
-               for s in _strings(props[k]) for nv in name_values(k, s))
+    return any(
+        words_of(nv) == qparts
+        for k in NAME_KEYS
+        if k in props
+        for s in _strings(props[k])
+        for nv in name_values(k, s)
+    )
 
 
 def oracle_matches(g: nx.MultiDiGraph, q: QuerySpec) -> dict[str, int]:
@@ -903,8 +1084,11 @@ def oracle_matches(g: nx.MultiDiGraph, q: QuerySpec) -> dict[str, int]:
     kw_tokens = [[token_words(t) for t in tokens(kw)] for kw in q.keywords]
     kw_tokens = [t for t in kw_tokens if t]
     qparts = [p for toks in kw_tokens for _w, parts in toks for p in parts]
-    whole_held = {ws[0]: any(_holds(w, ws[0]) for w in words_by.values())
-                  for toks in kw_tokens for ws, _p in toks}
+    whole_held = {
+        ws[0]: any(_holds(w, ws[0]) for w in words_by.values())
+        for toks in kw_tokens
+        for ws, _p in toks
+    }
 
     def token_match(words: set[str], ws: tuple[str, ...], parts: tuple[str, ...]) -> bool:
         if whole_held[ws[0]] or len(parts) < 2:
@@ -921,10 +1105,12 @@ def oracle_matches(g: nx.MultiDiGraph, q: QuerySpec) -> dict[str, int]:
         props = a["props"]
         ok = True
         for k, v in q.props:
-            alt = (gql_scalar(v) if q.form == "codebook" and not isinstance(v, (str, tuple))
-                   else None)
-            if not (_eq_matches(props.get(k), v) or (alt is not None
-                                                     and _eq_matches(props.get(k), alt))):
+            alt = (
+                gql_scalar(v) if q.form == "codebook" and not isinstance(v, (str, tuple)) else None
+            )
+            if not (
+                _eq_matches(props.get(k), v) or (alt is not None and _eq_matches(props.get(k), alt))
+            ):
                 ok = False
             elif k == "status" and v != "settled" and props.get("settled") is True:
                 ok = False
@@ -933,8 +1119,9 @@ def oracle_matches(g: nx.MultiDiGraph, q: QuerySpec) -> dict[str, int]:
         if not all(_contains(props, k, nd) for k, nd in q.contains):
             continue
         words = words_by[h]
-        count = sum(1 for toks in kw_tokens
-                    if all(token_match(words, ws, parts) for ws, parts in toks))
+        count = sum(
+            1 for toks in kw_tokens if all(token_match(words, ws, parts) for ws, parts in toks)
+        )
         if kw_tokens and count == 0 and not name_equal(props, qparts):
             continue
         out[h] = count
@@ -1026,10 +1213,14 @@ def canonical_text(text: str, known: set[str], mask: bool = True) -> str:
 
 def graph_data(g: nx.MultiDiGraph) -> tuple[Any, ...]:
     """A comparable dump of a networkx export."""
-    nodes = sorted((h, a["kind"], tuple(a["labels"]), repr(sorted(a["props"].items())),
-                    a["nick"]) for h, a in g.nodes(data=True))
-    edges = sorted((u, v, k, a["type"], repr(sorted(a["props"].items())))
-                   for u, v, k, a in g.edges(keys=True, data=True))
+    nodes = sorted(
+        (h, a["kind"], tuple(a["labels"]), repr(sorted(a["props"].items())), a["nick"])
+        for h, a in g.nodes(data=True)
+    )
+    edges = sorted(
+        (u, v, k, a["type"], repr(sorted(a["props"].items())))
+        for u, v, k, a in g.edges(keys=True, data=True)
+    )
     return tuple(nodes), tuple(edges)
 
 

@@ -103,8 +103,12 @@ def test_every_node_is_within_k_hops_of_a_seed(sc) -> None:  # type: ignore[no-u
         for n in sh.nodes:
             if n.var in rules:
                 continue
-            assert n.var in dist, (f"{n.var} is not joined to a seed by emitted edges",
-                                   q.text, kn, sh.text)
+            assert n.var in dist, (
+                f"{n.var} is not joined to a seed by emitted edges",
+                q.text,
+                kn,
+                sh.text,
+            )
             assert dist[n.var] <= kn.k, (n.var, dist[n.var], kn.k, sh.text)
         assert r.k == kn.k or (r.seed_mode == "outline" and r.k == 0)
         assert 0 <= r.hops <= r.k
@@ -152,8 +156,9 @@ def test_no_recycled_element_is_emitted_or_walked(sc) -> None:  # type: ignore[n
     for q, kn in qs:
         sh = s.recall(q.text, **kn.kwargs())
         r = sh.receipt
-        shown = ({n.var for n in sh.nodes} | {e.var for e in sh.edges}
-                 | set(r.seeds) | set(r.periphery))
+        shown = (
+            {n.var for n in sh.nodes} | {e.var for e in sh.edges} | set(r.seeds) | set(r.periphery)
+        )
         assert not shown & recycled, (shown & recycled, q.text, sh.text)
         # white box: the store's recycled flags agree
         for n in sh.nodes:
@@ -197,8 +202,10 @@ def test_periphery_excludes_a_node_emitted_after_the_clamp() -> None:
     """Minimal repro: the seed's fan-out clamp names b as periphery, then the
     walk reaches b through a and emits it; b must not stay in the periphery."""
     s = memnet.Session("p")
-    ids = s.commit("INSERT (s:TSK {title: 'seed'}), (a:MOD {path: 'a'}), (b:MOD {path: 'b'}), "
-                   "(s)-[:TOUCHES]->(a), (s)-[:TOUCHES]->(b), (a)-[:IMPORTS]->(b)").ids
+    ids = s.commit(
+        "INSERT (s:TSK {title: 'seed'}), (a:MOD {path: 'a'}), (b:MOD {path: 'b'}), "
+        "(s)-[:TOUCHES]->(a), (s)-[:TOUCHES]->(b), (a)-[:IMPORTS]->(b)"
+    ).ids
     sh = s.recall("TSK seed", k=2, fanout=1)
     emitted = {n.var for n in sh.nodes}
     assert emitted == {ids["s"], ids["a"], ids["b"]}

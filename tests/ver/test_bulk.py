@@ -34,12 +34,27 @@ def _store_state(s: memnet.Session) -> tuple[Any, ...]:
     st_ = s.store
     v = st_.view()
     postings = sorted((t, list(p)) for t, p in st_.index.postings())
-    return (list(v.kinds), list(v.extra_labels), [v.prop_maps[i] for i in range(len(v.kinds))],
-            list(v.keys), [list(a) for a in v.adjacency], bytes(v.node_recycled),
-            dict(v.nicks), dict(v.nick_owners), list(v.edge_types), list(v.sources),
-            list(v.targets), dict(v.edge_props), bytes(v.edge_recycled), postings,
-            st_.live_nodes, st_.live_edges, st_.live_bytes, st_.live_kinds(),
-            dict(v.hidden_edges))
+    return (
+        list(v.kinds),
+        list(v.extra_labels),
+        [v.prop_maps[i] for i in range(len(v.kinds))],
+        list(v.keys),
+        [list(a) for a in v.adjacency],
+        bytes(v.node_recycled),
+        dict(v.nicks),
+        dict(v.nick_owners),
+        list(v.edge_types),
+        list(v.sources),
+        list(v.targets),
+        dict(v.edge_props),
+        bytes(v.edge_recycled),
+        postings,
+        st_.live_nodes,
+        st_.live_edges,
+        st_.live_bytes,
+        st_.live_kinds(),
+        dict(v.hidden_edges),
+    )
 
 
 def _outcome(fn: Any) -> tuple[Any, ...]:
@@ -62,22 +77,26 @@ def _bulk(draw: Any, live: list[str]) -> memnet.Bulk:
         what = draw(st.integers(0, 9))
         if what <= 3 or not refs:
             kind = draw(st.sampled_from(KINDS))
-            labels = tuple(draw(st.lists(st.sampled_from(EXTRA_LABELS), unique=True,
-                                         max_size=2)))
+            labels = tuple(draw(st.lists(st.sampled_from(EXTRA_LABELS), unique=True, max_size=2)))
             nick = draw(st.none() | st.sampled_from(NICKS))
             var = draw(st.none() | st.just(f"v{i}"))
-            mine.append(b.node(kind, dict(draw(prop_maps())), labels=labels, nick=nick,
-                               var=var))
+            mine.append(b.node(kind, dict(draw(prop_maps())), labels=labels, nick=nick, var=var))
         elif what <= 6:
             src = draw(st.sampled_from(refs + ["nzz"]))
             dst = draw(st.sampled_from(refs))
             props = dict(draw(prop_maps(simple=True, keys=("note", "prio", "w"))))
-            b.edge(src, draw(st.sampled_from(EDGE_TYPES)), dst, props,
-                   var=draw(st.none() | st.just(f"e{i}")))
+            b.edge(
+                src,
+                draw(st.sampled_from(EDGE_TYPES)),
+                dst,
+                props,
+                var=draw(st.none() | st.just(f"e{i}")),
+            )
         else:
             ref = draw(st.sampled_from(refs))
-            op = draw(st.sampled_from(("set", "remove", "label", "unlabel", "nick", "delete",
-                                       "settle")))
+            op = draw(
+                st.sampled_from(("set", "remove", "label", "unlabel", "nick", "delete", "settle"))
+            )
             if op == "set":
                 b.set(ref, draw(st.sampled_from(SET_KEYS)), draw(values()))
             elif op == "remove":
@@ -101,18 +120,22 @@ def test_bulk_and_text_commits_give_the_same_session(data: st.DataObject) -> Non
         live = sorted(by_bulk.handles())
         b = data.draw(_bulk(live))
         text = b.text()
-        assert _outcome(lambda: by_bulk.commit_bulk(b)) == _outcome(lambda: by_text.commit(text))
+        assert _outcome(lambda b=b: by_bulk.commit_bulk(b)) == _outcome(
+            lambda text=text: by_text.commit(text)
+        )
         assert _store_state(by_bulk) == _store_state(by_text)
     assert graph_data(by_bulk.to_networkx()) == graph_data(by_text.to_networkx())
-    assert [(r.version, r.changes, r.summary) for r in by_bulk.history()] == \
-        [(r.version, r.changes, r.summary) for r in by_text.history()]
+    assert [(r.version, r.changes, r.summary) for r in by_bulk.history()] == [
+        (r.version, r.changes, r.summary) for r in by_text.history()
+    ]
 
 
 @pytest.mark.req(REQ)
 def test_bulk_text_parses_to_the_same_delta_with_positions() -> None:
     b = memnet.Bulk()
-    t = b.node("TSK", {"title": "it's done", "tags": ["a", "b"]}, labels=("URGENT",),
-               nick="alpha", var="t")
+    t = b.node(
+        "TSK", {"title": "it's done", "tags": ["a", "b"]}, labels=("URGENT",), nick="alpha", var="t"
+    )
     u = b.node("LAW", {"text": "never on fridays"})
     b.edge(t, "TOUCHES", u, {"w": 2}, var="e")
     b.edge(u, "IMPORTS", "na1")
@@ -141,8 +164,11 @@ def test_bulk_errors_name_the_line_of_the_text_form() -> None:
         s.commit_bulk(b)
     with pytest.raises(memnet.CommitRejected) as text_err:
         s.commit(b.text())
-    assert (bulk_err.value.line, bulk_err.value.column) == (4, 1) == \
-        (text_err.value.line, text_err.value.column)
+    assert (
+        (bulk_err.value.line, bulk_err.value.column)
+        == (4, 1)
+        == (text_err.value.line, text_err.value.column)
+    )
     assert s.version == 0
 
 
@@ -172,8 +198,11 @@ def test_a_committed_bulk_is_closed_and_bad_input_is_refused() -> None:
 @pytest.mark.req(REQ)
 def test_a_bad_name_is_refused_by_both_paths() -> None:
     s = memnet.Session("bulk-names")
-    for build in (lambda b: b.node("bad"), lambda b: b.node("TSK", {"bad key": 1}),
-                  lambda b: b.set(b.node("TSK"), "x", 1) or b.edge("_1", "lower", "_1")):
+    for build in (
+        lambda b: b.node("bad"),
+        lambda b: b.node("TSK", {"bad key": 1}),
+        lambda b: b.set(b.node("TSK"), "x", 1) or b.edge("_1", "lower", "_1"),
+    ):
         b = memnet.Bulk()
         build(b)
         with pytest.raises(memnet.CommitRejected):
@@ -190,14 +219,25 @@ def test_a_bad_name_is_refused_by_both_paths() -> None:
 
 @st.composite
 def _elements(draw: Any) -> tuple[list[Any], list[Any], int]:
-    nodes = [(draw(st.sampled_from(KINDS)),
-              tuple(draw(st.lists(st.sampled_from(EXTRA_LABELS), max_size=2))),
-              dict(draw(prop_maps())) or None, None)
-             for _ in range(draw(st.integers(1, 12)))]
+    nodes = [
+        (
+            draw(st.sampled_from(KINDS)),
+            tuple(draw(st.lists(st.sampled_from(EXTRA_LABELS), max_size=2))),
+            dict(draw(prop_maps())) or None,
+            None,
+        )
+        for _ in range(draw(st.integers(1, 12)))
+    ]
     ids = st.integers(1, len(nodes))
-    edges = [(draw(st.sampled_from(EDGE_TYPES)), draw(ids), draw(ids),
-              dict(draw(prop_maps(simple=True, keys=("note", "w")))) or None)
-             for _ in range(draw(st.integers(0, 20)))]
+    edges = [
+        (
+            draw(st.sampled_from(EDGE_TYPES)),
+            draw(ids),
+            draw(ids),
+            dict(draw(prop_maps(simple=True, keys=("note", "w")))) or None,
+        )
+        for _ in range(draw(st.integers(0, 20)))
+    ]
     return nodes, edges, draw(st.integers(1, 4))
 
 
@@ -219,10 +259,12 @@ def test_batched_store_writes_equal_one_by_one_writes(case: Any) -> None:
         one.store.add_edge(*e)
     step_n, step_e = -(-len(nodes) // parts), max(1, -(-len(edges) // parts))
     for i, lo in enumerate(range(0, len(nodes), step_n)):
-        chunk = nodes[lo:lo + step_n]
-        known = [node_key(k, tuple(sorted(set(labels) - {k})), props)
-                 for k, labels, props, _nick in chunk]  # as a commit passes them
+        chunk = nodes[lo : lo + step_n]
+        known = [
+            node_key(k, tuple(sorted(set(labels) - {k})), props)
+            for k, labels, props, _nick in chunk
+        ]  # as a commit passes them
         many.store.add_nodes(chunk, known if i % 2 else None)
     for lo in range(0, len(edges), step_e):
-        many.store.add_edges(edges[lo:lo + step_e])
+        many.store.add_edges(edges[lo : lo + step_e])
     assert _store_state(one) == _store_state(many)

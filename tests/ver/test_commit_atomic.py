@@ -22,14 +22,19 @@ from tests.ver.strategies import (
     graph_specs,
 )
 
-MARK = "zebracorn"   # a word only refused Δs ever write
+MARK = "zebracorn"  # a word only refused Δs ever write
 PROBES = ("", "TSK", "DEC", f"{MARK}", "MATCH (n:DEC) LIMIT 3", "LAW")
 
 
 def _snapshot(s: memnet.Session) -> tuple[Any, ...]:
-    return (s.version, len(s.history()), graph_data(s.to_networkx()), s.stats(),
-            tuple(s.recall(q).text for q in PROBES),
-            s.recall("", view="shell", max_rows=80).text)
+    return (
+        s.version,
+        len(s.history()),
+        graph_data(s.to_networkx()),
+        s.stats(),
+        tuple(s.recall(q).text for q in PROBES),
+        s.recall("", view="shell", max_rows=80).text,
+    )
 
 
 def _live(b: Built) -> dict[str, list[str]]:
@@ -38,8 +43,9 @@ def _live(b: Built) -> dict[str, list[str]]:
     return {
         "nodes": nodes,
         "tsk": [h for h, a in g.nodes(data=True) if a["kind"] == "TSK"],
-        "non_tsk": [h for h, a in g.nodes(data=True)
-                    if a["kind"] != "TSK" and "TSK" not in a["labels"]],
+        "non_tsk": [
+            h for h, a in g.nodes(data=True) if a["kind"] != "TSK" and "TSK" not in a["labels"]
+        ],
         "edges": [k for _u, _v, k in g.edges(keys=True)],
         "nicks": [a["nick"] for _h, a in g.nodes(data=True) if a["nick"]],
         "recycled_nodes": [n.handle for n in b.model.nodes if not n.live],
@@ -91,8 +97,11 @@ def _echo(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
     if not pool:
         return _unknown_handle(draw, b, live)
     h = draw(st.sampled_from(pool))
-    return [f"INSERT (x1:DEC {{title: 'ok'}}), ({h}:TSK {{title: '{MARK} echo'}})"], \
-        "echo_refused", (0, len("INSERT (x1:DEC {title: 'ok'}), ") + 1)
+    return (
+        [f"INSERT (x1:DEC {{title: 'ok'}}), ({h}:TSK {{title: '{MARK} echo'}})"],
+        "echo_refused",
+        (0, len("INSERT (x1:DEC {title: 'ok'}), ") + 1),
+    )
 
 
 def _echo_shape(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
@@ -125,7 +134,7 @@ def _bad_float(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
 
 
 def _big_int(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
-    num = draw(st.sampled_from((2 ** 63, -(2 ** 63) - 1, 10 ** 30)))
+    num = draw(st.sampled_from((2**63, -(2**63) - 1, 10**30)))
     line = f"INSERT (z:DEC {{score: {num}}})"
     return [line], "commit_rejected", (0, 8)
 
@@ -139,27 +148,34 @@ def _settle_non_task(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
 def _cap(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
     s = b.session
     room = s.caps.rows - (s.store.live_nodes + s.store.live_edges)
-    n = room + 4 + draw(st.integers(0, 3))   # the prefix may free up to 3 rows
-    return ["INSERT " + ", ".join(f"(c{i}:DEC {{title: '{MARK} {i}'}})" for i in range(n))], \
-        "cap_exceeded", None
+    n = room + 4 + draw(st.integers(0, 3))  # the prefix may free up to 3 rows
+    return (
+        ["INSERT " + ", ".join(f"(c{i}:DEC {{title: '{MARK} {i}'}})" for i in range(n))],
+        "cap_exceeded",
+        None,
+    )
 
 
 def _syntax_after_long_prefix(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
     n = draw(st.integers(10, 40))
     lines = [f"INSERT (q{i}:TSK {{title: '{MARK} task {i}', status: 'open'}})" for i in range(n)]
-    last = draw(st.sampled_from((
-        "INSERT (zz:TSK {title: 'x', prio: })",
-        "SET zz.title = ",
-        "INSERT (zz:TSK {title: 'x'})-[:touches]->(q0)",
-        "INSERT (zz:TSK {title: 'unterminated",
-        "INSERT (zz:TSK {tags: [[1]]})",
-        "INSERT (zz:TSK {title: 'bad \\q escape'})",
-        "INSERT (zz:TSK {title: null})",
-        "DELETE",
-    )))
+    last = draw(
+        st.sampled_from(
+            (
+                "INSERT (zz:TSK {title: 'x', prio: })",
+                "SET zz.title = ",
+                "INSERT (zz:TSK {title: 'x'})-[:touches]->(q0)",
+                "INSERT (zz:TSK {title: 'unterminated",
+                "INSERT (zz:TSK {tags: [[1]]})",
+                "INSERT (zz:TSK {title: 'bad \\q escape'})",
+                "INSERT (zz:TSK {title: null})",
+                "DELETE",
+            )
+        )
+    )
     where = {
         "INSERT (zz:TSK {title: 'x', prio: })": "})",
-        "SET zz.title = ": None,                       # end of input
+        "SET zz.title = ": None,  # end of input
         "INSERT (zz:TSK {title: 'x'})-[:touches]->(q0)": "touches",
         "INSERT (zz:TSK {title: 'unterminated": "'unterminated",
         "INSERT (zz:TSK {tags: [[1]]})": "[1]",
@@ -210,12 +226,15 @@ def _too_deep(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
 def _many_kinds(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
     # one kind past the session's cap on distinct kinds (the prefix may add DEC)
     n = MAX_KINDS - b.session.store.kinds_known() + 1 + draw(st.integers(0, 3))
-    return ["INSERT " + ", ".join(f"(k{i}:KX{i} {{title: '{MARK}'}})" for i in range(n))], \
-        "commit_rejected", None
+    return (
+        ["INSERT " + ", ".join(f"(k{i}:KX{i} {{title: '{MARK}'}})" for i in range(n))],
+        "commit_rejected",
+        None,
+    )
 
 
 def _labels_on_node(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
-    n = MAX_LABELS + draw(st.integers(0, 3))   # with the kind, one label too many or more
+    n = MAX_LABELS + draw(st.integers(0, 3))  # with the kind, one label too many or more
     labels = "&".join(f"LX{i}" for i in range(n))
     return [f"INSERT (z:DEC&{labels} {{title: '{MARK}'}})"], "commit_rejected", (0, 8)
 
@@ -230,8 +249,12 @@ def _many_label_names(draw, b, live) -> Made:  # type: ignore[no-untyped-def]
     # one extra label past the session's cap (the prefix may add URGENT)
     need = MAX_LABEL_NAMES - len(b.session.store.label_use()) + 1 + draw(st.integers(0, 2))
     per = MAX_LABELS - 1
-    nodes = [f"(l{j}:DEC&" + "&".join(f"LN{j}_{i}" for i in range(min(per, need - j * per)))
-             + f" {{title: '{MARK}'}})" for j in range(-(-need // per))]
+    nodes = [
+        f"(l{j}:DEC&"
+        + "&".join(f"LN{j}_{i}" for i in range(min(per, need - j * per)))
+        + f" {{title: '{MARK}'}})"
+        for j in range(-(-need // per))
+    ]
     return ["INSERT " + ", ".join(nodes)], "commit_rejected", None
 
 
@@ -260,8 +283,11 @@ KINDS: dict[str, tuple[Callable[..., Made], str]] = {
 
 @pytest.mark.parametrize(
     "kind",
-    [pytest.param(k, marks=pytest.mark.req("MN-REQ-03", "MN-REQ-15", r), id=k)
-     for k, (_f, r) in KINDS.items()])
+    [
+        pytest.param(k, marks=pytest.mark.req("MN-REQ-03", "MN-REQ-15", r), id=k)
+        for k, (_f, r) in KINDS.items()
+    ],
+)
 @settings(VER, max_examples=12)
 @given(spec=graph_specs(max_nodes=20, max_edges=30), data=st.data())
 def test_refused_delta_leaves_the_session_unchanged(kind: str, spec, data) -> None:  # type: ignore[no-untyped-def]
@@ -291,7 +317,8 @@ def test_refused_delta_leaves_the_session_unchanged(kind: str, spec, data) -> No
     # and nothing leaked: the next good commit mints what the twin mints
     anchor = live["nodes"][0] if live["nodes"] else None
     good = "INSERT (g:DEC {title: 'after the refusal'})" + (
-        f", (g)-[:TOUCHES]->({anchor})" if anchor else "")
+        f", (g)-[:TOUCHES]->({anchor})" if anchor else ""
+    )
     r1, r2 = s.commit(good), twin.session.commit(good)
     assert (r1.ids, r1.version) == (r2.ids, r2.version)
     for q in PROBES + ("after refusal",):

@@ -45,8 +45,9 @@ def _node(labels: Any, props: Any, nick: Any) -> tuple[Any, ...]:
     return (labels[0], frozenset(labels[1:]), _props(props), nick)
 
 
-def apply(old: tuple[dict[str, Any], dict[str, Any]], statements: Any
-          ) -> tuple[dict[str, Any], dict[str, Any]]:
+def apply(
+    old: tuple[dict[str, Any], dict[str, Any]], statements: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The oracle: a delta's statements read the way the wire profile says."""
     ast = memnet.gql.ast
     nodes, edges = dict(old[0]), dict(old[1])
@@ -106,10 +107,10 @@ def check(s: memnet.Session, old: memnet.Shape, d: memnet.Shape, new: memnet.Sha
         assert apply(was, statements) == now, (old.text, d.text, new.text)
         assert graph([memnet.apply_delta(old.text, d.text)]) == now
         assert r.tokens < new.receipt.tokens
-        assert (r.added, r.gone) == (len(now[0].keys() - was[0].keys())
-                                     + len(now[1].keys() - was[1].keys()),
-                                     len(was[0].keys() - now[0].keys())
-                                     + len(was[1].keys() - now[1].keys()))
+        assert (r.added, r.gone) == (
+            len(now[0].keys() - was[0].keys()) + len(now[1].keys() - was[1].keys()),
+            len(was[0].keys() - now[0].keys()) + len(was[1].keys() - now[1].keys()),
+        )
     else:
         # only the token guard sends the whole Shape for an etag in the window
         assert r.answer == "shape" and r.why.startswith("the delta would cost")
@@ -130,7 +131,7 @@ def test_a_delta_turns_the_old_shape_into_the_new_one(sc) -> None:  # type: igno
     seen = [[s.recall(q.text, **kn.kwargs())] for q, kn in qs]
     for batch in spec.batches:
         commit_batch(b, batch)
-        for (q, kn), olds in zip(qs, seen):
+        for (q, kn), olds in zip(qs, seen, strict=True):
             new = s.recall(q.text, **kn.kwargs())
             for old in olds[-3:]:
                 d = s.recall(q.text, since=old.receipt.etag, **kn.kwargs())
@@ -161,10 +162,10 @@ def test_a_fresh_process_answers_the_same_bytes(sc) -> None:  # type: ignore[no-
     for batch in spec.batches:
         commit_batch(b, batch)
         cab.flush(s)
-        for (q, kn), mine in zip(qs, olds):
+        for (q, kn), mine in zip(qs, olds, strict=True):
             mine.append(s.recall(q.text, **kn.kwargs()))
     fresh = memnet.Cabinet(cab.kv).open("ver")
-    for (q, kn), mine in zip(qs, olds):
+    for (q, kn), mine in zip(qs, olds, strict=True):
         for old in mine[:3]:  # the oldest: the longest walks back
             warm = s.recall(q.text, since=old.receipt.etag, **kn.kwargs())
             cold = fresh.recall(q.text, since=old.receipt.etag, **kn.kwargs())
@@ -177,7 +178,8 @@ def test_a_fresh_process_answers_the_same_bytes(sc) -> None:  # type: ignore[no-
 @VER
 @given(scenarios(n_queries=2))
 def test_a_copy_walked_back_recalls_like_the_log_replayed(  # type: ignore[no-untyped-def]
-        sc) -> None:
+    sc,
+) -> None:
     spec, qs = sc
     cab, b = _in_cabinet(spec)
     s = b.session
@@ -186,8 +188,14 @@ def test_a_copy_walked_back_recalls_like_the_log_replayed(  # type: ignore[no-un
         cab.flush(s)
     past = s.archive.copy()  # type: ignore[union-attr]
     seen = []
-    for v in rewind(past.store, past.version, s.archive.changes, 0,  # type: ignore[union-attr]
-                    max_read=10**6, max_undo=10**6):
+    for v in rewind(
+        past.store,
+        past.version,
+        s.archive.changes,
+        0,  # type: ignore[union-attr]
+        max_read=10**6,
+        max_undo=10**6,
+    ):
         past.version = v
         seen.append(v)
         ref = cab.open("ver", at=v)

@@ -37,7 +37,7 @@ def test_same_recall_twice_is_byte_identical(sc) -> None:  # type: ignore[no-unt
     first = [s.recall(q.text, **kn.kwargs()) for q, kn in qs]
     # again, in reverse order (other recalls in between warm every cache)
     again = [s.recall(q.text, **kn.kwargs()) for q, kn in reversed(qs)][::-1]
-    for a, c in zip(first, again):
+    for a, c in zip(first, again, strict=True):
         assert a.text == c.text
         assert a.receipt == c.receipt
         assert a.insert == c.insert
@@ -47,7 +47,7 @@ def test_same_recall_twice_is_byte_identical(sc) -> None:  # type: ignore[no-unt
     # and neither is a commit that changes nothing
     assert s.commit("// nothing to do\n").changed is False
     after = [s.recall(q.text, **kn.kwargs()) for q, kn in qs]
-    for a, c in zip(first, after):
+    for a, c in zip(first, after, strict=True):
         assert a.text == c.text
     # the etag is a function of the text: equal texts, equal etags; and two
     # different bodies on the same version carry different etags
@@ -67,8 +67,11 @@ def _reordered(draw):  # type: ignore[no-untyped-def]
     order = draw(st.permutations(range(len(spec.nodes))))
     eorder = draw(st.permutations(range(len(spec.edges))))
     chunks = draw(st.integers(1, 4))
-    tmp = draw(st.sets(st.integers(0, max(0, len(spec.nodes) - 1)), max_size=4)
-               if spec.nodes else st.just(set()))
+    tmp = draw(
+        st.sets(st.integers(0, max(0, len(spec.nodes) - 1)), max_size=4)
+        if spec.nodes
+        else st.just(set())
+    )
     return spec, qs, list(order), list(eorder), chunks, tmp
 
 
@@ -91,7 +94,9 @@ def test_insertion_order_does_not_show(case) -> None:  # type: ignore[no-untyped
     known = set(a.node_handles) | set(a.edge_handles) | set(b.node_handles) | set(b.edge_handles)
     # the two sessions hold the same graph up to handles
     ga, gb = a.session.to_networkx(), b.session.to_networkx()
-    rename = dict(zip(b.node_handles, a.node_handles)) | dict(zip(b.edge_handles, a.edge_handles))
+    rename = dict(zip(b.node_handles, a.node_handles, strict=True)) | dict(
+        zip(b.edge_handles, a.edge_handles, strict=True)
+    )
     gb_renamed = memnet.Session("x").to_networkx()
     for h, attrs in gb.nodes(data=True):
         gb_renamed.add_node(rename[h], **attrs)
@@ -113,15 +118,37 @@ def test_insertion_order_does_not_show(case) -> None:  # type: ignore[no-untyped
         assert len(body_a.encode()) == len(body_b.encode())
         assert sa.receipt.bytes - len(head_a.encode()) == sb.receipt.bytes - len(head_b.encode())
         # the receipt fields that do not spell a handle agree as well
-        for f in ("seed_mode", "matched", "rows", "max_rows", "hops", "k", "clamped", "hidden",
-                  "laws", "laws_cut", "view", "holds_answer", "alarm", "advice", "census"):
+        for f in (
+            "seed_mode",
+            "matched",
+            "rows",
+            "max_rows",
+            "hops",
+            "k",
+            "clamped",
+            "hidden",
+            "laws",
+            "laws_cut",
+            "view",
+            "holds_answer",
+            "alarm",
+            "advice",
+            "census",
+        ):
             assert getattr(sa.receipt, f) == getattr(sb.receipt, f), f
         assert [rename.get(x, x) for x in sb.receipt.seeds] == list(sa.receipt.seeds)
 
 
 def _norm(sq):  # type: ignore[no-untyped-def]
-    return (sq.kind, sq.labels, tuple((k, typed(v)) for k, v in sq.props), sq.keywords,
-            sq.contains, sq.nick, sq.limit)
+    return (
+        sq.kind,
+        sq.labels,
+        tuple((k, typed(v)) for k, v in sq.props),
+        sq.keywords,
+        sq.contains,
+        sq.nick,
+        sq.limit,
+    )
 
 
 @pytest.mark.req("MN-REQ-02")
@@ -144,8 +171,10 @@ def test_receipt_q_is_the_normalised_query(sc) -> None:  # type: ignore[no-untyp
         again_read = read_in(b.session.store, memnet.parse_query(r.q))[0]
         assert _norm(again_read) == _norm(read), (q.text, r.q)
         again = b.session.recall(r.q, **kn.kwargs())
-        if r.note:   # the normal form reads as written: no note, the same rows
-            assert again.receipt.note == "" and again.text.partition("\n")[2] == \
-                sh.text.partition("\n")[2]
+        if r.note:  # the normal form reads as written: no note, the same rows
+            assert (
+                again.receipt.note == ""
+                and again.text.partition("\n")[2] == sh.text.partition("\n")[2]
+            )
         else:
             assert again.text == sh.text

@@ -15,16 +15,26 @@ import memnet
 from tests.ver.strategies import VER
 
 STABLE_CODES = {
-    "gql_syntax", "bad_query", "commit_rejected", "echo_refused", "cap_exceeded",
-    "session_not_found", "session_exists", "invalid_session_id", "input_too_large",
-    "conflict", "internal",
+    "gql_syntax",
+    "bad_query",
+    "commit_rejected",
+    "echo_refused",
+    "cap_exceeded",
+    "session_not_found",
+    "session_exists",
+    "invalid_session_id",
+    "input_too_large",
+    "conflict",
+    "internal",
 }
 
 
 def _session() -> tuple[memnet.Session, dict[str, str]]:
     s = memnet.Session("errs")
-    ids = s.commit("INSERT (t:TSK {title: 'task', status: 'open'}), (m:MOD {path: 'm.py'}), "
-                   "(t)-[e:TOUCHES]->(m)").ids
+    ids = s.commit(
+        "INSERT (t:TSK {title: 'task', status: 'open'}), (m:MOD {path: 'm.py'}), "
+        "(t)-[e:TOUCHES]->(m)"
+    ).ids
     return s, ids
 
 
@@ -34,14 +44,18 @@ def _session() -> tuple[memnet.Session, dict[str, str]]:
 @pytest.mark.req("MN-REQ-15")
 def test_codes_are_the_documented_set() -> None:
     assert STABLE_CODES <= set(memnet.CODES)
-    for cls, code in ((memnet.GQLSyntaxError, "gql_syntax"), (memnet.QueryError, "bad_query"),
-                      (memnet.CommitRejected, "commit_rejected"),
-                      (memnet.EchoRefused, "echo_refused"), (memnet.CapExceeded, "cap_exceeded"),
-                      (memnet.SessionNotFound, "session_not_found"),
-                      (memnet.SessionExists, "session_exists"),
-                      (memnet.InvalidSessionId, "invalid_session_id"),
-                      (memnet.InputTooLarge, "input_too_large"),
-                      (memnet.ConflictError, "conflict")):
+    for cls, code in (
+        (memnet.GQLSyntaxError, "gql_syntax"),
+        (memnet.QueryError, "bad_query"),
+        (memnet.CommitRejected, "commit_rejected"),
+        (memnet.EchoRefused, "echo_refused"),
+        (memnet.CapExceeded, "cap_exceeded"),
+        (memnet.SessionNotFound, "session_not_found"),
+        (memnet.SessionExists, "session_exists"),
+        (memnet.InvalidSessionId, "invalid_session_id"),
+        (memnet.InputTooLarge, "input_too_large"),
+        (memnet.ConflictError, "conflict"),
+    ):
         assert issubclass(cls, memnet.MemNetError)
         assert cls.code == code
     assert issubclass(memnet.EchoRefused, memnet.CommitRejected)
@@ -93,8 +107,28 @@ def test_every_failure_reports_its_stable_code() -> None:
 # --------------------------------------------------------------------------- MN-REQ-10
 
 
-_BAD_IDS = ["", "Bad/Id", "a" * 65, "١٢٣", "abc\n", "\nabc", "-abc", "ABC", "a b", "a_b",
-            "a.b", "..", "a/../b", "ａｂｃ", "abc\x00", "é", "a\tb", "abc ", " abc", "ß"]
+_BAD_IDS = [
+    "",
+    "Bad/Id",
+    "a" * 65,
+    "١٢٣",
+    "abc\n",
+    "\nabc",
+    "-abc",
+    "ABC",
+    "a b",
+    "a_b",
+    "a.b",
+    "..",
+    "a/../b",
+    "ａｂｃ",
+    "abc\x00",
+    "é",
+    "a\tb",
+    "abc ",
+    " abc",
+    "ß",
+]
 _GOOD_IDS = ["a", "0", "a" * 64, "a-b-c", "0-", "s1", "x" + "-" * 63, "9lives"]
 
 
@@ -123,15 +157,22 @@ _ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
 def _valid_id(sid: str) -> bool:
-    return (1 <= len(sid) <= 64 and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in sid)
-            and sid[0] != "-")
+    return (
+        1 <= len(sid) <= 64
+        and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in sid)
+        and sid[0] != "-"
+    )
 
 
 @pytest.mark.req("MN-REQ-10")
 @VER
-@given(st.one_of(st.text(max_size=70),
-                 st.text(st.sampled_from("az09-Z_/.\n é١"), max_size=70),
-                 st.from_regex(_ID_RE, fullmatch=True)))
+@given(
+    st.one_of(
+        st.text(max_size=70),
+        st.text(st.sampled_from("az09-Z_/.\n é١"), max_size=70),
+        st.from_regex(_ID_RE, fullmatch=True),
+    )
+)
 def test_session_id_rule_is_exactly_the_spec(sid: str) -> None:
     if _valid_id(sid):
         assert memnet.Session(sid).name == sid
@@ -144,18 +185,21 @@ def test_session_id_rule_is_exactly_the_spec(sid: str) -> None:
 
 
 @pytest.mark.req("MN-REQ-08", "MN-REQ-15")
-@pytest.mark.parametrize("text,line,column", [
-    ("INSERT (a:TSK {title: 'x'})\nINSERT (b:TSK {title: })", 2, 23),
-    ("INSERT (a:TSK)\n\n   SET a.x = )", 3, 14),
-    ("INSERT (a:TSK {t: 'multi\nline'}), (b:tsk)", 2, 13),
-    ("INSERT (a:TSK {v: 1e999})", 1, 19),
-    ("INSERT (a:TSK {t: 'abc})", 1, 19),
-    ("INSERT (a:TSK {t: 'a\\x'})", 1, 21),
-    ("INSERT (a:TSK)-[:T]-(b:TSK)", 1, 19),
-    ("// comment\n/* block\ncomment */ INSERT (a:TSK {x: [[1]]})", 3, 31),
-    ("INSERT (a:TSK {x: 1, x: 2})", 1, 22),
-    ("SET", 1, 4),
-])
+@pytest.mark.parametrize(
+    "text,line,column",
+    [
+        ("INSERT (a:TSK {title: 'x'})\nINSERT (b:TSK {title: })", 2, 23),
+        ("INSERT (a:TSK)\n\n   SET a.x = )", 3, 14),
+        ("INSERT (a:TSK {t: 'multi\nline'}), (b:tsk)", 2, 13),
+        ("INSERT (a:TSK {v: 1e999})", 1, 19),
+        ("INSERT (a:TSK {t: 'abc})", 1, 19),
+        ("INSERT (a:TSK {t: 'a\\x'})", 1, 21),
+        ("INSERT (a:TSK)-[:T]-(b:TSK)", 1, 19),
+        ("// comment\n/* block\ncomment */ INSERT (a:TSK {x: [[1]]})", 3, 31),
+        ("INSERT (a:TSK {x: 1, x: 2})", 1, 22),
+        ("SET", 1, 4),
+    ],
+)
 def test_syntax_errors_point_at_line_and_column(text: str, line: int, column: int) -> None:
     s = memnet.Session("syntax")
     with pytest.raises(memnet.GQLSyntaxError) as info:
@@ -226,7 +270,7 @@ def test_echoing_a_shape_is_refused_and_set_is_the_way() -> None:
 def test_rate_cap_refuses_growth_with_advice() -> None:
     s = memnet.Session("capped", caps=memnet.Caps(rows=5))
     ids = s.commit("INSERT (a:TSK {title: 'a'}), (b:MOD {path: 'b'}), (a)-[e:TOUCHES]->(b)").ids
-    r = s.commit("INSERT (c:DEC {title: 'c'}), (d:DEC {title: 'd'})")   # 5 rows: at the cap
+    r = s.commit("INSERT (c:DEC {title: 'c'}), (d:DEC {title: 'd'})")  # 5 rows: at the cap
     assert r.changed and r.advice and "session" in r.advice
     with pytest.raises(memnet.CapExceeded) as info:
         s.commit("INSERT (x:DEC {title: 'one too many'})")

@@ -20,13 +20,23 @@ HUB_DEGREE = 5000
 KINDS = ("DEC", "REQ", "MOD", "PKG", "TSK")
 TYPES = ("IMPORTS", "CONTAINS", "SATISFIES", "TOUCHES")
 VERBS = ("Reconcile", "Refactor", "Document", "Migrate", "Audit", "Cache", "Split", "Harden")
-THINGS = ("invoice ledger", "tax rounding", "login throttle", "report schema", "quota table",
-          "billing export", "widget parser", "graph loader")
+THINGS = (
+    "invoice ledger",
+    "tax rounding",
+    "login throttle",
+    "report schema",
+    "quota table",
+    "billing export",
+    "widget parser",
+    "graph loader",
+)
 
 
 def _title(i: int) -> str:
-    return (f"{VERBS[i % len(VERBS)]} the {THINGS[(i // 8) % len(THINGS)]} "
-            f"for region {i % 97} before release {i % 13}")
+    return (
+        f"{VERBS[i % len(VERBS)]} the {THINGS[(i // 8) % len(THINGS)]} "
+        f"for region {i % 97} before release {i % 13}"
+    )
 
 
 class _CountingArray(array):  # type: ignore[type-arg]
@@ -48,10 +58,12 @@ class _CountingArray(array):  # type: ignore[type-arg]
 @pytest.fixture(scope="module")
 def hub_session() -> tuple[memnet.Session, dict[str, str]]:
     s = memnet.Session("hub")
-    ids = s.commit("INSERT (t:TSK {title: 'Fix the pricing page rounding', status: 'open'}), "
-                   "(h:MOD {path: 'shop/core/pricing.py', title: 'pricing core'}), "
-                   "(l:LAW {text: 'Never change a price without a recorded decision'}), "
-                   "(t)-[:TOUCHES]->(h)").ids
+    ids = s.commit(
+        "INSERT (t:TSK {title: 'Fix the pricing page rounding', status: 'open'}), "
+        "(h:MOD {path: 'shop/core/pricing.py', title: 'pricing core'}), "
+        "(l:LAW {text: 'Never change a price without a recorded decision'}), "
+        "(t)-[:TOUCHES]->(h)"
+    ).ids
     hub = ids["h"]
     batch = 1000
     for start in range(0, HUB_DEGREE, batch):
@@ -95,7 +107,7 @@ def test_hub_next_to_the_seed_stays_bounded(hub_session) -> None:  # type: ignor
     emitted = {n.var for n in sh.nodes}
     assert ids["h"] in emitted
     hub_nbrs = [n for n in emitted if n not in (ids["h"], ids["t"], ids["l"])]
-    assert 1 <= len(hub_nbrs) <= 8          # F = 8
+    assert 1 <= len(hub_nbrs) <= 8  # F = 8
     assert reads <= 8 + 1 + 64 + 16, reads  # F, the one past the cut, a small peek
     assert reads < HUB_DEGREE // 10
 
@@ -130,5 +142,4 @@ def test_leaf_and_hub_seeds_cost_the_same_rows(hub_session) -> None:  # type: ig
             sh = s.recall(q, **kw)
             assert sh.receipt.rows <= kw.get("max_rows", 50)
             # L left open takes further seeds as rows allow, never past its ceiling
-            assert len(sh.receipt.seeds) <= kw.get("limit", memnet.LIMITS.limit_max) or \
-                "LIMIT" in q
+            assert len(sh.receipt.seeds) <= kw.get("limit", memnet.LIMITS.limit_max) or "LIMIT" in q

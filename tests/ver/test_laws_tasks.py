@@ -27,11 +27,14 @@ def test_laws_ride_along_after_the_seeds(sc) -> None:  # type: ignore[no-untyped
         if kn.laws and r.seed_mode != "skip":
             # every live law is in the Shape, or counted as cut for want of rows
             assert len(laws_live & set(emitted)) + r.laws_cut == len(laws_live), (
-                laws_live, emitted, r.laws_cut)
+                laws_live,
+                emitted,
+                r.laws_cut,
+            )
             assert r.laws == len(rules)
             # rules come right after the seeds, before anything walked
             assert emitted[: len(seeds_shown)] == seeds_shown
-            assert emitted[len(seeds_shown): len(seeds_shown) + len(rules)] == rules
+            assert emitted[len(seeds_shown) : len(seeds_shown) + len(rules)] == rules
             if r.laws_cut:
                 assert r.rows == kn.max_rows, "laws are cut only when M is spent"
                 assert any("laws=False" in a or "rule" in a for a in r.advice)
@@ -42,12 +45,15 @@ def test_laws_ride_along_after_the_seeds(sc) -> None:  # type: ignore[no-untyped
 
 def _rules_session() -> tuple[memnet.Session, dict[str, str]]:
     s = memnet.Session("laws")
-    laws = ", ".join(f"(l{i}:LAW {{text: 'Rule number {i}: keep prices stable'}})"
-                     for i in range(10))
-    ids = s.commit("INSERT (t:TSK {title: 'pricing task', status: 'open'}), "
-                   + ", ".join(f"(m{i}:MOD {{path: 'mod{i}.py'}}), (t)-[:TOUCHES]->(m{i})"
-                               for i in range(5))
-                   + ", " + laws).ids
+    laws = ", ".join(
+        f"(l{i}:LAW {{text: 'Rule number {i}: keep prices stable'}})" for i in range(10)
+    )
+    ids = s.commit(
+        "INSERT (t:TSK {title: 'pricing task', status: 'open'}), "
+        + ", ".join(f"(m{i}:MOD {{path: 'mod{i}.py'}}), (t)-[:TOUCHES]->(m{i})" for i in range(5))
+        + ", "
+        + laws
+    ).ids
     return s, ids
 
 
@@ -79,7 +85,7 @@ def test_laws_false_leaves_the_rules_out() -> None:
     emitted = {n.var for n in sh.nodes}
     assert not emitted & laws
     assert sh.receipt.laws == 0 and sh.receipt.laws_cut == 0
-    assert sh.receipt.rows == 5 and len(sh.edges) == 2   # seed + 2 (node, edge) pairs
+    assert sh.receipt.rows == 5 and len(sh.edges) == 2  # seed + 2 (node, edge) pairs
     # the outline carries the rules too, unless told not to
     assert laws <= {n.var for n in s.recall("").nodes}
     assert not laws & {n.var for n in s.recall("", laws=False).nodes}
@@ -101,9 +107,11 @@ def test_recycled_laws_do_not_ride_along() -> None:
 @pytest.mark.req("MN-REQ-12", "MN-REQ-13")
 def test_settle_ends_a_task_and_keeps_it() -> None:
     s = memnet.Session("tasks")
-    ids = s.commit("INSERT (a:TSK {title: 'pricing a', status: 'open'}), "
-                   "(b:TSK {title: 'pricing b', status: 'open'}), (m:MOD {path: 'p'}), "
-                   "(a)-[:TOUCHES]->(m)").ids
+    ids = s.commit(
+        "INSERT (a:TSK {title: 'pricing a', status: 'open'}), "
+        "(b:TSK {title: 'pricing b', status: 'open'}), (m:MOD {path: 'p'}), "
+        "(a)-[:TOUCHES]->(m)"
+    ).ids
     v = s.version
     r = s.commit(f"SETTLE {ids['a']}")
     assert r.changed and r.version == v + 1
@@ -129,9 +137,11 @@ def test_settle_ends_a_task_and_keeps_it() -> None:
 @pytest.mark.req("MN-REQ-12", "MN-REQ-05")
 def test_delete_on_settle_recycles_the_task() -> None:
     s = memnet.Session("tasks", delete_on_settle=True)
-    ids = s.commit("INSERT (a:TSK #cur {title: 'pricing a', status: 'open'}), "
-                   "(b:TSK {title: 'pricing b'}), (m:MOD {path: 'p'}), "
-                   "(a)-[e:TOUCHES]->(m)").ids
+    ids = s.commit(
+        "INSERT (a:TSK #cur {title: 'pricing a', status: 'open'}), "
+        "(b:TSK {title: 'pricing b'}), (m:MOD {path: 'p'}), "
+        "(a)-[e:TOUCHES]->(m)"
+    ).ids
     r = s.commit(f"SETTLE {ids['a']}")
     assert r.changed and r.recycled >= 1
     g = s.to_networkx()
@@ -158,8 +168,9 @@ def test_delete_on_settle_recycles_the_task() -> None:
 @pytest.mark.req("MN-REQ-12")
 def test_settle_per_task_flag_and_same_delta_rules() -> None:
     s = memnet.Session("tasks")
-    ids = s.commit("INSERT (a:TSK {title: 'temp', delete_on_settle: true}), "
-                   "(b:TSK {title: 'kept'})").ids
+    ids = s.commit(
+        "INSERT (a:TSK {title: 'temp', delete_on_settle: true}), (b:TSK {title: 'kept'})"
+    ).ids
     s.commit(f"SETTLE {ids['a']}, {ids['b']}")
     g = s.to_networkx()
     assert ids["a"] not in g

@@ -34,17 +34,29 @@ NOT_A_DELTA = ("none", "bytes", "keep_far", "slice_too_big", "delta_as_slice")
 
 
 def _etags(s: memnet.Session) -> tuple[Any, ...]:
-    return (s.version, tuple(s.recall(q).receipt.etag for q in PROBES),
-            s.recall("", view="shell", max_rows=80).receipt.etag)
+    return (
+        s.version,
+        tuple(s.recall(q).receipt.etag for q in PROBES),
+        s.recall("", view="shell", max_rows=80).receipt.etag,
+    )
 
 
 def _slice(handle: str, blob: str = "x") -> str:
-    return json.dumps({"format": "memnet.slice/1",
-                       "provenance": {"session": "member", "version": 1, "anchors": [handle],
-                                      "hops": 1, "budget": 50, "exported_at": 0.0},
-                       "nodes": [{"handle": handle, "kind": "DEC",
-                                  "props": {"title": f"{MARK} {blob}"}}],
-                       "edges": []})
+    return json.dumps(
+        {
+            "format": "memnet.slice/1",
+            "provenance": {
+                "session": "member",
+                "version": 1,
+                "anchors": [handle],
+                "hops": 1,
+                "budget": 50,
+                "exported_at": 0.0,
+            },
+            "nodes": [{"handle": handle, "kind": "DEC", "props": {"title": f"{MARK} {blob}"}}],
+            "edges": [],
+        }
+    )
 
 
 def _refuse(data: st.DataObject, b: Built, live: dict[str, Any], how: str) -> str:
@@ -57,11 +69,14 @@ def _refuse(data: st.DataObject, b: Built, live: dict[str, Any], how: str) -> st
         elif how == "bytes":
             s.commit(f"INSERT (x:DEC {{title: '{MARK}'}})".encode())  # type: ignore[arg-type]
         elif how == "keep_far":
-            far = s.store.next_node + MAX_KEEP_GAP + 1 + data.draw(st.integers(0, 10 ** 6))
+            far = s.store.next_node + MAX_KEEP_GAP + 1 + data.draw(st.integers(0, 10**6))
             memnet.import_slice(s, _slice(node_handle(far)), "keep")
         elif how == "slice_too_big":
-            memnet.import_slice(s, _slice("na1", "y" * MAX_SLICE_BYTES),
-                                data.draw(st.sampled_from(("keep", "remint", "reject"))))
+            memnet.import_slice(
+                s,
+                _slice("na1", "y" * MAX_SLICE_BYTES),
+                data.draw(st.sampled_from(("keep", "remint", "reject"))),
+            )
         elif how == "delta_as_slice":
             memnet.import_slice(s, f"INSERT (x:DEC {{title: '{MARK}'}})", "remint")
         else:
@@ -73,15 +88,20 @@ def _refuse(data: st.DataObject, b: Built, live: dict[str, Any], how: str) -> st
 
 @pytest.mark.req("MN-REQ-03", "MN-REQ-08", "MN-REQ-14", "MN-REQ-15")
 @settings(VER, max_examples=40)
-@given(spec=graph_specs(max_nodes=15, max_edges=20), data=st.data(),
-       how=st.sampled_from(sorted(KINDS) + list(NOT_A_DELTA)))
+@given(
+    spec=graph_specs(max_nodes=15, max_edges=20),
+    data=st.data(),
+    how=st.sampled_from(sorted(KINDS) + list(NOT_A_DELTA)),
+)
 def test_a_refused_input_leaves_version_etags_and_later_commits_unchanged(
-        spec: Any, data: st.DataObject, how: str) -> None:
+    spec: Any, data: st.DataObject, how: str
+) -> None:
     caps = memnet.Caps(rows=spec.rows + 10)
     twin = build(spec, caps=caps).session
     with tempfile.TemporaryDirectory() as home, memnet.Cabinet.open(home) as cab:
-        b = build(spec, session=cab.create("ver", caps=caps,
-                                           delete_on_settle=spec.delete_on_settle))
+        b = build(
+            spec, session=cab.create("ver", caps=caps, delete_on_settle=spec.delete_on_settle)
+        )
         s = b.session
         cab.flush(s)
         live = _live(b)
@@ -93,18 +113,19 @@ def test_a_refused_input_leaves_version_etags_and_later_commits_unchanged(
 
         assert _etags(s) == before, how
         assert not s.dirty
-        cab.flush(s)                       # nothing to write
+        cab.flush(s)  # nothing to write
         assert _etags(cab.open("ver")) == before
 
         # later Commits land as they land on the twin, in memory and stored
         anchor = live["nodes"][0] if live["nodes"] else None
-        later = ["INSERT (g:DEC {title: 'after the refusal'})"
-                 + (f", (g)-[:TOUCHES]->({anchor})" if anchor else ""),
-                 "INSERT (h:TSK&LATER {title: 'later task', status: 'open'})"]
+        later = [
+            "INSERT (g:DEC {title: 'after the refusal'})"
+            + (f", (g)-[:TOUCHES]->({anchor})" if anchor else ""),
+            "INSERT (h:TSK&LATER {title: 'later task', status: 'open'})",
+        ]
         for delta in later:
             r1, r2 = s.commit(delta), twin.commit(delta)
             assert (r1.ids, r1.version) == (r2.ids, r2.version)
             cab.flush(s)
         assert _etags(s) == _etags(twin)
         assert _etags(cab.open("ver")) == _etags(twin)
-

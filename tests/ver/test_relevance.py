@@ -23,9 +23,34 @@ from tests.ver.strategies import VER
 REL = "MN-REQ-06.1"
 
 # words that share no stem with each other, none starting with n or e
-VOCAB = ("alpha", "bravo", "charlie", "delta", "foxtrot", "golf", "hotel", "india", "juliet",
-         "kilo", "lima", "mike", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
-         "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "pricing", "ledger")
+VOCAB = (
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "pricing",
+    "ledger",
+)
 IDENT = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3, unique=True)
 
 
@@ -55,11 +80,18 @@ def _session(nodes: list[str], name: str = "rel") -> tuple[memnet.Session, list[
 
 @pytest.mark.req(REL)
 @VER
-@given(target=IDENT, others=st.lists(IDENT, max_size=12), dup=st.integers(1, 7),
-       style_n=st.integers(0, 5), style_q=st.integers(0, 5), limit=st.integers(1, 8),
-       data=st.data())
-def test_a_node_named_q_is_a_seed_when_at_most_l_are(target, others, dup, style_n, style_q,
-                                                     limit, data) -> None:  # type: ignore[no-untyped-def]
+@given(
+    target=IDENT,
+    others=st.lists(IDENT, max_size=12),
+    dup=st.integers(1, 7),
+    style_n=st.integers(0, 5),
+    style_q=st.integers(0, 5),
+    limit=st.integers(1, 8),
+    data=st.data(),
+)
+def test_a_node_named_q_is_a_seed_when_at_most_l_are(
+    target, others, dup, style_n, style_q, limit, data
+) -> None:  # type: ignore[no-untyped-def]
     """``dup`` nodes are named ``target`` (each written its own way); the rest
     have other names, and texts that mention the target's words. The named
     ones are seeds when there are at most L of them, and the seeds are all
@@ -88,8 +120,13 @@ def test_a_node_named_q_is_a_seed_when_at_most_l_are(target, others, dup, style_
 
 @pytest.mark.req(REL, "MN-REQ-02")
 @VER
-@given(names=st.lists(IDENT, min_size=1, max_size=10), texts=st.lists(IDENT, max_size=10),
-       q=IDENT, seed=st.integers(0, 2**16), limit=st.integers(1, 6))
+@given(
+    names=st.lists(IDENT, min_size=1, max_size=10),
+    texts=st.lists(IDENT, max_size=10),
+    q=IDENT,
+    seed=st.integers(0, 2**16),
+    limit=st.integers(1, 6),
+)
 def test_seeds_do_not_depend_on_insertion_order(names, texts, q, seed, limit) -> None:  # type: ignore[no-untyped-def]
     nodes = [f"DEC {{title: '{spell(n, 3)}'}}" for n in names]
     nodes += [f"TSK {{title: 'task', note: '{' '.join(t * 2)}'}}" for t in texts]
@@ -112,11 +149,26 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 
 @pytest.mark.req(REL)
 @VER
-@given(text=st.one_of(_TEXT, st.lists(st.sampled_from(VOCAB + ("getUserName", "HTTPServer2",
-                                                                "shop/pricing.py", "x.y-z_w",
-                                                                "Rounding", "persons")),
-                                      max_size=6).map(" ".join)),
-       data=st.data())
+@given(
+    text=st.one_of(
+        _TEXT,
+        st.lists(
+            st.sampled_from(
+                VOCAB
+                + (
+                    "getUserName",
+                    "HTTPServer2",
+                    "shop/pricing.py",
+                    "x.y-z_w",
+                    "Rounding",
+                    "persons",
+                )
+            ),
+            max_size=6,
+        ).map(" ".join),
+    ),
+    data=st.data(),
+)
 def test_index_and_query_split_and_stem_alike(text, data) -> None:  # type: ignore[no-untyped-def]
     """Any word the splitter finds in a stored text, asked as a keyword (in
     whatever case), finds the node; any run of its parts, asked as CONTAINS,
@@ -137,14 +189,32 @@ def test_index_and_query_split_and_stem_alike(text, data) -> None:  # type: igno
         assert r.seeds == (h,), (text, needle)
 
 
-_FIELD_WORDS = ("round", "rounding", "rounds", "Rounded", "ledger", "ledgers", "alpha",
-                "getUserName", "shop/pricing.py", "HTTPServer2", "x", "7", "utf8", "persons",
-                "LEDGER", "I", "McRound", "ABc")
+_FIELD_WORDS = (
+    "round",
+    "rounding",
+    "rounds",
+    "Rounded",
+    "ledger",
+    "ledgers",
+    "alpha",
+    "getUserName",
+    "shop/pricing.py",
+    "HTTPServer2",
+    "x",
+    "7",
+    "utf8",
+    "persons",
+    "LEDGER",
+    "I",
+    "McRound",
+    "ABc",
+)
 _FIELD = st.lists(st.sampled_from(_FIELD_WORDS), max_size=9).map(" ".join)
 _PROPS = st.dictionaries(
     st.sampled_from(("title", "name", "path", "text", "note", "lemmas", "prio")),
     st.one_of(_FIELD, st.lists(_FIELD, max_size=3).map(tuple), st.integers(0, 9)),
-    max_size=5)
+    max_size=5,
+)
 
 
 def _oracle_text_terms(props: dict[str, object]) -> set[bytes]:
@@ -163,8 +233,13 @@ def _oracle_text_terms(props: dict[str, object]) -> set[bytes]:
     xs: dict[str, float] = {}
     alone: set[str] = set()
     for key, v in props.items():
-        strs = [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] \
-            if isinstance(v, tuple) else []
+        strs = (
+            [v]
+            if isinstance(v, str)
+            else [x for x in v if isinstance(x, str)]
+            if isinstance(v, tuple)
+            else []
+        )
         named = key in W.NAME_KEYS
         if named:
             for x in strs:
@@ -215,11 +290,16 @@ def test_word_impacts_follow_the_formula(props) -> None:  # type: ignore[no-unty
 
 @pytest.mark.req(REL)
 @VER
-@given(text=st.one_of(
-    _TEXT,
-    st.lists(st.sampled_from(_FIELD_WORDS + ("A", "aB", "Ab", "AB", "abC", "r\u00e9sum\u00e9")),
-             max_size=9).map(" ".join),
-    st.text(st.sampled_from("aAbB rR.-_1"), max_size=30)))
+@given(
+    text=st.one_of(
+        _TEXT,
+        st.lists(
+            st.sampled_from(_FIELD_WORDS + ("A", "aB", "Ab", "AB", "abC", "r\u00e9sum\u00e9")),
+            max_size=9,
+        ).map(" ".join),
+        st.text(st.sampled_from("aAbB rR.-_1"), max_size=30),
+    )
+)
 def test_a_plain_field_is_counted_as_the_token_analysis_counts_it(text) -> None:  # type: ignore[no-untyped-def]
     """A field of plain words (the shortcut that skips the per-token
     analysis) gets the length, word counts and stem counts that analysis
@@ -239,22 +319,35 @@ def _quote(t: str) -> str:
 
 
 @pytest.mark.req(REL)
-@pytest.mark.parametrize("token, words, parts", [
-    ("person", ("person",), ("person",)),
-    ("Person", ("person",), ("person",)),
-    ("HTTP", ("http",), ("http",)),
-    ("betweenness_centrality", ("betweenness_centrality", "betweenness", "centrality"),
-     ("betweenness", "centrality")),
-    ("getUserName", ("getusername", "get", "user", "name"), ("get", "user", "name")),
-    ("HTTPServer2", ("httpserver2", "http", "server", "2"), ("http", "server", "2")),
-    ("shop/pricing.py", ("shop/pricing.py", "shop", "pricing", "py"), ("shop", "pricing", "py")),
-    ("networkx.shortest_path", ("networkx.shortest_path", "networkx", "shortest_path",
-                                "shortest", "path"), ("networkx", "shortest", "path")),
-    ("half-even", ("half-even", "half", "even"), ("half", "even")),
-    ("1.1", ("1.1", "1"), ("1", "1")),
-    ("utf8", ("utf8", "utf", "8"), ("utf", "8")),
-    ("ÜberCoolTyp", ("übercooltyp", "über", "cool", "typ"), ("über", "cool", "typ")),
-])
+@pytest.mark.parametrize(
+    "token, words, parts",
+    [
+        ("person", ("person",), ("person",)),
+        ("Person", ("person",), ("person",)),
+        ("HTTP", ("http",), ("http",)),
+        (
+            "betweenness_centrality",
+            ("betweenness_centrality", "betweenness", "centrality"),
+            ("betweenness", "centrality"),
+        ),
+        ("getUserName", ("getusername", "get", "user", "name"), ("get", "user", "name")),
+        ("HTTPServer2", ("httpserver2", "http", "server", "2"), ("http", "server", "2")),
+        (
+            "shop/pricing.py",
+            ("shop/pricing.py", "shop", "pricing", "py"),
+            ("shop", "pricing", "py"),
+        ),
+        (
+            "networkx.shortest_path",
+            ("networkx.shortest_path", "networkx", "shortest_path", "shortest", "path"),
+            ("networkx", "shortest", "path"),
+        ),
+        ("half-even", ("half-even", "half", "even"), ("half", "even")),
+        ("1.1", ("1.1", "1"), ("1", "1")),
+        ("utf8", ("utf8", "utf", "8"), ("utf", "8")),
+        ("ÜberCoolTyp", ("übercooltyp", "über", "cool", "typ"), ("über", "cool", "typ")),
+    ],
+)
 def test_tokens_split_into_words_and_parts(token, words, parts) -> None:  # type: ignore[no-untyped-def]
     assert token_words(token) == (words, parts)
 
@@ -264,19 +357,21 @@ def test_stems_meet_the_forms_people_type() -> None:
     assert stem("rounding") == stem("round")
     assert stem("persons") == stem("person")
     assert stem("entities") == stem("entity")
-    assert stem("py") is None and stem("x2y") is None   # short or not all letters
+    assert stem("py") is None and stem("x2y") is None  # short or not all letters
 
 
-# --------------------------------------------------------------------------- the ranking, term by term
+# ------------------------------------------------------------------------ the ranking, term by term
 
 
 @pytest.mark.req(REL)
 def test_a_name_equal_to_the_phrase_comes_first() -> None:
-    s, (gloss, word, syn) = _session([
-        "SYNSET {gloss: '(American football) the person who plays tailback'}",
-        "WORD {lemma: 'person'}",
-        "SYNSET {lemmas: ['person', 'individual', 'someone'], gloss: 'a human being'}",
-    ])
+    s, (gloss, word, syn) = _session(
+        [
+            "SYNSET {gloss: '(American football) the person who plays tailback'}",
+            "WORD {lemma: 'person'}",
+            "SYNSET {lemmas: ['person', 'individual', 'someone'], gloss: 'a human being'}",
+        ]
+    )
     seeds = s.recall("person", limit=2).receipt.seeds
     assert set(seeds) == {word, syn}
     assert s.recall("person").receipt.seeds[2] == gloss
@@ -284,25 +379,32 @@ def test_a_name_equal_to_the_phrase_comes_first() -> None:
 
 @pytest.mark.req(REL)
 def test_identifier_phrases_find_the_symbol() -> None:
-    s, (f, g, m, other) = _session([
-        "SYM {name: 'betweenness_centrality', doc: 'Compute the shortest-path betweenness'}",
-        "SYM {name: 'physical_entity'}",
-        "MOD {path: 'networkx/algorithms/shortest_paths/generic.py'}",
-        "DOC {title: 'Notes', text: 'centrality of a node and betweenness in general'}",
-    ])
-    for q in ("betweenness centrality", "betweenness_centrality", "BetweennessCentrality",
-              "'betweenness centrality'"):
+    s, (f, g, m, other) = _session(
+        [
+            "SYM {name: 'betweenness_centrality', doc: 'Compute the shortest-path betweenness'}",
+            "SYM {name: 'physical_entity'}",
+            "MOD {path: 'networkx/algorithms/shortest_paths/generic.py'}",
+            "DOC {title: 'Notes', text: 'centrality of a node and betweenness in general'}",
+        ]
+    )
+    for q in (
+        "betweenness centrality",
+        "betweenness_centrality",
+        "BetweennessCentrality",
+        "'betweenness centrality'",
+    ):
         assert s.recall(q).receipt.seeds[0] == f, q
     assert s.recall("entity").receipt.seeds == (g,)
-    assert s.recall("generic").receipt.seeds[0] == m       # a path's file stem is a name
+    assert s.recall("generic").receipt.seeds[0] == m  # a path's file stem is a name
     assert s.recall("shortest_paths").receipt.seeds == (m,)
     assert other in s.recall("centrality").receipt.seeds
 
 
 @pytest.mark.req(REL)
 def test_an_exact_word_ranks_above_a_stem_only_match() -> None:
-    s, (stem_only, exact) = _session(["DEC {title: 'rounding rules'}",
-                                      "DEC {title: 'round rules'}"])
+    s, (stem_only, exact) = _session(
+        ["DEC {title: 'rounding rules'}", "DEC {title: 'round rules'}"]
+    )
     assert s.recall("round").receipt.seeds == (exact, stem_only)
     assert s.recall("rounding").receipt.seeds == (stem_only, exact)
     s, (d,) = _session(["DEC {title: 'Round half-even'}"])
@@ -311,11 +413,13 @@ def test_an_exact_word_ranks_above_a_stem_only_match() -> None:
 
 @pytest.mark.req(REL)
 def test_a_short_name_field_outweighs_long_text() -> None:
-    s, (long_text, named) = _session([
-        "MOD {doc: 'this module mentions ledger once among a great many other words that "
-        "make it long'}",
-        "MOD {name: 'ledger tools'}",
-    ])
+    s, (long_text, named) = _session(
+        [
+            "MOD {doc: 'this module mentions ledger once among a great many other words that "
+            "make it long'}",
+            "MOD {name: 'ledger tools'}",
+        ]
+    )
     assert s.recall("ledger").receipt.seeds == (named, long_text)
 
 
@@ -330,8 +434,9 @@ def test_a_rare_word_weighs_more_than_a_common_one() -> None:
 
 @pytest.mark.req(REL)
 def test_more_keywords_matched_then_live_tasks_then_canonical_order() -> None:
-    s, (a, b, c) = _session(["TSK {title: 'pricing'}", "TSK {title: 'pricing'}",
-                             "DEC {title: 'pricing'}"])
+    s, (a, b, c) = _session(
+        ["TSK {title: 'pricing'}", "TSK {title: 'pricing'}", "DEC {title: 'pricing'}"]
+    )
     s.commit(f"SETTLE {a}")
     # a is settled now: b (live) first; c and a are not live tasks: canonical order
     seeds = s.recall("pricing").receipt.seeds
@@ -340,8 +445,12 @@ def test_more_keywords_matched_then_live_tasks_then_canonical_order() -> None:
 
 @pytest.mark.req(REL, "MN-REQ-12")
 def test_a_settled_task_leaves_the_open_view() -> None:
-    s, (t, u) = _session(["TSK {title: 'fix rounding', status: 'open'}",
-                          "TSK {title: 'fix rounding later', status: 'open'}"])
+    s, (t, u) = _session(
+        [
+            "TSK {title: 'fix rounding', status: 'open'}",
+            "TSK {title: 'fix rounding later', status: 'open'}",
+        ]
+    )
     s.commit(f"SETTLE {t}")
     line = next(x for x in s.recall("TSK settled:true").text.splitlines() if f"({t}:" in x)
     assert "settled: true" in line and "status: 'settled'" in line
@@ -355,19 +464,37 @@ def test_a_settled_task_leaves_the_open_view() -> None:
     assert set(s.recall("TSK rounding").receipt.seeds) == {t, u}
 
 
-_FORMS = ("round", "rounds", "rounding", "rounded", "price", "prices", "pricing", "ledger",
-          "ledgers", "alpha")
+_FORMS = (
+    "round",
+    "rounds",
+    "rounding",
+    "rounded",
+    "price",
+    "prices",
+    "pricing",
+    "ledger",
+    "ledgers",
+    "alpha",
+)
 
 
 @pytest.mark.req(REL)
 @VER
-@given(nodes=st.lists(st.tuples(st.sampled_from(("TSK", "DEC", "REQ")),
-                                st.lists(st.sampled_from(_FORMS), min_size=1, max_size=4),
-                                st.lists(st.sampled_from(_FORMS), max_size=8),
-                                st.booleans()),
-                      min_size=1, max_size=25),
-       word=st.sampled_from(_FORMS), kind=st.sampled_from((None, "TSK", "DEC")),
-       limit=st.integers(1, 8))
+@given(
+    nodes=st.lists(
+        st.tuples(
+            st.sampled_from(("TSK", "DEC", "REQ")),
+            st.lists(st.sampled_from(_FORMS), min_size=1, max_size=4),
+            st.lists(st.sampled_from(_FORMS), max_size=8),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    word=st.sampled_from(_FORMS),
+    kind=st.sampled_from((None, "TSK", "DEC")),
+    limit=st.integers(1, 8),
+)
 def test_the_one_word_ranking_is_the_general_ranking(nodes, word, kind, limit) -> None:  # type: ignore[no-untyped-def]
     """A one-word q takes a shortcut (its tiers read from the top, stopping
     once L seeds are found); it gives the seeds and the match count of the
@@ -392,9 +519,12 @@ def test_the_one_word_ranking_is_the_general_ranking(nodes, word, kind, limit) -
 
 
 @pytest.mark.req(REL)
-@given(nodes=st.lists(st.tuples(st.booleans(), st.sampled_from(("2", "'2'", "3"))), min_size=1,
-                      max_size=120),
-       word_at=st.sets(st.integers(0, 119), max_size=6))
+@given(
+    nodes=st.lists(
+        st.tuples(st.booleans(), st.sampled_from(("2", "'2'", "3"))), min_size=1, max_size=120
+    ),
+    word_at=st.sets(st.integers(0, 119), max_size=6),
+)
 def test_property_filters_read_alike_from_postings_and_sets(nodes, word_at) -> None:  # type: ignore[no-untyped-def]
     """A property filter over a few candidates bisects the postings; over
     many it reads a set. Both keep the nodes a brute-force pass keeps, and a
@@ -416,8 +546,10 @@ def test_property_filters_read_alike_from_postings_and_sets(nodes, word_at) -> N
 
 
 @pytest.mark.req(REL)
-@given(prios=st.lists(st.sampled_from((2, "2", 3)), min_size=64, max_size=100),
-       asked=st.lists(st.integers(1, 100), min_size=1, max_size=3))
+@given(
+    prios=st.lists(st.sampled_from((2, "2", 3)), min_size=64, max_size=100),
+    asked=st.lists(st.integers(1, 100), min_size=1, max_size=3),
+)
 def test_a_property_filter_bisects_postings_as_its_set_would_answer(prios, asked) -> None:  # type: ignore[no-untyped-def]
     from memnet.graph.index import prop_term
     from memnet.recall.seed import _Member
@@ -427,11 +559,14 @@ def test_a_property_filter_bisects_postings_as_its_set_would_answer(prios, asked
     idx = s.store.index
     terms = [prop_term("prio", "i", 2), prop_term("prio", "s", "2")]
     fresh, built = _Member(idx, terms), _Member(idx, terms)
-    built.ids()   # reads from a set from now on
+    built.ids()  # reads from a set from now on
     assert fresh.size == sum(1 for p in prios if p != 3)
-    assert fresh.keep(list(asked)) == built.keep(list(asked)) == [
-        n for n in asked if n <= len(prios) and prios[n - 1] != 3]
-    assert fresh._ids is None or len(asked) * 16 >= fresh.size   # it did bisect
+    assert (
+        fresh.keep(list(asked))
+        == built.keep(list(asked))
+        == [n for n in asked if n <= len(prios) and prios[n - 1] != 3]
+    )
+    assert fresh._ids is None or len(asked) * 16 >= fresh.size  # it did bisect
 
 
 @pytest.mark.req(REL)
@@ -475,15 +610,25 @@ def test_the_span_holds_the_highest_exact_level_of_each_stem_level() -> None:
             top[ls] = max(top.get(ls, 0), _exact_level(x, xs if j < 100 else 0.0))
     for ls, hi in top.items():
         assert _SPAN[ls] >> hi & 1
-        assert not _SPAN[ls] >> (hi + 3) & 1 or hi + 3 > 32   # and not far past it
+        assert not _SPAN[ls] >> (hi + 3) & 1 or hi + 3 > 32  # and not far past it
 
 
 @pytest.mark.req(REL)
 @VER
-@given(texts=st.lists(st.lists(st.sampled_from(
-    ("round", "rounds", "rounding", "rounded", "price", "prices", "priced", "ab", "x1")),
-    min_size=1, max_size=30), min_size=1, max_size=8), named=st.lists(st.booleans(), min_size=8,
-                                                                       max_size=8))
+@given(
+    texts=st.lists(
+        st.lists(
+            st.sampled_from(
+                ("round", "rounds", "rounding", "rounded", "price", "prices", "priced", "ab", "x1")
+            ),
+            min_size=1,
+            max_size=30,
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    named=st.lists(st.booleans(), min_size=8, max_size=8),
+)
 def test_the_terms_a_query_looks_up_are_every_term_the_index_holds(texts, named) -> None:  # type: ignore[no-untyped-def]
     """present_terms (stem tiers first, then only the exact levels they allow)
     finds what looking up every possible level finds."""
@@ -517,21 +662,29 @@ def _skewed_rows(draw_words: list[list[int]], kinds: list[str]) -> list[str]:
 
 @pytest.mark.req(REL)
 @VER
-@given(words=st.lists(st.lists(_SKEWED_WORD, max_size=9), min_size=20, max_size=150),
-       kinds=st.lists(st.sampled_from(("TSK", "DEC", "SYM")), min_size=150, max_size=150),
-       qs=st.lists(st.lists(st.integers(0, 9), min_size=2, max_size=5), min_size=1,
-                   max_size=4),
-       kind=st.sampled_from((None, "SYM")), limit=st.integers(1, 6),
-       settle=st.sets(st.integers(0, 149), max_size=8))
-def test_ranking_the_rarest_words_first_gives_the_whole_ranking(words, kinds, qs, kind,  # type: ignore[no-untyped-def]
-                                                               limit, settle) -> None:
+@given(
+    words=st.lists(st.lists(_SKEWED_WORD, max_size=9), min_size=20, max_size=150),
+    kinds=st.lists(st.sampled_from(("TSK", "DEC", "SYM")), min_size=150, max_size=150),
+    qs=st.lists(st.lists(st.integers(0, 9), min_size=2, max_size=5), min_size=1, max_size=4),
+    kind=st.sampled_from((None, "SYM")),
+    limit=st.integers(1, 6),
+    settle=st.sets(st.integers(0, 149), max_size=8),
+)
+def test_ranking_the_rarest_words_first_gives_the_whole_ranking(
+    words,
+    kinds,
+    qs,
+    kind,  # type: ignore[no-untyped-def]
+    limit,
+    settle,
+) -> None:
     """A q of several one-word keywords ranks only the nodes of its rarest
     words when their scores already beat anything the other words can give;
     the seeds and the match count must be those of ranking every match."""
     from memnet.gql.parse import parse_query
     from memnet.recall import seed as S
 
-    rows = _skewed_rows(words, kinds[:len(words)])
+    rows = _skewed_rows(words, kinds[: len(words)])
     s, handles = _session(rows)
     for i in settle:
         if i < len(handles) and kinds[i] == "TSK":
@@ -543,10 +696,10 @@ def test_ranking_the_rarest_words_first_gives_the_whole_ranking(words, kinds, qs
         got = S._match_general(s.store, S._Filters(s.store, qq), kws, limit)
         real = S._match_pruned
         try:
-            S._match_pruned = lambda *a: None   # type: ignore[assignment]
+            S._match_pruned = lambda *a: None  # type: ignore[assignment]
             want = S._match_general(s.store, S._Filters(s.store, qq), kws, limit)
         finally:
-            S._match_pruned = real   # type: ignore[assignment]
+            S._match_pruned = real  # type: ignore[assignment]
         assert (got.seeds, got.matched) == (want.seeds, want.matched), (rows, text)
 
 
@@ -571,7 +724,7 @@ def test_a_rare_word_settles_the_seeds_without_ranking_the_common_one() -> None:
     assert full.matched == 43
     assert full.seeds == tuple(node_handle(n) for n in pruned.seeds)
     assert set(full.seeds) == set(handles[40:43])
-    assert full.seeds[0] == handles[40]   # the node named the whole phrase first
+    assert full.seeds[0] == handles[40]  # the node named the whole phrase first
 
 
 @pytest.mark.req(REL)
@@ -586,8 +739,12 @@ def test_a_rare_word_too_rare_for_l_seeds_reads_only_the_common_words_top_tiers(
     from memnet.recall import seed as S
 
     # 'graph' alone in a short title ranks high; in longer text, lower
-    rows = ["SYM {name: 'graph'}" if i < 3 else
-            f"DEC {{title: 'graph {' '.join(['filler'] * (i % 7))} {i}'}}" for i in range(60)]
+    rows = [
+        "SYM {name: 'graph'}"
+        if i < 3
+        else f"DEC {{title: 'graph {' '.join(['filler'] * (i % 7))} {i}'}}"
+        for i in range(60)
+    ]
     rows += ["SYM {name: 'zebra crossing'}", "DEC {title: 'zebra graph notes on a long walk'}"]
     s, handles = _session(rows)
     q = parse_query("zebra graph")
@@ -596,16 +753,20 @@ def test_a_rare_word_too_rare_for_l_seeds_reads_only_the_common_words_top_tiers(
     ranked: list[int] = []
     real_ranked, real_pruned = S._ranked, S._match_pruned
     try:
-        S._ranked = lambda st_, f, k, w, cand, *a: ranked.append(len(cand)) or real_ranked(  # type: ignore[assignment]
-            st_, f, k, w, cand, *a)
+        S._ranked = lambda st_, f, k, w, cand, *a: (
+            ranked.append(len(cand))
+            or real_ranked(  # type: ignore[assignment]
+                st_, f, k, w, cand, *a
+            )
+        )
         pruned = S._match_pruned(s.store, filt, kws, W, names, 5)
-        S._match_pruned = lambda *a: None   # type: ignore[assignment]
+        S._match_pruned = lambda *a: None  # type: ignore[assignment]
         full = S._match_general(s.store, S._Filters(s.store, q), kws, 5)
     finally:
         S._ranked, S._match_pruned = real_ranked, real_pruned  # type: ignore[assignment]
     assert pruned is not None and (pruned.seeds, pruned.matched) == (full.seeds, full.matched)
     assert full.matched == 62
-    assert ranked[0] < 31 and ranked[-1] == 62   # the pruned ranking, then the whole one
+    assert ranked[0] < 31 and ranked[-1] == 62  # the pruned ranking, then the whole one
     got = s.recall("zebra graph", limit=5).receipt
     assert got.matched == 62 and got.seeds == tuple(map(node_handle, full.seeds))
-    assert {handles[60], handles[61]} <= set(got.seeds)   # both zebra nodes seed
+    assert {handles[60], handles[61]} <= set(got.seeds)  # both zebra nodes seed

@@ -18,7 +18,7 @@ from tests.ver.strategies import (
 
 SHELL_KEYS = ("title", "name", "path", "status", "sid")
 SHELL_EDGE_KEYS = ("rank",)
-EXCERPT_FREE = 160   # strings this short are never excerpted, in either view
+EXCERPT_FREE = 160  # strings this short are never excerpted, in either view
 
 
 def _short(v: object) -> bool:
@@ -89,11 +89,14 @@ def test_emitted_nodes_carry_the_session_observables(sc) -> None:  # type: ignor
         for e in sh.edges:
             me = medges[e.var]
             assert me.live
-            assert (e.src, e.dst, e.type) == (b.model.nodes[me.src].handle,
-                                              b.model.nodes[me.dst].handle, me.type)
+            assert (e.src, e.dst, e.type) == (
+                b.model.nodes[me.src].handle,
+                b.model.nodes[me.dst].handle,
+                me.type,
+            )
             if kn.view == "interior":
                 assert strict_props_eq(dict(e.props), me.props)
-            else:   # an edge's rank only
+            else:  # an edge's rank only
                 want_e = {k: v for k, v in me.props.items() if k in SHELL_EDGE_KEYS}
                 assert set(dict(e.props)) == set(want_e), (e.var, e.props, want_e)
                 assert strict_props_eq(dict(e.props), want_e)

@@ -46,8 +46,12 @@ def _rank(g, h: str, qparts: list[str]) -> tuple[bool]:  # type: ignore[no-untyp
     return (not name_equal(g.nodes[h]["props"], qparts),)
 
 
-def _check_ranked(g, seeds: list[str], counts: dict[str, int],  # type: ignore[no-untyped-def]
-                  qparts: list[str]) -> None:
+def _check_ranked(
+    g,
+    seeds: list[str],
+    counts: dict[str, int],  # type: ignore[no-untyped-def]
+    qparts: list[str],
+) -> None:
     ranks = [_rank(g, h, qparts) for h in seeds]
     assert ranks == sorted(ranks), ("seeds out of rank order", seeds, ranks)
     rest = [_rank(g, h, qparts) for h in counts if h not in seeds]
@@ -83,7 +87,7 @@ def test_seed_mode_and_seeds_follow_the_oracle(sc) -> None:  # type: ignore[no-u
     for q, kn in qs:
         sh = b.session.recall(q.text, **kn.kwargs())
         r = sh.receipt
-        q = as_read(g, q)   # a capital word that names no kind is a keyword
+        q = as_read(g, q)  # a capital word that names no kind is a keyword
         L = q.limit if q.limit is not None else kn.limit
         seeds = list(r.seeds)
         assert r.read_first and "\n" not in r.read_first
@@ -97,8 +101,9 @@ def test_seed_mode_and_seeds_follow_the_oracle(sc) -> None:  # type: ignore[no-u
             assert [g.nodes[h]["kind"] for h in seeds] == [k for k, _c in cen if k != "LAW"][:L]
             for h in seeds:
                 if g.nodes[h]["kind"] == "TSK" and not live_task(g.nodes[h]):
-                    assert not any(a["kind"] == "TSK" and live_task(a)
-                                   for _x, a in g.nodes(data=True)), "a live task exists"
+                    assert not any(
+                        a["kind"] == "TSK" and live_task(a) for _x, a in g.nodes(data=True)
+                    ), "a live task exists"
             continue
         assert r.census == ()
         if q.nick is not None:
@@ -160,15 +165,17 @@ def test_empty_session_outline_and_skip() -> None:
 
 @pytest.mark.req("MN-REQ-06", "MN-REQ-05")
 def test_outline_census_counts_live_kinds_only() -> None:
-    s, ids = _session("INSERT (a:TSK {title: 'one'}), (b:TSK {title: 'two'}), "
-                      "(c:MOD {path: 'm'}), (d:LAW {text: 'rule'}), (e:DEC {title: 'd'})")
+    s, ids = _session(
+        "INSERT (a:TSK {title: 'one'}), (b:TSK {title: 'two'}), "
+        "(c:MOD {path: 'm'}), (d:LAW {text: 'rule'}), (e:DEC {title: 'd'})"
+    )
     s.commit(f"DELETE {ids['e']}")
     sh = s.recall("")
     assert sh.receipt.seed_mode == "outline"
     assert sh.receipt.census == (("TSK", 2), ("LAW", 1), ("MOD", 1))
     assert [s.to_networkx().nodes[h]["kind"] for h in sh.receipt.seeds] == ["TSK", "MOD"]
     assert "census=TSK:2,LAW:1,MOD:1" in sh.text.split("\n", 1)[0]
-    assert ids["d"] in {n.var for n in sh.nodes}   # the law rides along
+    assert ids["d"] in {n.var for n in sh.nodes}  # the law rides along
 
 
 @pytest.mark.req("MN-REQ-06")
@@ -180,14 +187,15 @@ def test_codebook_miss_seeds_from_peaks() -> None:
         "(v:MOD {path: 'u2'}), (w:MOD {path: 'u3'}), (x:MOD {path: 'u4'}), "
         "(h)-[:IMPORTS]->(a), (h)-[:IMPORTS]->(b), (c)-[:TOUCHES]->(h), "
         "(t)-[:CONTAINS]->(u), (t)-[:CONTAINS]->(v), (t)-[:CONTAINS]->(w), "
-        "(t)-[:CONTAINS]->(x)")
+        "(t)-[:CONTAINS]->(x)"
+    )
     sh = s.recall("nothing-here-at-all", limit=5)
     r = sh.receipt
     assert r.seed_mode == "peak"
     assert r.holds_answer is False and r.matched == 0
     assert r.seeds == (ids["h"],)
     assert "nothing matched q" in r.read_first and "busiest" in r.read_first
-    assert f"note=\"{r.read_first}\"" in sh.text.split("\n", 1)[0]
+    assert f'note="{r.read_first}"' in sh.text.split("\n", 1)[0]
 
 
 @pytest.mark.req("MN-REQ-06", "MN-REQ-05")
@@ -200,8 +208,7 @@ def test_an_exemplar_that_sinks_is_replaced_by_the_best_of_its_kind() -> None:
     exemplar.)"""
     from memnet.recall.peak import exemplars
 
-    s, ids = _session("INSERT (z:TSK {title: 'z'}), (m:TSK {title: 'm'}), "
-                      "(a:TSK {title: 'a'})")
+    s, ids = _session("INSERT (z:TSK {title: 'z'}), (m:TSK {title: 'm'}), (a:TSK {title: 'a'})")
     assert s.recall("").receipt.seeds == (ids["a"],)
     s.commit(f"SET {ids['z']}.title = 'y' SETTLE {ids['a']}")
     assert s.recall("").receipt.seeds == (ids["m"],)
@@ -213,7 +220,8 @@ def test_peaks_ignore_recycled_neighbours_and_follow_versions() -> None:
     s, ids = _session(
         "INSERT (h:MOD {path: 'hub'}), (a:DEC {title: 'a'}), (b:DEC {title: 'b'}), "
         "(c:DEC {title: 'c'}), (d:DEC {title: 'd'}), (h)-[:IMPORTS]->(a), "
-        "(h)-[:IMPORTS]->(b), (c)-[:TOUCHES]->(d)")
+        "(h)-[:IMPORTS]->(b), (c)-[:TOUCHES]->(d)"
+    )
     assert s.recall("zz").receipt.seeds[0] == ids["h"]
     s.commit(f"DELETE {ids['a']}, {ids['b']}")
     # h is now isolated; c and d tie at rho* 1 and are both peaks
@@ -227,14 +235,16 @@ def test_peaks_ignore_recycled_neighbours_and_follow_versions() -> None:
 
 @pytest.mark.req("MN-REQ-06")
 def test_no_match_and_no_edges_skips() -> None:
-    s, _ids = _session("INSERT (a:TSK {title: 'alpha'}), (b:LAW {text: 'rule'}), "
-                       "(c:MOD {path: 'm'}), (a)-[:CONTAINS]->(c)")
+    s, _ids = _session(
+        "INSERT (a:TSK {title: 'alpha'}), (b:LAW {text: 'rule'}), "
+        "(c:MOD {path: 'm'}), (a)-[:CONTAINS]->(c)"
+    )
     sh = s.recall("TSK omega")
     r = sh.receipt
     assert r.seed_mode == "skip"
     assert r.rows == 0 and r.seeds == () and sh.nodes == ()
     assert r.holds_answer is False
-    assert sh.text.count("\n") == 0   # the receipt line says so, nothing else
+    assert sh.text.count("\n") == 0  # the receipt line says so, nothing else
 
 
 @pytest.mark.req("MN-REQ-06")
@@ -250,15 +260,17 @@ def test_nick_seeds_the_named_node() -> None:
 
 @pytest.mark.req("MN-REQ-06")
 def test_nick_with_more_tokens_seeds_the_owner_first() -> None:
-    s, ids = _session("INSERT (a:TSK #cur {title: 'pricing alpha'}), "
-                      "(b:TSK {title: 'pricing beta'}), (c:TSK {title: 'pricing gamma'}), "
-                      "(d:MOD {title: 'pricing module'})")
+    s, ids = _session(
+        "INSERT (a:TSK #cur {title: 'pricing alpha'}), "
+        "(b:TSK {title: 'pricing beta'}), (c:TSK {title: 'pricing gamma'}), "
+        "(d:MOD {title: 'pricing module'})"
+    )
     sh = s.recall("TSK pricing #cur", limit=2)
     r = sh.receipt
     assert r.seed_mode == "nick"
     assert r.seeds[0] == ids["a"] and len(r.seeds) == 2
     assert r.seeds[1] in (ids["b"], ids["c"])
-    assert r.matched == 3          # a, b, c: the owner is counted once
+    assert r.matched == 3  # a, b, c: the owner is counted once
     # an unknown nick with a matching rest is an ordinary match
     sh = s.recall("MOD pricing #nobody")
     assert sh.receipt.seeds == (ids["d"],) and sh.receipt.matched == 1
@@ -266,10 +278,13 @@ def test_nick_with_more_tokens_seeds_the_owner_first() -> None:
 
 @pytest.mark.req("MN-REQ-06", "MN-REQ-01")
 def test_match_limit_is_a_hard_limit() -> None:
-    s, _ids = _session("INSERT " + ", ".join(
-        f"(t{i}:TSK {{title: 'pricing task {i}', status: 'open'}})" for i in range(7)))
-    sh = s.recall("MATCH (n:TSK {status: 'open'}) WHERE n.title CONTAINS 'pricing' LIMIT 2",
-                  limit=8)
+    s, _ids = _session(
+        "INSERT "
+        + ", ".join(f"(t{i}:TSK {{title: 'pricing task {i}', status: 'open'}})" for i in range(7))
+    )
+    sh = s.recall(
+        "MATCH (n:TSK {status: 'open'}) WHERE n.title CONTAINS 'pricing' LIMIT 2", limit=8
+    )
     r = sh.receipt
     assert r.seed_mode == "match"
     assert len(r.seeds) == 2 and r.matched == 7
@@ -282,8 +297,9 @@ def test_match_limit_is_a_hard_limit() -> None:
 
 @pytest.mark.req("MN-REQ-06", "MN-REQ-12")
 def test_live_tasks_rank_before_settled_ones() -> None:
-    s, ids = _session("INSERT " + ", ".join(
-        f"(t{i}:TSK {{title: 'pricing {i}'}})" for i in range(6)))
+    s, ids = _session(
+        "INSERT " + ", ".join(f"(t{i}:TSK {{title: 'pricing {i}'}})" for i in range(6))
+    )
     settled = [ids[f"t{i}"] for i in (0, 1, 2)]
     s.commit("SETTLE " + ", ".join(settled))
     for L in (1, 2, 3):
@@ -296,8 +312,10 @@ def test_live_tasks_rank_before_settled_ones() -> None:
 
 @pytest.mark.req("MN-REQ-06")
 def test_keywords_matched_rank_first() -> None:
-    s, ids = _session("INSERT (a:DEC {title: 'cache'}), (b:DEC {title: 'cache ledger'}), "
-                      "(c:DEC {title: 'ledger'})")
+    s, ids = _session(
+        "INSERT (a:DEC {title: 'cache'}), (b:DEC {title: 'cache ledger'}), "
+        "(c:DEC {title: 'ledger'})"
+    )
     seeds = s.recall("cache ledger", limit=3).receipt.seeds
     assert seeds[0] == ids["b"]
     assert set(seeds) == {ids["a"], ids["b"], ids["c"]}
@@ -306,8 +324,9 @@ def test_keywords_matched_rank_first() -> None:
 @pytest.mark.req("MN-REQ-06")
 def test_match_filters_keep_value_types_apart() -> None:
     """1, 1.0, true and '1' are four different values for equality."""
-    s, ids = _session("INSERT (a:DEC {v: 1}), (b:DEC {v: 1.0}), (c:DEC {v: true}), "
-                      "(d:DEC {v: '1'})")
+    s, ids = _session(
+        "INSERT (a:DEC {v: 1}), (b:DEC {v: 1.0}), (c:DEC {v: true}), (d:DEC {v: '1'})"
+    )
     want = {"1": ids["a"], "1.0": ids["b"], "true": ids["c"], "'1'": ids["d"]}
     for lit, h in want.items():
         sh = s.recall(f"MATCH (n:DEC {{v: {lit}}})")
@@ -320,8 +339,10 @@ def test_match_filters_keep_value_types_apart() -> None:
 
 @pytest.mark.req("MN-REQ-06")
 def test_a_bare_codebook_number_also_matches_its_text() -> None:
-    s, ids = _session("INSERT (a:REQ {rid: '1.1'}), (b:REQ {rid: 1.1}), (c:REQ {rid: '1.10'}), "
-                      "(d:REQ {rid: 'x1.1'}), (e:TSK {done: 'true'})")
+    s, ids = _session(
+        "INSERT (a:REQ {rid: '1.1'}), (b:REQ {rid: 1.1}), (c:REQ {rid: '1.10'}), "
+        "(d:REQ {rid: 'x1.1'}), (e:TSK {done: 'true'})"
+    )
     assert set(s.recall("REQ rid:1.1").receipt.seeds) == {ids["a"], ids["b"]}
     assert set(s.recall("REQ rid:1.10").receipt.seeds) == {ids["b"], ids["c"]}
     assert s.recall("REQ rid:'1.1'").receipt.seeds == (ids["a"],)
@@ -362,11 +383,15 @@ def test_warm_session_keeps_typed_values_apart(sc) -> None:  # type: ignore[no-u
     spec, _qs = sc
     b = build(spec)
     g = b.session.to_networkx()
-    pairs = [(k, v) for _h, a in g.nodes(data=True) for k, v in a["props"].items()
-             if isinstance(v, (int, float)) and k != "settled"]
+    pairs = [
+        (k, v)
+        for _h, a in g.nodes(data=True)
+        for k, v in a["props"].items()
+        if isinstance(v, (int, float)) and k != "settled"
+    ]
     for k, v in pairs[:4]:
         for form in ("codebook", "match"):
-            for w in _variants(v) * 2:   # twice: the second round is served warm
+            for w in _variants(v) * 2:  # twice: the second round is served warm
                 lit = gql_scalar(w)
                 text = f"MATCH (n {{{k}: {lit}}})" if form == "match" else f"{k}:{lit}"
                 q = QuerySpec(text, props=((k, w),), form=form)
@@ -390,9 +415,9 @@ def test_peaks_and_exemplars_kept_per_commit_equal_a_full_pass(sc) -> None:  # t
 
     spec, _qs = sc
     s = memnet.Session("inc", delete_on_settle=spec.delete_on_settle)
-    s.recall("zzqqxx")      # builds the peak state on the empty session
-    s.recall("")            # and the exemplars
-    b = build(spec)          # the same graph, built commit by commit, replayed here
+    s.recall("zzqqxx")  # builds the peak state on the empty session
+    s.recall("")  # and the exemplars
+    b = build(spec)  # the same graph, built commit by commit, replayed here
     for rec in b.session.history():
         s._keep(_replayed(s, rec))
         assert s._cached_peaks() == peaks(s.store, 50)

@@ -93,8 +93,30 @@ def test_receipt_tokens_and_bytes_are_exact(sc) -> None:  # type: ignore[no-unty
 # to digits, letters that glue to letters.
 _EDGE_STRINGS = st.one_of(
     st.sampled_from(TRICKY),
-    st.sampled_from(("x  ", "  ", "//", "/", "'s", "'", "123", "\u2028", "\u0085", "\u00a0",
-                     "a\u200db", ")", "),", "\\", "é", "e\u0301", "ǅ", "🧠🧠", "x/", "''''")),
+    st.sampled_from(
+        (
+            "x  ",
+            "  ",
+            "//",
+            "/",
+            "'s",
+            "'",
+            "123",
+            "\u2028",
+            "\u0085",
+            "\u00a0",
+            "a\u200db",
+            ")",
+            "),",
+            "\\",
+            "é",
+            "e\u0301",
+            "ǅ",
+            "🧠🧠",
+            "x/",
+            "''''",
+        )
+    ),
     st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
     st.text(st.sampled_from(" \t\n/'),:\\0123abcXYZ\u2028\u0085é"), max_size=12),
 )
@@ -102,15 +124,25 @@ _EDGE_STRINGS = st.one_of(
 
 @pytest.mark.req("MN-REQ-00")
 @VER
-@given(st.lists(st.tuples(st.sampled_from(("TSK", "MOD", "LAW", "DEC")), _EDGE_STRINGS,
-                          _EDGE_STRINGS), min_size=1, max_size=12),
-       st.sampled_from(("interior", "shell")))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(("TSK", "MOD", "LAW", "DEC")), _EDGE_STRINGS, _EDGE_STRINGS),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from(("interior", "shell")),
+)
 def test_token_count_survives_adversarial_line_ends(rows, view) -> None:  # type: ignore[no-untyped-def]
     s = memnet.Session("tokens")
-    parts = [f"(v{i}:{k} {{title: {gql_string(a)}, note: {gql_string(b)}}})"
-             for i, (k, a, b) in enumerate(rows)]
-    parts += [f"(v0)-[:TOUCHES {{why: {gql_string(a)}}}]->(v{i})"
-              for i, (_k, a, _b) in enumerate(rows) if i]
+    parts = [
+        f"(v{i}:{k} {{title: {gql_string(a)}, note: {gql_string(b)}}})"
+        for i, (k, a, b) in enumerate(rows)
+    ]
+    parts += [
+        f"(v0)-[:TOUCHES {{why: {gql_string(a)}}}]->(v{i})"
+        for i, (_k, a, _b) in enumerate(rows)
+        if i
+    ]
     s.commit("INSERT " + ", ".join(parts))
     for q in ("", "TSK", "MOD", "zz", "MATCH (n:LAW) LIMIT 2"):
         sh = s.recall(q, view=view, max_rows=80)
@@ -125,8 +157,11 @@ def test_alarm_past_8k_tokens_and_default_shape_is_small() -> None:
     s = memnet.Session("alarm")
     title = "Reconcile the invoice ledger rounding with the tax engine for every region"
     parts = ["(h:MOD {path: 'billing/ledger.py'})"]
-    parts += [f"(d{i}:DEC {{title: '{title} {i}', note: '{title} note {i}. {title}. {title}.'}}), "
-              f"(h)-[:TOUCHES]->(d{i})" for i in range(300)]
+    parts += [
+        f"(d{i}:DEC {{title: '{title} {i}', note: '{title} note {i}. {title}. {title}.'}}), "
+        f"(h)-[:TOUCHES]->(d{i})"
+        for i in range(300)
+    ]
     parts += [f"(d{i})-[:IMPORTS]->(d{i + 1})" for i in range(299)]
     s.commit("INSERT " + ", ".join(parts))
     small = s.recall("MOD billing")
@@ -142,14 +177,19 @@ def test_alarm_past_8k_tokens_and_default_shape_is_small() -> None:
 
 
 _TYPES = st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True)
-_IDS = st.integers(1, 36 ** 9 - 1)
+_IDS = st.integers(1, 36**9 - 1)
 
 
 @pytest.mark.req("MN-REQ-00")
 @VER
 @given(src=_IDS, eid=_IDS, dst=_IDS, etype=_TYPES, last=st.booleans())
-def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, etype,  # type: ignore[no-untyped-def]
-                                                              last) -> None:
+def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(
+    src,
+    eid,
+    dst,
+    etype,  # type: ignore[no-untyped-def]
+    last,
+) -> None:
     """The Shape counts a property-less edge line as the sum of its pieces'
     counts; that must equal the tokenizer's count of the whole line."""
     from memnet.graph.store import edge_handle, node_handle
@@ -161,8 +201,9 @@ def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, ety
     # node entries as build_body keeps them: the handle, its count unknown yet, the id
     a, b = [None] * 6 + [s, -1, src], [None] * 6 + [d, -1, dst]
     ends = cache.node_count(a) + cache.node_count(b)
-    assert cache.edge_count(ends, eid, etype, last) == memnet.count_tokens(line) == \
-        _pure_count(line)
+    assert (
+        cache.edge_count(ends, eid, etype, last) == memnet.count_tokens(line) == _pure_count(line)
+    )
     # the node handles' counts are kept in their entries now
     assert a[7] >= 1 and b[7] >= 1 and cache.node_count(a) == a[7]
     back = f"  ({d})-[{e}:{etype}]->({s})" + ("" if last else ",\n")
@@ -171,8 +212,13 @@ def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(src, eid, dst, ety
 
 @pytest.mark.req("MN-REQ-00")
 @VER
-@given(ids=st.lists(st.integers(1, 36 ** 9 - 1) | st.integers(1, 36 ** 4 + 10) |
-                    st.integers(1200, 50_000), min_size=1, max_size=40))
+@given(
+    ids=st.lists(
+        st.integers(1, 36**9 - 1) | st.integers(1, 36**4 + 10) | st.integers(1200, 50_000),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_a_handle_counted_from_its_head_and_tail_is_the_tokenizers_count(ids) -> None:  # type: ignore[no-untyped-def]
     """Handles are counted from a head and a tail cut into runs once each;
     every count must be the tokenizer's, also where a letter or digit run
@@ -185,8 +231,12 @@ def test_a_handle_counted_from_its_head_and_tail_is_the_tokenizers_count(ids) ->
         assert cache.id_count("e", i) == _real_count(edge_handle(i)), edge_handle(i)
 
 
-_PLAIN = st.text(st.sampled_from([chr(c) for c in range(32, 127)] + ["\n", "\t", "\r"] +
-                                 list("aaaeeeoo  ''sstT")), max_size=80)
+_PLAIN = st.text(
+    st.sampled_from(
+        [chr(c) for c in range(32, 127)] + ["\n", "\t", "\r"] + list("aaaeeeoo  ''sstT")
+    ),
+    max_size=80,
+)
 
 
 @pytest.mark.req("MN-REQ-00")
@@ -217,11 +267,12 @@ def test_a_fresh_process_counts_seen_pieces_without_the_tokenizer(tmp_path) -> N
     import sys
 
     env = dict(os.environ, MEMNET_CACHE_DIR=str(tmp_path))
-    text = "// shape session=demo v=3 q=\"TSK status:open pricing\" mode=match seeds=na1"
+    text = '// shape session=demo v=3 q="TSK status:open pricing" mode=match seeds=na1'
 
     def run(t: str) -> dict:  # type: ignore[type-arg]
-        out = subprocess.run([sys.executable, "-c", _COUNT, t], env=env, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", _COUNT, t], env=env, check=True, capture_output=True, text=True
+        ).stdout
         return json.loads(out)  # type: ignore[no-any-return]
 
     # pieces are merged over the ranks, which the first process caches: the
@@ -236,8 +287,7 @@ def test_a_fresh_process_counts_seen_pieces_without_the_tokenizer(tmp_path) -> N
         raw = bytearray((tmp_path / name).read_bytes())
         raw[-1] ^= 0xFF
         (tmp_path / name).write_bytes(bytes(raw))
-        assert run(text + " zqxjv") == {"n": memnet.count_tokens(text + " zqxjv"),
-                                         "loaded": False}
+        assert run(text + " zqxjv") == {"n": memnet.count_tokens(text + " zqxjv"), "loaded": False}
 
 
 @pytest.mark.req("MN-REQ-00")
@@ -253,30 +303,65 @@ def test_a_piece_merged_over_the_ranks_is_the_tokenizers_count(piece) -> None:  
     assert _piece_count("o200k_base", piece) == len(single(piece.encode()))
 
 
-_HANDLES = st.builds(lambda p, n: node_handle(n) if p == "n" else edge_handle(n),
-                     st.sampled_from("ne"), st.integers(1, 36 ** 6))
+_HANDLES = st.builds(
+    lambda p, n: node_handle(n) if p == "n" else edge_handle(n),
+    st.sampled_from("ne"),
+    st.integers(1, 36**6),
+)
 
 
 @pytest.mark.req("MN-REQ-00")
 @VER
-@given(q=st.text(max_size=200), first=st.text(max_size=80), etag=st.from_regex(r"[0-9]{12}",
-       fullmatch=True), seeds=st.lists(_HANDLES, max_size=5),
-       periphery_q=st.lists(st.text(max_size=40), max_size=3),
-       sizes=st.tuples(st.integers(0, 10 ** 9), st.integers(0, 10 ** 9)),
-       mode=st.sampled_from(("match", "nick", "peak", "skip")))
-def test_a_receipt_line_costs_at_most_40_tokens(q, first, etag, seeds,  # type: ignore[no-untyped-def]
-                                                 periphery_q, sizes, mode) -> None:
+@given(
+    q=st.text(max_size=200),
+    first=st.text(max_size=80),
+    etag=st.from_regex(r"[0-9]{12}", fullmatch=True),
+    seeds=st.lists(_HANDLES, max_size=5),
+    periphery_q=st.lists(st.text(max_size=40), max_size=3),
+    sizes=st.tuples(st.integers(0, 10**9), st.integers(0, 10**9)),
+    mode=st.sampled_from(("match", "nick", "peak", "skip")),
+)
+def test_a_receipt_line_costs_at_most_40_tokens(
+    q,
+    first,
+    etag,
+    seeds,  # type: ignore[no-untyped-def]
+    periphery_q,
+    sizes,
+    mode,
+) -> None:
     """The line an agent reads first holds version, q, rows, holds_answer and
     the etag in at most LINE_TOKENS tokens, whatever q: a long q is shown by
     its start, and the periphery cue only when it fits. A seed mode that
     says something new (peak, skip) adds a short note."""
     from memnet.recall.shape import Receipt
 
-    r = Receipt(session="s-1", version=3, q=q, seed_mode=mode, seeds=tuple(seeds),
-                matched=2, rows=4, max_rows=50, hops=1, k=2, clamped=0, hidden=0, laws=1,
-                laws_cut=0, periphery=(), periphery_q=tuple(periphery_q), view="interior",
-                tokenizer="o200k_base", holds_answer=True, read_first=first[:40],
-                etag=etag, tokens=sizes[0], bytes=sizes[1], alarm=False)
+    r = Receipt(
+        session="s-1",
+        version=3,
+        q=q,
+        seed_mode=mode,
+        seeds=tuple(seeds),
+        matched=2,
+        rows=4,
+        max_rows=50,
+        hops=1,
+        k=2,
+        clamped=0,
+        hidden=0,
+        laws=1,
+        laws_cut=0,
+        periphery=(),
+        periphery_q=tuple(periphery_q),
+        view="interior",
+        tokenizer="o200k_base",
+        holds_answer=True,
+        read_first=first[:40],
+        etag=etag,
+        tokens=sizes[0],
+        bytes=sizes[1],
+        alarm=False,
+    )
     from memnet.recall.shape import parts_tokens, receipt_parts
 
     line = r.line()
@@ -302,7 +387,7 @@ def test_every_run_of_up_to_three_digits_is_one_token(tokenizer) -> None:  # typ
     from memnet.tokens import _encoder, _pieces
 
     enc = _encoder(tokenizer)
-    runs = [f"{i:0{w}d}" for w in (1, 2, 3) for i in range(10 ** w)]
+    runs = [f"{i:0{w}d}" for w in (1, 2, 3) for i in range(10**w)]
     assert len(runs) == 1110
     assert [r for r in runs if len(enc(r)) != 1] == []
     assert {_pieces(tokenizer).count(r) for r in runs} == {1}
@@ -311,10 +396,18 @@ def test_every_run_of_up_to_three_digits_is_one_token(tokenizer) -> None:  # typ
 
 @pytest.mark.req("MN-REQ-00")
 @VER
-@given(body_tokens=st.integers(7900, 8000), laws_cut=st.integers(0, 2), empty=st.booleans(),
-       advice=st.lists(st.sampled_from(["narrow q", "q matched 3001 nodes"]), max_size=2))
-def test_finish_prints_the_totals_of_its_own_text_across_the_alarm(body_tokens, laws_cut,  # type: ignore[no-untyped-def]
-                                                                  empty, advice) -> None:
+@given(
+    body_tokens=st.integers(7900, 8000),
+    laws_cut=st.integers(0, 2),
+    empty=st.booleans(),
+    advice=st.lists(st.sampled_from(["narrow q", "q matched 3001 nodes"]), max_size=2),
+)
+def test_finish_prints_the_totals_of_its_own_text_across_the_alarm(
+    body_tokens,
+    laws_cut,  # type: ignore[no-untyped-def]
+    empty,
+    advice,
+) -> None:
     """finish() counts its whole text: the receipt's token count and byte
     size are those of the line and the body, and the alarm (with its advice,
     printed on the line) says whether that count passes ALARM_TOKENS, also
@@ -322,11 +415,29 @@ def test_finish_prints_the_totals_of_its_own_text_across_the_alarm(body_tokens, 
     from memnet.recall.shape import ALARM_ADVICE, ALARM_TOKENS, LineCache, finish
 
     body = "" if empty else "INSERT\n  (na1:TSK {title: 'x'})\n"
-    fields = dict(session="s-1", version=3, q="TSK x", seed_mode="match", seeds=("na1",),
-                  matched=1, rows=1, max_rows=50, hops=0, k=2, clamped=0, hidden=0, laws=0,
-                  laws_cut=laws_cut, periphery=("nb2c",), view="interior",
-                  tokenizer="o200k_base", holds_answer=True, read_first="start at na1",
-                  advice=tuple(advice), census=())
+    fields = dict(
+        session="s-1",
+        version=3,
+        q="TSK x",
+        seed_mode="match",
+        seeds=("na1",),
+        matched=1,
+        rows=1,
+        max_rows=50,
+        hops=0,
+        k=2,
+        clamped=0,
+        hidden=0,
+        laws=0,
+        laws_cut=laws_cut,
+        periphery=("nb2c",),
+        view="interior",
+        tokenizer="o200k_base",
+        holds_answer=True,
+        read_first="start at na1",
+        advice=tuple(advice),
+        census=(),
+    )
     # a body that claims body_tokens (finish trusts the count it is given)
     text, r = finish(fields, body, body_tokens, LineCache("o200k_base"))
     head, nl, rest = text.partition("\n")
@@ -358,7 +469,7 @@ def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> No
     for junk in (b"\x00\xff\x00\xff", b"zqxjvqzqxjvq", b"x" * 300, b""):
         assert junk not in ranks and rank(junk) is None
     raw = (tmp_path / "o200k_base.ranks").read_bytes()
-    (tmp_path / "short.ranks").write_bytes(raw[:len(raw) // 2])
+    (tmp_path / "short.ranks").write_bytes(raw[: len(raw) // 2])
     assert _read_ranks(str(tmp_path / "short.ranks")) is None
     (tmp_path / "empty.ranks").write_bytes(b"")
     assert _read_ranks(str(tmp_path / "empty.ranks")) is None
@@ -375,7 +486,7 @@ def test_pieces_met_after_a_process_handed_on_its_share_are_still_remembered(mon
     monkeypatch.setattr(T, "FRESH_MAX", 2)
     monkeypatch.setattr(T, "PIECES_MAX", 8)
     roomy = T._Pieces("o200k_base")
-    roomy.held = 4   # four places left in the table: more than FRESH_MAX
+    roomy.held = 4  # four places left in the table: more than FRESH_MAX
     for p in ("zqxjv", "vwkq", "qqzx", "xkcdq"):
         roomy.count(p)
     assert roomy.new == 4 and not roomy.more
@@ -385,21 +496,22 @@ def test_pieces_met_after_a_process_handed_on_its_share_are_still_remembered(mon
     memo = T._Pieces("o200k_base")
     memo.fresh = dict.fromkeys((f"p{i}" for i in range(4)), 1)
     memo.counts = dict(memo.fresh)
-    memo.held = 8    # the table is full: FRESH_MAX (raised to 4 here) is the share
+    memo.held = 8  # the table is full: FRESH_MAX (raised to 4 here) is the share
     monkeypatch.setattr(T, "FRESH_MAX", 4)
     monkeypatch.setattr(T, "MORE_MAX", 3)
     merged: list[str] = []
     real = T._piece_count
     monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
     assert [memo.count(p) for p in pieces] == want
-    assert len(memo.counts) == 4 and memo.new == 4   # nothing more for the file
+    assert len(memo.counts) == 4 and memo.new == 4  # nothing more for the file
     # three held at most: the fourth new piece forgets them all
     assert merged == ["zqxjv", "vwkq", "qqzx", "xkcdq", "zqxjv"]
 
 
 @pytest.mark.req("MN-REQ-00")
 def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # type: ignore[no-untyped-def]
-        tmp_path, monkeypatch) -> None:
+    tmp_path, monkeypatch
+) -> None:
     """Pieces counted by earlier processes join a hashed table once the small
     file of recent ones is full; a later process reads nothing of the table
     whole (opening it costs the same however much it holds), yet every count
@@ -411,16 +523,16 @@ def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # 
     pieces = ["zqxjv", "vwkq", " qqzx", "xkcdq", "  ", "#=", "Ünï", "!!!\n"]
     want = {p: T._piece_count("o200k_base", p) for p in pieces}
     memo = T._Pieces("o200k_base")
-    assert memo.count("123") == 1 and memo.count("07") == 1   # digit runs: never kept
+    assert memo.count("123") == 1 and memo.count("07") == 1  # digit runs: never kept
     assert memo.new == 0
     assert [memo.count(p) for p in pieces[:3]] == [want[p] for p in pieces[:3]]
-    memo.save()                              # three recent pieces: no table yet
+    memo.save()  # three recent pieces: no table yet
     assert not (tmp_path / "o200k_base.pieces").exists()
     memo = T._Pieces("o200k_base")
     assert memo.counts == {p: want[p] for p in pieces[:3]} and memo.held == 3
     for p in pieces[3:]:
         memo.count(p)
-    memo.save()                              # eight: written into the table
+    memo.save()  # eight: written into the table
     assert T._read_pieces(str(tmp_path / "o200k_base.pieces-recent")) == {}
     later = T._Pieces("o200k_base")
     assert later.counts == {} and later.held == len(pieces) and later.stored is not None
@@ -439,7 +551,8 @@ def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # 
 
 @pytest.mark.req("MN-REQ-00")
 def test_a_full_pieces_table_drops_its_oldest_pieces_for_new_ones(  # type: ignore[no-untyped-def]
-        tmp_path, monkeypatch) -> None:
+    tmp_path, monkeypatch
+) -> None:
     """A full table still takes what later processes count: the writer keeps
     the pieces it met (new ones, and old ones it found in the table) and drops
     the ones used longest ago, so the table never freezes."""
@@ -448,20 +561,20 @@ def test_a_full_pieces_table_drops_its_oldest_pieces_for_new_ones(  # type: igno
     monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(T, "RECENT_MAX", 2)
     monkeypatch.setattr(T, "PIECES_MAX", 5)
-    first = ["zqxjv", "vwkq", "qqzx", "xkcdq", " zzyzx"]       # oldest first
+    first = ["zqxjv", "vwkq", "qqzx", "xkcdq", " zzyzx"]  # oldest first
     memo = T._Pieces("o200k_base")
     for p in first:
         memo.count(p)
     memo.save()
-    assert T._Pieces("o200k_base").held == 5                    # full
+    assert T._Pieces("o200k_base").held == 5  # full
     merged: list[str] = []
     real = T._piece_count
     monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
     memo = T._Pieces("o200k_base")
-    assert memo.count("vwkq") == real("o200k_base", "vwkq")     # found in the table
+    assert memo.count("vwkq") == real("o200k_base", "vwkq")  # found in the table
     for p in (" qwfp", "jjxq"):
         memo.count(p)
-    memo.save()                                                 # two new: folded in
+    memo.save()  # two new: folded in
     assert merged == [" qwfp", "jjxq"]
     items = T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2)
     # the oldest unmet pieces went; what was met lies last, new pieces newest
@@ -475,7 +588,8 @@ def test_a_full_pieces_table_drops_its_oldest_pieces_for_new_ones(  # type: igno
 
 @pytest.mark.req("MN-REQ-00")
 def test_a_pieces_file_of_the_old_layout_is_read_then_written_as_a_table(  # type: ignore[no-untyped-def]
-        tmp_path, monkeypatch) -> None:
+    tmp_path, monkeypatch
+) -> None:
     """A cache written by an earlier MemNet (one msgpack map) still gives its
     counts, and the first process to exit writes them as a table."""
     import memnet.tokens as T
@@ -490,7 +604,8 @@ def test_a_pieces_file_of_the_old_layout_is_read_then_written_as_a_table(  # typ
     assert table is not None and table[1] == len(old)
     assert {p: table[0](p.encode()) for p in old} == old
     assert T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2) == {
-        p.encode(): n for p, n in old.items()}
+        p.encode(): n for p, n in old.items()
+    }
 
 
 @pytest.mark.req("MN-REQ-00")
@@ -510,11 +625,14 @@ def _stood_in_chars() -> list[str]:
     and the emoji block (new since Unicode 3.2, symbols now)."""
     from memnet.tokens import _NO_STAND_IN, _STAND_INS
 
-    def many(cp: int) -> bool:   # CJK ideographs, Hangul syllables: every 40th
+    def many(cp: int) -> bool:  # CJK ideographs, Hangul syllables: every 40th
         return 0x4E00 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7A3
 
-    return [chr(cp) for cp in [*range(0x80, 0x10000), *range(0x1F300, 0x1F650)]
-            if _STAND_INS[cp] != _NO_STAND_IN and (not many(cp) or cp % 40 == 0)]
+    return [
+        chr(cp)
+        for cp in [*range(0x80, 0x10000), *range(0x1F300, 0x1F650)]
+        if _STAND_INS[cp] != _NO_STAND_IN and (not many(cp) or cp % 40 == 0)
+    ]
 
 
 @pytest.mark.req("MN-REQ-00")
@@ -529,21 +647,30 @@ def test_text_counted_over_stand_ins_is_the_tokenizers_count() -> None:
     from memnet.tokens import _O200K_PATTERN, _encoder, _stood_in_pieces, count_tokens
 
     chars = _stood_in_chars()
-    assert len(chars) > 15_000   # Latin, Greek, Cyrillic, CJK, punctuation, emoji
+    assert len(chars) > 15_000  # Latin, Greek, Cyrillic, CJK, punctuation, emoji
     enc = _encoder("o200k_base")
     # the cut itself, against the published pattern (the regex module's tables
     # agree with the tokenizer's on characters unchanged since Unicode 3.2):
     # two cuts can give the same count by chance
     pattern = regex.compile(_O200K_PATTERN)
     # (a mark after a blank and a symbol continues the symbol's run: " !{c}x")
-    contexts = ["a{c}b", "A{c}'s", "{c}{c}{c}x", " {c} 12{c}3", "x.{c}/\n{c}Ab", "Ab{c}cD{c}'T",
-                " !{c}x", " ({c}{c}"]
+    contexts = [
+        "a{c}b",
+        "A{c}'s",
+        "{c}{c}{c}x",
+        " {c} 12{c}3",
+        "x.{c}/\n{c}Ab",
+        "Ab{c}cD{c}'T",
+        " !{c}x",
+        " ({c}{c}",
+    ]
     wrong = []
     for c in chars:
         for ctx in contexts:
             text = ctx.replace("{c}", c)
-            if _stood_in_pieces(text) != pattern.findall(text) or \
-                    count_tokens(text) != len(enc(text)):
+            if _stood_in_pieces(text) != pattern.findall(text) or count_tokens(text) != len(
+                enc(text)
+            ):
                 wrong.append(text)
     assert wrong == []
 
@@ -567,9 +694,15 @@ def test_text_with_stand_ins_is_counted_without_the_tokenizer(monkeypatch) -> No
         T.count_tokens("a\u00a0b")
 
 
-_MIXED = st.text(st.sampled_from(
-    list("aAzZ09 '\n\t.,/-_sStT!(") + ["\u2764", "\ufe0f"] + list("éÉßøØñÑ–—’“”…€½²日本語のテキストПриветΩωǅ\u0301\u0308") +
-    ["\U0001F680", "\u2705", "\u00a0", "\u017f", "\u0378", "\x0b"]), max_size=40)
+_MIXED = st.text(
+    st.sampled_from(
+        list("aAzZ09 '\n\t.,/-_sStT!(")
+        + ["\u2764", "\ufe0f"]
+        + list("éÉßøØñÑ–—’“”…€½²日本語のテキストПриветΩωǅ\u0301\u0308")
+        + ["\U0001f680", "\u2705", "\u00a0", "\u017f", "\u0378", "\x0b"]
+    ),
+    max_size=40,
+)
 
 
 @pytest.mark.req("MN-REQ-00")

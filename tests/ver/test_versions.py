@@ -37,14 +37,21 @@ def test_each_changing_commit_bumps_the_version_by_one(spec) -> None:  # type: i
 @pytest.mark.req("MN-REQ-13")
 def test_no_op_commits_do_not_make_versions() -> None:
     s = memnet.Session("noop")
-    ids = s.commit("INSERT (a:TSK {title: 'x', status: 'open'}), (b:MOD {path: 'p'}), "
-                   "(a)-[e:TOUCHES]->(b)").ids
+    ids = s.commit(
+        "INSERT (a:TSK {title: 'x', status: 'open'}), (b:MOD {path: 'p'}), (a)-[e:TOUCHES]->(b)"
+    ).ids
     assert s.version == 1 and len(s.history()) == 1
-    for delta in ("", "   \n", "// only a comment", "/* block */", ";",
-                  f"SET {ids['a']}.status = 'open'",
-                  f"REMOVE {ids['a']}.missing",
-                  f"SET {ids['a']}:TSK",
-                  f"SET {ids['a']}.title = 'y'\nSET {ids['a']}.title = 'x'"):
+    for delta in (
+        "",
+        "   \n",
+        "// only a comment",
+        "/* block */",
+        ";",
+        f"SET {ids['a']}.status = 'open'",
+        f"REMOVE {ids['a']}.missing",
+        f"SET {ids['a']}:TSK",
+        f"SET {ids['a']}.title = 'y'\nSET {ids['a']}.title = 'x'",
+    ):
         r = s.commit(delta)
         assert r.changed is False, delta
         assert r.version == 1 and r.ids == {}

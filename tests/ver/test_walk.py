@@ -22,6 +22,7 @@ from tests.ver.strategies import VER, build, canonical_text, scenarios, typed
 def graph_data_props(props: dict[str, object]) -> tuple[object, ...]:
     return tuple(sorted((k, typed(v)) for k, v in props.items()))
 
+
 WALK = "MN-REQ-01"
 
 
@@ -33,15 +34,19 @@ def _star(words: list[bool], order: list[int], fanout: int) -> tuple[memnet.Sess
     handles = [""] * len(words)
     for i in order:
         title = f"leaf {i} zebra" if words[i] else f"leaf {i} plain"
-        handles[i] = s.commit(f"INSERT (x:SYM {{title: '{title}', n: {i}}}), "
-                              f"(x)-[:IN]->({hub})").ids["x"]
+        handles[i] = s.commit(
+            f"INSERT (x:SYM {{title: '{title}', n: {i}}}), (x)-[:IN]->({hub})"
+        ).ids["x"]
     return s, handles
 
 
 @pytest.mark.req(WALK)
 @VER
-@given(words=st.lists(st.booleans(), min_size=2, max_size=40), fanout=st.integers(1, 6),
-       seed=st.integers(0, 10 ** 6))
+@given(
+    words=st.lists(st.booleans(), min_size=2, max_size=40),
+    fanout=st.integers(1, 6),
+    seed=st.integers(0, 10**6),
+)
 def test_the_clamp_takes_what_q_scores_before_the_rest(words, fanout, seed) -> None:  # type: ignore[no-untyped-def]
     """At a node with at most SCAN·F neighbours, a neighbour q scores is never
     left out by the clamp while one q does not score is taken; and the Shape
@@ -115,15 +120,20 @@ def test_every_node_named_past_the_cut_comes_with_a_q_that_seeds_it(sc) -> None:
             assert handle not in hint.split()
             seeds = b.session.recall(hint).receipt
             assert seeds.seed_mode in ("match", "nick"), (hint, seeds)
-            assert handle in seeds.seeds or any(seen(x) == seen(handle) for x in seeds.seeds), \
-                (handle, hint, seeds.seeds)
+            assert handle in seeds.seeds or any(seen(x) == seen(handle) for x in seeds.seeds), (
+                handle,
+                hint,
+                seeds.seeds,
+            )
 
 
 @pytest.mark.req(WALK)
 def test_the_receipt_line_names_a_q_for_the_first_node_past_the_cut() -> None:
     s = memnet.Session("more")
-    s.commit("INSERT (h:MOD {path: 'shop/pricing.py'}), " + ", ".join(
-        f"(f{i}:SYM {{name: 'fn_{i}'}}), (h)-[:CONTAINS]->(f{i})" for i in range(20)))
+    s.commit(
+        "INSERT (h:MOD {path: 'shop/pricing.py'}), "
+        + ", ".join(f"(f{i}:SYM {{name: 'fn_{i}'}}), (h)-[:CONTAINS]->(f{i})" for i in range(20))
+    )
     sh = s.recall("MOD pricing", k=1)
     r = sh.receipt
     assert r.clamped == 1 and r.periphery
@@ -136,9 +146,11 @@ def test_the_receipt_line_names_a_q_for_the_first_node_past_the_cut() -> None:
 @pytest.mark.req(WALK, "MN-REQ-06")
 def test_a_capital_word_that_names_no_kind_is_a_keyword() -> None:
     s = memnet.Session("caps")
-    s.commit("INSERT (a:SYM {name: 'read_gml', doc: 'Read a graph in GML format'}), "
-             "(b:SYM {name: 'write_dot', doc: 'Write a graph in DOT format'}), "
-             "(c:TSK {title: 'I fix the parser', status: 'open'})")
+    s.commit(
+        "INSERT (a:SYM {name: 'read_gml', doc: 'Read a graph in GML format'}), "
+        "(b:SYM {name: 'write_dot', doc: 'Write a graph in DOT format'}), "
+        "(c:TSK {title: 'I fix the parser', status: 'open'})"
+    )
     sh = s.recall("read a graph from a GML file")
     r = sh.receipt
     assert r.seed_mode == "match" and r.seeds[0] == "na1"
@@ -156,8 +168,10 @@ def test_a_capital_word_that_names_no_kind_is_a_keyword() -> None:
 @pytest.mark.req(WALK)
 def test_l_left_open_takes_further_matches_and_a_set_limit_is_hard() -> None:
     s = memnet.Session("open")
-    s.commit("INSERT " + ", ".join(
-        f"(t{i}:TSK {{title: 'pricing task {i}', status: 'open'}})" for i in range(12)))
+    s.commit(
+        "INSERT "
+        + ", ".join(f"(t{i}:TSK {{title: 'pricing task {i}', status: 'open'}})" for i in range(12))
+    )
     open_l = s.recall("pricing").receipt
     assert 5 < len(open_l.seeds) <= memnet.LIMITS.limit_max
     assert len(s.recall("pricing", limit=5).receipt.seeds) == 5

@@ -84,8 +84,7 @@ def parse_sysml(text: str, path: str = "<text>", *, recover: bool = False) -> Sy
     [('PARTDEF', 'Car'), ('PART', 'engine')]
     """
     if not isinstance(text, str):
-        raise ModelSyntaxError(f"expected SysML text (str), got {type(text).__name__}",
-                               path=path)
+        raise ModelSyntaxError(f"expected SysML text (str), got {type(text).__name__}", path=path)
     if text.startswith("\ufeff"):  # a byte order mark: blank, columns unchanged
         text = " " + text[1:]
     check_input(text, path)
@@ -107,25 +106,30 @@ def _read(path: Path, rel: str) -> str:
         raise PathNotFound(f"{rel}: {e.message}", path=rel) from None
     except InputTooLarge as e:
         size = e.details.get("length", cap + 1)
-        raise InputTooLarge(f"{rel}: model file is {size} bytes, so more than {lexer.MAX_CHARS} "
-                            f"characters; the cap is {lexer.MAX_CHARS}", length=size,
-                            cap=lexer.MAX_CHARS) from None
+        raise InputTooLarge(
+            f"{rel}: model file is {size} bytes, so more than {lexer.MAX_CHARS} "
+            f"characters; the cap is {lexer.MAX_CHARS}",
+            length=size,
+            cap=lexer.MAX_CHARS,
+        ) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        head = data[:e.start]
+        head = data[: e.start]
         line = head.count(b"\n") + 1
         col = len(head) - (head.rfind(b"\n") + 1) + 1
-        raise ModelSyntaxError("the file is not UTF-8 text", path=rel, line=line,
-                               column=col) from None
+        raise ModelSyntaxError(
+            "the file is not UTF-8 text", path=rel, line=line, column=col
+        ) from None
 
 
 def _shown_rel(rel: str) -> str:
     return rel if text_name(rel) else os.fsencode(rel).decode("ascii", "backslashreplace")
 
 
-def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
-                ) -> tuple[str, list[tuple[str, Path]]]:
+def model_files(
+    path: str | os.PathLike[str], warn: list[Warning_] | None = None
+) -> tuple[str, list[tuple[str, Path]]]:
     """The root name and the ``(relative posix path, file)`` pairs of a model.
 
     Only regular files are taken: a symbolic link is passed over, and any
@@ -141,15 +145,21 @@ def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
         mode = None
     if mode is not None and stat.S_ISREG(mode):
         if p.suffix != ".sysml":
-            raise MemNetError(f"{os.fspath(p)!r} is not a .sysml file",
-                              code="path_not_found", path=os.fspath(p))
+            raise MemNetError(
+                f"{os.fspath(p)!r} is not a .sysml file", code="path_not_found", path=os.fspath(p)
+            )
         return p.name, [(p.name, p)]
     if mode is None:
-        raise MemNetError(f"no SysML file or directory at {os.fspath(p)!r}",
-                          code="path_not_found", path=os.fspath(p))
+        raise MemNetError(
+            f"no SysML file or directory at {os.fspath(p)!r}",
+            code="path_not_found",
+            path=os.fspath(p),
+        )
     if not stat.S_ISDIR(mode):
-        raise PathNotFound(f"{os.fspath(p)!r} is {file_kind(mode)}, not a .sysml file or a "
-                             "directory", path=os.fspath(p))
+        raise PathNotFound(
+            f"{os.fspath(p)!r} is {file_kind(mode)}, not a .sysml file or a directory",
+            path=os.fspath(p),
+        )
     found: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(p):  # symbolic links are not followed
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -166,8 +176,11 @@ def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
                 continue
             if not stat.S_ISREG(fmode):  # never opened: a FIFO would block the read
                 if warn is not None:
-                    warn.append(Warning_(_shown_rel(rel), 0,
-                                         f"skipped: not a regular file ({file_kind(fmode)})"))
+                    warn.append(
+                        Warning_(
+                            _shown_rel(rel), 0, f"skipped: not a regular file ({file_kind(fmode)})"
+                        )
+                    )
                 continue
             if not text_name(rel):  # it could never be part of a locator
                 raise ModelSyntaxError("the path is not UTF-8; rename it", path=_shown_rel(rel))
@@ -176,9 +189,13 @@ def model_files(path: str | os.PathLike[str], warn: list[Warning_] | None = None
     return p.resolve().name or p.name, found
 
 
-def parse_files(path: str | os.PathLike[str], *, strict: bool = True, recover: bool = False,
-                warn: list[Warning_] | None = None
-                ) -> tuple[str, list[tuple[str, SysmlDoc]], list[Warning_]]:
+def parse_files(
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = True,
+    recover: bool = False,
+    warn: list[Warning_] | None = None,
+) -> tuple[str, list[tuple[str, SysmlDoc]], list[Warning_]]:
     """The root, the parsed ``(relative path, document)`` pairs of a model, and
     (with ``strict=False``) each file that did not parse, as ``path:line:
     message`` (with ``strict``, the first such file raises its error). With
@@ -211,8 +228,9 @@ def _failure(rel: str, e: MemNetError) -> Warning_:
     column = getattr(e, "column", None)
     message = e.message.removeprefix(f"{rel}: ")
     if line:
-        message = message.removesuffix(f" at line {line}" + (f", column {column}"
-                                                             if column is not None else ""))
+        message = message.removesuffix(
+            f" at line {line}" + (f", column {column}" if column is not None else "")
+        )
     where = f", column {column}" if column is not None else ""
     return Warning_(rel, line, f"not ingested ({e.code}{where}): {message}")
 
@@ -257,9 +275,12 @@ def load_requirements(path: str | os.PathLike[str]) -> dict[str, str]:
                 continue
             rid = el.short_id
             if rid in out:
-                raise ModelSyntaxError(f"requirement id {rid!r} is given twice (first at "
-                                       f"{where[rid]})", path=rel, line=el.line,
-                                       column=el.column)
+                raise ModelSyntaxError(
+                    f"requirement id {rid!r} is given twice (first at {where[rid]})",
+                    path=rel,
+                    line=el.line,
+                    column=el.column,
+                )
             out[rid] = el.doc or ""
             where[rid] = f"{rel}:{el.line}"
     return out

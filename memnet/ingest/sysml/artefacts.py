@@ -43,8 +43,10 @@ from .resolve import Rec, Scope, file_root, split_ref
 
 SCHEME = "sysml"
 #: the feature a semantic metadata's ``baseType`` names (``failures meta SysML::Usage``)
-_BASE = re.compile(r"\s*((?:'(?:[^'\\]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*)(?:(?:::|\.)"
-                   r"(?:'(?:[^'\\]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*))*)\s+meta\b")
+_BASE = re.compile(
+    r"\s*((?:'(?:[^'\\]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*)(?:(?:::|\.)"
+    r"(?:'(?:[^'\\]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*))*)\s+meta\b"
+)
 #: links to a feature that becomes a feature of the element too (``perform a.b;``)
 _FEATURES = frozenset({"PERFORMS", "EXHIBITS", "INCLUDES"})
 
@@ -69,8 +71,9 @@ class _Model(Scope):
 
     # -- placing ---------------------------------------------------------------------------
 
-    def place(self, file: str, elements: tuple[SysmlElement, ...],
-              relations: tuple[Relation, ...]) -> None:
+    def place(
+        self, file: str, elements: tuple[SysmlElement, ...], relations: tuple[Relation, ...]
+    ) -> None:
         unit = f"{SCHEME}:{self.root}/{file}"
         top = file_root(file)
         self.members.setdefault(top, {})
@@ -99,8 +102,11 @@ class _Model(Scope):
                 # top-level elements of two files: each file's root namespace is its own
                 other_file = not owner and self.recs[loc].file != file
                 if not (el.derived or other_file):
-                    self.warn(file, el.line, f"duplicate qualified name {qual!r}; "
-                                             f"this one is kept as {qual}-{n}")
+                    self.warn(
+                        file,
+                        el.line,
+                        f"duplicate qualified name {qual!r}; this one is kept as {qual}-{n}",
+                    )
                 name, qual, loc = f"{name}-{n}", f"{qual}-{n}", f"{loc}-{n}"
             self.recs[loc] = Rec(loc, el, owner, file)
             self.order.append(loc)
@@ -110,14 +116,17 @@ class _Model(Scope):
             if owner:
                 self.art.link("CONTAINS", owner, loc)
             # a top-level element is global, and a member of its file's root namespace
-            tables = [self.members.setdefault(owner, {})] + ([] if owner else
-                                                             [self.members[top]])
+            tables = [self.members.setdefault(owner, {})] + ([] if owner else [self.members[top]])
             if el.short_id is not None:  # short ids are names: one per namespace
                 first = self.short_ids.setdefault((owner or top, el.short_id), loc)
                 if first != loc:
-                    self.warn(file, el.line, f"short id {el.short_id!r} is given twice in one "
-                                             f"namespace (first on {first}); references to it "
-                                             f"mean the first")
+                    self.warn(
+                        file,
+                        el.line,
+                        f"short id {el.short_id!r} is given twice in one "
+                        f"namespace (first on {first}); references to it "
+                        f"mean the first",
+                    )
             for alias in (name, el.short_id):
                 if alias is not None:
                     for names in tables:
@@ -140,8 +149,9 @@ class _Model(Scope):
 
     @staticmethod
     def _props(el: SysmlElement, name: str, file: str) -> dict[str, Value]:
-        props: dict[str, Value] = {"name": name} if el.name is not None or \
-            el.short_id is None else {}
+        props: dict[str, Value] = (
+            {"name": name} if el.name is not None or el.short_id is None else {}
+        )
         if el.short_id is not None:
             props["rid"] = el.short_id
         if el.doc:
@@ -151,8 +161,7 @@ class _Model(Scope):
         for key, refs in (("subsets", el.subsets), ("references", el.references)):
             if refs:
                 props[key] = ", ".join(refs)
-        if el.redefines and el.redefines != (name,) and \
-                split_ref(el.redefines[0])[-1] != name:
+        if el.redefines and el.redefines != (name,) and split_ref(el.redefines[0])[-1] != name:
             props["redefines"] = ", ".join(el.redefines)
         if el.multiplicity is not None:
             props["mult"] = el.multiplicity
@@ -176,23 +185,28 @@ class _Model(Scope):
 
     # -- linking ---------------------------------------------------------------------------
 
-    def _link_refs(self, loc: str, rec: Rec, refs: tuple[str, ...], etype: str, what: str,
-                   inherit: bool) -> None:
+    def _link_refs(
+        self, loc: str, rec: Rec, refs: tuple[str, ...], etype: str, what: str, inherit: bool
+    ) -> None:
         el = rec.el
         for ref in refs:
-            target, why = self.resolve(ref.lstrip("~"), self.scope_of(rec), inherit,
-                                       avoid=loc if inherit else None)
+            target, why = self.resolve(
+                ref.lstrip("~"), self.scope_of(rec), inherit, avoid=loc if inherit else None
+            )
             if target is None:
                 if why == "library":
                     self.from_library.add(loc)
                 else:
-                    self.warn(rec.file, el.line, f"unresolved {what} {ref!r} of "
-                                                 f"{el.kind} {el.name or loc.rpartition('/')[2]!r}"
-                                                 f": {why}")
+                    self.warn(
+                        rec.file,
+                        el.line,
+                        f"unresolved {what} {ref!r} of "
+                        f"{el.kind} {el.name or loc.rpartition('/')[2]!r}"
+                        f": {why}",
+                    )
                 continue
             if target == loc:
-                self.warn(rec.file, el.line, f"{el.kind} {el.name!r} names itself as "
-                                             f"its {what}")
+                self.warn(rec.file, el.line, f"{el.kind} {el.name!r} names itself as its {what}")
                 continue
             self.art.link(etype, loc, target)
             self.types.setdefault(loc, []).append(target)
@@ -212,8 +226,7 @@ class _Model(Scope):
             rec = self.recs[loc]
             self._link_refs(loc, rec, rec.el.subsets, "SUBSETS", "subsetted feature", True)
             self._link_refs(loc, rec, rec.el.redefines, "REDEFINES", "redefined feature", True)
-            self._link_refs(loc, rec, rec.el.references, "REFERENCES", "referenced feature",
-                            True)
+            self._link_refs(loc, rec, rec.el.references, "REFERENCES", "referenced feature", True)
         # 3. what each namespace says; first the features an element performs,
         # exhibits or includes, which its name then reaches (`engine.generateTorque`)
         rest = []
@@ -230,8 +243,9 @@ class _Model(Scope):
                     if why != "library":
                         self.warn(file, r.line, f"unresolved import {r.target!r}: {why}")
                 elif ns in self.recs:
-                    self.art.link("IMPORTS", ns, target,
-                                  **({"filter": r.filter} if r.filter else {}))
+                    self.art.link(
+                        "IMPORTS", ns, target, **({"filter": r.filter} if r.filter else {})
+                    )
             elif isinstance(r, Satisfy):
                 pair = self._satisfy(ns, r, file)
                 if pair is not None:
@@ -245,15 +259,23 @@ class _Model(Scope):
         for loc, names in metas.items():
             self.art.elements[loc].props["meta"] = ", ".join(dict.fromkeys(names))
 
-    def _find(self, ns: str, ref: str, file: str, line: int, what: str,
-              where: str = "", own: str | None = None, column: int = 0) -> str | None:
+    def _find(
+        self,
+        ns: str,
+        ref: str,
+        file: str,
+        line: int,
+        what: str,
+        where: str = "",
+        own: str | None = None,
+        column: int = 0,
+    ) -> str | None:
         """What ``ref`` names from ``ns`` (a warning when nothing); with ``own``,
         the element the same statement declared (at ``line`` and ``column``) is
         looked past."""
         avoid = None
         if own is not None:
-            avoid = self.derived_at.get((ns, line, column)) or \
-                self.members.get(ns, {}).get(own)
+            avoid = self.derived_at.get((ns, line, column)) or self.members.get(ns, {}).get(own)
         loc, why = self.resolve(ref, ns, True, avoid=avoid)
         if loc is None and why != "library":
             self.warn(file, line, f"unresolved {what} {ref!r}{where}: {why}")
@@ -294,13 +316,25 @@ class _Model(Scope):
             self.from_library.add(target)
 
     def _satisfy(self, ns: str, r: Satisfy, file: str) -> tuple[str, str] | None:
-        req = self._find(ns, r.requirement, file, r.line, "requirement", " in satisfy",
-                         own=r.own, column=r.column)
+        req = self._find(
+            ns,
+            r.requirement,
+            file,
+            r.line,
+            "requirement",
+            " in satisfy",
+            own=r.own,
+            column=r.column,
+        )
         if req is None:
             return None
         if self.recs[req].el.kind not in REQ_KINDS:
-            self.warn(file, r.line, f"satisfy names {r.requirement!r}, which is a "
-                                    f"{self.recs[req].el.kind}, not a requirement")
+            self.warn(
+                file,
+                r.line,
+                f"satisfy names {r.requirement!r}, which is a "
+                f"{self.recs[req].el.kind}, not a requirement",
+            )
             return None
         if r.by is None:
             if ns not in self.recs:
@@ -326,8 +360,9 @@ class _Model(Scope):
         todo = [group]
         while todo:
             cur = todo.pop()
-            grouped = [loc for loc in self.members.get(cur, {}).values()
-                       if self.recs[loc].owner == cur]
+            grouped = [
+                loc for loc in self.members.get(cur, {}).values() if self.recs[loc].owner == cur
+            ]
             grouped += self.required.get(cur, ())
             for loc in grouped:
                 if loc in seen or self.recs[loc].el.kind != "REQ":
@@ -346,8 +381,13 @@ class _Model(Scope):
                     return
                 ends.append(ns)  # `start`: the enclosing behaviour itself
                 continue
-            loc = self._find(ns, ref, file, r.line, "connection end" if r.edge == "CONNECTS"
-                             else f"end of {r.edge}")
+            loc = self._find(
+                ns,
+                ref,
+                file,
+                r.line,
+                "connection end" if r.edge == "CONNECTS" else f"end of {r.edge}",
+            )
             if loc is None:
                 return
             ends.append(loc)
@@ -357,28 +397,33 @@ class _Model(Scope):
         if r.type is not None:
             props["type"] = r.type
         key = (r.edge, ends[0], ends[1])
-        if r.edge == "TRANSITION" and key in self.art.links and \
-                self.art.links[key].props != props:
-            self.warn(file, r.line, f"a second transition between the same states is "
-                                    f"merged into the first ({ends[0].partition('/')[2]} "
-                                    f"to {ends[1].partition('/')[2]})")
+        if r.edge == "TRANSITION" and key in self.art.links and self.art.links[key].props != props:
+            self.warn(
+                file,
+                r.line,
+                f"a second transition between the same states is "
+                f"merged into the first ({ends[0].partition('/')[2]} "
+                f"to {ends[1].partition('/')[2]})",
+            )
         self.art.link(r.edge, ends[0], ends[1], **props)
 
     def _reference(self, ns: str, r: Reference, file: str) -> None:
         if ns not in self.recs:
-            self.warn(file, r.line, f"{r.edge} at the top of a file has no element to start "
-                                    f"from: no link")
+            self.warn(
+                file, r.line, f"{r.edge} at the top of a file has no element to start from: no link"
+            )
             return
-        target = self._find(ns, r.target, file, r.line, f"target of {r.edge}", own=r.own,
-                            column=r.column)
+        target = self._find(
+            ns, r.target, file, r.line, f"target of {r.edge}", own=r.own, column=r.column
+        )
         if target is None:
             return
         if r.edge in _FEATURES and r.own is None:  # `perform a.b;`: ns now has a feature b
             self.featured.setdefault(ns, {}).setdefault(
-                str(dict(r.props).get("as") or last_name(r.target)), target)
+                str(dict(r.props).get("as") or last_name(r.target)), target
+            )
         src = ns
-        if r.edge == "VERIFIES" and self.recs[ns].el.role == "objective" and \
-                self.recs[ns].owner:
+        if r.edge == "VERIFIES" and self.recs[ns].el.role == "objective" and self.recs[ns].owner:
             src = self.recs[ns].owner  # the case verifies what its objective names
         self.art.link(r.edge, src, target, **dict(r.props))
         if r.edge == "REQUIRES":

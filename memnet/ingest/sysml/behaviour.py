@@ -99,8 +99,9 @@ def guarded(r: Reader, body: Body, i0: int, pre: Pre) -> None:
         r.expect("then")
         dst = r.end()
         inner = r.body()
-        r.succession(body, i0, body.prev, dst, {"if": guard, "do": effect},
-                     transition=effect is not None)
+        r.succession(
+            body, i0, body.prev, dst, {"if": guard, "do": effect}, transition=effect is not None
+        )
         _kept(r, body, i0, pre, inner, "succession")
         return
     _node_rest(r, body, i0, pre, Decl(), "if")
@@ -254,15 +255,22 @@ def transition(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     _transition_rest(r, body, i0, pre, src, name, trigger)
 
 
-def _transition_rest(r: Reader, body: Body, i0: int, pre: Pre, src: str | None,
-                     name: str | None, trigger: str | None) -> None:
+def _transition_rest(
+    r: Reader, body: Body, i0: int, pre: Pre, src: str | None, name: str | None, trigger: str | None
+) -> None:
     guard = r.expr_text()[0] if r.accept("if") else None
     effect = _effect(r) if r.accept("do") else None
     r.expect("then")
     dst = r.end()
     inner = r.body()
-    r.succession(body, i0, src, dst, {"name": name, "accept": trigger, "if": guard,
-                                      "do": effect}, transition=True)
+    r.succession(
+        body,
+        i0,
+        src,
+        dst,
+        {"name": name, "accept": trigger, "if": guard, "do": effect},
+        transition=True,
+    )
     _kept(r, body, i0, pre, inner, "transition")
 
 
@@ -292,10 +300,25 @@ def _effect(r: Reader) -> str:
 
 
 STATEMENTS: dict[str, Handler] = {
-    "first": first, "then": then, "if": guarded, "else": guarded, "transition": transition,
-    "entry": subaction, "do": subaction, "exit": subaction, "accept": node, "send": node,
-    "assign": node, "terminate": node, "while": node, "loop": node, "for": node,
-    "merge": node, "decide": node, "join": node, "fork": node,
+    "first": first,
+    "then": then,
+    "if": guarded,
+    "else": guarded,
+    "transition": transition,
+    "entry": subaction,
+    "do": subaction,
+    "exit": subaction,
+    "accept": node,
+    "send": node,
+    "assign": node,
+    "terminate": node,
+    "while": node,
+    "loop": node,
+    "for": node,
+    "merge": node,
+    "decide": node,
+    "join": node,
+    "fork": node,
 }
 USAGES: dict[str, Handler] = {"action": action, "state": state, "succession": first}
 

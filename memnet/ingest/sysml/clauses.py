@@ -17,14 +17,35 @@ _WS_RUN = re.compile(r"\s+")
 _DOC_LINE = re.compile(r"^[ \t]*\*(?!/)", re.MULTILINE)
 _INT = re.compile(r"[0-9]+")
 # strings (kept) or notes and comments (dropped) inside kept text
-_NOTES = re.compile(r"('(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
-                    r"|//\*[\s\S]*?\*/|//[^\n]*|/\*[\s\S]*?\*/")
+_NOTES = re.compile(
+    r"('(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
+    r"|//\*[\s\S]*?\*/|//[^\n]*|/\*[\s\S]*?\*/"
+)
 _ESCAPE = re.compile(r"\\(.)")
 
 #: tokens that may open a usage declaration written without a keyword
-DECL_START = frozenset({"NAME", "<", ":", ":>", ":>>", "::>", "=>", "subsets", "redefines",
-                        "references", "crosses", "defined", "[", "ordered", "nonunique", "=",
-                        ":=", "default"})
+DECL_START = frozenset(
+    {
+        "NAME",
+        "<",
+        ":",
+        ":>",
+        ":>>",
+        "::>",
+        "=>",
+        "subsets",
+        "redefines",
+        "references",
+        "crosses",
+        "defined",
+        "[",
+        "ordered",
+        "nonunique",
+        "=",
+        ":=",
+        "default",
+    }
+)
 
 
 def norm(text: str) -> str:
@@ -40,7 +61,7 @@ def unquote(raw: str) -> str:
 def last_name(ref: str) -> str:
     """The last name of a reference (``a.b::'c d'`` → ``c d``)."""
     cut = max(ref.rfind("."), ref.rfind("::"))
-    tail = ref[cut + (2 if ref[cut:cut + 2] == "::" else 1):] if cut >= 0 else ref
+    tail = ref[cut + (2 if ref[cut : cut + 2] == "::" else 1) :] if cut >= 0 else ref
     return unquote(tail)
 
 
@@ -70,8 +91,13 @@ class Decl:
 
     @property
     def specialised(self) -> bool:
-        return bool(self.types or self.subsets or self.redefines or self.references
-                    or self.multiplicity is not None)
+        return bool(
+            self.types
+            or self.subsets
+            or self.redefines
+            or self.references
+            or self.multiplicity is not None
+        )
 
 
 class Clauses(Cursor):
@@ -85,7 +111,7 @@ class Clauses(Cursor):
         end = self.i if end is None else end
         if end <= start:
             return ""
-        raw = self.text[self.toks.start[start]:self.toks.end[end - 1]]
+        raw = self.text[self.toks.start[start] : self.toks.end[end - 1]]
         return norm(_NOTES.sub(_keep_strings, raw))
 
     def expr_text(self) -> tuple[str, Value]:
@@ -93,7 +119,7 @@ class Clauses(Cursor):
         start = self.i
         self.expr()
         text = self.span(start)
-        return text, literal(self.k[start:self.i], self.toks.value[start:self.i], text)
+        return text, literal(self.k[start : self.i], self.toks.value[start : self.i], text)
 
     def comment_here(self) -> str | None:
         """The regular comment just before the current token, if any."""
@@ -149,10 +175,17 @@ class Clauses(Cursor):
             if kind == "defined" and k[self.i + 1] == "by":
                 self.i += 1
                 kind = ":"
-            into = {":": decl.types, ":>": decl.subsets, "subsets": decl.subsets,
-                    ":>>": decl.redefines, "redefines": decl.redefines,
-                    "::>": decl.references, "references": decl.references,
-                    "=>": [], "crosses": []}.get(kind)
+            into = {
+                ":": decl.types,
+                ":>": decl.subsets,
+                "subsets": decl.subsets,
+                ":>>": decl.redefines,
+                "redefines": decl.redefines,
+                "::>": decl.references,
+                "references": decl.references,
+                "=>": [],
+                "crosses": [],
+            }.get(kind)
             if into is not None:
                 self.i += 1
                 read = self.type_ref if kind == ":" else self.chain
@@ -177,7 +210,7 @@ class Clauses(Cursor):
         start = self.expect("[")
         self.expr()
         self.expect("]")
-        return "".join(self.toks.value[start + 1:self.i - 1])
+        return "".join(self.toks.value[start + 1 : self.i - 1])
 
     def value_part(self, decl: Decl) -> None:
         """``= e``, ``:= e`` or ``default [=|:=] e``."""
@@ -259,7 +292,7 @@ def literal(kinds: list[str], values: list[str], text: str) -> Value:
     if kind == "NUMBER":
         if _INT.fullmatch(s):
             n = int(s)
-            return n if -(2 ** 63) <= n < 2 ** 63 else s
+            return n if -(2**63) <= n < 2**63 else s
         f = float(s)
         return f if f not in (float("inf"), float("-inf")) else s
     if kind == "STRING":
@@ -269,5 +302,4 @@ def literal(kinds: list[str], values: list[str], text: str) -> Value:
     return text
 
 
-__all__ = ["DECL_START", "Clauses", "Decl", "doc_text", "last_name", "literal", "norm",
-           "unquote"]
+__all__ = ["DECL_START", "Clauses", "Decl", "doc_text", "last_name", "literal", "norm", "unquote"]

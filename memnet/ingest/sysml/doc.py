@@ -22,23 +22,61 @@ from ..model import Warning_
 #: Element kinds by the keyword of their definition (``part def``) and usage
 #: (``part``). A keyword missing here is recognised and skipped with a warning.
 DEF_KIND = {
-    "part": "PARTDEF", "port": "PORTDEF", "attribute": "ATTRDEF", "requirement": "REQDEF",
-    "concern": "REQDEF", "viewpoint": "REQDEF", "constraint": "CONSTRAINT", "item": "ITEMDEF",
-    "action": "ACTDEF", "state": "STATEDEF", "interface": "IFACEDEF", "enum": "ENUMDEF",
-    "calc": "CALCDEF", "occurrence": "OCCDEF", "individual": "OCCDEF", "connection": "CONNDEF",
-    "flow": "FLOWDEF", "allocation": "ALLOCDEF", "case": "CASEDEF", "analysis": "CASEDEF",
-    "verification": "CASEDEF", "use case": "CASEDEF", "metadata": "METADEF", "view": "VIEWDEF",
+    "part": "PARTDEF",
+    "port": "PORTDEF",
+    "attribute": "ATTRDEF",
+    "requirement": "REQDEF",
+    "concern": "REQDEF",
+    "viewpoint": "REQDEF",
+    "constraint": "CONSTRAINT",
+    "item": "ITEMDEF",
+    "action": "ACTDEF",
+    "state": "STATEDEF",
+    "interface": "IFACEDEF",
+    "enum": "ENUMDEF",
+    "calc": "CALCDEF",
+    "occurrence": "OCCDEF",
+    "individual": "OCCDEF",
+    "connection": "CONNDEF",
+    "flow": "FLOWDEF",
+    "allocation": "ALLOCDEF",
+    "case": "CASEDEF",
+    "analysis": "CASEDEF",
+    "verification": "CASEDEF",
+    "use case": "CASEDEF",
+    "metadata": "METADEF",
+    "view": "VIEWDEF",
     "rendering": "RENDERDEF",
 }
 #: The kind of an extended definition (``#Kw def X``): a definition of a user keyword.
 EXT_DEF_KIND = "DEF"
 USAGE_KIND = {
-    "part": "PART", "port": "PORT", "attribute": "ATTR", "requirement": "REQ", "concern": "REQ",
-    "viewpoint": "REQ", "constraint": "CONSTRAINT", "item": "ITEM", "action": "ACT",
-    "state": "STATE", "interface": "IFACE", "enum": "ENUM", "calc": "CALC", "occurrence": "OCC",
-    "connection": "CONN", "flow": "FLOW", "message": "FLOW", "allocation": "ALLOC",
-    "case": "CASE", "analysis": "CASE", "verification": "CASE", "use case": "CASE", "ref": "REF",
-    "view": "VIEW", "rendering": "RENDER", "metadata": "META",
+    "part": "PART",
+    "port": "PORT",
+    "attribute": "ATTR",
+    "requirement": "REQ",
+    "concern": "REQ",
+    "viewpoint": "REQ",
+    "constraint": "CONSTRAINT",
+    "item": "ITEM",
+    "action": "ACT",
+    "state": "STATE",
+    "interface": "IFACE",
+    "enum": "ENUM",
+    "calc": "CALC",
+    "occurrence": "OCC",
+    "connection": "CONN",
+    "flow": "FLOW",
+    "message": "FLOW",
+    "allocation": "ALLOC",
+    "case": "CASE",
+    "analysis": "CASE",
+    "verification": "CASE",
+    "use case": "CASE",
+    "ref": "REF",
+    "view": "VIEW",
+    "rendering": "RENDER",
+    "metadata": "META",
 }
 #: Every element kind the SysML ingester produces.
 KINDS = tuple(dict.fromkeys(["PKG", *DEF_KIND.values(), EXT_DEF_KIND, *USAGE_KIND.values()]))
@@ -46,11 +84,35 @@ KINDS = tuple(dict.fromkeys(["PKG", *DEF_KIND.values(), EXT_DEF_KIND, *USAGE_KIN
 DEF_KINDS = frozenset(DEF_KIND.values()) - {"CONSTRAINT"} | {EXT_DEF_KIND}
 REQ_KINDS = frozenset({"REQ", "REQDEF"})
 #: Edge types the SysML ingester owns in a session.
-MANAGED_TYPES = ("CONTAINS", "TYPED", "SPECIALIZES", "SATISFIES", "CONNECTS", "IMPORTS",
-                 "SUBSETS", "REDEFINES", "REFERENCES", "PERFORMS", "EXHIBITS", "INCLUDES",
-                 "REQUIRES", "ASSUMES", "ASSERTS", "VERIFIES", "FRAMES", "FLOWS", "BINDS",
-                 "ALLOCATES", "THEN", "TRANSITION", "DEPENDS", "TAGGED", "ANNOTATES", "EXPOSES",
-                 "RENDERS")
+MANAGED_TYPES = (
+    "CONTAINS",
+    "TYPED",
+    "SPECIALIZES",
+    "SATISFIES",
+    "CONNECTS",
+    "IMPORTS",
+    "SUBSETS",
+    "REDEFINES",
+    "REFERENCES",
+    "PERFORMS",
+    "EXHIBITS",
+    "INCLUDES",
+    "REQUIRES",
+    "ASSUMES",
+    "ASSERTS",
+    "VERIFIES",
+    "FRAMES",
+    "FLOWS",
+    "BINDS",
+    "ALLOCATES",
+    "THEN",
+    "TRANSITION",
+    "DEPENDS",
+    "TAGGED",
+    "ANNOTATES",
+    "EXPOSES",
+    "RENDERS",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +260,8 @@ class SysmlDoc:
     def walk(self) -> Iterator[tuple[tuple[SysmlElement, ...], SysmlElement]]:
         """Every element in document order, with its chain of owners (outermost first)."""
         stack: list[tuple[tuple[SysmlElement, ...], SysmlElement]] = [
-            ((), e) for e in reversed(self.elements)]
+            ((), e) for e in reversed(self.elements)
+        ]
         while stack:
             owners, el = stack.pop()
             yield owners, el
@@ -235,6 +298,21 @@ class SysmlDoc:
         return self._relations(Tag)
 
 
-__all__ = ["DEF_KIND", "DEF_KINDS", "EXT_DEF_KIND", "KINDS", "MANAGED_TYPES", "REQ_KINDS",
-           "USAGE_KIND", "Alias", "Connect", "Import", "Reference", "Relation", "Satisfy",
-           "SysmlDoc", "SysmlElement", "Tag"]
+__all__ = [
+    "DEF_KIND",
+    "DEF_KINDS",
+    "EXT_DEF_KIND",
+    "KINDS",
+    "MANAGED_TYPES",
+    "REQ_KINDS",
+    "USAGE_KIND",
+    "Alias",
+    "Connect",
+    "Import",
+    "Reference",
+    "Relation",
+    "Satisfy",
+    "SysmlDoc",
+    "SysmlElement",
+    "Tag",
+]

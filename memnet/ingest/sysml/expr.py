@@ -21,17 +21,46 @@ from .lexer import Tokens
 #: capped by the lexer; this also bounds ``if ... else if ...`` chains).
 MAX_NESTING = 120
 
-BINARY = frozenset({"??", "implies", "or", "and", "xor", "|", "&", "==", "!=", "===", "!==",
-                    "<", ">", "<=", ">=", "..", "+", "-", "*", "/", "%", "^", "**"})
+BINARY = frozenset(
+    {
+        "??",
+        "implies",
+        "or",
+        "and",
+        "xor",
+        "|",
+        "&",
+        "==",
+        "!=",
+        "===",
+        "!==",
+        "<",
+        ">",
+        "<=",
+        ">=",
+        "..",
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "^",
+        "**",
+    }
+)
 #: classification and cast operators: their right operand is a type name
 CLASSIFY = frozenset({"istype", "hastype", "@", "@@", "as", "meta"})
 UNARY = frozenset({"+", "-", "~", "not"})
 LITERALS = frozenset({"NUMBER", "STRING", "true", "false", "null", "*"})
 
 _WORDS = {
-    "NAME": "a name", "STRING": "a string", "NUMBER": "a number", "$END": "end of input",
+    "NAME": "a name",
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "$END": "end of input",
     "DECL": "a declaration (package, part, attribute, action, requirement, ...)",
-    "EXPR": "an expression", "COMMENT": "a /* comment */",
+    "EXPR": "an expression",
+    "COMMENT": "a /* comment */",
 }
 _FIRST = (";", "{", "}")
 
@@ -84,8 +113,11 @@ class Cursor:
         self.nesting += 1
         if self.nesting > MAX_NESTING:
             line, col = self.toks.line_col(self.toks.start[self.i])
-            raise InputTooLarge(f"{self.path}:{line}:{col}: the model nests declarations or "
-                                f"expressions deeper than {MAX_NESTING}", cap=MAX_NESTING)
+            raise InputTooLarge(
+                f"{self.path}:{line}:{col}: the model nests declarations or "
+                f"expressions deeper than {MAX_NESTING}",
+                cap=MAX_NESTING,
+            )
 
     def error(self) -> ModelSyntaxError:
         """The syntax error at the furthest failure."""
@@ -96,12 +128,17 @@ class Cursor:
             head = "unexpected end of input"
         else:
             short = value if len(value) <= 30 else value[:27] + "..."
-            head = {"NAME": f"unexpected name {short!r}" if not short.startswith("'") else
-                    f"unexpected quoted name {short}", "STRING": f"unexpected string {short}",
-                    "NUMBER": f"unexpected number {short}"}.get(kind, f"unexpected {short!r}")
+            head = {
+                "NAME": f"unexpected name {short!r}"
+                if not short.startswith("'")
+                else f"unexpected quoted name {short}",
+                "STRING": f"unexpected string {short}",
+                "NUMBER": f"unexpected number {short}",
+            }.get(kind, f"unexpected {short!r}")
         line, col = self.toks.line_col(self.toks.start[i])
-        return ModelSyntaxError(f"{head}; expected {_describe(what)}", path=self.path,
-                                line=line, column=col)
+        return ModelSyntaxError(
+            f"{head}; expected {_describe(what)}", path=self.path, line=line, column=col
+        )
 
     # -- names ----------------------------------------------------------------------------
 

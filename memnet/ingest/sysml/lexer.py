@@ -33,7 +33,8 @@ MAX_DEPTH = 64
 
 #: The reserved words of SysML v2 (8.2.2.1.2); ``new`` and ``typed`` are read in
 #: context, as the pilot implementation does.
-RESERVED = frozenset("""
+RESERVED = frozenset(
+    """
 about abstract accept action actor after alias all allocate allocation analysis and as assert
 assign assume at attribute bind binding by calc case comment concern connect connection constant
 constraint crosses decide def default defined dependency derived do doc else end entry enum event
@@ -44,7 +45,8 @@ perform port private protected public redefines ref references render rendering 
 requirement return satisfy send snapshot specializes stakeholder standard state subject subsets
 succession terminate then timeslice to transition true until use variant variation verification
 verify via view viewpoint when while xor
-""".split())
+""".split()
+)
 
 _STR = r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
 _NOTE = r"//\*[\s\S]*?\*/|//[^\n]*"
@@ -59,7 +61,8 @@ _TOKEN = re.compile(
     r"|([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
     r"|(::>|:>>|:>|::|:=|===|==|=>|!==|!=|<=|>=|->|\.\.|\.\?|\*\*|\?\?|@@"
     r"|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
-    r"|[-+*/%^&|~@#$?.,;:=<>{}()\[\]])")
+    r"|[-+*/%^&|~@#$?.,;:=<>{}()\[\]])"
+)
 _WS, _NOTE_G, _COMMENT_G, _WORD, _UNRESTRICTED, _STRING, _NUMBER, _SYMBOL = range(1, 9)
 
 _TOKEN_ESTIMATE = re.compile(_STR + "|" + _NOTE + "|" + _COMMENT + r"|\w+|[^\s\w]")
@@ -67,7 +70,8 @@ _TOKEN_ESTIMATE = re.compile(_STR + "|" + _NOTE + "|" + _COMMENT + r"|\w+|[^\s\w
 # their unterminated openings (errors) and brackets
 _SCAN = re.compile(
     r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|//\*[\s\S]*?\*/|(//)[^\n]*|/\*[\s\S]*?\*/"
-    r"|(?P<bad>/\*|['\"])|(?P<br>[{}()\[\]])")
+    r"|(?P<bad>/\*|['\"])|(?P<br>[{}()\[\]])"
+)
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
 _CLOSER = {"}": "{", ")": "(", "]": "["}
 
@@ -86,19 +90,26 @@ def syntax_error(text: str, pos: int, message: str, path: str) -> ModelSyntaxErr
 def check_input(text: str, path: str) -> None:
     """Caps, bad characters, unterminated strings or comments and bracket balance."""
     if len(text) > MAX_CHARS:
-        raise InputTooLarge(f"{path}: model text is {len(text)} characters; the cap is "
-                            f"{MAX_CHARS}", length=len(text), cap=MAX_CHARS)
+        raise InputTooLarge(
+            f"{path}: model text is {len(text)} characters; the cap is {MAX_CHARS}",
+            length=len(text),
+            cap=MAX_CHARS,
+        )
     bad = _BAD_CHAR.search(text)
     if bad is not None:
-        what = "a NUL character" if bad.group() == "\x00" else \
-            "a lone surrogate (not valid Unicode)"
+        what = (
+            "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not valid Unicode)"
+        )
         raise syntax_error(text, bad.start(), f"the text holds {what}", path)
     if len(text) > MAX_TOKENS:  # shorter text cannot hold that many tokens
         n = len(_TOKEN_ESTIMATE.findall(text))
         if n > MAX_TOKENS:
-            raise InputTooLarge(f"{path}: model text holds about {n} tokens; the cap is "
-                                f"{MAX_TOKENS} (split the model into several files)",
-                                tokens=n, cap=MAX_TOKENS)
+            raise InputTooLarge(
+                f"{path}: model text holds about {n} tokens; the cap is "
+                f"{MAX_TOKENS} (split the model into several files)",
+                tokens=n,
+                cap=MAX_TOKENS,
+            )
     stack: list[int] = []
     for m in _SCAN.finditer(text):
         if m.lastgroup == "br":
@@ -106,24 +117,32 @@ def check_input(text: str, path: str) -> None:
             if ch in "{([":
                 stack.append(m.start())
                 if len(stack) > MAX_DEPTH:
-                    raise InputTooLarge(f"{path}: model text nests {{ [ ( deeper than "
-                                        f"{MAX_DEPTH}", cap=MAX_DEPTH)
+                    raise InputTooLarge(
+                        f"{path}: model text nests {{ [ ( deeper than {MAX_DEPTH}", cap=MAX_DEPTH
+                    )
                 continue
             if not stack:
                 raise syntax_error(text, m.start(), f"'{ch}' closes nothing", path)
             opened = stack.pop()
             if text[opened] != _CLOSER[ch]:
                 line, col = line_col(text, opened)
-                raise syntax_error(text, m.start(), f"'{ch}' cannot close the "
-                                                    f"'{text[opened]}' opened at {line}:{col}",
-                                   path)
+                raise syntax_error(
+                    text,
+                    m.start(),
+                    f"'{ch}' cannot close the '{text[opened]}' opened at {line}:{col}",
+                    path,
+                )
         elif m.lastgroup == "bad":
-            what = "comment (no closing */)" if m.group() == "/*" else \
-                f"string or name (no closing {m.group()} on its line)"
+            what = (
+                "comment (no closing */)"
+                if m.group() == "/*"
+                else f"string or name (no closing {m.group()} on its line)"
+            )
             raise syntax_error(text, m.start(), f"unterminated {what}", path)
         elif m.group(1) is not None and text.startswith("//*", m.start()):
-            raise syntax_error(text, m.start(), "unterminated note (//* without a closing */)",
-                               path)
+            raise syntax_error(
+                text, m.start(), "unterminated note (//* without a closing */)", path
+            )
     if stack:
         opened = stack[-1]
         raise syntax_error(text, opened, f"'{text[opened]}' is never closed", path)
@@ -198,5 +217,15 @@ def tokenize(text: str, path: str) -> Tokens:
     return toks
 
 
-__all__ = ["MAX_CHARS", "MAX_DEPTH", "MAX_TOKENS", "PAD", "RESERVED", "Tokens", "check_input",
-           "line_col", "syntax_error", "tokenize"]
+__all__ = [
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_TOKENS",
+    "PAD",
+    "RESERVED",
+    "Tokens",
+    "check_input",
+    "line_col",
+    "syntax_error",
+    "tokenize",
+]

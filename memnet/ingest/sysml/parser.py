@@ -46,16 +46,36 @@ from .lexer import Tokens
 from .statements import Body, Pre
 
 VISIBILITY = frozenset({"private", "public", "protected"})
-FLAGS = frozenset({"abstract", "variation", "variant", "derived", "constant", "ref", "end",
-                   "individual", "snapshot", "timeslice", "in", "out", "inout", "standard",
-                   "library"})
+FLAGS = frozenset(
+    {
+        "abstract",
+        "variation",
+        "variant",
+        "derived",
+        "constant",
+        "ref",
+        "end",
+        "individual",
+        "snapshot",
+        "timeslice",
+        "in",
+        "out",
+        "inout",
+        "standard",
+        "library",
+    }
+)
 CALC_BODY = frozenset({"calc", "constraint", "case", "analysis", "verification", "use case"})
 #: usage kinds that are not occurrences (``then`` never follows one of them)
 _NOT_STEPS = frozenset({"ATTR", "ENUM", "REF", "META"})
 _ROLE_NAMES = {"subject": "subject", "objective": "objective", "return": "result"}
 #: the keyword an anonymous usage of each kind is numbered by (``item1``)
 _KIND_WORD = {kind: word for word, kind in reversed(USAGE_KIND.items())} | {
-    "CASE": "case", "REQ": "requirement", "FLOW": "flow", "OCC": "occurrence"}
+    "CASE": "case",
+    "REQ": "requirement",
+    "FLOW": "flow",
+    "OCC": "occurrence",
+}
 #: roles and keywords of more than one word, as one word
 _ONE_WORD = {"assert not": "assert", "use case": "usecase"}
 #: tokens after a closed body that still belong to the statement (``if … { } else { }``)
@@ -82,8 +102,14 @@ class Reader(Clauses):
 
     # -- bodies ----------------------------------------------------------------------------
 
-    def members(self, close: str, calc: bool = False, enum: bool = False,
-                into: Body | None = None, meta: bool = False) -> Body:
+    def members(
+        self,
+        close: str,
+        calc: bool = False,
+        enum: bool = False,
+        into: Body | None = None,
+        meta: bool = False,
+    ) -> Body:
         """Members up to ``close`` (not consumed), added to ``into`` (default: a new
         body); with ``calc`` the last may be a result expression; with ``meta``
         they are the features of a metadata usage (``isMandatory = true;``
@@ -148,8 +174,9 @@ class Reader(Clauses):
             body.reset(state)
             self.member(body, enum)
 
-    def skip_statement(self, body: Body, close: str, mark: int, warned: int,
-                       state: tuple[object, ...]) -> None:
+    def skip_statement(
+        self, body: Body, close: str, mark: int, warned: int, state: tuple[object, ...]
+    ) -> None:
         """Skip the statement that starts at token ``mark`` and does not parse: up
         to its ``;`` or the end of its body, at the same bracket depth (never past
         ``close``), with one warning naming the line and column where reading
@@ -179,15 +206,22 @@ class Reader(Clauses):
         lastl = self.toks.line_col(self.toks.end[j - 1] - 1)[0]
         lines = f"line {first}" if lastl == first else f"lines {first}-{lastl}"
         head = err.message.removeprefix(f"{self.path}: ").removesuffix(
-            f" at line {err.line}, column {err.column}")
-        self.warnings.append(Warning_(self.path, err.line or first,
-                                      f"syntax error at line {err.line}, column {err.column}: "
-                                      f"{head}; the statement at {lines} is skipped"))
+            f" at line {err.line}, column {err.column}"
+        )
+        self.warnings.append(
+            Warning_(
+                self.path,
+                err.line or first,
+                f"syntax error at line {err.line}, column {err.column}: "
+                f"{head}; the statement at {lines} is skipped",
+            )
+        )
         self.i = j
         self.far, self.far_what = -1, set()
 
-    def body(self, calc: bool = False, enum: bool = False, state: bool = False,
-             meta: bool = False) -> Body:
+    def body(
+        self, calc: bool = False, enum: bool = False, state: bool = False, meta: bool = False
+    ) -> Body:
         """``;`` or ``{ members }`` (a state body may be ``parallel``)."""
         parallel = state and self.k[self.i] == "parallel"
         if parallel:
@@ -238,14 +272,18 @@ class Reader(Clauses):
                     mark = self.i
                     self.usage_decl()
                     after = k[self.i]
-                    if self.i == mark or not (after in USAGE_WORDS or after in FLAGS
-                                              or after == "#"):
+                    if self.i == mark or not (
+                        after in USAGE_WORDS or after in FLAGS or after == "#"
+                    ):
                         self.i = mark
             elif kind == "#":
                 self.i += 1
                 pre.meta.append(self.qname())
-            elif kind == "NAME" and self.toks.value[self.i] == "readonly" and \
-                    (k[self.i + 1] in USAGE_WORDS or k[self.i + 1] in FLAGS):
+            elif (
+                kind == "NAME"
+                and self.toks.value[self.i] == "readonly"
+                and (k[self.i + 1] in USAGE_WORDS or k[self.i + 1] in FLAGS)
+            ):
                 pre.flags.add("readonly")  # an older spelling of `constant`
                 self.i += 1
             else:
@@ -267,8 +305,13 @@ class Reader(Clauses):
         elif kind in DEF_WORDS and nxt == "def":
             self.definition(body, i0, pre, kind)
         elif kind == "def":  # `individual def I`, or `#Kw def X` (an extended definition)
-            self.definition(body, i0, pre, "individual" if "individual" in pre.flags and
-                            not pre.meta else "def", words=1)
+            self.definition(
+                body,
+                i0,
+                pre,
+                "individual" if "individual" in pre.flags and not pre.meta else "def",
+                words=1,
+            )
         elif kind in USAGE_WORDS:
             self.usage(body, i0, pre, kind)
         else:
@@ -302,8 +345,15 @@ class Reader(Clauses):
         decl = self.definition_decl()
         inner = self.body(calc=word in CALC_BODY, enum=word == "enum", state=word == "state")
         kind = DEF_KIND.get(word, EXT_DEF_KIND)
-        role = "def" if kind == "CONSTRAINT" else (word if kind in ("REQDEF", "CASEDEF") and
-                                                   word not in ("requirement", "case") else None)
+        role = (
+            "def"
+            if kind == "CONSTRAINT"
+            else (
+                word
+                if kind in ("REQDEF", "CASEDEF") and word not in ("requirement", "case")
+                else None
+            )
+        )
         if word == "individual":
             role = "individual"
         self.element(body, kind, decl, i0, pre, inner, role=role)
@@ -317,8 +367,11 @@ class Reader(Clauses):
         decl = self.usage_decl()
         self.value_part(decl)
         inner = self.body(calc=word in CALC_BODY)
-        role = word if word in ("concern", "viewpoint", "analysis", "verification",
-                                "use case") else None
+        role = (
+            word
+            if word in ("concern", "viewpoint", "analysis", "verification", "use case")
+            else None
+        )
         self.element(body, USAGE_KIND[word], decl, i0, pre, inner, role=role, word=word)
 
     # -- records ------------------------------------------------------------------------------
@@ -329,10 +382,19 @@ class Reader(Clauses):
     def warn(self, i: int, message: str) -> None:
         self.warnings.append(Warning_(self.path, self.where(i)[0], message))
 
-    def element(self, body: Body, kind: str, decl: Decl, i0: int, pre: Pre,
-                inner: Body | None = None, role: str | None = None,
-                props: dict[str, Value] | None = None, word: str | None = None,
-                references: str | None = None) -> SysmlElement:
+    def element(
+        self,
+        body: Body,
+        kind: str,
+        decl: Decl,
+        i0: int,
+        pre: Pre,
+        inner: Body | None = None,
+        role: str | None = None,
+        props: dict[str, Value] | None = None,
+        word: str | None = None,
+        references: str | None = None,
+    ) -> SysmlElement:
         """Add an element to ``body``.
 
         One without a name (and without a short id) is named, in this order, by
@@ -376,13 +438,28 @@ class Reader(Clauses):
         line, col = self.where(i0)
         tags = tuple(Tag(m, None, line, col) for m in pre.meta)
         el = SysmlElement(
-            kind, name, line, col, short_id=decl.short_id, types=tuple(decl.types),
-            supertypes=tuple(decl.supertypes), subsets=tuple(decl.subsets),
-            redefines=tuple(decl.redefines), multiplicity=decl.multiplicity, value=value,
-            doc=" ".join(d for d in inner.docs if d) or None, direction=pre.direction,
-            abstract="abstract" in pre.flags, text=inner.text, role=role,
-            children=tuple(inner.elements), relations=tags + tuple(inner.relations),
-            references=refs, props=tuple(sorted(p.items())), derived=derived)
+            kind,
+            name,
+            line,
+            col,
+            short_id=decl.short_id,
+            types=tuple(decl.types),
+            supertypes=tuple(decl.supertypes),
+            subsets=tuple(decl.subsets),
+            redefines=tuple(decl.redefines),
+            multiplicity=decl.multiplicity,
+            value=value,
+            doc=" ".join(d for d in inner.docs if d) or None,
+            direction=pre.direction,
+            abstract="abstract" in pre.flags,
+            text=inner.text,
+            role=role,
+            children=tuple(inner.elements),
+            relations=tags + tuple(inner.relations),
+            references=refs,
+            props=tuple(sorted(p.items())),
+            derived=derived,
+        )
         body.elements.append(el)
         if kind not in _NOT_STEPS and pre.direction is None and name is not None:
             body.prev, body.prev_state = name, kind == "STATE"
@@ -391,19 +468,32 @@ class Reader(Clauses):
     def relate(self, body: Body, rel: Relation) -> None:
         body.relations.append(rel)
 
-
-    def succession(self, body: Body, i0: int, src: str | None, dst: str,
-                   props: Mapping[str, Value | None] | None = None,
-                   transition: bool = False) -> None:
+    def succession(
+        self,
+        body: Body,
+        i0: int,
+        src: str | None,
+        dst: str,
+        props: Mapping[str, Value | None] | None = None,
+        transition: bool = False,
+    ) -> None:
         """A ``then`` edge (a TRANSITION after a state) from ``src`` to ``dst``."""
         if src is None:
             self.warn(i0, f"a succession to {dst!r} has no step before it: no link")
             return
         line, col = self.where(i0)
         edge = "TRANSITION" if transition or body.prev_state else "THEN"
-        self.relate(body, Connect(src, dst, line=line, column=col, edge=edge,
-                                  props=tuple(sorted((k, v) for k, v in (props or {}).items()
-                                                     if v is not None))))
+        self.relate(
+            body,
+            Connect(
+                src,
+                dst,
+                line=line,
+                column=col,
+                edge=edge,
+                props=tuple(sorted((k, v) for k, v in (props or {}).items() if v is not None)),
+            ),
+        )
 
 
 _STATEMENTS = {**statements.STATEMENTS, **behaviour.STATEMENTS}

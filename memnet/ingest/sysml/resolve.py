@@ -35,47 +35,161 @@ from .doc import Alias, Import, SysmlElement
 #: Packages of the SysML v2 standard library (kernel, systems and domain
 #: libraries). A reference that starts with one of them, or that may come
 #: through a wildcard import of one, is left unresolved without a warning.
-LIBRARY_NAMES = frozenset({
-    # kernel and data types
-    "Base", "Anything", "DataValue", "Occurrences", "Objects", "Performances", "Transfers",
-    "Links", "Clocks", "Observation", "Triggers", "SpatialFrames", "KerML", "Metaobjects",
-    "ControlPerformances", "TransitionPerformances", "StatePerformances",
-    "FeatureReferencingPerformances", "ScalarValues", "Boolean", "String", "Integer",
-    "Natural", "Positive", "Real", "Rational", "Complex", "Number", "NumericalValue",
-    "ScalarValue", "Collections", "VectorValues",
-    # functions
-    "BaseFunctions", "DataFunctions", "ScalarFunctions", "BooleanFunctions", "StringFunctions",
-    "NumericalFunctions", "IntegerFunctions", "NaturalFunctions", "RationalFunctions",
-    "RealFunctions", "ComplexFunctions", "TrigFunctions", "ControlFunctions",
-    "SequenceFunctions", "CollectionFunctions", "VectorFunctions", "OccurrenceFunctions",
-    # systems library
-    "SysML", "Items", "Parts", "Ports", "Connections", "Interfaces", "Allocations", "Actions",
-    "Calculations", "Constraints", "Requirements", "Cases", "AnalysisCases",
-    "VerificationCases", "UseCases", "Views", "StandardViewDefinitions", "Metadata",
-    "Attributes", "Flows", "States",
-    # quantities, units and the domain libraries
-    "ISQ", "ISQBase", "ISQSpaceTime", "ISQMechanics", "ISQThermodynamics",
-    "ISQElectromagnetism", "ISQLight", "ISQAcoustics", "ISQAtomicNuclear",
-    "ISQCharacteristicNumbers", "ISQChemistryMolecular", "ISQCondensedMatter",
-    "ISQInformation", "ISQRadiation", "SI", "SIPrefixes", "USCustomaryUnits", "Quantities",
-    "Units", "MeasurementReferences", "MeasurementRefCalculations", "QuantityCalculations",
-    "TensorCalculations", "VectorCalculations", "Time", "ModelingMetadata", "RiskMetadata",
-    "ImageMetadata", "ParametersOfInterestMetadata", "AnalysisTooling", "SampledFunctions",
-    "StateSpaceRepresentation", "TradeStudies", "ShapeItems", "SpatialItems", "CauseAndEffect",
-    "RequirementDerivation", "Trig",
-})
+LIBRARY_NAMES = frozenset(
+    {
+        # kernel and data types
+        "Base",
+        "Anything",
+        "DataValue",
+        "Occurrences",
+        "Objects",
+        "Performances",
+        "Transfers",
+        "Links",
+        "Clocks",
+        "Observation",
+        "Triggers",
+        "SpatialFrames",
+        "KerML",
+        "Metaobjects",
+        "ControlPerformances",
+        "TransitionPerformances",
+        "StatePerformances",
+        "FeatureReferencingPerformances",
+        "ScalarValues",
+        "Boolean",
+        "String",
+        "Integer",
+        "Natural",
+        "Positive",
+        "Real",
+        "Rational",
+        "Complex",
+        "Number",
+        "NumericalValue",
+        "ScalarValue",
+        "Collections",
+        "VectorValues",
+        # functions
+        "BaseFunctions",
+        "DataFunctions",
+        "ScalarFunctions",
+        "BooleanFunctions",
+        "StringFunctions",
+        "NumericalFunctions",
+        "IntegerFunctions",
+        "NaturalFunctions",
+        "RationalFunctions",
+        "RealFunctions",
+        "ComplexFunctions",
+        "TrigFunctions",
+        "ControlFunctions",
+        "SequenceFunctions",
+        "CollectionFunctions",
+        "VectorFunctions",
+        "OccurrenceFunctions",
+        # systems library
+        "SysML",
+        "Items",
+        "Parts",
+        "Ports",
+        "Connections",
+        "Interfaces",
+        "Allocations",
+        "Actions",
+        "Calculations",
+        "Constraints",
+        "Requirements",
+        "Cases",
+        "AnalysisCases",
+        "VerificationCases",
+        "UseCases",
+        "Views",
+        "StandardViewDefinitions",
+        "Metadata",
+        "Attributes",
+        "Flows",
+        "States",
+        # quantities, units and the domain libraries
+        "ISQ",
+        "ISQBase",
+        "ISQSpaceTime",
+        "ISQMechanics",
+        "ISQThermodynamics",
+        "ISQElectromagnetism",
+        "ISQLight",
+        "ISQAcoustics",
+        "ISQAtomicNuclear",
+        "ISQCharacteristicNumbers",
+        "ISQChemistryMolecular",
+        "ISQCondensedMatter",
+        "ISQInformation",
+        "ISQRadiation",
+        "SI",
+        "SIPrefixes",
+        "USCustomaryUnits",
+        "Quantities",
+        "Units",
+        "MeasurementReferences",
+        "MeasurementRefCalculations",
+        "QuantityCalculations",
+        "TensorCalculations",
+        "VectorCalculations",
+        "Time",
+        "ModelingMetadata",
+        "RiskMetadata",
+        "ImageMetadata",
+        "ParametersOfInterestMetadata",
+        "AnalysisTooling",
+        "SampledFunctions",
+        "StateSpaceRepresentation",
+        "TradeStudies",
+        "ShapeItems",
+        "SpatialItems",
+        "CauseAndEffect",
+        "RequirementDerivation",
+        "Trig",
+    }
+)
 
 #: Features every occurrence, action, state, flow or message has from the
 #: library's base definitions (``start``, ``done``, ``localClock``, a message's
 #: ``sourceEvent`` ...); a reference to one that the model does not declare is
 #: a reference into the library.
-IMPLICIT_FEATURES = frozenset({
-    "self", "that", "this", "start", "done", "result", "subject", "localClock", "startShot",
-    "endShot", "portionOfLife", "suboccurrences", "timeSlices", "snapshots", "source",
-    "target", "sourceEvent", "targetEvent", "payload", "sentMessage", "receivedMessage",
-    "sender", "receiver", "participant", "performedActions", "exhibitedStates",
-    "annotatedElement", "elements", "dimensions", "isMandatory",
-})
+IMPLICIT_FEATURES = frozenset(
+    {
+        "self",
+        "that",
+        "this",
+        "start",
+        "done",
+        "result",
+        "subject",
+        "localClock",
+        "startShot",
+        "endShot",
+        "portionOfLife",
+        "suboccurrences",
+        "timeSlices",
+        "snapshots",
+        "source",
+        "target",
+        "sourceEvent",
+        "targetEvent",
+        "payload",
+        "sentMessage",
+        "receivedMessage",
+        "sender",
+        "receiver",
+        "participant",
+        "performedActions",
+        "exhibitedStates",
+        "annotatedElement",
+        "elements",
+        "dimensions",
+        "isMandatory",
+    }
+)
 
 _REF_PART = re.compile(r"(::|\.)?('(?:[^'\\]|\\.)*'|[^:.']+)")
 
@@ -156,8 +270,11 @@ class Scope:
         """``name`` owned by ``ns`` (unless not ``own``), or (``inherit``) by what
         ``ns`` inherits from, breadth first; an alias of ``ns`` counts as owned."""
         if own:
-            loc = self.members.get(ns, {}).get(name) or self._alias(ns, name) or \
-                self.featured.get(ns, {}).get(name)
+            loc = (
+                self.members.get(ns, {}).get(name)
+                or self._alias(ns, name)
+                or self.featured.get(ns, {}).get(name)
+            )
             if loc is not None or not inherit:
                 return loc
         seen = {ns}
@@ -206,8 +323,7 @@ class Scope:
             quiet = self._quiet
             self._chain += 1
             try:
-                self.import_target[key] = self.resolve(imp.target, ns, False,
-                                                       own_imports=False)[0]
+                self.import_target[key] = self.resolve(imp.target, ns, False, own_imports=False)[0]
             finally:
                 self._chain -= 1
                 self._quiet = quiet
@@ -305,8 +421,15 @@ class Scope:
         own = [c for c in cands if self.recs[c].file == file]
         return own if len(own) == 1 else cands
 
-    def resolve(self, ref: str, ns: str, inherit: bool, use_imports: bool = True,
-                avoid: str | None = None, own_imports: bool = True) -> tuple[str | None, str]:
+    def resolve(
+        self,
+        ref: str,
+        ns: str,
+        inherit: bool,
+        use_imports: bool = True,
+        avoid: str | None = None,
+        own_imports: bool = True,
+    ) -> tuple[str | None, str]:
         """The locator ``ref`` names seen from namespace ``ns``, or None and why
         (``"library"`` for a name of the standard library). ``avoid`` is an
         element the first name must not resolve to (a feature that redefines
@@ -337,8 +460,11 @@ class Scope:
         if found is None:
             cands = self._fallback(first, ns, avoid)
             if len(cands) != 1:
-                if first in LIBRARY_NAMES or first in IMPLICIT_FEATURES or \
-                        (use_imports and self._library_in_scope(ns, first)):
+                if (
+                    first in LIBRARY_NAMES
+                    or first in IMPLICIT_FEATURES
+                    or (use_imports and self._library_in_scope(ns, first))
+                ):
                     return None, "library"
                 if cands:
                     return None, f"{first!r} is ambiguous ({len(cands)} elements carry it)"

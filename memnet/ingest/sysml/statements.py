@@ -26,8 +26,19 @@ if TYPE_CHECKING:
 class Body:
     """What the members of one body add up to."""
 
-    __slots__ = ("counts", "docs", "elements", "filters", "members", "parallel", "prev",
-                 "prev_state", "relations", "role_next", "text")
+    __slots__ = (
+        "counts",
+        "docs",
+        "elements",
+        "filters",
+        "members",
+        "parallel",
+        "prev",
+        "prev_state",
+        "relations",
+        "role_next",
+        "text",
+    )
 
     def __init__(self) -> None:
         self.elements: list[SysmlElement] = []
@@ -44,15 +55,20 @@ class Body:
 
     def mark(self) -> tuple[int, int, int, int, int, str | None, bool, dict[str, int]]:
         """Where the body stands, for :meth:`reset` after a reading that failed."""
-        return (len(self.elements), len(self.relations), len(self.docs), len(self.filters),
-                self.members, self.prev, self.prev_state, dict(self.counts))
+        return (
+            len(self.elements),
+            len(self.relations),
+            len(self.docs),
+            len(self.filters),
+            self.members,
+            self.prev,
+            self.prev_state,
+            dict(self.counts),
+        )
 
-    def reset(self, mark: tuple[int, int, int, int, int, str | None, bool,
-                                dict[str, int]]) -> None:
-        n_el, n_rel, n_doc, n_filter, self.members, self.prev, self.prev_state, \
-            self.counts = mark
-        del self.elements[n_el:], self.relations[n_rel:], self.docs[n_doc:], \
-            self.filters[n_filter:]
+    def reset(self, mark: tuple[int, int, int, int, int, str | None, bool, dict[str, int]]) -> None:
+        n_el, n_rel, n_doc, n_filter, self.members, self.prev, self.prev_state, self.counts = mark
+        del self.elements[n_el:], self.relations[n_rel:], self.docs[n_doc:], self.filters[n_filter:]
         self.role_next = None
 
     def name_for(self, role: str) -> str:
@@ -74,15 +90,33 @@ class Pre:
 
 Handler = Callable[["Reader", Body, int, Pre], None]
 
-_ROLE_EDGE = {"perform": "PERFORMS", "exhibit": "EXHIBITS", "include": "INCLUDES",
-              "assert": "ASSERTS", "require": "REQUIRES", "assume": "ASSUMES",
-              "verify": "VERIFIES", "frame": "FRAMES"}
+_ROLE_EDGE = {
+    "perform": "PERFORMS",
+    "exhibit": "EXHIBITS",
+    "include": "INCLUDES",
+    "assert": "ASSERTS",
+    "require": "REQUIRES",
+    "assume": "ASSUMES",
+    "verify": "VERIFIES",
+    "frame": "FRAMES",
+}
 #: the kind of the element a statement that names a feature becomes when its body
 #: has members of its own (``perform a { in x = y; }``)
-FEATURE_KIND = {"perform": "ACT", "entry": "ACT", "do": "ACT", "exit": "ACT",
-                "exhibit": "STATE", "include": "CASE", "assert": "CONSTRAINT",
-                "require": "CONSTRAINT", "assume": "CONSTRAINT", "satisfy": "REQ",
-                "verify": "REQ", "frame": "REQ", "render": "RENDER"}
+FEATURE_KIND = {
+    "perform": "ACT",
+    "entry": "ACT",
+    "do": "ACT",
+    "exit": "ACT",
+    "exhibit": "STATE",
+    "include": "CASE",
+    "assert": "CONSTRAINT",
+    "require": "CONSTRAINT",
+    "assume": "CONSTRAINT",
+    "satisfy": "REQ",
+    "verify": "REQ",
+    "frame": "REQ",
+    "render": "RENDER",
+}
 
 
 def props_of(**kw: Value | None) -> tuple[tuple[str, Value], ...]:
@@ -263,8 +297,12 @@ def expose(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     target, wildcard, filter_text = import_target(r)
     r.body()
     line, col = r.where(i0)
-    r.relate(body, Reference("EXPOSES", target, line, col,
-                             props_of(wildcard=wildcard or None, filter=filter_text)))
+    r.relate(
+        body,
+        Reference(
+            "EXPOSES", target, line, col, props_of(wildcard=wildcard or None, filter=filter_text)
+        ),
+    )
 
 
 def render(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -301,8 +339,18 @@ def _ref_or_decl(r: Reader, words: tuple[str, ...]) -> tuple[str | None, Decl]:
     return target, decl
 
 
-def named_link(r: Reader, body: Body, i0: int, pre: Pre, edge: str, target: str, decl: Decl,
-               inner: Body, word: str, **props: Value | None) -> None:
+def named_link(
+    r: Reader,
+    body: Body,
+    i0: int,
+    pre: Pre,
+    edge: str,
+    target: str,
+    decl: Decl,
+    inner: Body,
+    word: str,
+    **props: Value | None,
+) -> None:
     """A statement that names an existing feature: an ``edge`` from the enclosing
     element to it. When its body has members of its own, it is also an element
     (of the kind :data:`FEATURE_KIND` gives, role ``word``) that references the
@@ -314,8 +362,9 @@ def named_link(r: Reader, body: Body, i0: int, pre: Pre, edge: str, target: str,
         extra["as"] = last_name(decl.redefines[0])
     own = None
     if inner.members:
-        own = r.element(body, FEATURE_KIND[word], decl, i0, pre, inner, role=word,
-                        references=target).name
+        own = r.element(
+            body, FEATURE_KIND[word], decl, i0, pre, inner, role=word, references=target
+        ).name
     elif inner.docs:
         extra["doc"] = " ".join(inner.docs)
     r.relate(body, Reference(edge, target, line, col, props_of(**extra), own=own))
@@ -324,9 +373,11 @@ def named_link(r: Reader, body: Body, i0: int, pre: Pre, edge: str, target: str,
 def perform(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     role = r.k[r.i]
     r.i += 1
-    word, kind, calc, state = {"perform": (("action",), "ACT", False, False),
-                               "exhibit": (("state",), "STATE", False, True),
-                               "include": (("use", "case"), "CASE", True, False)}[role]
+    word, kind, calc, state = {
+        "perform": (("action",), "ACT", False, False),
+        "exhibit": (("state",), "STATE", False, True),
+        "include": (("use", "case"), "CASE", True, False),
+    }[role]
     target, decl = _ref_or_decl(r, word)
     r.value_part(decl)
     inner = r.body(calc=calc, state=state)
@@ -354,8 +405,18 @@ def assert_(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     if target is None:
         r.element(body, "CONSTRAINT", decl, i0, pre, inner, role=role)
     else:
-        named_link(r, body, i0, pre, "ASSERTS", target, decl, inner, "assert",
-                   negated=True if negated else None)
+        named_link(
+            r,
+            body,
+            i0,
+            pre,
+            "ASSERTS",
+            target,
+            decl,
+            inner,
+            "assert",
+            negated=True if negated else None,
+        )
 
 
 def satisfy(r: Reader, body: Body, i0: int, pre: Pre, negated: bool = False) -> None:
@@ -370,14 +431,14 @@ def satisfy(r: Reader, body: Body, i0: int, pre: Pre, negated: bool = False) -> 
     if target is None:
         target, own = _declared(r, body, i0, pre, decl, inner, "satisfy")
     elif inner.members:
-        own = r.element(body, "REQ", decl, i0, pre, inner, role="satisfy",
-                        references=target).name
+        own = r.element(body, "REQ", decl, i0, pre, inner, role="satisfy", references=target).name
     line, col = r.where(i0)
     r.relate(body, Satisfy(target, by, line, col, negated=negated, own=own))
 
 
-def _declared(r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, inner: Body,
-              role: str) -> tuple[str, str | None]:
+def _declared(
+    r: Reader, body: Body, i0: int, pre: Pre, decl: Decl, inner: Body, role: str
+) -> tuple[str, str | None]:
     """The requirement a declaring ``satisfy requirement ...`` or ``verify
     requirement ...`` names, and the element it declared for its body, if any:
     ``r`` alone names an existing one (with a body of its own, it is also an
@@ -404,8 +465,12 @@ def require(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     requirement) declared here, or an existing one named."""
     role = r.k[r.i]
     r.i += 1
-    word, kind = {"require": ("constraint", "CONSTRAINT"), "assume": ("constraint", "CONSTRAINT"),
-                  "frame": ("concern", "REQ"), "verify": ("requirement", "REQ")}[role]
+    word, kind = {
+        "require": ("constraint", "CONSTRAINT"),
+        "assume": ("constraint", "CONSTRAINT"),
+        "frame": ("concern", "REQ"),
+        "verify": ("requirement", "REQ"),
+    }[role]
     meta: list[str] = []
     while r.accept("#"):
         meta.append(r.qname())
@@ -467,8 +532,15 @@ def event(r: Reader, body: Body, i0: int, pre: Pre) -> None:
 # -- connections, flows, bindings, allocations ---------------------------------------------------
 
 
-def _edges(r: Reader, body: Body, i0: int, ends: list[str], edge: str, decl: Decl | None,
-           **props: Value | None) -> None:
+def _edges(
+    r: Reader,
+    body: Body,
+    i0: int,
+    ends: list[str],
+    edge: str,
+    decl: Decl | None,
+    **props: Value | None,
+) -> None:
     line, col = r.where(i0)
     name = decl.name if decl is not None else None
     type_ = decl.types[0] if decl is not None and decl.types else None
@@ -487,17 +559,36 @@ def _try_ends(r: Reader) -> list[str] | None:
         return None
 
 
-def _connector_element(r: Reader, body: Body, i0: int, pre: Pre, kind: str, word: str,
-                       decl: Decl | None, inner: Body, ends: list[str] | None,
-                       props: dict[str, Value] | None = None, role: str | None = None) -> None:
+def _connector_element(
+    r: Reader,
+    body: Body,
+    i0: int,
+    pre: Pre,
+    kind: str,
+    word: str,
+    decl: Decl | None,
+    inner: Body,
+    ends: list[str] | None,
+    props: dict[str, Value] | None = None,
+    role: str | None = None,
+) -> None:
     """A connector (connection, interface, allocation, flow, message, binding,
     succession) is an element when it has a name of its own, members of its own
     or no ends to draw an edge between; otherwise its edges say all of it."""
     named = decl is not None and bool(decl.name or decl.short_id or decl.redefines)
     if named or inner.members or ends is None:
         prev = body.prev, body.prev_state
-        r.element(body, kind, decl if decl is not None else Decl(), i0, pre, inner,
-                  props=props, word=word, role=role)
+        r.element(
+            body,
+            kind,
+            decl if decl is not None else Decl(),
+            i0,
+            pre,
+            inner,
+            props=props,
+            word=word,
+            role=role,
+        )
         if not named:  # one kept only for its members is not a step a `then` follows
             body.prev, body.prev_state = prev
 
@@ -520,9 +611,13 @@ def connector(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     inner = r.body()
     if ends is not None:
         _edges(r, body, i0, ends, edge, decl)
-    kind, named = {"connect": ("CONN", "connection"), "connection": ("CONN", "connection"),
-                   "interface": ("IFACE", "interface"), "allocate": ("ALLOC", "allocation"),
-                   "allocation": ("ALLOC", "allocation")}[word]
+    kind, named = {
+        "connect": ("CONN", "connection"),
+        "connection": ("CONN", "connection"),
+        "interface": ("IFACE", "interface"),
+        "allocate": ("ALLOC", "allocation"),
+        "allocation": ("ALLOC", "allocation"),
+    }[word]
     _connector_element(r, body, i0, pre, kind, named, decl, inner, ends)
 
 
@@ -557,9 +652,19 @@ def flow(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     inner = r.body()
     if ends is not None:
         _edges(r, body, i0, ends, "FLOWS", decl, of=payload)
-    _connector_element(r, body, i0, pre, "FLOW", "message" if word == "message" else "flow",
-                       decl, inner, ends, props={"of": payload} if payload else None,
-                       role="message" if word == "message" else None)
+    _connector_element(
+        r,
+        body,
+        i0,
+        pre,
+        "FLOW",
+        "message" if word == "message" else "flow",
+        decl,
+        inner,
+        ends,
+        props={"of": payload} if payload else None,
+        role="message" if word == "message" else None,
+    )
 
 
 def bind(r: Reader, body: Body, i0: int, pre: Pre) -> None:
@@ -575,25 +680,63 @@ def bind(r: Reader, body: Body, i0: int, pre: Pre) -> None:
     inner = r.body()
     _edges(r, body, i0, ends, "BINDS", decl)
     if inner.members:
-        _connector_element(r, body, i0, pre, "CONN", "binding", decl, inner, ends,
-                           role="binding")
+        _connector_element(r, body, i0, pre, "CONN", "binding", decl, inner, ends, role="binding")
 
 
 STATEMENTS: dict[str, Handler] = {
-    "package": package, "import": import_, "alias": alias, "doc": doc, "comment": comment,
-    "rep": comment, "language": comment, "locale": comment, "@": metadata,
-    "dependency": dependency, "filter": filter_, "expose": expose, "render": render,
-    "perform": perform, "exhibit": perform, "include": perform, "assert": assert_, "not": assert_,
-    "satisfy": satisfy, "require": require, "assume": require, "frame": require,
-    "verify": require, "subject": role_usage, "actor": role_usage, "stakeholder": role_usage,
-    "objective": role_usage, "return": return_, "event": event, "connect": connector,
-    "allocate": connector, "bind": bind, "binding": bind,
+    "package": package,
+    "import": import_,
+    "alias": alias,
+    "doc": doc,
+    "comment": comment,
+    "rep": comment,
+    "language": comment,
+    "locale": comment,
+    "@": metadata,
+    "dependency": dependency,
+    "filter": filter_,
+    "expose": expose,
+    "render": render,
+    "perform": perform,
+    "exhibit": perform,
+    "include": perform,
+    "assert": assert_,
+    "not": assert_,
+    "satisfy": satisfy,
+    "require": require,
+    "assume": require,
+    "frame": require,
+    "verify": require,
+    "subject": role_usage,
+    "actor": role_usage,
+    "stakeholder": role_usage,
+    "objective": role_usage,
+    "return": return_,
+    "event": event,
+    "connect": connector,
+    "allocate": connector,
+    "bind": bind,
+    "binding": bind,
 }
 #: usages with a shape of their own (their ``def`` forms are plain definitions)
 USAGES: dict[str, Handler] = {
-    "connection": connector, "interface": connector, "allocation": connector, "flow": flow,
-    "message": flow, "metadata": metadata,
+    "connection": connector,
+    "interface": connector,
+    "allocation": connector,
+    "flow": flow,
+    "message": flow,
+    "metadata": metadata,
 }
 
-__all__ = ["FEATURE_KIND", "STATEMENTS", "USAGES", "Body", "Handler", "Pre", "flow",
-           "import_target", "named_link", "props_of"]
+__all__ = [
+    "FEATURE_KIND",
+    "STATEMENTS",
+    "USAGES",
+    "Body",
+    "Handler",
+    "Pre",
+    "flow",
+    "import_target",
+    "named_link",
+    "props_of",
+]
