@@ -51,7 +51,7 @@ from .relevance import Relevance
 
 PERIPHERY = 5
 PEEK_BUDGET = 64  # adjacency entries read past the cut to name the periphery
-GAMMA = 0.5  # the share of its parent's activation a neighbour inherits
+GAMMA = 0.6  # the share of its parent's activation a neighbour inherits
 SCAN = 4  # the clamp scores at most SCAN * F adjacency entries of a node
 
 
