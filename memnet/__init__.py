@@ -97,10 +97,8 @@ if TYPE_CHECKING:  # what the names below are, for type checkers
     from .recall.delta import (
         apply_delta,
     )
-    from .recall.shape import (
-        Receipt,
-        Shape,
-    )
+    from .recall.receipt import Receipt
+    from .recall.shape import Shape
     from .session import (
         LIMITS,
         Session,
@@ -163,7 +161,7 @@ _LAZY = {
     "PathNotFound": "errors",
     "PathOutsideRoot": "errors",
     "QueryError": "errors",
-    "Receipt": "recall.shape",
+    "Receipt": "recall.receipt",
     "Session": "session",
     "SessionExists": "errors",
     "SessionInfo": "cabinet",

@@ -38,10 +38,12 @@ from .ids import check_session_id
 from .limits import LIMITS, Limits
 from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
 from .recall.hints import Hints
+from .recall.lines import VIEWS, LineCache, prime_lines
 from .recall.peak import ExemplarState, PeakState, census
+from .recall.receipt import LINE_TOKENS, finish
 from .recall.relevance import Relevance, Words, read_in
 from .recall.seed import SeedResult, by_nick, match, matches
-from .recall.shape import LINE_TOKENS, VIEWS, LineCache, Shape, build_body, finish, prime_lines
+from .recall.shape import Shape, build_body
 from .recall.walk import WalkResult, shape_walk
 from .record import replace
 from .tokens import DEFAULT_TOKENIZER, TOKENIZERS

@@ -49,7 +49,9 @@ from ..gql import ast
 from ..gql.emit import format_edge, format_query, format_value, node_text
 from ..gql.parse import parse_delta
 from ..record import field_names, replace
-from .shape import ALARM_ADVICE, ALARM_TOKENS, LineCache, Receipt, Shape, answer_line, finish
+from .lines import LineCache
+from .receipt import ALARM_ADVICE, ALARM_TOKENS, Receipt, answer_line, finish
+from .shape import Shape
 
 #: Versions before the current one whose Shapes an etag may name.
 WINDOW = 16

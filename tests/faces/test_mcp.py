@@ -574,7 +574,7 @@ def test_the_tool_list_costs_at_most_1500_tokens_and_says_how_to_read_a_shape(tm
     the server's instructions are short too. The descriptions say what the
     text is: the receipt line first, then the INSERT literal."""
     from memnet.absorb import POLICIES
-    from memnet.recall.shape import VIEWS
+    from memnet.recall.lines import VIEWS
 
     cab = Cabinet.open(backend="memory")
     work = cab.create("work")

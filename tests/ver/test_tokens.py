@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import memnet
 from memnet.graph.handles import edge_handle, node_handle
-from memnet.recall.shape import LINE_TOKENS
+from memnet.recall.receipt import LINE_TOKENS
 from memnet.tokens import TOKENIZERS
 from tests.ver.strategies import (
     TRICKY,
@@ -193,7 +193,7 @@ def test_an_edge_line_counted_by_pieces_matches_the_tokenizer(
     """The Shape counts a property-less edge line as the sum of its pieces'
     counts; that must equal the tokenizer's count of the whole line."""
     from memnet.graph.store import edge_handle, node_handle
-    from memnet.recall.shape import LineCache
+    from memnet.recall.lines import LineCache
 
     s, e, d = node_handle(src), edge_handle(eid), node_handle(dst)
     line = f"  ({s})-[{e}:{etype}]->({d})" + ("" if last else ",\n")
@@ -223,7 +223,7 @@ def test_a_handle_counted_from_its_head_and_tail_is_the_tokenizers_count(ids) ->
     """Handles are counted from a head and a tail cut into runs once each;
     every count must be the tokenizer's, also where a letter or digit run
     crosses the cut, and once the heads and tails are remembered."""
-    from memnet.recall.shape import LineCache
+    from memnet.recall.lines import LineCache
 
     cache = LineCache("o200k_base")
     for i in ids + ids:
@@ -334,7 +334,7 @@ def test_a_receipt_line_costs_at_most_40_tokens(
     the etag in at most LINE_TOKENS tokens, whatever q: a long q is shown by
     its start, and the periphery cue only when it fits. A seed mode that
     says something new (peak, skip) adds a short note."""
-    from memnet.recall.shape import Receipt
+    from memnet.recall.receipt import Receipt
 
     r = Receipt(
         session="s-1",
@@ -362,7 +362,7 @@ def test_a_receipt_line_costs_at_most_40_tokens(
         bytes=sizes[1],
         alarm=False,
     )
-    from memnet.recall.shape import parts_tokens, receipt_parts
+    from memnet.recall.receipt import parts_tokens, receipt_parts
 
     line = r.line()
     assert line.startswith("// shape v=3 q=") and f" etag={etag}" in line
@@ -412,7 +412,8 @@ def test_finish_prints_the_totals_of_its_own_text_across_the_alarm(
     size are those of the line and the body, and the alarm (with its advice,
     printed on the line) says whether that count passes ALARM_TOKENS, also
     when only the receipt line pushes it over."""
-    from memnet.recall.shape import ALARM_ADVICE, ALARM_TOKENS, LineCache, finish
+    from memnet.recall.lines import LineCache
+    from memnet.recall.receipt import ALARM_ADVICE, ALARM_TOKENS, finish
 
     body = "" if empty else "INSERT\n  (na1:TSK {title: 'x'})\n"
     fields = dict(
@@ -614,7 +615,7 @@ def test_a_receipt_string_is_printed_as_json_prints_it(text) -> None:  # type: i
     """The receipt quotes plain text itself and leaves the rest to json."""
     import json
 
-    from memnet.recall.shape import _json
+    from memnet.recall.receipt import _json
 
     assert _json(text, True) == json.dumps(text)
     assert _json(text) == json.dumps(text, ensure_ascii=False)
