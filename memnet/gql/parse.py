@@ -44,7 +44,6 @@ from .caps import (
     check_size,
     check_tokens,
 )
-from .codebook import direct_codebook
 from .emit import MATCH_WORD, plain_word
 from .failure import context, line_column
 
@@ -130,6 +129,8 @@ def _parse_query_cached(q: str) -> SeedQuery:
     if plain_word(q):
         return SeedQuery(keywords=(q,))  # one plain word, the usual fresh q
     check_caps(q, MAX_QUERY_CHARS)
+    from .codebook import direct_codebook  # imported now: a MATCH query or a Δ never needs it
+
     direct = direct_codebook(q)
     if direct is not None:
         return direct
