@@ -18,10 +18,13 @@ import re
 
 from ..errors import InvalidArgument
 
+#: a variable or property key
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: variables the parser gives anonymous node patterns (refused from users)
 ANON_RE = re.compile(r"_anon[0-9]+")
+#: a kind, label or edge type
 LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]*")
+#: a nick, without its ``#``
 NICK_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
