@@ -44,7 +44,7 @@ from .cabinet import Cabinet
 from .commit import CommitResult
 from .errors import CapExceeded, ConflictError, InvalidArgument, SessionExists, SessionNotFound
 from .gql import ast
-from .gql.emit import _cb_value, format_value
+from .gql.emit import codebook_value, format_value
 from .gql.parse import parse_delta
 from .graph.store import parse_handle
 from .ids import check_session_id
@@ -111,7 +111,7 @@ def ensure_catalog(cabinet: Cabinet, prefix: str) -> Session:
 
 def _find(catalog: Session, sid: str) -> str | None:
     """The handle of the SES node of ``sid`` in ``catalog``, or None."""
-    shape = catalog.recall(f"{CATALOG_KIND} sid:{_cb_value(sid)}", k=0, max_rows=5)
+    shape = catalog.recall(f"{CATALOG_KIND} sid:{codebook_value(sid)}", k=0, max_rows=5)
     for h in shape.receipt.seeds:
         ref = parse_handle(h)
         if ref is None or ref[0] != "n":

@@ -61,6 +61,10 @@ def test_two_verbs_and_their_results():
         "memnet.tokens",
         "memnet.cabinet.base",
         "memnet.recall.delta",
+        "memnet.gql.build",
+        "memnet.gql.failure",
+        "memnet.gql.literals",
+        "memnet.gql.names",
     ],
 )
 @pytest.mark.req("MN-REQ-15")

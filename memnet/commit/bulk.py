@@ -7,7 +7,9 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..gql import ast
-from ..gql.emit import _NICK_RE, _label, _name, _var
+from ..gql.build import InsertState, RawInsert
+from ..gql.failure import SyntaxFail, syntax_error
+from ..gql.names import check_label, check_name, check_nick, check_var
 
 
 class Bulk:
@@ -63,13 +65,11 @@ class Bulk:
     )
 
     def __init__(self) -> None:
-        from ..gql.parse import _InsertState
-
         self._statements: list[ast.Statement] = []
         self._paths: list[list[Any]] = []
         self._insert_at = 0  # line of the open INSERT (0: none open)
         self._line = 1  # next line of the text form
-        self._state = _InsertState()
+        self._state = InsertState()
         self._auto = 0
         self._ops: list[tuple[Any, ...]] = []  # what text() renders
         self._delta: ast.Delta | None = None
@@ -97,14 +97,10 @@ class Bulk:
 
     def _close(self) -> None:
         if self._insert_at:
-            from ..gql.parse import _Fail, _RawInsert
-
             try:
-                ins = self._state.build(_RawInsert(ast.Pos(self._insert_at, 1), self._paths))
-            except _Fail as f:
-                from ..errors import GQLSyntaxError
-
-                raise GQLSyntaxError(f.message, line=f.line, column=f.column) from None
+                ins = self._state.build(RawInsert(ast.Pos(self._insert_at, 1), self._paths))
+            except SyntaxFail as f:
+                raise syntax_error(f) from None
             self._statements.append(ins)
             self._paths = []
             self._insert_at = 0
@@ -257,11 +253,11 @@ class Bulk:
                 out.append(f"({dst}){sep}")
             else:
                 _t, ref, sep, name, *value = op
-                _var(ref)
+                check_var(ref)
                 if sep == ".":
-                    _name(name, "property key")
+                    check_name(name, "property key")
                 elif sep == ":":
-                    _label(name)
+                    check_label(name)
                 elif sep:
                     format_node(None, (), (), name)  # checks the nick
                 tail = f" = {format_value(value[0])}" if value else ""
@@ -273,11 +269,6 @@ def _closed() -> None:
     raise InvalidArgument(
         "this Bulk was already committed or turned into a Δ (it is closed); build a new one"
     )
-
-
-def _check_nick_name(nick: object) -> None:
-    if not isinstance(nick, str) or _NICK_RE.fullmatch(nick) is None:
-        raise InvalidArgument(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
 
 
 # names already checked, by what they name: the common case is one set lookup
@@ -296,12 +287,12 @@ def _known(name: object, good: set[str], check: Callable[[Any], object]) -> None
 
 
 def _key_name(key: object) -> None:
-    _name(key, "property key")  # type: ignore[arg-type]
+    check_name(key, "property key")  # type: ignore[arg-type]
 
 
 def _check_var(var: object) -> None:
     if type(var) is not str or var not in _GOOD_VARS:
-        _known(var, _GOOD_VARS, _var)
+        _known(var, _GOOD_VARS, check_var)
 
 
 def _check_key(key: object) -> None:
@@ -311,12 +302,12 @@ def _check_key(key: object) -> None:
 
 def _check_label(label: object) -> None:
     if type(label) is not str or label not in _GOOD_LABELS:
-        _known(label, _GOOD_LABELS, _label)
+        _known(label, _GOOD_LABELS, check_label)
 
 
 def _check_nick(nick: object) -> None:
     if type(nick) is not str or nick not in _GOOD_NICKS:
-        _known(nick, _GOOD_NICKS, _check_nick_name)
+        _known(nick, _GOOD_NICKS, check_nick)
 
 
 def _labels(labels: object) -> tuple[Any, ...]:

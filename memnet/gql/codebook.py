@@ -2,11 +2,12 @@
 
 ``TSK status:open pricing`` is a few whitespace-separated tokens (an upper-case
 kind and labels, ``key:value`` and ``key~value`` pairs, one ``#nick``,
-keywords); :func:`_direct_codebook` types each word as the grammar's lexer
+keywords); :func:`direct_codebook` types each word as the grammar's lexer
 would and builds the :class:`~memnet.gql.ast.SeedQuery` without lark. Text it
 does not take (a quote, a comment, a ``#`` that is not a lone nick) goes to
 lark's ``codebook`` rule (:mod:`memnet.gql.grammar`), which builds its query
-with the same :func:`_codebook_query`.
+with the same :func:`codebook_query`. Values are read with
+:mod:`memnet.gql.literals`, as every reader reads them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Iterable
 
 from .ast import SeedQuery, Value
 from .emit import format_value
-from .parse import Token, _decode_string, _Fail, _fail_at
+from .failure import SyntaxFail, Token, fail_at
+from .literals import decode_string
 
 _INT_RE = re.compile(r"-?[0-9]+")
 _FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
@@ -41,7 +43,7 @@ def _bare_codebook_value(word: str) -> Value:
     return word
 
 
-def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
+def codebook_query(tokens: Iterable[Token]) -> SeedQuery:
     """The query of a codebook token list (each token typed CB_UPPER,
     CB_PAIR, CB_NICK, CB_STRING or CB_WORD)."""
     kind: str | None = None
@@ -67,21 +69,21 @@ def _codebook_query(tokens: Iterable[Token]) -> SeedQuery:
             key, sep, raw = text[:cut], text[cut], text[cut + 1 :]
             quoted = raw.startswith("'")
             if sep == "~":
-                contains.append((key, _decode_string(tok) if quoted else raw))
+                contains.append((key, decode_string(tok) if quoted else raw))
                 continue
             if key in seen:
-                raise _fail_at(tok, f"duplicate property key {key!r}")
+                raise fail_at(tok, f"duplicate property key {key!r}")
             seen.add(key)
-            value = _decode_string(tok) if quoted else _bare_codebook_value(raw)
+            value = decode_string(tok) if quoted else _bare_codebook_value(raw)
             if not isinstance(value, str) and raw != format_value(value):
                 bare.append((key, raw))  # the text as written, when not canonical
             props.append((key, value))
         elif t == "CB_NICK":
             if nick is not None:
-                raise _fail_at(tok, "a query names at most one #nick")
+                raise fail_at(tok, "a query names at most one #nick")
             nick = str(tok)[1:]
         elif t == "CB_STRING":
-            keywords.append(_decode_string(tok))
+            keywords.append(decode_string(tok))
         else:
             keywords.append(str(tok))
     return SeedQuery(
@@ -114,7 +116,7 @@ _CB_PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[:~][^\s'#]+")
 _CB_HARD = re.compile(r"['#]|//|/\*")
 
 
-def _direct_codebook(q: str) -> SeedQuery | None:
+def direct_codebook(q: str) -> SeedQuery | None:
     """The codebook query in ``q`` read word by word, or None when it holds a
     quote, a comment or a ``#`` that is not a lone nick (lark reads those)."""
     words = q.split()
@@ -133,9 +135,9 @@ def _direct_codebook(q: str) -> SeedQuery | None:
             tok.type = "CB_WORD"
         toks.append(tok)
     try:
-        return _codebook_query(toks)
-    except _Fail:
+        return codebook_query(toks)
+    except SyntaxFail:
         return None
 
 
-__all__: list[str] = []  # read through memnet.gql.parse.parse_query and the grammar
+__all__ = ["codebook_query", "direct_codebook"]

@@ -18,9 +18,9 @@ the same data (the round trip):
 * ``format_insert`` — ``INSERT`` then one element per line, indented two spaces,
   comma-separated. No elements → '' (an empty Shape emits no INSERT at all).
 
-Names, kinds, labels, types and nicks are checked against the grammar and a bad
-one raises InvalidArgument (a ValueError), so nothing unparseable is ever
-emitted.
+Names, kinds, labels, types and nicks are checked against the grammar (with
+:mod:`memnet.gql.names`) and a bad one raises InvalidArgument (a ValueError),
+so nothing unparseable is ever emitted.
 
 ``format_query`` renders any :class:`~memnet.gql.ast.SeedQuery` in the
 normalised codebook form, always in this order::
@@ -48,16 +48,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from ..errors import InvalidArgument
 from ..values import Props, Value, format_value
 from ..values import quote as _quote
 from ..values import scalar_text as _scalar
 from .ast import SeedQuery
-
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ANON_RE = re.compile(r"_anon[0-9]+")
-_LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]*")
-_NICK_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+from .names import LABEL_RE, check_label, check_name, check_nick, check_var
 
 # codebook rendering
 _BARE_WORD_RE = re.compile(r"[^\s'#]+")
@@ -74,25 +69,6 @@ def plain_word(w: str) -> bool:
     return w.isalnum() and w.isascii() and w[0].islower()
 
 
-def _name(s: str, what: str) -> str:
-    if not isinstance(s, str) or _NAME_RE.fullmatch(s) is None:
-        raise InvalidArgument(f"{what} {s!r} is not a name ([A-Za-z_][A-Za-z0-9_]*)")
-    return s
-
-
-def _var(s: str) -> str:
-    _name(s, "variable")
-    if _ANON_RE.fullmatch(s):
-        raise InvalidArgument(f"variable {s!r} is reserved for anonymous nodes")
-    return s
-
-
-def _label(s: str, what: str = "label") -> str:
-    if not isinstance(s, str) or _LABEL_RE.fullmatch(s) is None:
-        raise InvalidArgument(f"{what} {s!r} is not upper case ([A-Z][A-Z0-9_]*)")
-    return s
-
-
 def _pairs(
     props: Props | Mapping[str, Value] | Iterable[tuple[str, Value]],
 ) -> Iterable[tuple[str, Value]]:
@@ -103,7 +79,9 @@ def _pairs(
 
 def format_props(props: Props | Mapping[str, Value]) -> str:
     """``{k: v, k2: v2}`` in the order given, or '' when there are none."""
-    body = ", ".join(f"{_name(k, 'property key')}: {format_value(v)}" for k, v in _pairs(props))
+    body = ", ".join(
+        f"{check_name(k, 'property key')}: {format_value(v)}" for k, v in _pairs(props)
+    )
     return "{" + body + "}" if body else ""
 
 
@@ -115,14 +93,14 @@ def format_node(
 ) -> str:
     """``(var:KIND&LABEL #nick {k: v})``; ``labels[0]`` is the kind."""
     if var is not None:
-        _var(var)
+        check_var(var)
     labels = tuple(labels)
     for x in labels:
-        _label(x)
-    if nick is not None and (not isinstance(nick, str) or _NICK_RE.fullmatch(nick) is None):
-        raise InvalidArgument(f"nick {nick!r} is not [a-z0-9][a-z0-9_-]*")
+        check_label(x)
+    if nick is not None:
+        check_nick(nick)
     for k, _v in _pairs(props):
-        _name(k, "property key")
+        check_name(k, "property key")
     return node_text(var, labels, tuple(_pairs(props)), nick)
 
 
@@ -149,11 +127,11 @@ def format_edge(
     var: str | None, type: str, src: str, dst: str, props: Props | Mapping[str, Value] = ()
 ) -> str:
     """``(src)-[var:TYPE {k: v}]->(dst)``."""
-    inner = ("" if var is None else _var(var)) + ":" + _label(type, "edge type")
+    inner = ("" if var is None else check_var(var)) + ":" + check_label(type, "edge type")
     body = format_props(props)
     if body:
         inner += " " + body
-    return f"({_var(src)})-[{inner}]->({_var(dst)})"
+    return f"({check_var(src)})-[{inner}]->({check_var(dst)})"
 
 
 def format_insert(node_strs: Iterable[str], edge_strs: Iterable[str]) -> str:
@@ -181,10 +159,6 @@ def _cb_string(s: str) -> str:
 def codebook_value(v: Value) -> str:
     """A value as a codebook ``key:value`` writes it (bare when it reads back
     as the same value, quoted otherwise)."""
-    return _cb_value(v)
-
-
-def _cb_value(v: Value) -> str:
     if isinstance(v, str):
         return _cb_string(v)
     if isinstance(v, (tuple, list)):
@@ -197,7 +171,7 @@ def _cb_keyword(w: str) -> str:
         return w  # a plain word (most keywords): none of the tests below holds
     if (
         _BARE_WORD_RE.fullmatch(w) is None
-        or _LABEL_RE.fullmatch(w) is not None
+        or LABEL_RE.fullmatch(w) is not None
         or _PAIR_LIKE_RE.match(w) is not None
         or w.startswith(("//", "/*"))
         or MATCH_WORD.match(w) is not None
@@ -235,7 +209,7 @@ def format_query(q: SeedQuery) -> str:
         out.append(q.kind)
     out.extend(q.labels)
     bare = dict(q.bare)
-    out.extend(f"{k}:{bare[k] if k in bare else _cb_value(v)}" for k, v in q.props)
+    out.extend(f"{k}:{bare[k] if k in bare else codebook_value(v)}" for k, v in q.props)
     out.extend(f"{k}~{_cb_string(needle)}" for k, needle in q.contains)
     out.extend(_cb_keyword(w) for w in q.keywords)
     if q.nick is not None:

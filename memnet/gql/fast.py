@@ -5,17 +5,16 @@ lark's LALR parser costs several microseconds a token, which makes it the
 bottleneck of every Commit sent as text. This module reads the same ``delta``
 grammar in two steps: one regular expression cuts the whole text into tokens
 (a C-level scan; blanks and comments dropped), then a recursive descent over
-the token list builds the same syntax tree through the same checks
-(:class:`~memnet.gql.parse._InsertState` for variables, the same string
-decoding). It never reports an error itself when the text is small: on
-anything it does not accept it returns ``None`` and
+the token list builds the same syntax tree through the same checks (the
+builder of :mod:`memnet.gql.build` for variables, the string decoding of
+:mod:`memnet.gql.literals`). It never reports an error itself: on anything it
+does not accept it gives up (``None``, or the offset where it stopped) and
 :func:`memnet.gql.parse.parse_delta` asks lark, which says what is wrong and
 where. So the grammar file stays the one definition of the language, and a
 property test (tests/gql/test_fast.py) holds the two readers to the same trees.
 
 Each token is read once and the descent only moves forward: a Δ is read in
-time linear in its length.
-"""
+time linear in its length."""
 
 from __future__ import annotations
 
@@ -40,6 +39,10 @@ from .ast import (
     Statement,
     Value,
 )
+from .build import InsertState, RawEdge, RawInsert
+from .failure import SyntaxFail
+from .literals import decode_text
+from .names import ANON_RE, LABEL_RE
 
 # One alternative per token kind; the names are the kinds. Blanks and comments
 # are matched and dropped; anything else is one character of kind X (refused).
@@ -56,8 +59,8 @@ _TOKENS = re.compile(
 """,
     re.VERBOSE,
 )
-_LABEL = re.compile(r"[A-Z][A-Z0-9_]*")
-_ANON = re.compile(r"_anon[0-9]+")
+_LABEL = LABEL_RE
+_ANON = ANON_RE
 _NL = re.compile(r"\n")
 _STATEMENTS = frozenset({"insert", "set", "remove", "delete", "settle", "gone"})
 _INF = (float("inf"), float("-inf"))
@@ -97,13 +100,11 @@ class _Reader:
     __slots__ = ("text", "k", "v", "at", "i", "nls", "_decode")
 
     def __init__(self, text: str) -> None:
-        from .parse import _decode_text
-
         self.text = text
         self.k, self.v, self.at = _scan(text)
         self.i = 0
         self.nls: list[int] | None = None
-        self._decode = _decode_text
+        self._decode = decode_text
 
     def stop(self) -> _Stop:
         return _Stop(self.at[self.i])
@@ -225,7 +226,7 @@ class _Reader:
         self.punct(")")
         return NodePattern(var, labels, props, nick, self.pos(start))
 
-    def edge(self, right: bool) -> tuple[Any, ...]:
+    def edge(self, right: bool) -> RawEdge:
         start = self.i - 1
         var = self.var() if self.k[self.i] == "W" else None
         self.punct(":")
@@ -234,9 +235,7 @@ class _Reader:
         self.punct("]->" if right else "]-")
         return (right, var, etype, props, self.pos(start), None)
 
-    def insert(self, start: int) -> Any:
-        from .parse import _RawInsert
-
+    def insert(self, start: int) -> RawInsert:
         paths = []
         while True:
             path: list[Any] = [self.node()]
@@ -251,7 +250,7 @@ class _Reader:
             paths.append(path)
             if not self.is_punct(","):
                 break
-        return _RawInsert(self.pos(start), paths)
+        return RawInsert(self.pos(start), paths)
 
     # -- SET / REMOVE --------------------------------------------------------------------
     def item(self, setting: bool) -> Statement:
@@ -272,10 +271,8 @@ class _Reader:
 
     # -- the whole Δ ----------------------------------------------------------------------
     def delta(self) -> Delta:
-        from .parse import _Fail, _InsertState
-
         out: list[Statement] = []
-        state = _InsertState()
+        state = InsertState()
         kinds, values = self.k, self.v
         while True:
             i = self.i
@@ -292,7 +289,7 @@ class _Reader:
             if word == "insert":
                 try:
                     out.append(state.build(self.insert(i)))
-                except _Fail:
+                except SyntaxFail:
                     raise _Stop(self.at[i]) from None
             elif word == "set" or word == "remove":
                 setting = word == "set"

@@ -1,7 +1,8 @@
 """The lark side of the GQL dialect: the LALR parser built from ``memnet.lark``,
 the transformer that reduces its rules straight into :mod:`memnet.gql.ast`
-objects, and the translation of lark's errors into
-:class:`~memnet.errors.GQLSyntaxError` messages with line, column and context.
+objects (an ``INSERT`` through the shared builder, :mod:`memnet.gql.build`),
+and the translation of lark's errors into :class:`~memnet.errors.GQLSyntaxError`
+messages with line, column and context.
 
 :mod:`memnet.gql.parse` imports this module only when it needs lark: a Δ the
 direct reader accepts, and a plain codebook query, never load the parser.
@@ -34,22 +35,10 @@ from .ast import (
     Statement,
     Value,
 )
-from .codebook import _codebook_query
-from .parse import (
-    _check_var,
-    _context,
-    _decode_string,
-    _end_position,
-    _Fail,
-    _fail_at,
-    _InsertState,
-    _int,
-    _merge_props,
-    _offset_of,
-    _pos,
-    _RawInsert,
-    _scalar,
-)
+from .build import InsertState, RawEdge, RawInsert, merge_props, read_var, token_pos
+from .codebook import codebook_query
+from .failure import SyntaxFail, context, end_position, fail_at, offset_of, syntax_error
+from .literals import decode_string, read_int, read_scalar
 
 _VALUE_TERMS = frozenset({"STRING", "INT", "FLOAT", "TRUE", "FALSE"})
 _STATEMENT_TERMS = frozenset({"INSERT", "SET", "REMOVE", "DELETE", "SETTLE"})
@@ -148,34 +137,34 @@ def _lark_to_error(err: UnexpectedInput, text: str) -> GQLSyntaxError:
         tok = err.token
         expected = _accepted(err, err.expected or ())
         if tok.type == "$END":
-            line, column = _end_position(text)
+            line, column = end_position(text)
             offset = len(text)
             message = f"unexpected end of input; expected {_describe_expected(expected)}"
         else:
             line, column = tok.line or 1, tok.column or 1
-            offset = tok.start_pos if tok.start_pos is not None else _offset_of(text, line, column)
+            offset = tok.start_pos if tok.start_pos is not None else offset_of(text, line, column)
             if tok.type.startswith("CB_") or any(n.startswith("CB_") for n in expected):
                 # the fallback lexer read a token of the other form: describe the text
                 message = _char_message(text, offset, expected)
             else:
                 message = _token_message(tok, expected)
-        return GQLSyntaxError(message, line=line, column=column, context=_context(text, offset))
+        return GQLSyntaxError(message, line=line, column=column, context=context(text, offset))
     if isinstance(err, UnexpectedCharacters):
         offset = err.pos_in_stream if err.pos_in_stream is not None else 0
         expected = _accepted(err, err.allowed or ())
         message = _char_message(text, offset, expected)
         return GQLSyntaxError(
-            message, line=err.line, column=err.column, context=_context(text, offset)
+            message, line=err.line, column=err.column, context=context(text, offset)
         )
     line = getattr(err, "line", None) or 1
     column = getattr(err, "column", None) or 1
     if not isinstance(line, int) or line < 1:
-        line, column = _end_position(text)
+        line, column = end_position(text)
     return GQLSyntaxError(
         "the text does not parse",
         line=line,
         column=column,
-        context=_context(text, _offset_of(text, line, column)),
+        context=context(text, offset_of(text, line, column)),
     )
 
 
@@ -254,10 +243,10 @@ class _Builder(Transformer):  # type: ignore[type-arg]
     # ---- values
     def value(self, c: list[Any]) -> Value:
         v = c[0]
-        return v if isinstance(v, tuple) else _scalar(v)
+        return v if isinstance(v, tuple) else read_scalar(v)
 
     def scalar(self, c: list[Any]) -> Value:
-        return _scalar(c[0])
+        return read_scalar(c[0])
 
     def list_value(self, c: list[Any]) -> tuple[Any, ...]:
         return tuple(x for x in c[1:] if x is not None)
@@ -266,7 +255,7 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         return (c[0], c[1])
 
     def props(self, c: list[Any]) -> tuple[tuple[str, Value], ...]:
-        return _merge_props(x for x in c[1:] if x is not None)
+        return merge_props(x for x in c[1:] if x is not None)
 
     # ---- patterns
     def label_expr(self, c: list[Any]) -> tuple[str, ...]:
@@ -275,69 +264,69 @@ class _Builder(Transformer):  # type: ignore[type-arg]
     def node(self, c: list[Any]) -> NodePattern:
         lpar, name, labels, nick, props = c
         return NodePattern(
-            None if name is None else _check_var(name),
+            None if name is None else read_var(name),
             labels or (),
             props or (),
             None if nick is None else str(nick)[1:],
-            _pos(lpar),
+            token_pos(lpar),
         )
 
-    def edge_right(self, c: list[Any]) -> tuple[Any, ...]:
+    def edge_right(self, c: list[Any]) -> RawEdge:
         opener, name, etype, props = c
-        var = None if name is None else _check_var(name)
-        return (True, var, str(etype), props or (), _pos(opener), name)
+        var = None if name is None else read_var(name)
+        return (True, var, str(etype), props or (), token_pos(opener), name)
 
-    def edge_left(self, c: list[Any]) -> tuple[Any, ...]:
+    def edge_left(self, c: list[Any]) -> RawEdge:
         opener, name, etype, props = c
-        var = None if name is None else _check_var(name)
-        return (False, var, str(etype), props or (), _pos(opener), name)
+        var = None if name is None else read_var(name)
+        return (False, var, str(etype), props or (), token_pos(opener), name)
 
     def path(self, c: list[Any]) -> list[Any]:
         return c
 
-    def insert(self, c: list[Any]) -> _RawInsert:
-        return _RawInsert(_pos(c[0]), c[1:])
+    def insert(self, c: list[Any]) -> RawInsert:
+        return RawInsert(token_pos(c[0]), c[1:])
 
     # ---- SET / REMOVE / DELETE / SETTLE
     def set_stmt(self, c: list[Any]) -> list[Statement]:
         return c[1:]
 
     def set_prop(self, c: list[Any]) -> SetProp:
-        return SetProp(str(c[0]), str(c[1]), c[2], _pos(c[0]))
+        return SetProp(str(c[0]), str(c[1]), c[2], token_pos(c[0]))
 
     def set_label(self, c: list[Any]) -> SetLabel:
-        return SetLabel(str(c[0]), str(c[1]), _pos(c[0]))
+        return SetLabel(str(c[0]), str(c[1]), token_pos(c[0]))
 
     def set_nick(self, c: list[Any]) -> SetNick:
-        return SetNick(str(c[0]), str(c[1])[1:], _pos(c[0]))
+        return SetNick(str(c[0]), str(c[1])[1:], token_pos(c[0]))
 
     def remove_stmt(self, c: list[Any]) -> list[Statement]:
         return c[1:]
 
     def remove_prop(self, c: list[Any]) -> RemoveProp:
-        return RemoveProp(str(c[0]), str(c[1]), _pos(c[0]))
+        return RemoveProp(str(c[0]), str(c[1]), token_pos(c[0]))
 
     def remove_label(self, c: list[Any]) -> RemoveLabel:
-        return RemoveLabel(str(c[0]), str(c[1]), _pos(c[0]))
+        return RemoveLabel(str(c[0]), str(c[1]), token_pos(c[0]))
 
     def remove_nick(self, c: list[Any]) -> RemoveNick:
-        return RemoveNick(str(c[0]), str(c[1])[1:], _pos(c[0]))
+        return RemoveNick(str(c[0]), str(c[1])[1:], token_pos(c[0]))
 
     def delete_stmt(self, c: list[Any]) -> list[Statement]:
-        return [Delete(str(t), _pos(t)) for t in c[1:]]
+        return [Delete(str(t), token_pos(t)) for t in c[1:]]
 
     def settle_stmt(self, c: list[Any]) -> list[Statement]:
-        return [Settle(str(t), _pos(t)) for t in c[1:]]
+        return [Settle(str(t), token_pos(t)) for t in c[1:]]
 
     def gone_stmt(self, c: list[Any]) -> list[Statement]:
-        return [Gone(str(t), _pos(t)) for t in c[1:]]
+        return [Gone(str(t), token_pos(t)) for t in c[1:]]
 
     # ---- the whole Δ
     def delta(self, c: list[Any]) -> Delta:
         out: list[Statement] = []
-        state = _InsertState()
+        state = InsertState()
         for item in c:
-            if isinstance(item, _RawInsert):
+            if isinstance(item, RawInsert):
                 out.append(state.build(item))
             else:
                 out.extend(item)
@@ -345,7 +334,7 @@ class _Builder(Transformer):  # type: ignore[type-arg]
 
     # ---- MATCH form
     def cond_contains(self, c: list[Any]) -> tuple[Any, ...]:
-        return ("contains", c[0], c[1], _decode_string(c[3]))
+        return ("contains", c[0], c[1], decode_string(c[3]))
 
     def cond_eq(self, c: list[Any]) -> tuple[Any, ...]:
         return ("eq", c[0], c[1], c[2])
@@ -355,9 +344,9 @@ class _Builder(Transformer):  # type: ignore[type-arg]
 
     def limit(self, c: list[Any]) -> tuple[Any, ...]:
         tok = c[1]
-        n = _int(tok)
+        n = read_int(tok)
         if n < 1:
-            raise _fail_at(tok, f"LIMIT must be at least 1 (got {n})")
+            raise fail_at(tok, f"LIMIT must be at least 1 (got {n})")
         return ("limit", n)
 
     def return_clause(self, c: list[Any]) -> tuple[Any, ...]:
@@ -374,10 +363,10 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         def check(tok: Token) -> None:
             if str(tok) != var:
                 if var is None:
-                    raise _fail_at(
+                    raise fail_at(
                         tok, f"variable {tok} is not bound: the MATCH pattern has no variable"
                     )
-                raise _fail_at(tok, f"variable {tok} is not the MATCH variable {var}")
+                raise fail_at(tok, f"variable {tok} is not the MATCH variable {var}")
 
         for kind, var_tok, key_tok, value in conds:
             check(var_tok)
@@ -398,7 +387,7 @@ class _Builder(Transformer):  # type: ignore[type-arg]
             name = str(key)
             if name in seen:
                 if isinstance(key, Token):
-                    raise _fail_at(key, f"duplicate property key {name!r}")
+                    raise fail_at(key, f"duplicate property key {name!r}")
             seen.add(name)
             merged.append((name, value))
         labels = node.labels
@@ -414,7 +403,7 @@ class _Builder(Transformer):  # type: ignore[type-arg]
 
     # ---- codebook form
     def codebook(self, c: list[Any]) -> SeedQuery:
-        return _codebook_query(c)
+        return codebook_query(c)
 
 
 _parser: Lark | None = None
@@ -441,17 +430,16 @@ def _get_parser() -> Lark:
 
 
 def run(text: str, start: str) -> Any:
+    """The tree of ``text`` from start rule ``start`` (``delta``, ``seed`` or
+    ``codebook``); any fault raises :class:`~memnet.errors.GQLSyntaxError`."""
     try:
         return _get_parser().parse(text, start=start)
-    except _Fail as f:
-        offset = f.offset if f.offset is not None else _offset_of(text, f.line, f.column)
-        raise GQLSyntaxError(
-            f.message, line=f.line, column=f.column, context=_context(text, offset)
-        ) from None
+    except SyntaxFail as f:
+        raise syntax_error(f, text) from None
     except UnexpectedInput as e:
         raise _lark_to_error(e, text) from None
     except LarkError as e:  # pragma: no cover - any other lark failure
-        line, column = _end_position(text)
+        line, column = end_position(text)
         raise GQLSyntaxError(
             f"the text does not parse ({type(e).__name__})", line=line, column=column
         ) from None

@@ -154,9 +154,9 @@ def _lark_query(q: str, start: str = "codebook") -> Any:
 
 
 def _same_query(q: str) -> None:
-    from memnet.gql.codebook import _direct_codebook
+    from memnet.gql.codebook import direct_codebook
 
-    direct = _direct_codebook(q)
+    direct = direct_codebook(q)
     if direct is not None:
         assert direct == _lark_query(q), q
 
