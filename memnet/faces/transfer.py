@@ -231,14 +231,14 @@ def import_mcp_memory(args: argparse.Namespace) -> int:
 def snap(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..snap import snap
+    from ..snap import snap as snap_model
 
     p = Path(args.model)
     if not (p.is_dir() or p.is_file()):
         raise PathNotFound(f"no such model file or directory: {args.model!r}", path=args.model)
     with open_cabinet(args, create=True) as cab, Progress(f"snap {args.prefix}") as bar:
         bar.phase("syncing, then writing sessions")
-        res = snap(
+        res = snap_model(
             cab,
             args.model,
             args.prefix,
@@ -264,11 +264,12 @@ def _ver_commit(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     """``memnet ver --commit SID``: the trace written into SID, then flushed."""
     from pathlib import Path
 
-    from .. import ver
+    from .. import ver as tracing
 
     with open_cabinet(args, sid=args.commit) as cab:
         s = hydrate(cab, args.commit)
-        model, tests = ver.commit_trace(s, trace, args.models, root=Path(args.tests).resolve().name)
+        root = Path(args.tests).resolve().name
+        model, tests = tracing.commit_trace(s, trace, args.models, root=root)
         if (model is not None and model.changed) or tests.changed:
             cab.flush(s)
     out = tests.to_dict()
@@ -289,9 +290,9 @@ def ver(args: argparse.Namespace) -> int:
             "memnet ver collects the tests with pytest, which is not "
             "installed: pip install 'memnet[dev]' (or pip install pytest)"
         )
-    from .. import ver
+    from .. import ver as tracing
 
-    trace = ver.collect(args.models, args.tests)
+    trace = tracing.collect(args.models, args.tests)
     committed = _ver_commit(args, trace) if args.commit else None
     if args.format == "json":
         print(
@@ -304,10 +305,8 @@ def ver(args: argparse.Namespace) -> int:
     else:
         import shutil
 
-        print(
-            ver.format_matrix(trace, width=min(shutil.get_terminal_size((100, 24)).columns, 120)),
-            end="",
-        )
+        width = min(shutil.get_terminal_size((100, 24)).columns, 120)
+        print(tracing.format_matrix(trace, width=width), end="")
         if committed:
             print(f"traced into {args.commit}: {committed['summary']}")
     sys.stdout.flush()
