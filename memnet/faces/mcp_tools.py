@@ -18,10 +18,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import InvalidArgument
 from ..limits import LIMITS
+from . import params as P
+
+if TYPE_CHECKING:
+    from .params import Param
 
 
 class _Required:
@@ -48,6 +52,13 @@ class Arg:
     doc: str = ""
     default: Any = None
     choices: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, json_type: JsonType, p: Param, default: Any = None) -> Arg:
+        """The argument ``name`` that :mod:`~memnet.faces.params` describes as
+        ``p`` (its words for a tool, its choices, its default unless ``default``
+        is given: :data:`REQUIRED`)."""
+        return cls(name, json_type, p.tool, p.default if default is None else default, p.choices)
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
@@ -155,10 +166,10 @@ HINTS: dict[str, str] = {
 }
 
 # -- the table ---------------------------------------------------------------------
-SESSION = Arg("session", "string", default=REQUIRED)
-IN_ROOTS = "inside the server's roots"
-INDEX = Arg("index", "string", IN_ROOTS + " (default: the home's)")
-TOP = Arg("top", "integer", "most hits, 1-100", 10)
+SESSION = Arg.of("session", "string", P.SESSION, REQUIRED)
+INDEX = Arg.of("index", "string", P.INDEX)
+TOP = Arg.of("top", "integer", P.TOP)
+WORDS = Arg.of("q", "string", P.WORDS, REQUIRED)
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -167,29 +178,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         RECALL_DOC,
         (
             SESSION,
-            Arg("q", "string", default=""),
-            Arg("k", "integer", f"hops, 0-{LIMITS.k_max}", LIMITS.k),
-            Arg(
-                "max_rows",
-                "integer",
-                f"row cap, 1-{LIMITS.max_rows_max} (default {LIMITS.max_rows})",
-            ),
-            Arg("limit", "integer", f"most seeds, 1-{LIMITS.limit_max}"),
-            Arg("fanout", "integer", f"neighbours per node, 1-{LIMITS.fanout_max}", LIMITS.fanout),
-            Arg(
-                "view",
-                "string",
-                "interior: all properties; shell: key ones",
-                "interior",
-                ("interior", "shell"),
-            ),
-            Arg("laws", "boolean", "carry the LAW rules", True),
-            Arg(
-                "since",
-                "string",
-                "etag (12 digits) of a Shape of this q you hold: answer only what changed",
-            ),
-            Arg("max_tokens", "integer", "stop the Shape before this many tokens"),
+            Arg.of("q", "string", P.Q),
+            Arg.of("k", "integer", P.HOPS),
+            Arg.of("max_rows", "integer", P.ROWS),
+            Arg.of("limit", "integer", P.LIMIT),
+            Arg.of("fanout", "integer", P.FANOUT),
+            Arg.of("view", "string", P.VIEW),
+            Arg.of("laws", "boolean", P.LAWS),
+            Arg.of("since", "string", P.SINCE),
+            Arg.of("max_tokens", "integer", P.MAX_TOKENS),
         ),
         "read",
     ),
@@ -198,7 +195,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "outline",
         "A session's census as a Shape: each kind with its count, a few exemplars, the "
         "laws. Call it first on an unfamiliar session.",
-        (SESSION, Arg("view", "string", "", "shell", ("shell", "interior"))),
+        (SESSION, Arg.of("view", "string", P.OUTLINE_VIEW)),
         "read",
     ),
     ToolSpec(
@@ -221,7 +218,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "memnet_create_session",
         "create_session",
         "Create an empty session.",
-        (Arg("session", "string", "1-64 of a-z, 0-9, '-'", REQUIRED),),
+        (Arg.of("session", "string", P.NEW_SESSION, REQUIRED),),
         "create",
     ),
     ToolSpec(
@@ -232,8 +229,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "`locator`. Again later, only what changed is written.",
         (
             SESSION,
-            Arg("path", "string", IN_ROOTS, REQUIRED),
-            Arg("create", "boolean", "create the session if missing", False),
+            Arg.of("path", "string", P.INGEST_PATH, REQUIRED),
+            Arg.of("create", "boolean", P.CREATE),
         ),
         "write-idempotent",
         path_arg="path",
@@ -246,10 +243,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "node per interior) and interiors `<prefix>-1..k`; recall the catalog with `REQ "
         "rid:<id>` to find where a requirement lives.",
         (
-            Arg("model", "string", "file or directory " + IN_ROOTS, REQUIRED),
-            Arg("prefix", "string", default=REQUIRED),
-            Arg("budget", "integer", "most rows per interior", LIMITS.max_rows),
-            Arg("strict", "boolean", "fail if a file does not parse", False),
+            Arg.of("model", "string", P.MODEL, REQUIRED),
+            Arg.of("prefix", "string", P.PREFIX, REQUIRED),
+            Arg.of("budget", "integer", P.BUDGET),
+            Arg.of("strict", "boolean", P.STRICT),
         ),
         "write-idempotent",
         path_arg="model",
@@ -264,15 +261,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             Arg("lead", "string", default=REQUIRED),
             Arg("member", "string", default=REQUIRED),
             Arg("anchors", "array", default=REQUIRED),
-            Arg(
-                "id_policy",
-                "string",
-                "merge: join nodes lead holds (safe to repeat); "
-                "remint: copy; keep: member's ids; reject: refuse",
-                "merge",
-                ("merge", "remint", "keep", "reject"),
-            ),
-            Arg("hops", "integer", "0-6", 2),
+            Arg.of("id_policy", "string", P.ID_POLICY),
+            Arg.of("hops", "integer", P.SLICE_HOPS),
         ),
         "create",
     ),
@@ -281,7 +271,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "host_search",
         "Search the BM25 index of a library (built by `memnet host index PATH`) for "
         "locators; writes nothing.",
-        (Arg("q", "string", "words", REQUIRED), TOP, INDEX),
+        (WORDS, TOP, INDEX),
         "read",
         path_arg="index",
     ),
@@ -290,7 +280,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "host_snap",
         "Search the host index and commit the hits into a session: a QRY node with HIT "
         "{rank} edges to a node per locator (idempotent). Then recall `QRY <words>`.",
-        (SESSION, Arg("q", "string", "words", REQUIRED), TOP, INDEX),
+        (SESSION, WORDS, TOP, INDEX),
         "write-idempotent",
         path_arg="index",
     ),

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 from ..errors import DependencyMissing, MemNetError, PathNotFound, QueryError
-from ..limits import LIMITS
 
 #: fill colours (light, readable with black text), picked by a stable hash of the kind
 PALETTE: tuple[str, ...] = (
@@ -262,64 +261,11 @@ def render(dot_text: str, out_path: str | os.PathLike[str]) -> Path:
 
 
 # -- memnet show -------------------------------------------------------------------
-def add_recall_arguments(parser: argparse.ArgumentParser) -> None:
-    """The recall options shared by ``memnet recall`` and ``memnet show``."""
-    parser.add_argument("sid", help="session id")
-    parser.add_argument("q", nargs="?", default="", help="the query (default: empty → outline)")
-    parser.add_argument("--hops", type=int, default=LIMITS.k, help=f"k, hops (default {LIMITS.k})")
-    parser.add_argument(
-        "--rows",
-        type=int,
-        default=None,
-        help=f"M, max rows (default {LIMITS.max_rows}; with --max-tokens, {LIMITS.max_rows_max})",
-    )
-    parser.add_argument(
-        "--limit",
-        type=int,
-        default=None,
-        help=f"L, max seeds (default: {LIMITS.limit}, and up to {LIMITS.limit_max} as room allows)",
-    )
-    parser.add_argument(
-        "--max-tokens",
-        type=int,
-        default=None,
-        metavar="N",
-        help="stop the Shape before N tokens, its receipt line included",
-    )
-    parser.add_argument(
-        "--fanout",
-        type=int,
-        default=LIMITS.fanout,
-        help=f"F, neighbours per node (default {LIMITS.fanout})",
-    )
-    parser.add_argument(
-        "--view",
-        choices=("interior", "shell"),
-        default="interior",
-        help="interior (all properties) or shell (key properties)",
-    )
-    parser.add_argument("--no-laws", action="store_true", help="leave LAW rules out")
-    parser.add_argument(
-        "--at", type=int, default=None, metavar="VERSION", help="recall as of a past version"
-    )
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_recall_arguments(parser)
-    parser.add_argument(
-        "-o",
-        "--output",
-        default="shape.svg",
-        metavar="FILE",
-        help="picture to write, .svg or .png (default: shape.svg)",
-    )
-
-
 def recall_shape(args: argparse.Namespace) -> Any:
     """Open the cabinet at ``args.home``, hydrate ``args.sid`` (with a progress bar
     on a terminal) and recall ``args.q`` with the recall options of ``args``."""
     from ..cabinet import Cabinet
-    from .commands import need_cabinet
+    from .access import need_cabinet
     from .progress import Progress
 
     need_cabinet(args.home, args.sid)
@@ -349,4 +295,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "kind_style", "render", "run", "short_title", "to_dot", "to_mermaid"]
+__all__ = ["kind_style", "render", "run", "short_title", "to_dot", "to_mermaid"]

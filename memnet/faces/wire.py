@@ -488,17 +488,6 @@ class _Stop(BaseException):
     """Raised by the SIGTERM handler while the wire waits for input."""
 
 
-def add_arguments(parser: Any) -> None:
-    """The options of ``memnet wire`` (called when the CLI builds its parser)."""
-    parser.add_argument(
-        "--session",
-        default=None,
-        metavar="SID",
-        help="select SID before the first statement, creating it if missing "
-        "(as USE SID CREATE; but without a response)",
-    )
-
-
 def serve(cabinet: Any, stdin_fd: int, out: BinaryIO, *, session: str | None = None) -> int:
     """Serve the wire until EOF or SIGTERM; returns the exit code."""
     import signal
@@ -569,4 +558,4 @@ def run(args: Any) -> int:
     return code
 
 
-__all__ = ["MAX_FRAME", "Splitter", "Wire", "add_arguments", "run", "serve"]
+__all__ = ["MAX_FRAME", "Splitter", "Wire", "run", "serve"]

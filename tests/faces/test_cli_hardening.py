@@ -193,9 +193,9 @@ def test_ver_refuses_empty_paths(
 def test_a_fault_of_memnet_is_one_internal_line_and_a_traceback_on_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from memnet.faces import cli
+    from memnet.faces import commands
 
-    monkeypatch.setattr(cli, "_session_list", lambda args: {}["boom"])
+    monkeypatch.setattr(commands, "session_list", lambda args: {}["boom"])
     home = str(tmp_path / "cab")
     assert _cli(capsys, "--home", home, "init")[0] == 0
     rc, err = _cli(capsys, "--home", home, "session", "list")
