@@ -16,7 +16,7 @@ printed with its ratio to ``python -c pass`` measured in the same run.
 A private cabinet and a private per-user cache directory (``MEMNET_CACHE_DIR``)
 are made in a temporary directory. One warm-up run of each command goes first,
 as it would on a user's machine after the first use: it fills the token-piece
-cache (see ``memnet/tokens.py``), so the timed runs show the steady cold start.
+cache (see ``memnet/tokens/``), so the timed runs show the steady cold start.
 
 The rows marked ``full cache`` run the same commands with a second cache
 directory whose piece cache is full, as on the machine of a user who has

@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,10 +169,66 @@ def plan_snap(
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
         raise QueryError(f"budget must be an integer of at least {MIN_BUDGET} rows, got {budget!r}")
     cat_id = catalog_id(prefix)  # validates the prefix
-    heads = frozenset(catalog_kinds)
+    warnings: list[str] = []
+    parent, children, rank = _ownership(art, warnings)
+    by_elem = _links_of(art)
+    roots = [loc for loc in sorted(art.elements) if loc not in parent]
+    subtree, has_head = _subtrees(art, roots, children, frozenset(catalog_kinds), warnings)
+
+    def cost(members: list[str]) -> int:
+        ms = set(members)
+        links = {lk.key: lk for m in members for lk in by_elem.get(m, ())}
+        return _rows(ms, links.values())
+
+    catalog: set[str] = set()
+    units: list[list[str]] = []
+    todo = list(reversed(roots))
+    while todo:
+        loc = todo.pop()
+        members = subtree[loc]
+        if has_head[loc] or cost(members) > budget:
+            catalog.add(loc)
+            todo.extend(reversed(children.get(loc, ())))
+        else:
+            units.append(members)
+    groups = _pack(units, by_elem, budget)
+    home = {loc: cat_id for loc in catalog}
+    sids = []
+    for i, g in enumerate(groups, 1):
+        sid = check_session_id(f"{prefix}-{i}")  # every id checked before anything is written
+        sids.append(sid)
+        for loc in g:
+            home[loc] = sid
+    parts = _Parts(art, home, by_elem)
+    interiors = []
+    rows: dict[str, int] = {}
+    for sid, g in zip(sids, groups, strict=True):
+        out = parts.part(g, sid)
+        interiors.append((sid, out))
+        rows[sid] = len(out.elements) + len(out.links)
+    cat = parts.part(sorted(catalog, key=rank.__getitem__), cat_id)
+    for sid, g in zip(sids, groups, strict=True):
+        unit_roots = [loc for loc in g if home.get(parent.get(loc, ""), "") != sid]
+        names = [str(art.elements[r].props.get("name") or r.rpartition("/")[2]) for r in unit_roots]
+        holds = ", ".join(names[:HOLDS_SHOWN]) + (" ..." if len(names) > HOLDS_SHOWN else "")
+        cat.add(
+            Element(
+                f"snap:{art.root}/{sid}", SES_KIND, {"sid": sid, "rows": rows[sid], "holds": holds}
+            )
+        )
+    for loc in sorted(e for e in cat.elements if cat.elements[e].kind == STUB_KIND):
+        cat.link(IN_TYPE, loc, f"snap:{art.root}/{cat.elements[loc].props['session']}")
+    return SnapPlan(prefix, budget, cat, interiors, home, rows, warnings)
+
+
+def _ownership(
+    art: Artefacts, warnings: list[str]
+) -> tuple[dict[str, str], dict[str, list[str]], dict[str, int]]:
+    """``(parent, children, rank)``: each element's owner (the first
+    ``OWNS`` link to it; a second is warned about), each owner's children in
+    model order, and each element's place in that order."""
     parent: dict[str, str] = {}
     children: dict[str, list[str]] = {}
-    warnings: list[str] = []
     for lk in sorted(art.links.values(), key=lambda x: x.key):
         if lk.type != OWNS:
             continue
@@ -181,16 +237,23 @@ def plan_snap(
             continue
         parent[lk.dst] = lk.src
         children.setdefault(lk.src, []).append(lk.dst)
-    order = sorted(art.elements)
-    rank = {loc: i for i, loc in enumerate(order)}
+    rank = {loc: i for i, loc in enumerate(sorted(art.elements))}
     for kids in children.values():
         kids.sort(key=rank.__getitem__)
-    by_elem = _links_of(art)
+    return parent, children, rank
 
-    # subtree members, bottom-up (iterative: ownership can be deep)
+
+def _subtrees(
+    art: Artefacts,
+    roots: list[str],
+    children: dict[str, list[str]],
+    heads: frozenset[str],
+    warnings: list[str],
+) -> tuple[dict[str, list[str]], dict[str, bool]]:
+    """Each element's subtree members and whether one of them is of a
+    catalog kind, bottom-up (iterative: ownership can be deep)."""
     subtree: dict[str, list[str]] = {}
     has_head: dict[str, bool] = {}
-    roots = [loc for loc in order if loc not in parent]
     seen: set[str] = set()
     stack: list[tuple[str, bool]] = [(r, False) for r in reversed(roots)]
     while stack:
@@ -211,25 +274,13 @@ def plan_snap(
         seen.add(loc)
         stack.append((loc, True))
         stack.extend((c, False) for c in reversed(children.get(loc, ())) if c not in subtree)
+    return subtree, has_head
 
-    def cost(members: list[str]) -> int:
-        ms = set(members)
-        links = {lk.key: lk for m in members for lk in by_elem.get(m, ())}
-        return _rows(ms, links.values())
 
-    catalog: set[str] = set()
-    units: list[list[str]] = []
-    todo = list(reversed(roots))
-    while todo:
-        loc = todo.pop()
-        members = subtree[loc]
-        if has_head[loc] or cost(members) > budget:
-            catalog.add(loc)
-            todo.extend(reversed(children.get(loc, ())))
-        else:
-            units.append(members)
-
-    # pack whole units into interiors, in model order, within the budget
+def _pack(
+    units: list[list[str]], by_elem: Mapping[str, Iterable[Link]], budget: int
+) -> list[list[str]]:
+    """Whole units packed into interiors, in model order, within the budget."""
     groups: list[list[str]] = []
     cur: list[str] = []
     cur_links: dict[tuple[str, str, str], Link] = {}
@@ -246,63 +297,45 @@ def plan_snap(
         cur_links = trial
     if cur:
         groups.append(cur)
+    return groups
 
-    home = {loc: cat_id for loc in catalog}
-    sids = []
-    for i, g in enumerate(groups, 1):
-        sid = check_session_id(f"{prefix}-{i}")  # every id checked before anything is written
-        sids.append(sid)
-        for loc in g:
-            home[loc] = sid
 
-    managed = tuple(sorted({lk.type for lk in art.links.values()} | {IN_TYPE}))
-    schemes = tuple(sorted({*art.schemes, "stub", "snap"}))
+class _Parts:
+    """Builds the artefacts of one part of a snap (the catalog or an
+    interior): its members, and their links with each end in another part
+    read as a stub of it."""
 
-    def fresh() -> Artefacts:
-        return Artefacts(root=art.root, schemes=schemes, managed_types=managed)
+    def __init__(
+        self, art: Artefacts, home: Mapping[str, str], by_elem: Mapping[str, Iterable[Link]]
+    ) -> None:
+        self.art, self.home, self.by_elem = art, home, by_elem
+        self.managed = tuple(sorted({lk.type for lk in art.links.values()} | {IN_TYPE}))
+        self.schemes = tuple(sorted({*art.schemes, "stub", "snap"}))
 
-    def stub(out: Artefacts, ref: str) -> str:
-        loc = _stub_locator(art.root, ref)
+    def stub(self, out: Artefacts, ref: str) -> str:
+        loc = _stub_locator(self.art.root, ref)
         if loc not in out.elements:
-            el = art.elements[ref]
-            props: dict[str, Any] = {"ref": ref, "of": el.kind, "session": home[ref]}
+            el = self.art.elements[ref]
+            props: dict[str, Any] = {"ref": ref, "of": el.kind, "session": self.home[ref]}
             name = el.props.get("name")
             if isinstance(name, str):
                 props["name"] = name
             out.add(Element(loc, STUB_KIND, props))
         return loc
 
-    def fill(out: Artefacts, members: Iterable[str], sid: str) -> None:
+    def part(self, members: Iterable[str], sid: str) -> Artefacts:
+        art, home, by_elem = self.art, self.home, self.by_elem
+        out = Artefacts(root=art.root, schemes=self.schemes, managed_types=self.managed)
+        members = list(members)
         for loc in members:
             out.add(art.elements[loc])
         for lk in sorted(
             {lk.key: lk for m in members for lk in by_elem.get(m, ())}.values(), key=lambda x: x.key
         ):
-            src = lk.src if home[lk.src] == sid else stub(out, lk.src)
-            dst = lk.dst if home[lk.dst] == sid else stub(out, lk.dst)
+            src = lk.src if home[lk.src] == sid else self.stub(out, lk.src)
+            dst = lk.dst if home[lk.dst] == sid else self.stub(out, lk.dst)
             out.link(lk.type, src, dst, **lk.props)
-
-    interiors = []
-    rows: dict[str, int] = {}
-    for sid, g in zip(sids, groups, strict=True):
-        out = fresh()
-        fill(out, g, sid)
-        interiors.append((sid, out))
-        rows[sid] = len(out.elements) + len(out.links)
-    cat = fresh()
-    fill(cat, sorted(catalog, key=rank.__getitem__), cat_id)
-    for sid, g in zip(sids, groups, strict=True):
-        unit_roots = [loc for loc in g if home.get(parent.get(loc, ""), "") != sid]
-        names = [str(art.elements[r].props.get("name") or r.rpartition("/")[2]) for r in unit_roots]
-        holds = ", ".join(names[:HOLDS_SHOWN]) + (" ..." if len(names) > HOLDS_SHOWN else "")
-        cat.add(
-            Element(
-                f"snap:{art.root}/{sid}", SES_KIND, {"sid": sid, "rows": rows[sid], "holds": holds}
-            )
-        )
-    for loc in sorted(e for e in cat.elements if cat.elements[e].kind == STUB_KIND):
-        cat.link(IN_TYPE, loc, f"snap:{art.root}/{cat.elements[loc].props['session']}")
-    return SnapPlan(prefix, budget, cat, interiors, home, rows, warnings)
+        return out
 
 
 def unsnap(parts: Iterable[Artefacts]) -> tuple[dict[str, Element], set[tuple[str, str, str]]]:
@@ -354,6 +387,103 @@ def load_model(model: str | os.PathLike[str] | Artefacts, *, strict: bool = True
     return scan_sysml(model, strict=strict)
 
 
+def _read_model(model: str | os.PathLike[str] | Artefacts, strict: bool) -> Artefacts:
+    """The model, read; ``model_syntax`` when no file of it parses,
+    ``bad_query`` when it has no elements at all."""
+    art = load_model(model, strict=strict)
+    if not art.elements:
+        if art.failed and not isinstance(model, Artefacts):
+            # nothing parsed: the first file's own error (model_syntax, with its
+            # path, line and column) says more than "no elements"
+            load_model(model, strict=True)
+        failed = "; ".join(str(w) for w in art.failed[:3])
+        raise QueryError(
+            f"the model at {model!r} has no elements (no .sysml files, or "
+            "nothing in them): nothing to snap" + (f" (not ingested: {failed})" if failed else "")
+        )
+    return art
+
+
+def _earlier_snap(cabinet: Cabinet, plan: SnapPlan, prefix: str) -> tuple[set[str], set[str]]:
+    """``(interiors, roots)`` of an earlier snap with this prefix, from its
+    catalog; ``session_exists`` when a session the plan would write is not
+    one of that snap's."""
+    # only sessions this prefix's snaps made are synced or dropped: the
+    # interiors its catalog lists, named <prefix>-<n> (a catalog edited by
+    # hand could name any session)
+    ours = re.compile(re.escape(prefix) + r"-[1-9][0-9]*")
+    before: set[str] = set()
+    old_roots: set[str] = set()
+    foreign = False
+    if cabinet.exists(plan.catalog_id):
+        st = cabinet.open(plan.catalog_id).store
+        for n in st.index.kind(SES_KIND):
+            props = st.node_props(n) if not st.node_recycled(n) else None
+            loc = str((props or {}).get("locator", ""))
+            if props and "sid" in props and loc.startswith("snap:"):
+                if ours.fullmatch(str(props["sid"])):
+                    before.add(str(props["sid"]))
+                old_roots.add(loc[len("snap:") :].rpartition("/")[0])
+        foreign = not before and _foreign_catalog(st)
+    if foreign:
+        raise SessionExists(
+            f"session {plan.catalog_id!r} exists and is not the catalog of a "
+            f"snap with prefix {prefix!r}: nothing was written (choose another "
+            "prefix)"
+        )
+    for sid, _part in plan.interiors:
+        if sid not in before and cabinet.exists(sid):
+            raise SessionExists(
+                f"session {sid!r} exists and was not made by a snap with "
+                f"prefix {prefix!r} (its catalog does not list it): nothing was "
+                "written (choose another prefix, or drop that session)"
+            )
+    return before, old_roots
+
+
+def _sync_all(
+    cabinet: Cabinet,
+    todo: list[tuple[str, Artefacts]],
+    stale: list[str],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, SyncResult]:
+    """Sync every session of the plan in memory, then write them all."""
+    results: dict[str, SyncResult] = {}
+    created: list[str] = []
+    steps = 2 * len(todo)
+    try:
+        # every session is synced in memory first, and written only once all
+        # are: a sync that fails (a cap, a bad model) leaves the sessions of
+        # an earlier snap as they were
+        synced = []
+        for done, (sid, part) in enumerate(todo, 1):
+            # a new session is built in memory and stored whole (adopt) with
+            # the others: until then the cabinet holds no trace of it
+            s = cabinet.open(sid) if cabinet.exists(sid) else Session(sid)
+            for root in stale:  # an earlier snap of a model with another root: clear it
+                sync(
+                    s, Artefacts(root=root, schemes=part.schemes, managed_types=part.managed_types)
+                )
+            results[sid] = sync(s, part)
+            synced.append(s)
+            if progress is not None:
+                progress(done, steps)
+        for done, s in enumerate(synced, len(todo) + 1):
+            if s.base_version is None:
+                cabinet.adopt(s)
+                created.append(s.name)
+            elif s.pending:
+                cabinet.flush(s)
+            if progress is not None:
+                progress(done, steps)
+    except BaseException:
+        for sid in created:  # leave no half-made snap behind (the first error is the one)
+            with contextlib.suppress(MemNetError, OSError):
+                cabinet.drop(sid)
+        raise
+    return results
+
+
 def snap(
     cabinet: Cabinet,
     model: str | os.PathLike[str] | Artefacts,
@@ -388,83 +518,11 @@ def snap(
         raise InvalidArgument(f"snap needs a memnet.Cabinet, not {type(cabinet).__name__}")
     if progress is not None and not callable(progress):
         raise InvalidArgument("progress must be a function (done, total)")
-    art = load_model(model, strict=strict)
-    if not art.elements:
-        if art.failed and not isinstance(model, Artefacts):
-            # nothing parsed: the first file's own error (model_syntax, with its
-            # path, line and column) says more than "no elements"
-            load_model(model, strict=True)
-        failed = "; ".join(str(w) for w in art.failed[:3])
-        raise QueryError(
-            f"the model at {model!r} has no elements (no .sysml files, or "
-            "nothing in them): nothing to snap" + (f" (not ingested: {failed})" if failed else "")
-        )
+    art = _read_model(model, strict)
     plan = plan_snap(art, prefix, budget=budget)
-    todo = plan.sessions()
-    results: dict[str, SyncResult] = {}
-    # only sessions this prefix's snaps made are synced or dropped: the
-    # interiors its catalog lists, named <prefix>-<n> (a catalog edited by
-    # hand could name any session)
-    ours = re.compile(re.escape(prefix) + r"-[1-9][0-9]*")
-    before: set[str] = set()
-    old_roots: set[str] = set()
-    foreign = False
-    if cabinet.exists(plan.catalog_id):
-        st = cabinet.open(plan.catalog_id).store
-        for n in st.index.kind(SES_KIND):
-            props = st.node_props(n) if not st.node_recycled(n) else None
-            loc = str((props or {}).get("locator", ""))
-            if props and "sid" in props and loc.startswith("snap:"):
-                if ours.fullmatch(str(props["sid"])):
-                    before.add(str(props["sid"]))
-                old_roots.add(loc[len("snap:") :].rpartition("/")[0])
-        foreign = not before and _foreign_catalog(st)
-    if foreign:
-        raise SessionExists(
-            f"session {plan.catalog_id!r} exists and is not the catalog of a "
-            f"snap with prefix {prefix!r}: nothing was written (choose another "
-            "prefix)"
-        )
-    for sid, _part in plan.interiors:
-        if sid not in before and cabinet.exists(sid):
-            raise SessionExists(
-                f"session {sid!r} exists and was not made by a snap with "
-                f"prefix {prefix!r} (its catalog does not list it): nothing was "
-                "written (choose another prefix, or drop that session)"
-            )
+    before, old_roots = _earlier_snap(cabinet, plan, prefix)
     stale = sorted(old_roots - {art.root})
-    created: list[str] = []
-    steps = 2 * len(todo)
-    try:
-        # every session is synced in memory first, and written only once all
-        # are: a sync that fails (a cap, a bad model) leaves the sessions of
-        # an earlier snap as they were
-        synced = []
-        for done, (sid, part) in enumerate(todo, 1):
-            # a new session is built in memory and stored whole (adopt) with
-            # the others: until then the cabinet holds no trace of it
-            s = cabinet.open(sid) if cabinet.exists(sid) else Session(sid)
-            for root in stale:  # an earlier snap of a model with another root: clear it
-                sync(
-                    s, Artefacts(root=root, schemes=part.schemes, managed_types=part.managed_types)
-                )
-            results[sid] = sync(s, part)
-            synced.append(s)
-            if progress is not None:
-                progress(done, steps)
-        for done, s in enumerate(synced, len(todo) + 1):
-            if s.base_version is None:
-                cabinet.adopt(s)
-                created.append(s.name)
-            elif s.pending:
-                cabinet.flush(s)
-            if progress is not None:
-                progress(done, steps)
-    except BaseException:
-        for sid in created:  # leave no half-made snap behind (the first error is the one)
-            with contextlib.suppress(MemNetError, OSError):
-                cabinet.drop(sid)
-        raise
+    results = _sync_all(cabinet, plan.sessions(), stale, progress)
     keep = {sid for sid, _ in plan.interiors}
     dropped = []
     for sid in sorted(before - keep):

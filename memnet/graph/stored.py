@@ -19,7 +19,7 @@ from ..values import Value
 from .columns import AdjList, CodedColumn, PropsList, StoreView
 from .index import Index, le_array
 
-_EMPTY: tuple[str, ...] = ()
+NO_LABELS: tuple[str, ...] = ()
 
 
 TERM_MEMO = 16384  # nodes whose creation terms a store keeps for the next flush
@@ -31,7 +31,7 @@ class StoredGraph:
     def __init__(self) -> None:
         # nodes (index 0 unused so that every handle is non-zero)
         self._kind = CodedColumn("")
-        self._labels = CodedColumn(_EMPTY)
+        self._labels = CodedColumn(NO_LABELS)
         self._props: PropsList = PropsList([None])
         self._key: list[str] = [""]
         self._adj: AdjList = AdjList([array("I")])

@@ -33,6 +33,12 @@ added when a name-like value of the node is exactly this one word, so the
 name tier of a one-word query is the top levels of one word. Putting the
 level in the term keeps a posting a plain list of node ids: a node whose
 impact changes simply leaves one term and joins another.
+
+Hot module: every word of every committed node goes through :func:`text_terms`;
+its memo tables are ``dict`` subclasses with ``__missing__`` and it counts with
+Counter's C helper, because plain dicts, ``functools.lru_cache`` and
+``collections.Counter`` in their place cost 18 % more CPU indexing WordNet's
+266,688 nodes (``Index.terms``, cold memos: 17.8 s -> 21.1 s; D165).
 """
 
 from __future__ import annotations

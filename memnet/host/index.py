@@ -40,28 +40,21 @@ the same list.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
-import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import (
     DependencyMissing,
-    DiskFull,
     IndexBusy,
-    IndexCorrupt,
-    IndexNotFound,
     InputTooLarge,
     InvalidArgument,
-    IOFailure,
-    MemNetError,
     PathNotFound,
     PathOutsideRoot,
     QueryError,
@@ -69,16 +62,26 @@ from ..errors import (
 from ..ingest.model import Warning_
 from ..ingest.walk import dir_arg, read_regular, tree_root, walk
 from ..values import has_lone_surrogate
+from . import disk
+from .disk import (
+    FORMAT,
+    LOCK,
+    MANIFEST,
+    META,
+    check_dir,
+    corrupt,
+    default_index_dir,
+    header,
+    locked,
+    not_found,
+    read_json,
+    reading,
+    writing,
+)
 from .hook import Hit
 from .units import READERS, SCHEMES, Doc, sysml_docs
 
 MISSING_EXTRA = "the host index needs the extra: pip install 'memnet[host]'"
-#: Version of the directory's layout and schema; another one is refused.
-FORMAT = 1
-META = "memnet-host.json"  # format, root, counts
-MANIFEST = "memnet-host-files.json"  # rel path -> [size, mtime_ns, sha256 prefix]
-LOCK = ".memnet-host.lock"
-INDEX_DIR_NAME = "host-index"
 #: Fields searched and their BM25 boosts.
 BOOSTS = {"name": 1.0, "title": 1.0, "body": 1.0, "path": 0.3}
 MAX_WORDS = 64
@@ -98,13 +101,6 @@ def _tantivy() -> Any:
     except ImportError:
         raise DependencyMissing(MISSING_EXTRA) from None
     return tantivy
-
-
-def default_index_dir(home: str | os.PathLike[str] | None = None) -> Path:
-    """``host-index`` in the MemNet home (``home``, else ``$MEMNET_HOME``,
-    else ``./.memnet``)."""
-    base = dir_arg(home, "home") if home is not None else os.environ.get("MEMNET_HOME") or ".memnet"
-    return Path(base) / INDEX_DIR_NAME
 
 
 def query_words(q: object) -> list[str]:
@@ -133,85 +129,6 @@ def check_top(top: object) -> int:
     return top
 
 
-def _not_found(where: Path) -> MemNetError:
-    return IndexNotFound(
-        f"no host index at {os.fspath(where)!r}: build one with "
-        f"memnet host index PATH --index {os.fspath(where)}",
-        index=os.fspath(where),
-    )
-
-
-def _corrupt(where: Path, why: object) -> MemNetError:
-    if not (where / MANIFEST).exists():  # not an index at all: never advise deleting it
-        return IndexCorrupt(
-            f"{os.fspath(where)!r} is not a host index ({why}); nothing in it was changed",
-            index=os.fspath(where),
-        )
-    return IndexCorrupt(
-        f"the host index at {os.fspath(where)!r} cannot be read ({why}); "
-        "delete that index directory and index again",
-        index=os.fspath(where),
-    )
-
-
-_DISK_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-_OS_ERRNO = re.compile(r"os error (\d+)")
-
-
-@contextlib.contextmanager
-def _writing(where: Path) -> Iterator[None]:
-    """Turn a write the OS refused into ``disk_full`` (no room, a file size
-    limit, a quota) or ``io``, naming the index; the search library reports
-    its I/O failures as ``ValueError`` ("An IO error occurred: ... (os error
-    28)")."""
-    try:
-        yield
-    except MemNetError:
-        raise
-    except OSError as e:
-        if e.errno in _DISK_ERRNOS:
-            raise _disk_full(where, e.strerror or str(e)) from None
-        raise IOFailure(
-            f"writing the host index at {os.fspath(where)!r} failed: {e.strerror or e}",
-            index=os.fspath(where),
-        ) from None
-    except ValueError as e:
-        text = str(e)
-        if "IO error" not in text and _OS_ERRNO.search(text) is None:
-            raise
-        found = _OS_ERRNO.search(text)
-        if found is not None and int(found.group(1)) in _DISK_ERRNOS:
-            raise _disk_full(where, os.strerror(int(found.group(1)))) from None
-        raise IOFailure(
-            f"writing the host index at {os.fspath(where)!r} failed: {text.splitlines()[0][:200]}",
-            index=os.fspath(where),
-        ) from None
-
-
-def _disk_full(where: Path, why: str) -> MemNetError:
-    return DiskFull(
-        f"no room to write the host index at {os.fspath(where)!r} ({why}); it was left as it was",
-        index=os.fspath(where),
-    )
-
-
-@contextlib.contextmanager
-def _reading(where: Path) -> Iterator[None]:
-    """Turn a failure of the search library on stored files into ``index_corrupt``."""
-    try:
-        yield
-    except MemNetError:
-        raise
-    except (ValueError, OSError) as e:
-        raise _corrupt(
-            where, str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-        ) from None
-    except BaseException as e:  # a panic in the Rust library (pyo3 PanicException)
-        if type(e).__name__ != "PanicException":
-            raise
-        raise _corrupt(where, "the search library failed on it") from None
-
-
 def _schema(tantivy: Any) -> Any:
     """The fields; the searched ones keep term frequencies but no positions (no
     phrase queries are made), which keeps the index a third smaller."""
@@ -224,32 +141,6 @@ def _schema(tantivy: Any) -> Any:
         sb.add_text_field(name, stored=name in ("title", "path"), index_option="freq")
     sb.add_integer_field("line", stored=True)
     return sb.build()
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)  # no half-written file left beside the index
-        raise
-
-
-def _read_json(path: Path, where: Path) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise _corrupt(where, f"{path.name} is missing") from None
-    except (OSError, ValueError) as e:
-        raise _corrupt(where, f"{path.name}: {e}") from None
-    except RecursionError:
-        raise _corrupt(where, f"{path.name} nests lists or maps too deeply") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,8 +213,8 @@ class HostIndex:
         stamp = self._header_stamp()
         if stamp != self._stamp:
             if stamp is None:
-                raise _not_found(self.path)
-            self.meta = _header(self.path)
+                raise not_found(self.path)
+            self.meta = header(self.path)
             self._ix.reload()
             self._stamp = stamp
         return self._ix.searcher()
@@ -346,10 +237,10 @@ class HostIndex:
         except (OSError, ValueError):  # a name too long, a NUL: nothing is there
             present = False
         if not present:
-            raise _not_found(where)
-        meta = _header(where)
+            raise not_found(where)
+        meta = header(where)
         tantivy = _tantivy()
-        with _reading(where):
+        with reading(where):
             ix = tantivy.Index.open(os.fspath(where))
             # reloaded by hand when the header changes (see _searcher): no
             # reload from the library's watcher, which could run while the
@@ -363,7 +254,7 @@ class HostIndex:
         """The ``top`` best hits for ``q``, best first (see the module doc)."""
         words = query_words(q)
         check_top(top)
-        with _reading(self.path):
+        with reading(self.path):
             searcher = self._searcher()
             query = self._ix.parse_query(" ".join(words), list(BOOSTS), field_boosts=BOOSTS)
             found = []
@@ -383,7 +274,7 @@ class HostIndex:
         return found
 
     def __len__(self) -> int:
-        with _reading(self.path):
+        with reading(self.path):
             return int(self._searcher().num_docs)
 
     def __repr__(self) -> str:
@@ -391,30 +282,6 @@ class HostIndex:
 
 
 # -- building ---------------------------------------------------------------------------
-@contextlib.contextmanager
-def _locked(where: Path) -> Iterator[None]:
-    """Hold the index directory's lock file, or raise ``index_busy``. (Where
-    ``fcntl`` is missing, only tantivy's own writer lock keeps writers apart.)"""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not a POSIX system
-        yield
-        return
-    fd = os.open(where / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IndexBusy(
-                f"another process is updating the host index at "
-                f"{os.fspath(where)!r}; try again when it is done",
-                index=os.fspath(where),
-            ) from None
-        yield
-    finally:
-        os.close(fd)
-
-
 def _document(tantivy: Any, d: Doc, scheme: str) -> Any:
     return tantivy.Document(
         locator=d.locator,
@@ -481,43 +348,6 @@ class _Writer:
         w.garbage_collect_files()  # the segments written since the last commit
 
 
-def _check_dir(where: Path) -> bool:
-    """True when ``where`` holds an index; False when it is free for one (absent
-    or empty); ``index_corrupt`` when it holds something else, ``path_not_found``
-    when it cannot be a directory (a name too long)."""
-    try:
-        if (where / META).is_file():
-            return True
-        there = where.exists()
-    except OSError as e:
-        raise PathNotFound(
-            f"{os.fspath(where)[:200]!r} cannot be an index directory ({e.strerror or e})",
-            index=os.fspath(where)[:200],
-        ) from None
-    if there:
-        if not where.is_dir():
-            raise PathNotFound(
-                f"{os.fspath(where)!r} is a file, not an index directory", index=os.fspath(where)
-            )
-        if any(where.iterdir()):
-            raise _corrupt(
-                where, f"it holds other files and no {META}; give an empty or new directory"
-            )
-    return False
-
-
-def _header(where: Path) -> dict[str, Any]:
-    meta = _read_json(where / META, where)
-    if (
-        not isinstance(meta, dict)
-        or meta.get("format") != FORMAT
-        or not isinstance(meta.get("root"), str)
-        or not isinstance(meta.get("name"), str)
-    ):
-        raise _corrupt(where, f"{META} is not a format-{FORMAT} header")
-    return meta
-
-
 def index_tree(
     path: str | os.PathLike[str],
     index: str | os.PathLike[str] | None = None,
@@ -536,9 +366,9 @@ def index_tree(
         raise InvalidArgument("progress must be a function (done, total)")
     top = tree_root(path)
     where = Path(dir_arg(index, "index")) if index is not None else default_index_dir()
-    if not _check_dir(where):
+    if not check_dir(where):
         return _build(top, where, _tantivy(), progress)
-    root = Path(_header(where)["root"])
+    root = Path(header(where)["root"])
     if top != root and root not in top.parents:
         raise PathOutsideRoot(
             f"{os.fspath(path)!r} is outside the root {os.fspath(root)!r} of "
@@ -548,11 +378,11 @@ def index_tree(
             root=os.fspath(root),
         )
     tantivy = _tantivy()
-    with _writing(where), _locked(where):
-        manifest = _read_json(where / MANIFEST, where)
+    with writing(where), locked(where):
+        manifest = read_json(where / MANIFEST, where)
         if not isinstance(manifest, dict):
-            raise _corrupt(where, f"{MANIFEST} is not a map of files")
-        with _reading(where):
+            raise corrupt(where, f"{MANIFEST} is not a map of files")
+        with reading(where):
             ix = tantivy.Index.open(os.fspath(where))
         writer = _Writer(tantivy, ix, where, fresh=False)
         try:
@@ -578,7 +408,7 @@ def index_tree(
 
 def _build(top: Path, where: Path, tantivy: Any, progress: Progress | None) -> IndexResult:
     """A new index of ``top``, built aside and renamed to ``where``."""
-    with _writing(where):
+    with writing(where):
         return _build_aside(top, where, tantivy, progress)
 
 
@@ -616,8 +446,8 @@ def _finish(ix: Any, where: Path, root: Path, manifest: dict[str, Any], *, write
     ix.reload()
     docs = int(ix.searcher().num_docs)
     if write:
-        _write_json(where / MANIFEST, manifest)
-        _write_json(
+        disk.write_json(where / MANIFEST, manifest)
+        disk.write_json(
             where / META,
             {
                 "format": FORMAT,

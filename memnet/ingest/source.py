@@ -105,8 +105,8 @@ from .handlers import (
     top_symbols,
 )
 from .model import Artefacts, Element, Warning_
-from .sync import Snapshot, SyncResult, _read, _sync
-from .walk import _walk, path_kind, read_regular, text_name, tree_root, walk
+from .sync import Snapshot, SyncResult, read_session, sync_read
+from .walk import path_kind, read_regular, text_name, tree_root, walk, walk_tree
 
 SCHEMES = ("py", "md")
 #: Largest file read (bytes); a larger one is not read, only warned about.
@@ -134,24 +134,11 @@ def _file_of(loc: str, files: set[str]) -> str | None:
     return None
 
 
-def _scan(
-    top: Path, snap: Snapshot | None, progress: Progress | None, handlers: Mapping[str, Handler]
-) -> Artefacts:
-    root = top.name
-    art = _empty(root, handlers)
-    dirs, files = _walk(top, handlers, art.warnings, root)
-    units = [
-        (Unit(root, rel, f"{root}/{rel}", top / rel, f"{h.scheme}:{root}/{rel}"), h)
-        for rel, h in files
-    ]
-    total = len(units)
-    art.files = total
-    if progress is not None:
-        progress(0, total)
-
-    # the snapshot grouped by file: element locators and the links among them
-    have_el, have_ln = snap if snap is not None else ({}, {})
-    unit_locs = {u.locator for u, _ in units}
+def _by_file(
+    have_el: Mapping[str, Any], have_ln: Mapping[tuple[str, str, str], Any], unit_locs: set[str]
+) -> tuple[dict[str, list[str]], dict[str, list[tuple[str, str, str]]]]:
+    """The snapshot grouped by file: the locators of the elements below each
+    file, and the links among a file's own elements."""
     below: dict[str, list[str]] = {}
     for loc in have_el:
         f = _file_of(loc, unit_locs) if ("::" in loc or "#" in loc) else None
@@ -163,7 +150,11 @@ def _scan(
         fd = key[2] if key[2] in unit_locs else _file_of(key[2], unit_locs)
         if fs is not None and fs == fd:
             inner.setdefault(fs, []).append(key)
+    return below, inner
 
+
+def _add_dirs(art: Artefacts, root: str, dirs: list[str]) -> None:
+    """A ``PKG`` element for each directory, contained in its parent's."""
     for rel in dirs:
         loc = f"py:{root}/{rel}" if rel else f"py:{root}"
         art.add(
@@ -181,6 +172,25 @@ def _scan(
             parent = rel.rpartition("/")[0]
             art.link("CONTAINS", f"py:{root}/{parent}" if parent else f"py:{root}", loc)
 
+
+def _scan(
+    top: Path, snap: Snapshot | None, progress: Progress | None, handlers: Mapping[str, Handler]
+) -> Artefacts:
+    root = top.name
+    art = _empty(root, handlers)
+    dirs, files = walk_tree(top, handlers, art.warnings, root)
+    units = [
+        (Unit(root, rel, f"{root}/{rel}", top / rel, f"{h.scheme}:{root}/{rel}"), h)
+        for rel, h in files
+    ]
+    total = len(units)
+    art.files = total
+    if progress is not None:
+        progress(0, total)
+
+    have_el, have_ln = snap if snap is not None else ({}, {})
+    below, inner = _by_file(have_el, have_ln, {u.locator for u, _ in units})
+    _add_dirs(art, root, dirs)
     for done, (unit, h) in enumerate(units, 1):
         try:
             data = read_regular(unit.file, MAX_FILE)
@@ -261,7 +271,7 @@ def scan(
     snap = None
     if session is not None:
         with session._lock:
-            snap = _read(session, _empty(top.name, hs))[0]
+            snap = read_session(session, _empty(top.name, hs))[0]
     return _scan(top, snap, progress, hs)
 
 
@@ -281,9 +291,9 @@ def ingest(
     top = tree_root(path)
     hs = HANDLERS if handlers is None else handlers
     with session._lock:
-        read = _read(session, _empty(top.name, hs))
+        read = read_session(session, _empty(top.name, hs))
         art = _scan(top, read[0], progress, hs)
-        return _sync(session, art, read)
+        return sync_read(session, art, read)
 
 
 __all__ = [

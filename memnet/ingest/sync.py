@@ -37,7 +37,7 @@ a warning; duplicate managed edges are handled the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +115,7 @@ class SyncResult:
 
 
 # -- reading the session ------------------------------------------------------------
-def _read(
+def read_session(
     session: Any, art_scope: Artefacts
 ) -> tuple[Snapshot, list[int], list[int], dict[str, str]]:
     """The snapshot, the ids of duplicate nodes and edges to recycle, and the
@@ -186,7 +186,7 @@ def snapshot(session: Any, art_scope: Artefacts) -> Snapshot:
     the nodes in scope.
     """
     with session._lock:
-        return _read(session, art_scope)[0]
+        return read_session(session, art_scope)[0]
 
 
 # -- checking the artefacts ---------------------------------------------------------
@@ -298,58 +298,22 @@ def sync(session: Any, artefacts: Artefacts) -> SyncResult:
     cap) propagates with the session unchanged.
     """
     with session._lock:
-        return _sync(session, artefacts, None)
+        return sync_read(session, artefacts, None)
 
 
-def _sync(
-    session: Any, art: Artefacts, read: tuple[Snapshot, list[int], list[int], dict[str, str]] | None
-) -> SyncResult:
+Reading = tuple[Snapshot, list[int], list[int], dict[str, str]]
+
+
+def sync_read(session: Any, art: Artefacts, read: Reading | None) -> SyncResult:
+    """:func:`sync` with the session's lock held and, when given, what
+    :func:`read_session` found in it."""
     want_el, want_ln = _desired(art)
     (have_el, have_ln), dup_nodes, dup_edges, far = (
-        read if read is not None else _read(session, art)
+        read if read is not None else read_session(session, art)
     )
-    warnings = list(art.warnings)
-    for key in [k for k in sorted(want_ln) if k[2] not in want_el and k[2] not in far]:
-        del want_ln[key]  # its far node is not in the session: no link to draw
-        warnings.append(
-            Warning_(
-                key[1],
-                0,
-                f"no {key[0]} link to {key[2]!r}: the session holds no node with that locator",
-            )
-        )
-    for nid in dup_nodes:
-        warnings.append(
-            Warning_(
-                node_handle(nid),
-                0,
-                "a second live node with the locator "
-                f"{session.store.node_props(nid).get(LOCATOR)!r}; recycled",
-            )
-        )
-
-    fresh: dict[str, str] = {}  # locator -> INSERT variable
-    gone: list[str] = []  # handles of nodes to recycle
-    edits: list[Any] = []
-    updated = 0
-    for loc in sorted(want_el):
-        kind, labels, props = want_el[loc]
-        held = have_el.get(loc)
-        if held is None or held[1] != kind:
-            if held is not None:
-                gone.append(held[0])
-            fresh[loc] = f"v{len(fresh) + 1}"
-            continue
-        handle, _kind, old_labels, old_props = held
-        ch = _prop_changes(handle, old_props, props)
-        ch += [ast.SetLabel(handle, x) for x in labels if x not in old_labels]
-        ch += [ast.RemoveLabel(handle, x) for x in old_labels if x not in labels]
-        if ch:
-            updated += 1
-            edits.extend(ch)
-    gone += [have_el[loc][0] for loc in sorted(have_el) if loc not in want_el]
+    warnings = list(art.warnings) + _unlinked(session, want_el, want_ln, dup_nodes, far)
+    fresh, gone, edits, updated = _node_changes(want_el, have_el)
     survives = {loc for loc in have_el if loc in want_el and loc not in fresh} | set(far)
-
     new_nodes = [
         ast.NodePattern(
             fresh[loc],
@@ -358,33 +322,13 @@ def _sync(
         )
         for loc in sorted(fresh)
     ]
-    new_edges: list[ast.EdgePattern] = []
-    edge_edits: list[Any] = []
-    links_updated = 0
 
     def ref(loc: str) -> str:
         return fresh.get(loc) or (have_el[loc][0] if loc in have_el else far[loc])
 
-    for key in sorted(want_ln):
-        t, src, dst = key
-        props = want_ln[key]
-        held_ln = have_ln.get(key)
-        if held_ln is not None and src in survives and dst in survives:
-            ch = _prop_changes(held_ln[0], held_ln[1], props)
-            if ch:
-                links_updated += 1
-                edge_edits.extend(ch)
-            continue
-        new_edges.append(ast.EdgePattern(None, t, ref(src), ref(dst), _sorted_props(props)))
-    dropped = [
-        key
-        for key in sorted(have_ln)
-        if key not in want_ln or key[1] not in survives or key[2] not in survives
-    ]
-    edge_gone = [
-        ast.Delete(have_ln[key][0]) for key in dropped if key[1] in survives and key[2] in survives
-    ]
-
+    new_edges, edge_edits, links_updated, dropped, edge_gone = _link_changes(
+        want_ln, have_ln, survives, ref
+    )
     statements: list[Any] = []
     if new_nodes or new_edges:
         statements.append(ast.Insert(tuple(new_nodes), tuple(new_edges)))
@@ -420,4 +364,98 @@ def _sync(
     )
 
 
-__all__ = ["LOCATOR", "Snapshot", "SyncResult", "snapshot", "sync"]
+def _unlinked(
+    session: Any,
+    want_el: Mapping[str, Any],
+    want_ln: dict[tuple[str, str, str], Any],
+    dup_nodes: list[int],
+    far: Mapping[str, str],
+) -> list[Warning_]:
+    """Drop from ``want_ln`` the links to far nodes the session does not
+    hold; a warning for each, and for each duplicate node to recycle."""
+    warnings: list[Warning_] = []
+    for key in [k for k in sorted(want_ln) if k[2] not in want_el and k[2] not in far]:
+        del want_ln[key]  # its far node is not in the session: no link to draw
+        warnings.append(
+            Warning_(
+                key[1],
+                0,
+                f"no {key[0]} link to {key[2]!r}: the session holds no node with that locator",
+            )
+        )
+    for nid in dup_nodes:
+        warnings.append(
+            Warning_(
+                node_handle(nid),
+                0,
+                "a second live node with the locator "
+                f"{session.store.node_props(nid).get(LOCATOR)!r}; recycled",
+            )
+        )
+    return warnings
+
+
+def _node_changes(
+    want_el: Mapping[str, Any], have_el: Mapping[str, Any]
+) -> tuple[dict[str, str], list[str], list[Any], int]:
+    """``(fresh, gone, edits, updated)``: the INSERT variable of each new
+    element's locator, the handles of the nodes to recycle, the property and
+    label edits of the others and how many nodes they touch."""
+    fresh: dict[str, str] = {}  # locator -> INSERT variable
+    gone: list[str] = []  # handles of nodes to recycle
+    edits: list[Any] = []
+    updated = 0
+    for loc in sorted(want_el):
+        kind, labels, props = want_el[loc]
+        held = have_el.get(loc)
+        if held is None or held[1] != kind:
+            if held is not None:
+                gone.append(held[0])
+            fresh[loc] = f"v{len(fresh) + 1}"
+            continue
+        handle, _kind, old_labels, old_props = held
+        ch = _prop_changes(handle, old_props, props)
+        ch += [ast.SetLabel(handle, x) for x in labels if x not in old_labels]
+        ch += [ast.RemoveLabel(handle, x) for x in old_labels if x not in labels]
+        if ch:
+            updated += 1
+            edits.extend(ch)
+    gone += [have_el[loc][0] for loc in sorted(have_el) if loc not in want_el]
+    return fresh, gone, edits, updated
+
+
+def _link_changes(
+    want_ln: Mapping[tuple[str, str, str], Any],
+    have_ln: Mapping[tuple[str, str, str], Any],
+    survives: set[str],
+    ref: Callable[[str], str],
+) -> tuple[list[ast.EdgePattern], list[Any], int, list[tuple[str, str, str]], list[Any]]:
+    """``(new edges, property edits, links updated, links dropped, deletes)``:
+    a held link between two surviving nodes is edited in place, any other
+    wanted link is drawn anew."""
+    new_edges: list[ast.EdgePattern] = []
+    edge_edits: list[Any] = []
+    links_updated = 0
+    for key in sorted(want_ln):
+        t, src, dst = key
+        props = want_ln[key]
+        held_ln = have_ln.get(key)
+        if held_ln is not None and src in survives and dst in survives:
+            ch = _prop_changes(held_ln[0], held_ln[1], props)
+            if ch:
+                links_updated += 1
+                edge_edits.extend(ch)
+            continue
+        new_edges.append(ast.EdgePattern(None, t, ref(src), ref(dst), _sorted_props(props)))
+    dropped = [
+        key
+        for key in sorted(have_ln)
+        if key not in want_ln or key[1] not in survives or key[2] not in survives
+    ]
+    edge_gone = [
+        ast.Delete(have_ln[key][0]) for key in dropped if key[1] in survives and key[2] in survives
+    ]
+    return new_edges, edge_edits, links_updated, dropped, edge_gone
+
+
+__all__ = ["LOCATOR", "Snapshot", "SyncResult", "read_session", "snapshot", "sync", "sync_read"]

@@ -21,7 +21,7 @@ def _skip(name: str) -> bool:
     return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
 
 
-def _walk(
+def walk_tree(
     top: Path, handlers: Mapping[str, T], warn: list[Warning_], root: str
 ) -> tuple[list[str], list[tuple[str, T]]]:
     """Directories (relative, ``''`` for the root) that hold a handled file, and
@@ -181,7 +181,7 @@ def walk(top: Path, kinds: Mapping[str, T]) -> tuple[list[tuple[str, T]], list[W
     the directories that could not be read and the entries with a handled
     suffix that are not regular files (FIFOs, sockets, devices: never opened)."""
     warn: list[Warning_] = []
-    return _walk(top, kinds, warn, top.name)[1], warn
+    return walk_tree(top, kinds, warn, top.name)[1], warn
 
 
 def dir_arg(path: object, what: str) -> str:
@@ -225,4 +225,5 @@ __all__ = [
     "text_name",
     "tree_root",
     "walk",
+    "walk_tree",
 ]

@@ -15,6 +15,7 @@ import pytest
 
 from memnet.errors import MemNetError
 from memnet.host import HostIndex, index_tree, open_index, search, units
+from memnet.host import disk as hdisk
 from memnet.host import index as hindex
 
 from .conftest import needs_tantivy
@@ -260,15 +261,15 @@ def test_a_manifest_left_behind_by_a_crash_is_caught_up(tree, tmp_path, monkeypa
     where = tmp_path / "ix"
     index_tree(tree, where)
     (tree / "shop" / "cart.py").write_text('"""Carts."""\ndef empty():\n    """Drop all."""\n')
-    real = hindex._write_json
+    real = hdisk.write_json
 
     def die(path, data):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(hindex, "_write_json", die)
+    monkeypatch.setattr(hdisk, "write_json", die)
     with pytest.raises(KeyboardInterrupt):
         index_tree(tree, where)
-    monkeypatch.setattr(hindex, "_write_json", real)
+    monkeypatch.setattr(hdisk, "write_json", real)
     res = index_tree(tree, where)
     assert res.parsed == 1 and res.changed
     fresh = index_tree(tree, tmp_path / "fresh")

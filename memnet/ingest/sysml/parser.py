@@ -29,7 +29,7 @@ from collections.abc import Mapping
 
 from ...gql.ast import Value
 from ..model import Warning_
-from . import behaviour, statements
+from . import behaviour, connections, statements
 from .clauses import DECL_START, Clauses, Decl, last_name
 from .doc import (
     DEF_KIND,
@@ -80,6 +80,42 @@ _KIND_WORD = {kind: word for word, kind in reversed(USAGE_KIND.items())} | {
 _ONE_WORD = {"assert not": "assert", "use case": "usecase"}
 #: tokens after a closed body that still belong to the statement (``if … { } else { }``)
 _GOES_ON = frozenset({"else", "until"})
+
+
+def _derived_name(
+    body: Body, kind: str, decl: Decl, role: str | None, word: str | None, refs: tuple[str, ...]
+) -> str:
+    """The name of an element declared without one (see :meth:`Reader.element`)."""
+    if decl.redefines:
+        return last_name(decl.redefines[0])
+    if role in _ROLE_NAMES:
+        return _ROLE_NAMES[role]
+    if refs:
+        return last_name(refs[0])
+    w = role or word or _KIND_WORD.get(kind, "ref")
+    return body.name_for(_ONE_WORD.get(w, w))
+
+
+def _element_props(
+    kind: str, decl: Decl, pre: Pre, inner: Body, props: dict[str, Value] | None
+) -> tuple[dict[str, Value], Value | None]:
+    """``(props, value)`` of an element: a default value becomes the
+    ``default`` property, and its flags, filters and parallel mark are
+    properties too."""
+    p: dict[str, Value] = dict(props or {})
+    value = decl.value
+    if decl.default and value is not None:
+        p["default"], value = value, None
+    for flag in ("variation", "variant", "end", "individual", "snapshot", "timeslice"):
+        if flag in pre.flags:
+            p[flag] = True
+    if "ref" in pre.flags and kind != "REF":
+        p["ref"] = True
+    if inner.filters:
+        p["filter"] = "; ".join(inner.filters)
+    if inner.parallel:
+        p["parallel"] = True
+    return p, value
 
 
 class Reader(Clauses):
@@ -412,29 +448,8 @@ class Reader(Clauses):
         refs = tuple(decl.references) + ((references,) if references is not None else ())
         name, derived = decl.name, False
         if name is None and decl.short_id is None:
-            derived = True
-            if decl.redefines:
-                name = last_name(decl.redefines[0])
-            elif role in _ROLE_NAMES:
-                name = _ROLE_NAMES[role]
-            elif refs:
-                name = last_name(refs[0])
-            else:
-                w = role or word or _KIND_WORD.get(kind, "ref")
-                name = body.name_for(_ONE_WORD.get(w, w))
-        p: dict[str, Value] = dict(props or {})
-        value = decl.value
-        if decl.default and value is not None:
-            p["default"], value = value, None
-        for flag in ("variation", "variant", "end", "individual", "snapshot", "timeslice"):
-            if flag in pre.flags:
-                p[flag] = True
-        if "ref" in pre.flags and kind != "REF":
-            p["ref"] = True
-        if inner.filters:
-            p["filter"] = "; ".join(inner.filters)
-        if inner.parallel:
-            p["parallel"] = True
+            name, derived = _derived_name(body, kind, decl, role, word, refs), True
+        p, value = _element_props(kind, decl, pre, inner, props)
         line, col = self.where(i0)
         tags = tuple(Tag(m, None, line, col) for m in pre.meta)
         el = SysmlElement(
@@ -496,8 +511,8 @@ class Reader(Clauses):
         )
 
 
-_STATEMENTS = {**statements.STATEMENTS, **behaviour.STATEMENTS}
-_USAGES = {**statements.USAGES, **behaviour.USAGES}
+_STATEMENTS = {**statements.STATEMENTS, **connections.STATEMENTS, **behaviour.STATEMENTS}
+_USAGES = {**statements.USAGES, **connections.USAGES, **behaviour.USAGES}
 DEF_WORDS = frozenset(DEF_KIND)
 USAGE_WORDS = frozenset(USAGE_KIND) | frozenset(_USAGES)
 

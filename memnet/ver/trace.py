@@ -1,44 +1,8 @@
-"""MN-VER traceability: which test verifies which requirement.
-
-The requirements live in a SysML v2 model (``sysml-models/`` by default); each
-has a short id such as ``MN-REQ-03``. A test says what it verifies with
-``@pytest.mark.req("MN-REQ-03", ...)`` (on the function, a class, or a module's
-``pytestmark``). This module joins the two, in two roles:
-
-*A pytest plugin* (``pytest_plugins = ["memnet.ver"]`` in a conftest, or
-``-p memnet.ver``). After collection it checks the marks:
-
-* a test that names an id the model does not hold stops the run with a usage
-  error naming the test and the id;
-* every test under a directory called ``ver`` (the MN-VER suite) must name at
-  least one requirement;
-* when the run collects the whole suite, every requirement must be named by at
-  least one test. A run is *whole* when ``--memnet-ver`` is given, or when each
-  path it was given is the rootdir or one of the configured ``testpaths`` (no
-  path at all means the same) and ``--lf`` is off. ``pytest tests/gql`` or
-  ``pytest tests/x.py::test_y`` are partial and skip this one check. ``-k``,
-  ``-m`` and ``--deselect`` do not make a run partial: the check looks at
-  everything collected, before deselection.
-
-Options: ``--memnet-models=DIR`` (default ``$MEMNET_VER_MODELS``, else
-``<rootdir>/sysml-models`` when it exists; with neither the plugin stays
-quiet), ``--memnet-ver`` (print the requirement × test matrix once collection
-is done) and ``--memnet-ver-json=FILE`` (write the trace as JSON, see
-:meth:`Trace.to_dict`; it is written before any failure is raised). Give the
-two values with ``=``: pytest settles its rootdir before a conftest's plugin
-options are known, so a value after a space is first read as a path to test.
-
-*A library* for ``memnet ver``: :func:`collect` runs pytest's collection in a
-subprocess and returns a :class:`Trace`; :func:`format_matrix` renders it;
-:func:`commit_trace` writes it into a session (``memnet ver --commit SID``): a
-``TEST`` node per test file whose tests name a requirement, with a ``VERIFIES``
-link to each requirement they name (the link lists the tests), so a Recall on
-a requirement shows the tests that verify it. It is an ingest
-(:func:`memnet.ingest.sync`): running it again changes only what changed.
-
-This module imports pytest, so only pytest and the ``memnet ver`` command load
-it; nothing else in ``memnet`` depends on it.
-"""
+"""The trace of MN-VER: the requirements a test suite's marks name, read from
+the suite (:func:`collect`, pytest's collection in a subprocess) or built
+from what the plugin collected (:func:`build_trace`), rendered as a matrix
+(:func:`format_matrix`) and written into a session (:func:`commit_trace`).
+See :mod:`memnet.ver`."""
 
 from __future__ import annotations
 
@@ -54,12 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from .errors import InvalidArgument, MemNetError, PathNotFound, TraceFailed
-from .ingest.model import Artefacts, Element
-from .ingest.sync import LOCATOR, SyncResult, sync
-from .ingest.walk import dir_arg
+from ..errors import InvalidArgument, PathNotFound, TraceFailed
+from ..ingest.model import Artefacts, Element
+from ..ingest.sync import LOCATOR, SyncResult, sync
+from ..ingest.walk import dir_arg
 
 #: The marker a test uses to name the requirements it verifies.
 MARKER = "req"
@@ -70,7 +32,7 @@ ENV_MODELS = "MEMNET_VER_MODELS"
 #: The model directory looked for under the rootdir when neither option nor variable is set.
 DEFAULT_MODELS = "sysml-models"
 
-_MARKER_LINE = f"{MARKER}(*ids): the requirement ids (MN-REQ-..) a test verifies"
+MARKER_LINE = f"{MARKER}(*ids): the requirement ids (MN-REQ-..) a test verifies"
 #: The locator scheme and kind of the test nodes :func:`commit_trace` writes.
 TEST_SCHEME = "test"
 TEST_KIND = "TEST"
@@ -280,7 +242,7 @@ def format_matrix(trace: Trace, width: int = 100) -> str:
 
 def load_model(models: str | os.PathLike[str]) -> dict[str, str]:
     """The requirement ids of a model directory (or file) with their text."""
-    from .ingest.sysml import load_requirements
+    from ..ingest.sysml import load_requirements
 
     return load_requirements(models)
 
@@ -387,7 +349,7 @@ def commit_trace(
     found = requirement_nodes(session, trace.requirements)
     model_res = None
     if not found:
-        from .ingest.sysml import scan_sysml
+        from ..ingest.sysml import scan_sysml
 
         model_res = sync(session, scan_sysml(models))
         found = requirement_nodes(session, trace.requirements)
@@ -471,204 +433,6 @@ def collect(
     return Trace.from_dict(data)
 
 
-# --------------------------------------------------------------------------- the plugin
-
-
-_STATE = pytest.StashKey["_State"]()
-
-
-@dataclass
-class _State:
-    errors: list[str] = field(default_factory=list)
-    trace: Trace | None = None
-    requirements: dict[str, str] | None = None
-    models: Path | None = None
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("memnet-ver", "MemNet requirement traceability (MN-VER)")
-    group.addoption(
-        "--memnet-models",
-        metavar="DIR",
-        default=None,
-        help=f"the SysML model holding the requirements (default: ${ENV_MODELS}, "
-        f"else <rootdir>/{DEFAULT_MODELS} when it exists)",
-    )
-    group.addoption(
-        "--memnet-ver",
-        action="store_true",
-        default=False,
-        help="print the requirement x test matrix after collection and require "
-        "every requirement to have a test",
-    )
-    group.addoption(
-        "--memnet-ver-json",
-        metavar="FILE",
-        default=None,
-        help="write the requirement/test trace as JSON to FILE",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if not any(
-        line.split(":")[0].split("(")[0].strip() == MARKER for line in config.getini("markers")
-    ):
-        config.addinivalue_line("markers", _MARKER_LINE)
-    state = _State()
-    config.stash[_STATE] = state
-    config.pluginmanager.register(_ErrorLog(state), "memnet-ver-errors")
-
-
-class _ErrorLog:
-    """Keeps the node ids of collectors that failed (import errors and the like)."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed:
-            self.state.errors.append(report.nodeid)
-
-
-def _models_dir(config: pytest.Config) -> Path | None:
-    given, source = config.getoption("memnet_models"), "--memnet-models"
-    if not given:
-        given, source = os.environ.get(ENV_MODELS) or None, f"${ENV_MODELS}"
-    if given:
-        p = Path(given).expanduser()
-        if not p.is_absolute():
-            p = config.invocation_params.dir / p
-        if not p.exists():
-            raise pytest.UsageError(f"{source}: the requirement model {given} does not exist")
-        return p
-    return default_models(config.rootpath)
-
-
-def requirements_of(config: pytest.Config) -> dict[str, str] | None:
-    """The requirements this run checks against (``None`` when no model was found)."""
-    state = config.stash[_STATE]
-    if state.requirements is None:
-        state.models = _models_dir(config)
-        if state.models is None:
-            return None
-        try:
-            reqs = load_model(state.models)
-        except MemNetError as e:
-            raise pytest.UsageError(
-                f"cannot read the requirement model {state.models}: {e.code}: {e}"
-            ) from None
-        if not reqs:
-            raise pytest.UsageError(
-                f"the model {state.models} holds no requirement with a short id <'...'>"
-            )
-        state.requirements = reqs
-    return state.requirements
-
-
-def is_whole_run(config: pytest.Config) -> bool:
-    """Whether this run collects the whole suite (see the module docstring)."""
-    if config.getoption("memnet_ver"):
-        return True
-    if config.getoption("lf", False):
-        return False
-    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
-        return True
-    root = config.rootpath.resolve()
-    allowed = {root}
-    for pattern in config.getini("testpaths"):
-        allowed.update(p.resolve() for p in root.glob(pattern))
-        allowed.add((root / pattern).resolve())
-    for arg in config.args:
-        if "::" in arg:
-            return False
-        p = Path(arg)
-        if not p.is_absolute():
-            p = config.invocation_params.dir / p
-        if p.resolve() not in allowed:
-            return False
-    return True
-
-
-def _is_ver_test(item: pytest.Item, root: Path) -> bool:
-    try:
-        parts = item.path.resolve().relative_to(root).parts
-    except ValueError:
-        parts = item.path.parts
-    return VER_DIR in parts[:-1]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    # tryfirst: see every collected test, before -k / -m / --deselect drop some
-    if hasattr(config, "workerinput"):  # an xdist worker: the controller checks
-        return
-    wants = config.getoption("memnet_ver") or config.getoption("memnet_ver_json")
-    reqs = requirements_of(config)
-    state = config.stash[_STATE]
-    if reqs is None:
-        if wants:
-            raise pytest.UsageError(
-                f"no requirement model: give --memnet-models DIR, set "
-                f"${ENV_MODELS}, or add <rootdir>/{DEFAULT_MODELS}"
-            )
-        return
-    root = config.rootpath.resolve()
-    whole = is_whole_run(config)
-    trace = build_trace(
-        reqs,
-        (
-            (
-                item.nodeid,
-                _is_ver_test(item, root),
-                [rid for mark in item.iter_markers(MARKER) for rid in mark.args],
-            )
-            for item in items
-        ),
-        models=_display(state.models, config),
-        whole=whole,
-    )
-    trace.errors = list(state.errors)
-    state.trace = trace
-    target = config.getoption("memnet_ver_json")
-    if target:
-        path = Path(target)
-        if not path.is_absolute():
-            path = config.invocation_params.dir / path
-        path.write_text(
-            json.dumps(trace.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-    problems = [p for p in trace.problems(coverage=whole) if not p.startswith("could not")]
-    if problems:
-        raise pytest.UsageError("MN-VER traceability:\n  " + "\n  ".join(problems))
-
-
-def _display(models: Path | None, config: pytest.Config) -> str:
-    if models is None:
-        return ""
-    try:
-        return models.resolve().relative_to(config.rootpath.resolve()).as_posix() or "."
-    except ValueError:
-        return os.fspath(models)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    config = session.config
-    state = config.stash.get(_STATE, None)
-    if state is None or state.trace is None or not config.getoption("memnet_ver"):
-        return
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    width = reporter._tw.fullwidth if reporter is not None else 100
-    text = format_matrix(state.trace, width=min(width, 120))
-    if reporter is None:
-        sys.stdout.write(text)
-    else:
-        reporter.ensure_newline()
-        reporter.write(text)
-
-
 __all__ = [
     "DEFAULT_MODELS",
     "ENV_MODELS",
@@ -684,9 +448,7 @@ __all__ = [
     "default_models",
     "format_matrix",
     "id_key",
-    "is_whole_run",
     "load_model",
     "requirement_nodes",
-    "requirements_of",
     "trace_artefacts",
 ]
