@@ -133,16 +133,12 @@ class Session:
         self.store = Store()
         self.version = 0
         self._history: list[CommitRecord] = []
-        # Set by a cabinet: the version it holds, and the commits made since.
-        self.base_version: int | None = None
-        self.base_token: str | None = None  # which creation of the session it was
-        # how the cabinet holds its nodes: (chunk records, node records that
-        # override them), as of the version it holds
-        self.base_chunks: tuple[int, int] = (0, 0)
-        # marks of flushes that failed after they may have reached the cabinet
-        self.unsure_flushes: dict[str, int] = {}
-        self.pending: list[CommitRecord] = []
-        self._lock = threading.RLock()
+        # the commits made since a store (a cabinet) last took them; None
+        # while no store keeps this session (see start_journal)
+        self._journal: list[CommitRecord] | None = None
+        #: held by every read and write of the session (reentrant): code that
+        #: reads the store over several calls, or writes it, takes it too
+        self.lock = threading.RLock()
         self._lines = LineCache(tokenizer)
         # Peak_L and the outline's exemplars: built on first use, then kept up
         # to date by every commit (recall/peak.py)
@@ -161,6 +157,8 @@ class Session:
         # the Shapes served lately, and (set by the cabinet the session was
         # opened from) its past versions: for Recall with since=
         self._memo = Memo()
+        #: where past versions come from for Recall with since= (set by the
+        #: store the session was opened from; None for a session made here)
         self.archive: Archive | None = None
 
     def __repr__(self) -> str:
@@ -190,7 +188,7 @@ class Session:
             )
         with gc_paused():
             d = parse_delta(delta) if isinstance(delta, str) else delta
-            with self._lock:
+            with self.lock:
                 try:
                     result, record = plan_and_apply(
                         self.store,
@@ -240,30 +238,60 @@ class Session:
             self._states_at = record.version
         self.version = record.version
         self._history.append(record)
-        if self.base_version is not None:
-            self.pending.append(record)
+        if self._journal is not None:
+            self._journal.append(record)
         if self.history_limit is not None and len(self._history) > self.history_limit:
             del self._history[: len(self._history) - self.history_limit]
 
-    def _import(
+    def import_batch(
         self, nodes: list[Any], edges: list[Any]
     ) -> tuple[CommitResult, list[int], list[int]]:
-        """Add a checked batch of elements as one version (used by Absorb)."""
-        with self._lock, gc_paused():
+        """Add a batch of elements Absorb has checked as one version: the
+        result and the ids given to the nodes and the edges, in order."""
+        with self.lock, gc_paused():
             result, record, nids, eids = import_elements(
                 self.store, nodes, edges, version=self.version, caps=self.caps
             )
             self._keep(record)
             return result, nids, eids
 
+    # -- the journal: what a store that keeps this session lacks ---------------
+    def start_journal(self) -> None:
+        """Keep every commit from now on, whatever ``history_limit`` says,
+        until :meth:`settle` (called by a store that now holds this version)."""
+        with self.lock:
+            self._journal = []
+
+    def stop_journal(self) -> None:
+        """Keep no journal any more (the session no longer belongs to a store)."""
+        with self.lock:
+            self._journal = None
+
+    @property
+    def journaling(self) -> bool:
+        """Whether a store keeps this session (a journal is kept)."""
+        return self._journal is not None
+
+    def journal(self) -> list[CommitRecord]:
+        """The commits made since the journal was started or last settled,
+        oldest first (empty when no journal is kept)."""
+        with self.lock:
+            return list(self._journal or ())
+
+    def settle(self, version: int) -> None:
+        """Forget the journaled commits up to ``version``: a store holds them."""
+        with self.lock:
+            if self._journal:
+                self._journal = [r for r in self._journal if r.version > version]
+
     @property
     def dirty(self) -> bool:
         """Whether this session holds commits its cabinet has not stored yet."""
-        return bool(self.pending)
+        return bool(self._journal)
 
     def history(self) -> list[CommitRecord]:
         """The commit records kept in memory, oldest first."""
-        with self._lock:
+        with self.lock:
             return list(self._history)
 
     # -- Recall ---------------------------------------------------------------
@@ -328,10 +356,10 @@ class Session:
         if sq.limit is not None:
             limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)
         knobs = (k, max_rows, limit, fanout, view, laws, max_tokens)
-        with self._lock:
+        with self.lock:
             if since is not None:
                 return recall_since(self, sq, knobs, since)
-            shape = self._recall(
+            shape = self.recall_checked(
                 sq,
                 k=k,
                 max_rows=max_rows,
@@ -430,7 +458,17 @@ class Session:
             hit = self._seed_cache[key] = (seed, rel or None)
         return hit
 
-    def _recall(
+    @property
+    def memo(self) -> Memo:
+        """The Shapes this session served lately (for Recall with since=)."""
+        return self._memo
+
+    @property
+    def line_cache(self) -> LineCache:
+        """The token counts of Shape lines, kept per session."""
+        return self._lines
+
+    def recall_checked(
         self,
         sq: ast.SeedQuery,
         *,
@@ -442,6 +480,8 @@ class Session:
         laws: bool,
         max_tokens: int | None = None,
     ) -> Shape:
+        """Recall a parsed q with knobs :meth:`recall` has checked, at the
+        session's version (no since=, nothing remembered); the lock held."""
         s = self.store
         self._recalled = True
         sq, note = read_in(s, sq)
@@ -592,7 +632,7 @@ class Session:
 
         g = nx.MultiDiGraph(name=self.name, version=self.version)
         s = self.store
-        with self._lock:
+        with self.lock:
             for n in s.live_node_ids():
                 g.add_node(
                     node_handle(n),

@@ -75,6 +75,7 @@ from ..graph.store import edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
 from . import records as R
+from .binding import Binding, StoredArchive, bind, binding_of
 from .catalog import (
     LogEntry,
     SessionInfo,
@@ -109,35 +110,6 @@ _P = ParamSpec("_P")
 _Q = ParamSpec("_Q")
 _R = TypeVar("_R")
 _S = TypeVar("_S")
-
-
-class _Archive:
-    """What a cabinet lends a session it opened, to rebuild its past versions
-    for delta recall (``memnet/recall/delta.py``): a fresh copy at the stored
-    version, and the changes of any stored commit as the log keeps them."""
-
-    def __init__(self, cabinet: Cabinet, sid: str, token: str | None, tokenizer: str) -> None:
-        self.cabinet = cabinet
-        self.sid = sid
-        self.token = token
-        self.tokenizer = tokenizer
-
-    def copy(self) -> Session:
-        s = self.cabinet.hydrate(self.sid, tokenizer=self.tokenizer)
-        if s.base_token != self.token:
-            raise VersionNotFound(f"session {self.sid!r} was dropped and created again")
-        return s
-
-    def changes(self, version: int) -> list[tuple[str, int, tuple[Any, ...]]]:
-        key = R.element_key(self.sid, version)
-        with self.cabinet.kv.read() as txn:
-            raw = txn.get(R.LOG, key)
-        if raw is None:
-            raise VersionNotFound(f"session {self.sid!r} keeps no log record of version {version}")
-        try:
-            return [(str(op), int(i), tuple(st)) for op, i, st in R.decode(raw, key)["c"]]
-        except (KeyError, TypeError, ValueError) as e:
-            raise CabinetCorrupt(f"log record {key!r} is malformed: {e}") from None
 
 
 class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
@@ -423,9 +395,9 @@ class Cabinet:
         """
         s = session
         sid = _session_arg(s)
-        if s.base_version is not None:
+        if binding_of(s) is not None:
             raise SessionExists(f"session {sid!r} already belongs to a cabinet; use flush()")
-        with s._lock:
+        with s.lock:
             st = s.store
             now = time.time()
             history = s.history()
@@ -475,17 +447,14 @@ class Cabinet:
                 _born(txn, sid, now)
 
             self.kv.run_write(work)
-            self._bind(s, s.version, token)
-            s.base_chunks = (nchunks, 0)
+            self._bind(s, s.version, token).chunks = (nchunks, 0)
             return s.version
 
-    def _bind(self, s: Session, version: int, token: str | None) -> None:
-        s.base_version = version
-        s.base_token = token
-        s.pending = []
-        s.unsure_flushes = {}
+    def _bind(self, s: Session, version: int, token: str | None) -> Binding:
+        b = bind(s, version, token)
         s.store.track_changes()
-        s.archive = _Archive(self, s.name, token, s.tokenizer)
+        s.archive = StoredArchive(self, s.name, token, s.tokenizer)
+        return b
 
     def is_stale(self, session: Session) -> bool:
         """Whether the cabinet now holds another state of ``session`` than the
@@ -493,17 +462,14 @@ class Cabinet:
         session was dropped (and perhaps created again). One catalog read, no
         hydrate; a clean stale copy is best opened again."""
         sid = _session_arg(session)
-        if session.base_version is None:
+        b = binding_of(session)
+        if b is None:
             raise ConflictError(
                 f"session {sid!r} was not opened from this cabinet", stored=None, expected=None
             )
         with self.kv.read() as txn:
             cat = self._catalog(txn, sid)
-        return (
-            cat is None
-            or cat.get("token") != session.base_token
-            or cat["version"] != session.base_version
-        )
+        return cat is None or cat.get("token") != b.token or cat["version"] != b.version
 
     def drop(self, sid: str) -> None:
         """Delete a session and all of its records, in one transaction."""
@@ -599,8 +565,8 @@ class Cabinet:
         if st.adjacency_top() > top:
             raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
         s.version = version
-        self._bind(s, version, cat.get("token"))
-        s.base_chunks = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
+        b = self._bind(s, version, cat.get("token"))
+        b.chunks = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
         if total >= RELEASE_AFTER:
             self.kv.release_pages()
             # the store's columns are lists of a million entries each, made
@@ -627,7 +593,7 @@ class Cabinet:
             if progress is not None:
                 progress(ver, at)
         # a past version is for reading: it is not bound, so it cannot be flushed
-        s.archive = _Archive(self, sid, token, s.tokenizer)
+        s.archive = StoredArchive(self, sid, token, s.tokenizer)
         return s
 
     open = _ClassOrInstance(open_cabinet, hydrate)
@@ -675,24 +641,25 @@ class Cabinet:
         """
         s = session
         sid = _session_arg(s)
-        if s.base_version is None:
+        b = binding_of(s)
+        if b is None:
             raise ConflictError(
                 f"session {sid!r} was not opened from this cabinet; use Cabinet.create() or "
                 "Cabinet.open() and commit to the session it returns",
                 stored=None,
                 expected=None,
             )
-        with s._lock:
-            if not s.pending:
+        with s.lock:
+            pending = s.journal()
+            if not pending:
                 return s.version
             dirty_nodes, dirty_edges = s.store.take_changes()
             nodes = sorted(dirty_nodes)
             term_nodes = sorted(s.store.dirty_terms or ())
             edges = sorted(dirty_edges)
-            pending = list(s.pending)
-            base = s.base_version
-            token = s.base_token
-            unsure = dict(s.unsure_flushes)
+            base = b.version
+            token = b.token
+            unsure = dict(b.unsure)
             st = s.store
             stats = {
                 "version": s.version,
@@ -711,12 +678,13 @@ class Cabinet:
             # the session holds (a third of a 1,000-element flush at 100k nodes)
             with gc_paused():
                 return self._flush_locked(
-                    s, sid, nodes, term_nodes, edges, pending, base, token, unsure, stats
+                    s, b, sid, nodes, term_nodes, edges, pending, base, token, unsure, stats
                 )
 
     def _flush_locked(
         self,
         s: Session,
+        b: Binding,
         sid: str,
         nodes: list[int],
         term_nodes: list[int],
@@ -731,7 +699,7 @@ class Cabinet:
         the session locked and what changed taken out of its store."""
         st = s.store
         mark = R.new_token()
-        planned = s.base_chunks
+        planned = b.chunks
         layout = node_layout(s, nodes, *planned)
         node_recs = [_node_record(s, sid, n) for n in layout[0]]
         chunk_recs = _node_chunks(s, sid, layout[1])
@@ -844,13 +812,13 @@ class Cabinet:
         try:
             self.kv.run_write(work)
         except BaseException:
-            s.unsure_flushes[mark] = s.version
+            b.unsure[mark] = s.version
             raise
         st.clear_changes(set(nodes), set(edges))
-        s.base_chunks = done[0]
-        s.base_version = s.version
-        s.pending = []
-        s.unsure_flushes = {}
+        b.chunks = done[0]
+        b.version = s.version
+        b.unsure = {}
+        s.settle(s.version)
         return s.version
 
     # -- maintenance ------------------------------------------------------------------

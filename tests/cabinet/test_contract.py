@@ -25,6 +25,7 @@ from memnet import (
     SessionNotFound,
     VersionNotFound,
 )
+from memnet.cabinet.binding import binding_of
 
 from ._support import (
     counting_storage_calls,
@@ -62,19 +63,19 @@ def _then_restarted(place: Any, cabinet: Any) -> Any:
 @pytest.mark.req("MN-REQ-14", ATOMIC, HISTORY)
 def test_create_commit_flush_open_round_trip(place: Any, cabinet: Any) -> None:
     s = cabinet.create("notes")
-    assert s.version == 0 and s.base_version == 0 and not s.dirty
+    assert s.version == 0 and binding_of(s).version == 0 and not s.dirty
     r = s.commit(
         "INSERT (t:TSK {title: 'Persist me', status: 'open'}), (m:MOD {path: 'a.py'}), "
         "(t)-[:TOUCHES]->(m)"
     )
     assert r.version == 1 and s.dirty and s.version == 1
     assert cabinet.flush(s) == 1
-    assert not s.dirty and s.base_version == 1
+    assert not s.dirty and binding_of(s).version == 1
     live_text = s.recall("TSK").text
     live_graph = graph_of(s)
 
     h = cabinet.open("notes")
-    assert h.version == 1 and h.base_version == 1 and not h.dirty
+    assert h.version == 1 and binding_of(h).version == 1 and not h.dirty
     assert graph_of(h) == live_graph
     assert h.recall("TSK").text == live_text
     assert set(live_graph["nodes"]) == {r.ids["t"], r.ids["m"]}
@@ -434,7 +435,7 @@ def test_stale_writer_gets_conflict_and_the_cabinet_is_unchanged(cabinet: Any) -
     a.commit("INSERT (x:TSK {title: 'from a'})")
     assert cabinet.flush(a) == 2
     rb = b.commit("INSERT (y:TSK {title: 'from b'})")
-    pending = list(b.pending)
+    pending = b.journal()
     before = dump(cabinet)
 
     with pytest.raises(ConflictError) as info:
@@ -445,7 +446,7 @@ def test_stale_writer_gets_conflict_and_the_cabinet_is_unchanged(cabinet: Any) -
     assert err.to_dict()["stored"] == 2 and err.to_dict()["expected"] == 1
     assert dump(cabinet) == before
     # the loser keeps its work, still dirty, still at its own version
-    assert b.dirty and b.pending == pending and b.version == 2 and b.base_version == 1
+    assert b.dirty and b.journal() == pending and b.version == 2 and binding_of(b).version == 1
     assert graph_of(b)["nodes"][rb.ids["y"]][2]["title"] == ("str", "from b")
     with pytest.raises(ConflictError):
         cabinet.flush(b)
@@ -483,7 +484,7 @@ def test_is_stale_probes_the_stored_version_with_one_catalog_read(cabinet: Any) 
     with pytest.raises(ConflictError):
         cabinet.is_stale(a2)  # never opened from a cabinet
     assert not cabinet.is_stale(fresh)
-    b.base_version = 0
+    binding_of(b).version = 0
     assert cabinet.is_stale(b), "the token tells another creation of the same id"
 
 
