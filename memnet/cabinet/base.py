@@ -75,35 +75,36 @@ from ..graph.store import edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
 from . import records as R
+from .backends import open_kv
 from .binding import Binding, StoredArchive, bind, binding_of
 from .catalog import (
     LogEntry,
     SessionInfo,
-    _born,
-    _catalog_row,
-    _check_header,
-    _check_listed,
-    _check_no_birth,
-    _natural,
-    _options,
-    _sid_of,
-    _stored_options,
-    _upgrade,
+    catalog_row,
+    check_header,
+    check_listed,
+    natural_key,
+    options_of,
+    read_catalog,
+    sid_of,
+    stored_options,
+    upgrade_cabinet,
+    write_birth,
 )
 from .elements import (
     RELEASE_AFTER,
-    _edge_chunks,
-    _load,
-    _log_of,
-    _log_record,
-    _node_chunks,
-    _node_record,
-    _overrides,
+    edge_chunks,
+    load_session,
+    log_of,
+    log_record,
+    node_chunks,
     node_layout,
+    node_record,
+    overrides,
 )
-from .kv import KV, Txn, open_kv
-from .postings import _posting_records, _posting_writes, _rewrite_postings
-from .verify import _verify
+from .kv import KV, Txn
+from .postings import posting_records, posting_writes, rewrite_postings
+from .verify import verify_cabinet
 
 _C = TypeVar("_C")
 _P = ParamSpec("_P")
@@ -246,8 +247,8 @@ class Cabinet:
     def _check_format(self) -> None:
         """Check the header (any backend): the format, the engine, and that the
         first session of the log is in the catalog (see
-        :func:`~memnet.cabinet.catalog._check_header`)."""
-        _check_header(self.kv)
+        :func:`~memnet.cabinet.catalog.check_header`)."""
+        check_header(self.kv)
 
     @classmethod
     def upgrade(
@@ -279,7 +280,7 @@ class Cabinet:
         """
         kv = open_kv(path, backend, max_size, True, R.TABLES)
         try:
-            return _upgrade(kv, progress)
+            return upgrade_cabinet(kv, progress)
         finally:
             kv.close()
 
@@ -297,22 +298,10 @@ class Cabinet:
         self.close()
 
     # -- catalog ------------------------------------------------------------------
-    @staticmethod
-    def _catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
-        """The catalog row of ``sid``; None when there is none, after checking
-        that the session has no birth record either (its row alone lost is
-        ``cabinet_corrupt``, not a session never made)."""
-        key = R.sid_key(sid)
-        raw = txn.get(R.CATALOG, key)
-        if raw is None:
-            _check_no_birth(txn, sid)
-            return None
-        return _catalog_row(raw, key)
-
     def exists(self, sid: str) -> bool:
         check_session_id(sid)
         with self.kv.read() as txn:
-            return self._catalog(txn, sid) is not None
+            return read_catalog(txn, sid) is not None
 
     @staticmethod
     def _info(sid: str, c: dict[str, Any]) -> SessionInfo:
@@ -331,15 +320,15 @@ class Cabinet:
         """The catalog: every session with its version and size, by id (the
         numbers in ids compared as numbers: ``ok-2`` before ``ok-10``)."""
         with self.kv.read() as txn:
-            rows = [self._info(_sid_of(k), _catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
-            _check_listed(txn, len(rows))
-        return sorted(rows, key=lambda i: _natural(i.id))
+            rows = [self._info(sid_of(k), catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
+            check_listed(txn, len(rows))
+        return sorted(rows, key=lambda i: natural_key(i.id))
 
     def session_info(self, sid: str) -> SessionInfo:
         """One row of the catalog (one record read, whatever the catalog's size)."""
         check_session_id(sid)
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
         if cat is None:
             raise SessionNotFound(f"no session {sid!r} in this cabinet")
         return self._info(sid, cat)
@@ -350,7 +339,7 @@ class Cabinet:
         now = time.time()
 
         def work(txn: Txn) -> None:
-            if self._catalog(txn, sid) is not None:
+            if read_catalog(txn, sid) is not None:
                 raise SessionExists(f"session {sid!r} already exists in this cabinet")
             key = R.sid_key(sid)
             txn.put(
@@ -369,12 +358,12 @@ class Cabinet:
                         "token": token,
                         "pdelta": 0,
                         "precs": 0,
-                        **_options(s),
+                        **options_of(s),
                     },
                     key,
                 ),
             )
-            _born(txn, sid, now)
+            write_birth(txn, sid, now)
 
         _check_session_options(session_options)
         s = Session(sid, **session_options)
@@ -404,13 +393,13 @@ class Cabinet:
             whole = [r.version for r in history] == list(range(1, s.version + 1))
             with gc_paused():
                 nchunks = st.next_node // R.NODE_CHUNK
-                node_recs = _node_chunks(s, sid, range(nchunks)) + [
-                    _node_record(s, sid, n)
+                node_recs = node_chunks(s, sid, range(nchunks)) + [
+                    node_record(s, sid, n)
                     for n in range(max(1, nchunks * R.NODE_CHUNK), st.next_node)
                 ]
-                edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
-                posting_recs = _posting_records(sid, st.index)
-                log_recs = [_log_record(sid, r) for r in history] if whole else []
+                edge_recs = edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
+                posting_recs = posting_records(sid, st.index)
+                log_recs = [log_record(sid, r) for r in history] if whole else []
             token = R.new_token()
             cat = {
                 "version": s.version,
@@ -428,11 +417,11 @@ class Cabinet:
                 "nchunks": nchunks,
                 "over": 0,
                 **({} if whole else {"log_from": s.version + 1}),
-                **_options(s),
+                **options_of(s),
             }
 
             def work(txn: Txn) -> None:
-                if self._catalog(txn, sid) is not None:
+                if read_catalog(txn, sid) is not None:
                     raise SessionExists(f"session {sid!r} already exists in this cabinet")
                 for k, v in node_recs:
                     txn.put(R.NODES, k, v)
@@ -444,7 +433,7 @@ class Cabinet:
                     txn.put(R.LOG, k, v)
                 key = R.sid_key(sid)
                 txn.put(R.CATALOG, key, R.encode(cat, key))
-                _born(txn, sid, now)
+                write_birth(txn, sid, now)
 
             self.kv.run_write(work)
             self._bind(s, s.version, token).chunks = (nchunks, 0)
@@ -468,7 +457,7 @@ class Cabinet:
                 f"session {sid!r} was not opened from this cabinet", stored=None, expected=None
             )
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
         return cat is None or cat.get("token") != b.token or cat["version"] != b.version
 
     def drop(self, sid: str) -> None:
@@ -477,7 +466,7 @@ class Cabinet:
         pre = R.prefix(sid)
 
         def work(txn: Txn) -> None:
-            if self._catalog(txn, sid) is None:
+            if read_catalog(txn, sid) is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
             for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):  # the birth record too
                 txn.delete_prefix(table, pre)
@@ -529,7 +518,7 @@ class Cabinet:
         session_options: dict[str, Any],
     ) -> Session:
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
             if cat is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
             version = int(cat["version"])
@@ -549,12 +538,12 @@ class Cabinet:
                     sid,
                     cat,
                     at,
-                    {**_stored_options(cat), **session_options},
+                    {**stored_options(cat), **session_options},
                     progress,
                     cat.get("token"),
                 )
-            s = Session(sid, **{**_stored_options(cat), **session_options})
-            total = _load(txn, s, sid, cat, progress)
+            s = Session(sid, **{**stored_options(cat), **session_options})
+            total = load_session(txn, s, sid, cat, progress)
         st = s.store
         if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
             raise CabinetCorrupt(
@@ -587,7 +576,7 @@ class Cabinet:
         token: str | None = None,
     ) -> Session:
         s = Session(sid, **opts)
-        for ver, _t, _summary, changes in _log_of(txn, sid, cat, at):
+        for ver, _t, _summary, changes in log_of(txn, sid, cat, at):
             replay(s.store, changes)
             s.version = ver
             if progress is not None:
@@ -605,10 +594,10 @@ class Cabinet:
             raise InvalidArgument(f"since must be a version number (0 or more), not {since!r}")
         out = []
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
             if cat is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for ver, t, summary, changes in _log_of(txn, sid, cat):
+            for ver, t, summary, changes in log_of(txn, sid, cat):
                 if ver <= since:
                     continue
                 changed = tuple(
@@ -670,7 +659,7 @@ class Cabinet:
                 "next_node": st.next_node,
                 "next_edge": st.next_edge,
                 "updated": time.time(),
-                **_options(s),
+                **options_of(s),
             }
             # the collector is held over the whole flush, the write included:
             # its records and index deltas are many young objects that form no
@@ -701,21 +690,21 @@ class Cabinet:
         mark = R.new_token()
         planned = b.chunks
         layout = node_layout(s, nodes, *planned)
-        node_recs = [_node_record(s, sid, n) for n in layout[0]]
-        chunk_recs = _node_chunks(s, sid, layout[1])
-        edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-        log_recs = [_log_record(sid, r) for r in pending]
+        node_recs = [node_record(s, sid, n) for n in layout[0]]
+        chunk_recs = node_chunks(s, sid, layout[1])
+        edge_recs = edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
+        log_recs = [log_record(sid, r) for r in pending]
         # a change to a large share of the nodes (the first flush of a
         # session built in memory) rewrites the postings from the index
         # the session holds, as adopt does, instead of diffing node by node
         posting_recs = (
-            _posting_records(sid, st.index)
-            if _rewrite_postings(len(term_nodes), st.next_node - 1)
+            posting_records(sid, st.index)
+            if rewrite_postings(len(term_nodes), st.next_node - 1)
             else None
         )
 
         def work(txn: Txn) -> None:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
             if cat is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet (dropped?)")
             if cat.get("token") != token:
@@ -744,8 +733,8 @@ class Cabinet:
             else:  # another process flushed meanwhile: lay the nodes out again
                 singles, chunks, nchunks, fold = node_layout(s, nodes, *stored)
                 recs, crecs = (
-                    [_node_record(s, sid, n) for n in singles],
-                    _node_chunks(s, sid, chunks),
+                    [node_record(s, sid, n) for n in singles],
+                    node_chunks(s, sid, chunks),
                 )
             top = int(cat.get("next_node", 1 << 62))
             # the node records this flush adds over chunked nodes (exact: a
@@ -777,7 +766,7 @@ class Cabinet:
             else:
                 # after a flush whose outcome was unknown landed, the store's
                 # kept states predate what the cabinet holds: read the records
-                writes, counts = _posting_writes(
+                writes, counts = posting_writes(
                     txn, sid, s, term_nodes, cat, s.version, kept=not landed
                 )
             for k, pv in writes:
@@ -790,9 +779,9 @@ class Cabinet:
             # the node chunks go last, as they replace node records the
             # delta may have read
             if fold:
-                gone = [k for _n, k, _v in _overrides(txn, sid, cover - 1)]
+                gone = [k for _n, k, _v in overrides(txn, sid, cover - 1)]
                 extra = {R.key_id(k) // R.NODE_CHUNK for k in gone} - set(chunks)
-                crecs = crecs + _node_chunks(s, sid, extra)  # (work may run again)
+                crecs = crecs + node_chunks(s, sid, extra)  # (work may run again)
                 txn.discard(R.NODES, gone)
             if nchunks > stored[0]:
                 lo, hi = max(1, stored[0] * R.NODE_CHUNK), min(top, nchunks * R.NODE_CHUNK)
@@ -843,7 +832,7 @@ class Cabinet:
         Returns counts; raises :class:`~memnet.errors.CabinetCorrupt` on the
         first problem found.
         """
-        return _verify(self.kv)
+        return verify_cabinet(self.kv)
 
     def info(self) -> dict[str, Any]:
         return self.kv.info()
