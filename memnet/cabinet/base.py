@@ -53,16 +53,13 @@ Example::
 
 from __future__ import annotations
 
-import bisect
-import gc
 import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
-from ..commit import CommitRecord, gc_paused, replay
+from ..commit import gc_paused
 from ..errors import (
-    CabinetCorrupt,
     CabinetError,
     ConflictError,
     InvalidArgument,
@@ -76,7 +73,7 @@ from ..ids import check_session_id
 from ..session import Session
 from . import records as R
 from .backends import open_kv
-from .binding import Binding, StoredArchive, bind, binding_of
+from .binding import bind, binding_of
 from .catalog import (
     LogEntry,
     SessionInfo,
@@ -87,23 +84,20 @@ from .catalog import (
     options_of,
     read_catalog,
     sid_of,
-    stored_options,
     upgrade_cabinet,
     write_birth,
 )
 from .elements import (
-    RELEASE_AFTER,
     edge_chunks,
-    load_session,
     log_of,
     log_record,
     node_chunks,
-    node_layout,
     node_record,
-    overrides,
 )
+from .flush import Flush
+from .hydrate import CallerFailed, Guarded, hydrate_session
 from .kv import KV, Txn
-from .postings import posting_records, posting_writes, rewrite_postings
+from .postings import posting_records
 from .verify import verify_cabinet
 
 _C = TypeVar("_C")
@@ -161,28 +155,6 @@ def _check_session_options(options: dict[str, Any]) -> None:
             f"unknown session option(s) {', '.join(sorted(unknown))} "
             f"(known: {', '.join(sorted(_SESSION_OPTIONS))})"
         )
-
-
-class _CallerFailed(Exception):
-    """A caller's progress function raised ``error`` (kept apart from the
-    errors a malformed record raises while it is decoded)."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-class _Guarded:
-    """A caller's progress function whose errors come out as _CallerFailed."""
-
-    def __init__(self, fn: Callable[[int, int], None]) -> None:
-        self.fn = fn
-
-    def __call__(self, done: int, total: int) -> None:
-        try:
-            self.fn(done, total)
-        except Exception as e:
-            raise _CallerFailed(e) from e
 
 
 class Cabinet:
@@ -369,7 +341,7 @@ class Cabinet:
         s = Session(sid, **session_options)
         token = R.new_token()
         self.kv.run_write(work)
-        self._bind(s, 0, token)
+        bind(s, 0, token, self)
         return s
 
     def adopt(self, session: Session) -> int:
@@ -436,14 +408,8 @@ class Cabinet:
                 write_birth(txn, sid, now)
 
             self.kv.run_write(work)
-            self._bind(s, s.version, token).chunks = (nchunks, 0)
+            bind(s, s.version, token, self).chunks = (nchunks, 0)
             return s.version
-
-    def _bind(self, s: Session, version: int, token: str | None) -> Binding:
-        b = bind(s, version, token)
-        s.store.track_changes()
-        s.archive = StoredArchive(self, s.name, token, s.tokenizer)
-        return b
 
     def is_stale(self, session: Session) -> bool:
         """Whether the cabinet now holds another state of ``session`` than the
@@ -505,85 +471,10 @@ class Cabinet:
                     f"progress must be a function (done, total), not {type(progress).__name__}"
                 )
             try:
-                return self._hydrate(sid, at, _Guarded(progress), session_options)
-            except _CallerFailed as e:  # the caller's own error, not a damaged record
+                return hydrate_session(self, sid, at, Guarded(progress), session_options)
+            except CallerFailed as e:  # the caller's own error, not a damaged record
                 raise e.error from None
-        return self._hydrate(sid, at, None, session_options)
-
-    def _hydrate(
-        self,
-        sid: str,
-        at: int | None,
-        progress: Callable[[int, int], None] | None,
-        session_options: dict[str, Any],
-    ) -> Session:
-        with self.kv.read() as txn:
-            cat = read_catalog(txn, sid)
-            if cat is None:
-                raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            version = int(cat["version"])
-            if at is not None and at != version:
-                first = int(cat.get("log_from", 1)) - 1  # oldest version that can be rebuilt
-                if first > 0:
-                    raise VersionNotFound(
-                        f"session {sid!r} was adopted at version {first}: the cabinet keeps "
-                        f"versions {first} to {version} only as they are now, not {at!r}"
-                    )
-                if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
-                    raise VersionNotFound(
-                        f"session {sid!r} has versions 0 to {version}, not {at!r}"
-                    )
-                return self._replay(
-                    txn,
-                    sid,
-                    cat,
-                    at,
-                    {**stored_options(cat), **session_options},
-                    progress,
-                    cat.get("token"),
-                )
-            s = Session(sid, **{**stored_options(cat), **session_options})
-            total = load_session(txn, s, sid, cat, progress)
-        st = s.store
-        if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
-            raise CabinetCorrupt(
-                f"session {sid!r}: the stored index or edges disagree with the catalog's counts"
-            )
-        top = (int(cat["next_edge"]) - 1) << 1 | 1
-        # iterating the list gives the entries as held: the stored bytes here
-        if st.adjacency_top() > top:
-            raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
-        s.version = version
-        b = self._bind(s, version, cat.get("token"))
-        b.chunks = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
-        if total >= RELEASE_AFTER:
-            self.kv.release_pages()
-            # the store's columns are lists of a million entries each, made
-            # while the collector was off: left in the young generations,
-            # the next collections would walk every entry (a pause of 0.1 s
-            # to 1 s on an early Recall); frozen, collections skip them
-            gc.freeze()
-        return s
-
-    def _replay(
-        self,
-        txn: Txn,
-        sid: str,
-        cat: dict[str, Any],
-        at: int,
-        opts: dict[str, Any],
-        progress: Callable[[int, int], None] | None = None,
-        token: str | None = None,
-    ) -> Session:
-        s = Session(sid, **opts)
-        for ver, _t, _summary, changes in log_of(txn, sid, cat, at):
-            replay(s.store, changes)
-            s.version = ver
-            if progress is not None:
-                progress(ver, at)
-        # a past version is for reading: it is not bound, so it cannot be flushed
-        s.archive = StoredArchive(self, sid, token, s.tokenizer)
-        return s
+        return hydrate_session(self, sid, at, None, session_options)
 
     open = _ClassOrInstance(open_cabinet, hydrate)
 
@@ -642,173 +533,14 @@ class Cabinet:
             pending = s.journal()
             if not pending:
                 return s.version
-            dirty_nodes, dirty_edges = s.store.take_changes()
-            nodes = sorted(dirty_nodes)
-            term_nodes = sorted(s.store.dirty_terms or ())
-            edges = sorted(dirty_edges)
-            base = b.version
-            token = b.token
-            unsure = dict(b.unsure)
-            st = s.store
-            stats = {
-                "version": s.version,
-                "nodes": st.live_nodes,
-                "edges": st.live_edges,
-                "bytes": st.live_bytes,
-                "kinds": st.live_kinds(),
-                "next_node": st.next_node,
-                "next_edge": st.next_edge,
-                "updated": time.time(),
-                **options_of(s),
-            }
+            f = Flush(s, b, sid, pending)
             # the collector is held over the whole flush, the write included:
             # its records and index deltas are many young objects that form no
             # cycle, and the collections they would trigger walk every object
             # the session holds (a third of a 1,000-element flush at 100k nodes)
             with gc_paused():
-                return self._flush_locked(
-                    s, b, sid, nodes, term_nodes, edges, pending, base, token, unsure, stats
-                )
-
-    def _flush_locked(
-        self,
-        s: Session,
-        b: Binding,
-        sid: str,
-        nodes: list[int],
-        term_nodes: list[int],
-        edges: list[int],
-        pending: list[CommitRecord],
-        base: int,
-        token: Any,
-        unsure: dict[str, int],
-        stats: dict[str, Any],
-    ) -> int:
-        """The records of a flush and its one write (see :meth:`flush`), with
-        the session locked and what changed taken out of its store."""
-        st = s.store
-        mark = R.new_token()
-        planned = b.chunks
-        layout = node_layout(s, nodes, *planned)
-        node_recs = [node_record(s, sid, n) for n in layout[0]]
-        chunk_recs = node_chunks(s, sid, layout[1])
-        edge_recs = edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-        log_recs = [log_record(sid, r) for r in pending]
-        # a change to a large share of the nodes (the first flush of a
-        # session built in memory) rewrites the postings from the index
-        # the session holds, as adopt does, instead of diffing node by node
-        posting_recs = (
-            posting_records(sid, st.index)
-            if rewrite_postings(len(term_nodes), st.next_node - 1)
-            else None
-        )
-
-        def work(txn: Txn) -> None:
-            cat = read_catalog(txn, sid)
-            if cat is None:
-                raise SessionNotFound(f"no session {sid!r} in this cabinet (dropped?)")
-            if cat.get("token") != token:
-                raise ConflictError(
-                    f"session {sid!r} was dropped and created again since this copy was "
-                    "loaded; open it again and redo the commit",
-                    stored=cat["version"],
-                    expected=base,
-                )
-            landed = unsure.get(cat.get("flush", "")) == cat["version"]
-            if cat["version"] != base and not landed:
-                raise ConflictError(
-                    f"session {sid!r} is at version {cat['version']} in the cabinet but this "
-                    f"copy was loaded at version {base}; open it again and redo the commit",
-                    stored=cat["version"],
-                    expected=base,
-                )
-            # the records built above go first, on their way while the index
-            # delta is computed (a server applies them meanwhile); but not the
-            # stored nodes whose terms changed: the delta reads their records
-            # as they were
-            stored = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
-            if stored == planned:
-                singles, chunks, nchunks, fold = layout
-                recs, crecs = node_recs, chunk_recs
-            else:  # another process flushed meanwhile: lay the nodes out again
-                singles, chunks, nchunks, fold = node_layout(s, nodes, *stored)
-                recs, crecs = (
-                    [node_record(s, sid, n) for n in singles],
-                    node_chunks(s, sid, chunks),
-                )
-            top = int(cat.get("next_node", 1 << 62))
-            # the node records this flush adds over chunked nodes (exact: a
-            # hydrate checks the count)
-            cover = stored[0] * R.NODE_CHUNK
-            cut = bisect.bisect_left(singles, cover)
-            over = (
-                0
-                if fold
-                else stored[1]
-                + txn.present(R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(False)
-            )
-            reread = set() if posting_recs is not None else {n for n in term_nodes if n < top}
-            later = []
-            for n, (k, v) in zip(singles, recs, strict=True):
-                if n in reread:
-                    later.append((k, v))
-                else:
-                    txn.put(R.NODES, k, v)
-            for k, v in edge_recs:
-                txn.put(R.EDGES, k, v)
-            for k, v in log_recs:
-                txn.put(R.LOG, k, v)
-            txn.send_soon()
-            if posting_recs is not None:
-                txn.delete_prefix(R.POSTINGS, R.prefix(sid))
-                writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
-                counts = {"pdelta": 0, "precs": len(posting_recs)}
-            else:
-                # after a flush whose outcome was unknown landed, the store's
-                # kept states predate what the cabinet holds: read the records
-                writes, counts = posting_writes(
-                    txn, sid, s, term_nodes, cat, s.version, kept=not landed
-                )
-            for k, pv in writes:
-                if pv is None:
-                    txn.delete(R.POSTINGS, k)
-                else:
-                    txn.put(R.POSTINGS, k, pv)
-            for k, v in later:
-                txn.put(R.NODES, k, v)
-            # the node chunks go last, as they replace node records the
-            # delta may have read
-            if fold:
-                gone = [k for _n, k, _v in overrides(txn, sid, cover - 1)]
-                extra = {R.key_id(k) // R.NODE_CHUNK for k in gone} - set(chunks)
-                crecs = crecs + node_chunks(s, sid, extra)  # (work may run again)
-                txn.discard(R.NODES, gone)
-            if nchunks > stored[0]:
-                lo, hi = max(1, stored[0] * R.NODE_CHUNK), min(top, nchunks * R.NODE_CHUNK)
-                txn.discard(R.NODES, [R.element_key(sid, n) for n in range(lo, hi)])
-            for k, v in crecs:
-                txn.put(R.NODES, k, v)
-            key = R.sid_key(sid)
-            txn.put(
-                R.CATALOG,
-                key,
-                R.encode(dict(cat, **stats, **counts, nchunks=nchunks, over=over, flush=mark), key),
-            )
-            done[0] = (nchunks, over)
-
-        done = [planned]
-
-        try:
-            self.kv.run_write(work)
-        except BaseException:
-            b.unsure[mark] = s.version
-            raise
-        st.clear_changes(set(nodes), set(edges))
-        b.chunks = done[0]
-        b.version = s.version
-        b.unsure = {}
-        s.settle(s.version)
-        return s.version
+                f.build()
+                return f.run(self.kv)
 
     # -- maintenance ------------------------------------------------------------------
     def backup(self, dest: str | os.PathLike[str]) -> None:

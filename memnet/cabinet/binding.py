@@ -50,10 +50,14 @@ def binding_of(session: Session) -> Binding | None:
     return _BOUND.get(session)
 
 
-def bind(session: Session, version: int, token: str | None) -> Binding:
-    """Bind ``session`` at ``version``: its journal starts (again) here."""
+def bind(session: Session, version: int, token: str | None, cabinet: Cabinet) -> Binding:
+    """Bind ``session`` to ``cabinet`` at ``version``: its journal and the
+    store's change tracking start (again) here, and the cabinet lends it its
+    past versions."""
     b = _BOUND[session] = Binding(version, token)
     session.start_journal()
+    session.store.track_changes()
+    session.archive = StoredArchive(cabinet, session.name, token, session.tokenizer)
     return b
 
 
