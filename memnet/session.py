@@ -15,9 +15,8 @@ Example::
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from .commit import (
@@ -29,80 +28,26 @@ from .commit import (
     import_elements,
     plan_and_apply,
 )
-from .errors import EchoRefused, InvalidArgument, NotADelta, QueryError
+from .errors import NotADelta
 from .gql import ast
 from .gql.emit import format_query
-from .gql.parse import parse_delta, parse_query
+from .gql.parse import parse_delta
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .limits import LIMITS, Limits
-from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
+from .recall.delta import Archive, Memo, memo_key, recall_since
 from .recall.hints import Hints
 from .recall.peak import ExemplarState, PeakState, census
 from .recall.relevance import Relevance, Words, read_in
 from .recall.seed import SeedResult, by_nick, match, matches
-from .recall.shape import LINE_TOKENS, VIEWS, LineCache, Shape, build_body, finish, prime_lines
+from .recall.shape import LINE_TOKENS, LineCache, Shape, build_body, finish, prime_lines
 from .recall.walk import WalkResult, shape_walk
 from .record import replace
-from .tokens import DEFAULT_TOKENIZER, TOKENIZERS
+from .session_args import check_delta, check_options, recall_args
+from .tokens import DEFAULT_TOKENIZER
 from .tokens import loaded as tokens_loaded
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
-_DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) v=")
-
-
-# Absorb is a join with its own guard, never goldfish writeback
-_SLICE_NOT_DELTA = (
-    "Commit takes a GQL Δ; a working-memory slice is joined with "
-    "memnet.import_slice (Absorb), not committed"
-)
-
-
-def _not_text(delta: object) -> None:
-    """Refuse a Δ that is neither text nor a parsed Delta: a slice (a
-    mapping, or an object with a provenance) is ``not_a_delta``; anything
-    else ``invalid_argument``, saying what Commit takes."""
-    if isinstance(delta, Mapping) or getattr(delta, "provenance", None) is not None:
-        raise NotADelta(_SLICE_NOT_DELTA)
-    if isinstance(delta, (bytes, bytearray, memoryview)):
-        raise InvalidArgument(
-            "Commit takes the Δ as text (str), not bytes: decode it first, "
-            "e.g. data.decode('utf-8')"
-        )
-    raise InvalidArgument(
-        f"Commit takes a GQL Δ as text (str) or a parsed memnet Delta, not {type(delta).__name__}"
-    )
-
-
-def _check_range(name: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise QueryError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
-    return value
-
-
-def check_options(
-    caps: Caps | None, delete_on_settle: Any, history_limit: Any, tokenizer: Any
-) -> None:
-    """Refuse session settings that could not work (``invalid_argument``), before
-    a session is made or a cabinet stores them."""
-    if caps is not None:
-        if not isinstance(caps, Caps):
-            raise InvalidArgument(f"caps must be a memnet.Caps, not {type(caps).__name__}")
-        for what in ("rows", "bytes"):
-            v = getattr(caps, what)
-            if type(v) is not int or v < 1:
-                raise InvalidArgument(
-                    f"caps.{what} must be a whole number of at least 1, not {v!r}"
-                )
-    if type(delete_on_settle) is not bool:
-        raise InvalidArgument(f"delete_on_settle must be true or false, not {delete_on_settle!r}")
-    if history_limit is not None and (type(history_limit) is not int or history_limit < 0):
-        raise InvalidArgument(
-            "history_limit must be None (keep all) or a whole number of at "
-            f"least 0, not {history_limit!r}"
-        )
-    if tokenizer not in TOKENIZERS:
-        raise InvalidArgument(f"unknown tokenizer {tokenizer!r}; known: {', '.join(TOKENIZERS)}")
 
 
 class Session:
@@ -176,16 +121,7 @@ class Session:
         Returns the minted handles and the new version; raises a
         :class:`~memnet.errors.MemNetError` with the session unchanged otherwise.
         """
-        if not isinstance(delta, (str, ast.Delta)):
-            _not_text(delta)
-        if isinstance(delta, str) and delta.lstrip().startswith("{"):
-            raise NotADelta(_SLICE_NOT_DELTA)
-        if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
-            # its DELETE lists rows that left a Shape, not rows to recycle
-            raise EchoRefused(
-                "this is a delta Recall answer, not a Commit: nothing was "
-                "applied; write your own SET or INSERT with its handles"
-            )
+        check_delta(delta)
         with gc_paused():
             d = parse_delta(delta) if isinstance(delta, str) else delta
             with self.lock:
@@ -330,32 +266,8 @@ class Session:
         body), or the whole Shape with ``receipt.why`` when the etag cannot be
         resolved (``memnet/recall/delta.py``).
         """
-        k = _check_range("k", k, 0, LIMITS.k_max)
-        if max_rows is not None:
-            max_rows = _check_range("max_rows", max_rows, 1, LIMITS.max_rows_max)
-        if limit is not None:
-            limit = _check_range("limit", limit, 1, LIMITS.limit_max)
-        fanout = _check_range("fanout", fanout, 1, LIMITS.fanout_max)
-        if view not in VIEWS:
-            raise QueryError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
-        if type(laws) is not bool:
-            raise QueryError(f"laws must be true or false, got {laws!r}")
-        if not isinstance(q, (str, ast.SeedQuery)):
-            raise QueryError(
-                f"q must be text (codebook tokens or the MATCH form), got {type(q).__name__}"
-            )
-        if max_tokens is not None:
-            max_tokens = _check_range(
-                "max_tokens", max_tokens, LIMITS.max_tokens_min, LIMITS.max_tokens_max
-            )
-        if max_rows is None:  # a token budget is the bound unless rows are asked for too
-            max_rows = LIMITS.max_rows if max_tokens is None else LIMITS.max_rows_max
-        if since is not None:
-            check_etag(since)
-        sq = parse_query(q) if isinstance(q, str) else q
-        if sq.limit is not None:
-            limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)
-        knobs = (k, max_rows, limit, fanout, view, laws, max_tokens)
+        sq, knobs = recall_args(q, k, max_rows, limit, fanout, view, laws, since, max_tokens)
+        k, max_rows, limit, fanout, view, laws, max_tokens = knobs
         with self.lock:
             if since is not None:
                 return recall_since(self, sq, knobs, since)

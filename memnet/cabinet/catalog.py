@@ -25,7 +25,8 @@ from ..graph.index import Index, shard_of
 from ..graph.words import stemmer_id
 from ..ids import check_session_id
 from ..record import field, record
-from ..session import Session, check_options
+from ..session import Session
+from ..session_args import check_options
 from ..tokens import DEFAULT_TOKENIZER
 from . import records as R
 from .kv import KV, Txn
