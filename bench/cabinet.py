@@ -59,6 +59,7 @@ def _build(n: int, d: str, url: str | None = None) -> dict[str, float]:
     import synth  # type: ignore[import-not-found]
 
     from memnet import Cabinet
+    from memnet.cabinet.binding import unbind
 
     out: dict[str, float] = {"nodes": n}
     t = time.perf_counter()
@@ -69,7 +70,7 @@ def _build(n: int, d: str, url: str | None = None) -> dict[str, float]:
         if where is None:
             continue
         cab = Cabinet.open(where, sync=True)
-        s.base_version = None  # adopt the same in-memory session again
+        unbind(s)  # adopt the same in-memory session again
         t = time.perf_counter()
         cab.adopt(s)
         out[key] = time.perf_counter() - t

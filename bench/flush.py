@@ -81,10 +81,11 @@ def _adopt(s: Any, where: Any, history: int | None) -> float:
     """Adopt ``s`` into a new cabinet at ``where``; seconds. ``history``: the
     commits left in memory first (None: all, so the log is written)."""
     from memnet import Cabinet
+    from memnet.cabinet.binding import unbind
 
     if history is not None:
         del s._history[:-history]  # as a session with history_limit=history holds it
-    s.base_version = None  # adopt the same in-memory session again
+    unbind(s)  # adopt the same in-memory session again
     cab = Cabinet.open(where, sync=True)
     try:
         t = time.perf_counter()
@@ -108,7 +109,7 @@ def _measure(
     out.update(
         build_s=time.perf_counter() - t,
         elements=elements,
-        commits=len(s.pending),
+        commits=len(s.journal()),
         nodes=s.store.live_nodes,
         edges=s.store.live_edges,
     )

@@ -286,7 +286,7 @@ def draw(rng: random.Random, seeds: list[str]) -> str:
 # -- the session fingerprint ------------------------------------------------------------
 def fingerprint(s: Session) -> bytes:
     """The session as bytes: everything a Commit can change."""
-    return pickle.dumps((s.version, s.store, s.history(), s.pending))
+    return pickle.dumps((s.version, s.store, s.history(), s.journal()))
 
 
 def cheap_print(s: Session) -> tuple[object, ...]:

@@ -197,7 +197,7 @@ def export_working_memory_slice(
             raise AbsorbRejected(f"anchor {h!r} is not a live node of session {member.name!r}")
         if ref[1] not in ids:
             ids.append(ref[1])
-    with member._lock:
+    with member.lock:
         walk = shape_walk(st, tuple(ids), k=hops, max_rows=budget, fanout=fanout, laws=False)
         if len(walk.nodes) >= st.live_nodes:
             raise AbsorbRejected(
@@ -394,7 +394,7 @@ def import_slice(
         raise InvalidArgument(f"guard must be a memnet.ImportGuard, not {type(guard).__name__}")
     slc = (guard or ImportGuard()).check(lead, slc, id_policy)
     if id_policy == "merge":
-        with lead._lock:
+        with lead.lock:
             return _merge(lead, slc)
     index = {n.handle: i for i, n in enumerate(slc.nodes)}
     keep = id_policy == "keep"
@@ -410,7 +410,7 @@ def import_slice(
         props = _engine_props(e.props)
         ref = parse_handle(e.handle)
         edges.append((ref[1] if keep and ref else None, e.type, index[e.src], index[e.dst], props))
-    result, nids, eids = lead._import(nodes, edges)
+    result, nids, eids = lead.import_batch(nodes, edges)
     ids = {n.handle: node_handle(nid) for n, nid in zip(slc.nodes, nids, strict=True)}
     ids.update({e.handle: edge_handle(eid) for e, eid in zip(slc.edges, eids, strict=True)})
     return AbsorbResult(ids=ids, version=result.version, created=len(slc.nodes) + len(slc.edges))

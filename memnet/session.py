@@ -15,9 +15,8 @@ Example::
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from .commit import (
@@ -29,16 +28,16 @@ from .commit import (
     import_elements,
     plan_and_apply,
 )
-from .errors import EchoRefused, InvalidArgument, NotADelta, QueryError
+from .errors import NotADelta
 from .gql import ast
 from .gql.emit import format_query
-from .gql.parse import parse_delta, parse_query
+from .gql.parse import parse_delta
 from .graph.store import Store, edge_handle, node_handle
 from .ids import check_session_id
 from .limits import LIMITS, Limits
-from .recall.delta import Archive, Memo, check_etag, memo_key, recall_since
+from .recall.delta import Archive, Memo, memo_key, recall_since
 from .recall.hints import Hints
-from .recall.lines import VIEWS, LineCache, prime_lines
+from .recall.lines import LineCache, prime_lines
 from .recall.peak import ExemplarState, PeakState, census
 from .recall.receipt import LINE_TOKENS, finish
 from .recall.relevance import Relevance, Words, read_in
@@ -46,65 +45,11 @@ from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import Shape, build_body
 from .recall.walk import WalkResult, shape_walk
 from .record import replace
-from .tokens import DEFAULT_TOKENIZER, TOKENIZERS
+from .session_args import check_delta, check_options, recall_args
+from .tokens import DEFAULT_TOKENIZER
 from .tokens import loaded as tokens_loaded
 
 DEFAULT_HISTORY = 64  # commit records kept in memory per session
-_DELTA_ANSWER = re.compile(r"\s*// (?:delta|unchanged) v=")
-
-
-# Absorb is a join with its own guard, never goldfish writeback
-_SLICE_NOT_DELTA = (
-    "Commit takes a GQL Δ; a working-memory slice is joined with "
-    "memnet.import_slice (Absorb), not committed"
-)
-
-
-def _not_text(delta: object) -> None:
-    """Refuse a Δ that is neither text nor a parsed Delta: a slice (a
-    mapping, or an object with a provenance) is ``not_a_delta``; anything
-    else ``invalid_argument``, saying what Commit takes."""
-    if isinstance(delta, Mapping) or getattr(delta, "provenance", None) is not None:
-        raise NotADelta(_SLICE_NOT_DELTA)
-    if isinstance(delta, (bytes, bytearray, memoryview)):
-        raise InvalidArgument(
-            "Commit takes the Δ as text (str), not bytes: decode it first, "
-            "e.g. data.decode('utf-8')"
-        )
-    raise InvalidArgument(
-        f"Commit takes a GQL Δ as text (str) or a parsed memnet Delta, not {type(delta).__name__}"
-    )
-
-
-def _check_range(name: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise QueryError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
-    return value
-
-
-def check_options(
-    caps: Caps | None, delete_on_settle: Any, history_limit: Any, tokenizer: Any
-) -> None:
-    """Refuse session settings that could not work (``invalid_argument``), before
-    a session is made or a cabinet stores them."""
-    if caps is not None:
-        if not isinstance(caps, Caps):
-            raise InvalidArgument(f"caps must be a memnet.Caps, not {type(caps).__name__}")
-        for what in ("rows", "bytes"):
-            v = getattr(caps, what)
-            if type(v) is not int or v < 1:
-                raise InvalidArgument(
-                    f"caps.{what} must be a whole number of at least 1, not {v!r}"
-                )
-    if type(delete_on_settle) is not bool:
-        raise InvalidArgument(f"delete_on_settle must be true or false, not {delete_on_settle!r}")
-    if history_limit is not None and (type(history_limit) is not int or history_limit < 0):
-        raise InvalidArgument(
-            "history_limit must be None (keep all) or a whole number of at "
-            f"least 0, not {history_limit!r}"
-        )
-    if tokenizer not in TOKENIZERS:
-        raise InvalidArgument(f"unknown tokenizer {tokenizer!r}; known: {', '.join(TOKENIZERS)}")
 
 
 class Session:
@@ -135,16 +80,12 @@ class Session:
         self.store = Store()
         self.version = 0
         self._history: list[CommitRecord] = []
-        # Set by a cabinet: the version it holds, and the commits made since.
-        self.base_version: int | None = None
-        self.base_token: str | None = None  # which creation of the session it was
-        # how the cabinet holds its nodes: (chunk records, node records that
-        # override them), as of the version it holds
-        self.base_chunks: tuple[int, int] = (0, 0)
-        # marks of flushes that failed after they may have reached the cabinet
-        self.unsure_flushes: dict[str, int] = {}
-        self.pending: list[CommitRecord] = []
-        self._lock = threading.RLock()
+        # the commits made since a store (a cabinet) last took them; None
+        # while no store keeps this session (see start_journal)
+        self._journal: list[CommitRecord] | None = None
+        #: held by every read and write of the session (reentrant): code that
+        #: reads the store over several calls, or writes it, takes it too
+        self.lock = threading.RLock()
         self._lines = LineCache(tokenizer)
         # Peak_L and the outline's exemplars: built on first use, then kept up
         # to date by every commit (recall/peak.py)
@@ -163,6 +104,8 @@ class Session:
         # the Shapes served lately, and (set by the cabinet the session was
         # opened from) its past versions: for Recall with since=
         self._memo = Memo()
+        #: where past versions come from for Recall with since= (set by the
+        #: store the session was opened from; None for a session made here)
         self.archive: Archive | None = None
 
     def __repr__(self) -> str:
@@ -180,19 +123,10 @@ class Session:
         Returns the minted handles and the new version; raises a
         :class:`~memnet.errors.MemNetError` with the session unchanged otherwise.
         """
-        if not isinstance(delta, (str, ast.Delta)):
-            _not_text(delta)
-        if isinstance(delta, str) and delta.lstrip().startswith("{"):
-            raise NotADelta(_SLICE_NOT_DELTA)
-        if isinstance(delta, str) and _DELTA_ANSWER.match(delta):
-            # its DELETE lists rows that left a Shape, not rows to recycle
-            raise EchoRefused(
-                "this is a delta Recall answer, not a Commit: nothing was "
-                "applied; write your own SET or INSERT with its handles"
-            )
+        check_delta(delta)
         with gc_paused():
             d = parse_delta(delta) if isinstance(delta, str) else delta
-            with self._lock:
+            with self.lock:
                 try:
                     result, record = plan_and_apply(
                         self.store,
@@ -242,30 +176,60 @@ class Session:
             self._states_at = record.version
         self.version = record.version
         self._history.append(record)
-        if self.base_version is not None:
-            self.pending.append(record)
+        if self._journal is not None:
+            self._journal.append(record)
         if self.history_limit is not None and len(self._history) > self.history_limit:
             del self._history[: len(self._history) - self.history_limit]
 
-    def _import(
+    def import_batch(
         self, nodes: list[Any], edges: list[Any]
     ) -> tuple[CommitResult, list[int], list[int]]:
-        """Add a checked batch of elements as one version (used by Absorb)."""
-        with self._lock, gc_paused():
+        """Add a batch of elements Absorb has checked as one version: the
+        result and the ids given to the nodes and the edges, in order."""
+        with self.lock, gc_paused():
             result, record, nids, eids = import_elements(
                 self.store, nodes, edges, version=self.version, caps=self.caps
             )
             self._keep(record)
             return result, nids, eids
 
+    # -- the journal: what a store that keeps this session lacks ---------------
+    def start_journal(self) -> None:
+        """Keep every commit from now on, whatever ``history_limit`` says,
+        until :meth:`settle` (called by a store that now holds this version)."""
+        with self.lock:
+            self._journal = []
+
+    def stop_journal(self) -> None:
+        """Keep no journal any more (the session no longer belongs to a store)."""
+        with self.lock:
+            self._journal = None
+
+    @property
+    def journaling(self) -> bool:
+        """Whether a store keeps this session (a journal is kept)."""
+        return self._journal is not None
+
+    def journal(self) -> list[CommitRecord]:
+        """The commits made since the journal was started or last settled,
+        oldest first (empty when no journal is kept)."""
+        with self.lock:
+            return list(self._journal or ())
+
+    def settle(self, version: int) -> None:
+        """Forget the journaled commits up to ``version``: a store holds them."""
+        with self.lock:
+            if self._journal:
+                self._journal = [r for r in self._journal if r.version > version]
+
     @property
     def dirty(self) -> bool:
         """Whether this session holds commits its cabinet has not stored yet."""
-        return bool(self.pending)
+        return bool(self._journal)
 
     def history(self) -> list[CommitRecord]:
         """The commit records kept in memory, oldest first."""
-        with self._lock:
+        with self.lock:
             return list(self._history)
 
     # -- Recall ---------------------------------------------------------------
@@ -304,36 +268,12 @@ class Session:
         body), or the whole Shape with ``receipt.why`` when the etag cannot be
         resolved (``memnet/recall/delta.py``).
         """
-        k = _check_range("k", k, 0, LIMITS.k_max)
-        if max_rows is not None:
-            max_rows = _check_range("max_rows", max_rows, 1, LIMITS.max_rows_max)
-        if limit is not None:
-            limit = _check_range("limit", limit, 1, LIMITS.limit_max)
-        fanout = _check_range("fanout", fanout, 1, LIMITS.fanout_max)
-        if view not in VIEWS:
-            raise QueryError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
-        if type(laws) is not bool:
-            raise QueryError(f"laws must be true or false, got {laws!r}")
-        if not isinstance(q, (str, ast.SeedQuery)):
-            raise QueryError(
-                f"q must be text (codebook tokens or the MATCH form), got {type(q).__name__}"
-            )
-        if max_tokens is not None:
-            max_tokens = _check_range(
-                "max_tokens", max_tokens, LIMITS.max_tokens_min, LIMITS.max_tokens_max
-            )
-        if max_rows is None:  # a token budget is the bound unless rows are asked for too
-            max_rows = LIMITS.max_rows if max_tokens is None else LIMITS.max_rows_max
-        if since is not None:
-            check_etag(since)
-        sq = parse_query(q) if isinstance(q, str) else q
-        if sq.limit is not None:
-            limit = _check_range("LIMIT", sq.limit, 1, LIMITS.limit_max)
-        knobs = (k, max_rows, limit, fanout, view, laws, max_tokens)
-        with self._lock:
+        sq, knobs = recall_args(q, k, max_rows, limit, fanout, view, laws, since, max_tokens)
+        k, max_rows, limit, fanout, view, laws, max_tokens = knobs
+        with self.lock:
             if since is not None:
                 return recall_since(self, sq, knobs, since)
-            shape = self._recall(
+            shape = self.recall_checked(
                 sq,
                 k=k,
                 max_rows=max_rows,
@@ -432,7 +372,17 @@ class Session:
             hit = self._seed_cache[key] = (seed, rel or None)
         return hit
 
-    def _recall(
+    @property
+    def memo(self) -> Memo:
+        """The Shapes this session served lately (for Recall with since=)."""
+        return self._memo
+
+    @property
+    def line_cache(self) -> LineCache:
+        """The token counts of Shape lines, kept per session."""
+        return self._lines
+
+    def recall_checked(
         self,
         sq: ast.SeedQuery,
         *,
@@ -444,6 +394,8 @@ class Session:
         laws: bool,
         max_tokens: int | None = None,
     ) -> Shape:
+        """Recall a parsed q with knobs :meth:`recall` has checked, at the
+        session's version (no since=, nothing remembered); the lock held."""
         s = self.store
         self._recalled = True
         sq, note = read_in(s, sq)
@@ -594,7 +546,7 @@ class Session:
 
         g = nx.MultiDiGraph(name=self.name, version=self.version)
         s = self.store
-        with self._lock:
+        with self.lock:
             for n in s.live_node_ids():
                 g.add_node(
                     node_handle(n),

@@ -469,10 +469,10 @@ def _sync_all(
             if progress is not None:
                 progress(done, steps)
         for done, s in enumerate(synced, len(todo) + 1):
-            if s.base_version is None:
+            if not s.journaling:  # built here: no cabinet keeps it yet
                 cabinet.adopt(s)
                 created.append(s.name)
-            elif s.pending:
+            elif s.dirty:
                 cabinet.flush(s)
             if progress is not None:
                 progress(done, steps)

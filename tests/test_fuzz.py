@@ -99,7 +99,7 @@ texts = st.one_of(token_soup, any_text)
 
 def state(s: Session) -> bytes:
     """The session as bytes: everything a Commit or an Absorb can change."""
-    return pickle.dumps((s.version, s.store, s.history(), s.pending))
+    return pickle.dumps((s.version, s.store, s.history(), s.journal()))
 
 
 def _reader() -> Session:

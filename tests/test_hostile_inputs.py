@@ -25,7 +25,7 @@ ERRORS = "MN-REQ-15"
 
 
 def _state(s: memnet.Session) -> bytes:
-    return pickle.dumps((s.version, s.store, s.history(), s.pending))
+    return pickle.dumps((s.version, s.store, s.history(), s.journal()))
 
 
 @pytest.mark.req(ERRORS)

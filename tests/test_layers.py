@@ -27,6 +27,8 @@ LAYERS = {
     "recall": 3,
     "commit": 3,
     "session": 4,
+    # what a session refuses before any work (its argument checks)
+    "session_args": 4,
     "cabinet": 5,
     "absorb": 5,
     "strata": 5,
@@ -39,7 +41,7 @@ LAYERS = {
     "__main__": 7,
     "__init__": 8,
 }
-CORE = {"graph", "gql", "recall", "commit", "session"}
+CORE = {"graph", "gql", "recall", "commit", "session", "session_args"}
 OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host", "importers"}
 
 
@@ -114,7 +116,8 @@ STORAGE = {"msgpack", "lmdb", "psycopg", "psycopg_pool"}
 CORE_FILES = [
     p
     for p in FILES
-    if p.relative_to(PKG).parts[0].removesuffix(".py") in {"graph", "recall", "commit", "session"}
+    if p.relative_to(PKG).parts[0].removesuffix(".py")
+    in {"graph", "recall", "commit", "session", "session_args"}
 ]
 
 

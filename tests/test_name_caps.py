@@ -16,7 +16,7 @@ from memnet.graph.columns import CodedColumn
 
 
 def _state(s: memnet.Session) -> bytes:
-    return pickle.dumps((s.version, s.store, s.history(), s.pending))
+    return pickle.dumps((s.version, s.store, s.history(), s.journal()))
 
 
 def _refused(s: memnet.Session, delta: str | memnet.Bulk) -> memnet.MemNetError:

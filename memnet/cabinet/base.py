@@ -53,16 +53,13 @@ Example::
 
 from __future__ import annotations
 
-import bisect
-import gc
 import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
-from ..commit import CommitRecord, gc_paused, replay
+from ..commit import gc_paused
 from ..errors import (
-    CabinetCorrupt,
     CabinetError,
     ConflictError,
     InvalidArgument,
@@ -75,69 +72,39 @@ from ..graph.store import edge_handle, node_handle
 from ..ids import check_session_id
 from ..session import Session
 from . import records as R
+from .backends import open_kv
+from .binding import bind, binding_of
 from .catalog import (
     LogEntry,
     SessionInfo,
-    _born,
-    _catalog_row,
-    _check_header,
-    _check_listed,
-    _check_no_birth,
-    _natural,
-    _options,
-    _sid_of,
-    _stored_options,
-    _upgrade,
+    catalog_row,
+    check_header,
+    check_listed,
+    natural_key,
+    options_of,
+    read_catalog,
+    sid_of,
+    upgrade_cabinet,
+    write_birth,
 )
 from .elements import (
-    RELEASE_AFTER,
-    _edge_chunks,
-    _load,
-    _log_of,
-    _log_record,
-    _node_chunks,
-    _node_record,
-    _overrides,
-    node_layout,
+    edge_chunks,
+    log_of,
+    log_record,
+    node_chunks,
+    node_record,
 )
-from .kv import KV, Txn, open_kv
-from .postings import _posting_records, _posting_writes, _rewrite_postings
-from .verify import _verify
+from .flush import Flush
+from .hydrate import CallerFailed, Guarded, hydrate_session
+from .kv import KV, Txn
+from .postings import posting_records
+from .verify import verify_cabinet
 
 _C = TypeVar("_C")
 _P = ParamSpec("_P")
 _Q = ParamSpec("_Q")
 _R = TypeVar("_R")
 _S = TypeVar("_S")
-
-
-class _Archive:
-    """What a cabinet lends a session it opened, to rebuild its past versions
-    for delta recall (``memnet/recall/delta.py``): a fresh copy at the stored
-    version, and the changes of any stored commit as the log keeps them."""
-
-    def __init__(self, cabinet: Cabinet, sid: str, token: str | None, tokenizer: str) -> None:
-        self.cabinet = cabinet
-        self.sid = sid
-        self.token = token
-        self.tokenizer = tokenizer
-
-    def copy(self) -> Session:
-        s = self.cabinet.hydrate(self.sid, tokenizer=self.tokenizer)
-        if s.base_token != self.token:
-            raise VersionNotFound(f"session {self.sid!r} was dropped and created again")
-        return s
-
-    def changes(self, version: int) -> list[tuple[str, int, tuple[Any, ...]]]:
-        key = R.element_key(self.sid, version)
-        with self.cabinet.kv.read() as txn:
-            raw = txn.get(R.LOG, key)
-        if raw is None:
-            raise VersionNotFound(f"session {self.sid!r} keeps no log record of version {version}")
-        try:
-            return [(str(op), int(i), tuple(st)) for op, i, st in R.decode(raw, key)["c"]]
-        except (KeyError, TypeError, ValueError) as e:
-            raise CabinetCorrupt(f"log record {key!r} is malformed: {e}") from None
 
 
 class _ClassOrInstance(Generic[_C, _P, _R, _Q, _S]):
@@ -188,28 +155,6 @@ def _check_session_options(options: dict[str, Any]) -> None:
             f"unknown session option(s) {', '.join(sorted(unknown))} "
             f"(known: {', '.join(sorted(_SESSION_OPTIONS))})"
         )
-
-
-class _CallerFailed(Exception):
-    """A caller's progress function raised ``error`` (kept apart from the
-    errors a malformed record raises while it is decoded)."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-class _Guarded:
-    """A caller's progress function whose errors come out as _CallerFailed."""
-
-    def __init__(self, fn: Callable[[int, int], None]) -> None:
-        self.fn = fn
-
-    def __call__(self, done: int, total: int) -> None:
-        try:
-            self.fn(done, total)
-        except Exception as e:
-            raise _CallerFailed(e) from e
 
 
 class Cabinet:
@@ -274,8 +219,8 @@ class Cabinet:
     def _check_format(self) -> None:
         """Check the header (any backend): the format, the engine, and that the
         first session of the log is in the catalog (see
-        :func:`~memnet.cabinet.catalog._check_header`)."""
-        _check_header(self.kv)
+        :func:`~memnet.cabinet.catalog.check_header`)."""
+        check_header(self.kv)
 
     @classmethod
     def upgrade(
@@ -307,7 +252,7 @@ class Cabinet:
         """
         kv = open_kv(path, backend, max_size, True, R.TABLES)
         try:
-            return _upgrade(kv, progress)
+            return upgrade_cabinet(kv, progress)
         finally:
             kv.close()
 
@@ -325,22 +270,10 @@ class Cabinet:
         self.close()
 
     # -- catalog ------------------------------------------------------------------
-    @staticmethod
-    def _catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
-        """The catalog row of ``sid``; None when there is none, after checking
-        that the session has no birth record either (its row alone lost is
-        ``cabinet_corrupt``, not a session never made)."""
-        key = R.sid_key(sid)
-        raw = txn.get(R.CATALOG, key)
-        if raw is None:
-            _check_no_birth(txn, sid)
-            return None
-        return _catalog_row(raw, key)
-
     def exists(self, sid: str) -> bool:
         check_session_id(sid)
         with self.kv.read() as txn:
-            return self._catalog(txn, sid) is not None
+            return read_catalog(txn, sid) is not None
 
     @staticmethod
     def _info(sid: str, c: dict[str, Any]) -> SessionInfo:
@@ -359,15 +292,15 @@ class Cabinet:
         """The catalog: every session with its version and size, by id (the
         numbers in ids compared as numbers: ``ok-2`` before ``ok-10``)."""
         with self.kv.read() as txn:
-            rows = [self._info(_sid_of(k), _catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
-            _check_listed(txn, len(rows))
-        return sorted(rows, key=lambda i: _natural(i.id))
+            rows = [self._info(sid_of(k), catalog_row(v, k)) for k, v in txn.scan(R.CATALOG)]
+            check_listed(txn, len(rows))
+        return sorted(rows, key=lambda i: natural_key(i.id))
 
     def session_info(self, sid: str) -> SessionInfo:
         """One row of the catalog (one record read, whatever the catalog's size)."""
         check_session_id(sid)
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
         if cat is None:
             raise SessionNotFound(f"no session {sid!r} in this cabinet")
         return self._info(sid, cat)
@@ -378,7 +311,7 @@ class Cabinet:
         now = time.time()
 
         def work(txn: Txn) -> None:
-            if self._catalog(txn, sid) is not None:
+            if read_catalog(txn, sid) is not None:
                 raise SessionExists(f"session {sid!r} already exists in this cabinet")
             key = R.sid_key(sid)
             txn.put(
@@ -397,18 +330,18 @@ class Cabinet:
                         "token": token,
                         "pdelta": 0,
                         "precs": 0,
-                        **_options(s),
+                        **options_of(s),
                     },
                     key,
                 ),
             )
-            _born(txn, sid, now)
+            write_birth(txn, sid, now)
 
         _check_session_options(session_options)
         s = Session(sid, **session_options)
         token = R.new_token()
         self.kv.run_write(work)
-        self._bind(s, 0, token)
+        bind(s, 0, token, self)
         return s
 
     def adopt(self, session: Session) -> int:
@@ -423,22 +356,22 @@ class Cabinet:
         """
         s = session
         sid = _session_arg(s)
-        if s.base_version is not None:
+        if binding_of(s) is not None:
             raise SessionExists(f"session {sid!r} already belongs to a cabinet; use flush()")
-        with s._lock:
+        with s.lock:
             st = s.store
             now = time.time()
             history = s.history()
             whole = [r.version for r in history] == list(range(1, s.version + 1))
             with gc_paused():
                 nchunks = st.next_node // R.NODE_CHUNK
-                node_recs = _node_chunks(s, sid, range(nchunks)) + [
-                    _node_record(s, sid, n)
+                node_recs = node_chunks(s, sid, range(nchunks)) + [
+                    node_record(s, sid, n)
                     for n in range(max(1, nchunks * R.NODE_CHUNK), st.next_node)
                 ]
-                edge_recs = _edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
-                posting_recs = _posting_records(sid, st.index)
-                log_recs = [_log_record(sid, r) for r in history] if whole else []
+                edge_recs = edge_chunks(s, sid, range(st.next_edge // R.EDGE_CHUNK + 1))
+                posting_recs = posting_records(sid, st.index)
+                log_recs = [log_record(sid, r) for r in history] if whole else []
             token = R.new_token()
             cat = {
                 "version": s.version,
@@ -456,11 +389,11 @@ class Cabinet:
                 "nchunks": nchunks,
                 "over": 0,
                 **({} if whole else {"log_from": s.version + 1}),
-                **_options(s),
+                **options_of(s),
             }
 
             def work(txn: Txn) -> None:
-                if self._catalog(txn, sid) is not None:
+                if read_catalog(txn, sid) is not None:
                     raise SessionExists(f"session {sid!r} already exists in this cabinet")
                 for k, v in node_recs:
                     txn.put(R.NODES, k, v)
@@ -472,20 +405,11 @@ class Cabinet:
                     txn.put(R.LOG, k, v)
                 key = R.sid_key(sid)
                 txn.put(R.CATALOG, key, R.encode(cat, key))
-                _born(txn, sid, now)
+                write_birth(txn, sid, now)
 
             self.kv.run_write(work)
-            self._bind(s, s.version, token)
-            s.base_chunks = (nchunks, 0)
+            bind(s, s.version, token, self).chunks = (nchunks, 0)
             return s.version
-
-    def _bind(self, s: Session, version: int, token: str | None) -> None:
-        s.base_version = version
-        s.base_token = token
-        s.pending = []
-        s.unsure_flushes = {}
-        s.store.track_changes()
-        s.archive = _Archive(self, s.name, token, s.tokenizer)
 
     def is_stale(self, session: Session) -> bool:
         """Whether the cabinet now holds another state of ``session`` than the
@@ -493,17 +417,14 @@ class Cabinet:
         session was dropped (and perhaps created again). One catalog read, no
         hydrate; a clean stale copy is best opened again."""
         sid = _session_arg(session)
-        if session.base_version is None:
+        b = binding_of(session)
+        if b is None:
             raise ConflictError(
                 f"session {sid!r} was not opened from this cabinet", stored=None, expected=None
             )
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
-        return (
-            cat is None
-            or cat.get("token") != session.base_token
-            or cat["version"] != session.base_version
-        )
+            cat = read_catalog(txn, sid)
+        return cat is None or cat.get("token") != b.token or cat["version"] != b.version
 
     def drop(self, sid: str) -> None:
         """Delete a session and all of its records, in one transaction."""
@@ -511,7 +432,7 @@ class Cabinet:
         pre = R.prefix(sid)
 
         def work(txn: Txn) -> None:
-            if self._catalog(txn, sid) is None:
+            if read_catalog(txn, sid) is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
             for table in (R.NODES, R.EDGES, R.LOG, R.POSTINGS):  # the birth record too
                 txn.delete_prefix(table, pre)
@@ -550,85 +471,10 @@ class Cabinet:
                     f"progress must be a function (done, total), not {type(progress).__name__}"
                 )
             try:
-                return self._hydrate(sid, at, _Guarded(progress), session_options)
-            except _CallerFailed as e:  # the caller's own error, not a damaged record
+                return hydrate_session(self, sid, at, Guarded(progress), session_options)
+            except CallerFailed as e:  # the caller's own error, not a damaged record
                 raise e.error from None
-        return self._hydrate(sid, at, None, session_options)
-
-    def _hydrate(
-        self,
-        sid: str,
-        at: int | None,
-        progress: Callable[[int, int], None] | None,
-        session_options: dict[str, Any],
-    ) -> Session:
-        with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
-            if cat is None:
-                raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            version = int(cat["version"])
-            if at is not None and at != version:
-                first = int(cat.get("log_from", 1)) - 1  # oldest version that can be rebuilt
-                if first > 0:
-                    raise VersionNotFound(
-                        f"session {sid!r} was adopted at version {first}: the cabinet keeps "
-                        f"versions {first} to {version} only as they are now, not {at!r}"
-                    )
-                if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= version:
-                    raise VersionNotFound(
-                        f"session {sid!r} has versions 0 to {version}, not {at!r}"
-                    )
-                return self._replay(
-                    txn,
-                    sid,
-                    cat,
-                    at,
-                    {**_stored_options(cat), **session_options},
-                    progress,
-                    cat.get("token"),
-                )
-            s = Session(sid, **{**_stored_options(cat), **session_options})
-            total = _load(txn, s, sid, cat, progress)
-        st = s.store
-        if (st.live_nodes, st.live_edges) != (cat["nodes"], cat["edges"]):
-            raise CabinetCorrupt(
-                f"session {sid!r}: the stored index or edges disagree with the catalog's counts"
-            )
-        top = (int(cat["next_edge"]) - 1) << 1 | 1
-        # iterating the list gives the entries as held: the stored bytes here
-        if st.adjacency_top() > top:
-            raise CabinetCorrupt(f"session {sid!r}: a node lists an edge that is not stored")
-        s.version = version
-        self._bind(s, version, cat.get("token"))
-        s.base_chunks = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
-        if total >= RELEASE_AFTER:
-            self.kv.release_pages()
-            # the store's columns are lists of a million entries each, made
-            # while the collector was off: left in the young generations,
-            # the next collections would walk every entry (a pause of 0.1 s
-            # to 1 s on an early Recall); frozen, collections skip them
-            gc.freeze()
-        return s
-
-    def _replay(
-        self,
-        txn: Txn,
-        sid: str,
-        cat: dict[str, Any],
-        at: int,
-        opts: dict[str, Any],
-        progress: Callable[[int, int], None] | None = None,
-        token: str | None = None,
-    ) -> Session:
-        s = Session(sid, **opts)
-        for ver, _t, _summary, changes in _log_of(txn, sid, cat, at):
-            replay(s.store, changes)
-            s.version = ver
-            if progress is not None:
-                progress(ver, at)
-        # a past version is for reading: it is not bound, so it cannot be flushed
-        s.archive = _Archive(self, sid, token, s.tokenizer)
-        return s
+        return hydrate_session(self, sid, at, None, session_options)
 
     open = _ClassOrInstance(open_cabinet, hydrate)
 
@@ -639,10 +485,10 @@ class Cabinet:
             raise InvalidArgument(f"since must be a version number (0 or more), not {since!r}")
         out = []
         with self.kv.read() as txn:
-            cat = self._catalog(txn, sid)
+            cat = read_catalog(txn, sid)
             if cat is None:
                 raise SessionNotFound(f"no session {sid!r} in this cabinet")
-            for ver, t, summary, changes in _log_of(txn, sid, cat):
+            for ver, t, summary, changes in log_of(txn, sid, cat):
                 if ver <= since:
                     continue
                 changed = tuple(
@@ -675,183 +521,26 @@ class Cabinet:
         """
         s = session
         sid = _session_arg(s)
-        if s.base_version is None:
+        b = binding_of(s)
+        if b is None:
             raise ConflictError(
                 f"session {sid!r} was not opened from this cabinet; use Cabinet.create() or "
                 "Cabinet.open() and commit to the session it returns",
                 stored=None,
                 expected=None,
             )
-        with s._lock:
-            if not s.pending:
+        with s.lock:
+            pending = s.journal()
+            if not pending:
                 return s.version
-            dirty_nodes, dirty_edges = s.store.take_changes()
-            nodes = sorted(dirty_nodes)
-            term_nodes = sorted(s.store.dirty_terms or ())
-            edges = sorted(dirty_edges)
-            pending = list(s.pending)
-            base = s.base_version
-            token = s.base_token
-            unsure = dict(s.unsure_flushes)
-            st = s.store
-            stats = {
-                "version": s.version,
-                "nodes": st.live_nodes,
-                "edges": st.live_edges,
-                "bytes": st.live_bytes,
-                "kinds": st.live_kinds(),
-                "next_node": st.next_node,
-                "next_edge": st.next_edge,
-                "updated": time.time(),
-                **_options(s),
-            }
+            f = Flush(s, b, sid, pending)
             # the collector is held over the whole flush, the write included:
             # its records and index deltas are many young objects that form no
             # cycle, and the collections they would trigger walk every object
             # the session holds (a third of a 1,000-element flush at 100k nodes)
             with gc_paused():
-                return self._flush_locked(
-                    s, sid, nodes, term_nodes, edges, pending, base, token, unsure, stats
-                )
-
-    def _flush_locked(
-        self,
-        s: Session,
-        sid: str,
-        nodes: list[int],
-        term_nodes: list[int],
-        edges: list[int],
-        pending: list[CommitRecord],
-        base: int,
-        token: Any,
-        unsure: dict[str, int],
-        stats: dict[str, Any],
-    ) -> int:
-        """The records of a flush and its one write (see :meth:`flush`), with
-        the session locked and what changed taken out of its store."""
-        st = s.store
-        mark = R.new_token()
-        planned = s.base_chunks
-        layout = node_layout(s, nodes, *planned)
-        node_recs = [_node_record(s, sid, n) for n in layout[0]]
-        chunk_recs = _node_chunks(s, sid, layout[1])
-        edge_recs = _edge_chunks(s, sid, {e // R.EDGE_CHUNK for e in edges})
-        log_recs = [_log_record(sid, r) for r in pending]
-        # a change to a large share of the nodes (the first flush of a
-        # session built in memory) rewrites the postings from the index
-        # the session holds, as adopt does, instead of diffing node by node
-        posting_recs = (
-            _posting_records(sid, st.index)
-            if _rewrite_postings(len(term_nodes), st.next_node - 1)
-            else None
-        )
-
-        def work(txn: Txn) -> None:
-            cat = self._catalog(txn, sid)
-            if cat is None:
-                raise SessionNotFound(f"no session {sid!r} in this cabinet (dropped?)")
-            if cat.get("token") != token:
-                raise ConflictError(
-                    f"session {sid!r} was dropped and created again since this copy was "
-                    "loaded; open it again and redo the commit",
-                    stored=cat["version"],
-                    expected=base,
-                )
-            landed = unsure.get(cat.get("flush", "")) == cat["version"]
-            if cat["version"] != base and not landed:
-                raise ConflictError(
-                    f"session {sid!r} is at version {cat['version']} in the cabinet but this "
-                    f"copy was loaded at version {base}; open it again and redo the commit",
-                    stored=cat["version"],
-                    expected=base,
-                )
-            # the records built above go first, on their way while the index
-            # delta is computed (a server applies them meanwhile); but not the
-            # stored nodes whose terms changed: the delta reads their records
-            # as they were
-            stored = (int(cat.get("nchunks", 0)), int(cat.get("over", 0)))
-            if stored == planned:
-                singles, chunks, nchunks, fold = layout
-                recs, crecs = node_recs, chunk_recs
-            else:  # another process flushed meanwhile: lay the nodes out again
-                singles, chunks, nchunks, fold = node_layout(s, nodes, *stored)
-                recs, crecs = (
-                    [_node_record(s, sid, n) for n in singles],
-                    _node_chunks(s, sid, chunks),
-                )
-            top = int(cat.get("next_node", 1 << 62))
-            # the node records this flush adds over chunked nodes (exact: a
-            # hydrate checks the count)
-            cover = stored[0] * R.NODE_CHUNK
-            cut = bisect.bisect_left(singles, cover)
-            over = (
-                0
-                if fold
-                else stored[1]
-                + txn.present(R.NODES, [R.element_key(sid, n) for n in singles[:cut]]).count(False)
-            )
-            reread = set() if posting_recs is not None else {n for n in term_nodes if n < top}
-            later = []
-            for n, (k, v) in zip(singles, recs, strict=True):
-                if n in reread:
-                    later.append((k, v))
-                else:
-                    txn.put(R.NODES, k, v)
-            for k, v in edge_recs:
-                txn.put(R.EDGES, k, v)
-            for k, v in log_recs:
-                txn.put(R.LOG, k, v)
-            txn.send_soon()
-            if posting_recs is not None:
-                txn.delete_prefix(R.POSTINGS, R.prefix(sid))
-                writes: list[tuple[bytes, bytes | None]] = list(posting_recs)
-                counts = {"pdelta": 0, "precs": len(posting_recs)}
-            else:
-                # after a flush whose outcome was unknown landed, the store's
-                # kept states predate what the cabinet holds: read the records
-                writes, counts = _posting_writes(
-                    txn, sid, s, term_nodes, cat, s.version, kept=not landed
-                )
-            for k, pv in writes:
-                if pv is None:
-                    txn.delete(R.POSTINGS, k)
-                else:
-                    txn.put(R.POSTINGS, k, pv)
-            for k, v in later:
-                txn.put(R.NODES, k, v)
-            # the node chunks go last, as they replace node records the
-            # delta may have read
-            if fold:
-                gone = [k for _n, k, _v in _overrides(txn, sid, cover - 1)]
-                extra = {R.key_id(k) // R.NODE_CHUNK for k in gone} - set(chunks)
-                crecs = crecs + _node_chunks(s, sid, extra)  # (work may run again)
-                txn.discard(R.NODES, gone)
-            if nchunks > stored[0]:
-                lo, hi = max(1, stored[0] * R.NODE_CHUNK), min(top, nchunks * R.NODE_CHUNK)
-                txn.discard(R.NODES, [R.element_key(sid, n) for n in range(lo, hi)])
-            for k, v in crecs:
-                txn.put(R.NODES, k, v)
-            key = R.sid_key(sid)
-            txn.put(
-                R.CATALOG,
-                key,
-                R.encode(dict(cat, **stats, **counts, nchunks=nchunks, over=over, flush=mark), key),
-            )
-            done[0] = (nchunks, over)
-
-        done = [planned]
-
-        try:
-            self.kv.run_write(work)
-        except BaseException:
-            s.unsure_flushes[mark] = s.version
-            raise
-        st.clear_changes(set(nodes), set(edges))
-        s.base_chunks = done[0]
-        s.base_version = s.version
-        s.pending = []
-        s.unsure_flushes = {}
-        return s.version
+                f.build()
+                return f.run(self.kv)
 
     # -- maintenance ------------------------------------------------------------------
     def backup(self, dest: str | os.PathLike[str]) -> None:
@@ -875,7 +564,7 @@ class Cabinet:
         Returns counts; raises :class:`~memnet.errors.CabinetCorrupt` on the
         first problem found.
         """
-        return _verify(self.kv)
+        return verify_cabinet(self.kv)
 
     def info(self) -> dict[str, Any]:
         return self.kv.info()

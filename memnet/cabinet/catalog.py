@@ -3,9 +3,9 @@ settings a session keeps, and the in-place upgrade of an older format.
 
 The header (``meta``/``format``) records the format, the storage engine and
 the stemmer of the word index; the catalog holds one row per session
-(version, counts, next ids, the settings of :func:`_options`, the index
+(version, counts, next ids, the settings of :func:`options_of`, the index
 bookkeeping ``pdelta``/``precs``), and the log a birth record of each session
-(:func:`_born`), the two written and deleted together.
+(:func:`write_birth`), the two written and deleted together.
 """
 
 from __future__ import annotations
@@ -25,18 +25,19 @@ from ..graph.index import Index, shard_of
 from ..graph.words import stemmer_id
 from ..ids import check_session_id
 from ..record import field, record
-from ..session import Session, check_options
+from ..session import Session
+from ..session_args import check_options
 from ..tokens import DEFAULT_TOKENIZER
 from . import records as R
 from .kv import KV, Txn
 from .postings import (
-    _apply_deltas,
-    _node_terms,
-    _posting_records,
-    _stored_deltas,
-    _stored_postings,
+    apply_deltas,
+    node_terms,
+    posting_records,
+    stored_deltas,
+    stored_postings,
 )
-from .records import _node_from, _v3_payload
+from .records import node_from, v3_payload
 
 
 @record
@@ -90,14 +91,14 @@ class LogEntry:
 HEADER = b"format"  # the key of the cabinet's header in the meta table
 
 
-def _read_header(txn: Txn) -> dict[str, Any] | None:
+def read_header(txn: Txn) -> dict[str, Any] | None:
     """The header (one sealed the format-3 way is read too, so that an old
     cabinet is ``cabinet_format`` with the way to upgrade it)."""
     raw = txn.get(R.META, HEADER)
     return None if raw is None else _upgrade_header(raw)
 
 
-def _born(txn: Txn, sid: str, created: float) -> None:
+def write_birth(txn: Txn, sid: str, created: float) -> None:
     """Write the birth record of ``sid``, in the transaction that writes its
     first catalog row (a drop deletes both): a session is written down twice,
     in two tables, under keys of its own, so a catalog row lost on its own is
@@ -106,7 +107,19 @@ def _born(txn: Txn, sid: str, created: float) -> None:
     txn.put(R.LOG, key, R.encode({"t": created}, key))
 
 
-def _check_no_birth(txn: Txn, sid: str) -> None:
+def read_catalog(txn: Txn, sid: str) -> dict[str, Any] | None:
+    """The catalog row of ``sid``; None when there is none, after checking
+    that the session has no birth record either (its row alone lost is
+    ``cabinet_corrupt``, not a session never made)."""
+    key = R.sid_key(sid)
+    raw = txn.get(R.CATALOG, key)
+    if raw is None:
+        check_no_birth(txn, sid)
+        return None
+    return catalog_row(raw, key)
+
+
+def check_no_birth(txn: Txn, sid: str) -> None:
     """``sid`` has no catalog row: it must have no birth record either (a
     session whose row alone is gone is damage, not a session never made)."""
     if txn.get(R.LOG, R.birth_key(sid)) is not None:
@@ -116,7 +129,7 @@ def _check_no_birth(txn: Txn, sid: str) -> None:
         )
 
 
-def _check_listed(txn: Txn, rows: int) -> None:
+def check_listed(txn: Txn, rows: int) -> None:
     """The catalog rows read are as many as the backend counts itself (LMDB:
     the table's own entry count); a backend that keeps no count (PostgreSQL,
     whose rows cannot go missing from a scan) is not asked."""
@@ -159,7 +172,7 @@ def _check_first_session(kv: KV, sid: str | None) -> None:
 _CAT_INTS = ("version", "nodes", "edges", "bytes", "next_node", "next_edge", "pdelta", "precs")
 
 
-def _catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
+def catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
     """Decode and shape-check one catalog row."""
     cat = R.decode(raw, key)
     if (
@@ -171,7 +184,7 @@ def _catalog_row(raw: bytes, key: bytes) -> dict[str, Any]:
     return dict(cat)
 
 
-def _sid_of(key: bytes) -> str:
+def sid_of(key: bytes) -> str:
     """The session id a catalog key names (a key that is not one is damage)."""
     sid = key.decode("ascii", "replace")
     try:
@@ -180,7 +193,7 @@ def _sid_of(key: bytes) -> str:
         raise CabinetCorrupt(f"the catalog holds a bad session id {sid!r}") from None
 
 
-def _natural(sid: str) -> tuple[Any, ...]:
+def natural_key(sid: str) -> tuple[Any, ...]:
     """Sort key of a session id: digit runs as numbers (``ok-2`` < ``ok-10``)."""
     parts = re.split(r"([0-9]+)", sid)
     return tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), sid
@@ -191,13 +204,13 @@ def _upgrade_header(raw: bytes) -> dict[str, Any]:
     try:
         header = R.decode(raw, HEADER)
     except CabinetCorrupt:
-        header = msgpack.unpackb(_v3_payload(raw, HEADER), use_list=False)
+        header = msgpack.unpackb(v3_payload(raw, HEADER), use_list=False)
     if type(header) is not dict:
         raise CabinetCorrupt("the cabinet's header is malformed")
     return header
 
 
-def _options(s: Session) -> dict[str, Any]:
+def options_of(s: Session) -> dict[str, Any]:
     """The session settings a cabinet keeps with it (the rate cap R and the
     settle policy), so a hydrated session behaves like the one flushed."""
     check_options(s.caps, s.delete_on_settle, None, s.tokenizer)  # (changed since made?)
@@ -209,7 +222,7 @@ def _options(s: Session) -> dict[str, Any]:
     }
 
 
-def _stored_options(cat: dict[str, Any]) -> dict[str, Any]:
+def stored_options(cat: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "cap_rows" in cat:
         out["caps"] = Caps(cat["cap_rows"], cat.get("cap_bytes", "missing"))
@@ -237,7 +250,7 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
     stored index rebuilt from the nodes (``index`` ``"reindex"``) or moved
     from format 5's buckets (``"rebucket"``, see :func:`_rebucket`). Returns
     the nodes of the session."""
-    from .elements import _effective_nodes
+    from .elements import effective_nodes
 
     pre = R.prefix(sid)
     ckey = R.sid_key(sid)
@@ -246,22 +259,22 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
         raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
     if fmt == 3:
         try:  # an upgrade that stopped half way converted this session already
-            _catalog_row(craw, ckey)
+            catalog_row(craw, ckey)
             fmt = 4
         except CabinetCorrupt:
             pass
     if fmt == 3:
-        cat = msgpack.unpackb(_v3_payload(craw, ckey), use_list=False)
+        cat = msgpack.unpackb(v3_payload(craw, ckey), use_list=False)
         for k, v in list(txn.scan(R.NODES, pre)):
-            rec = msgpack.unpackb(_v3_payload(v, k), use_list=False)
+            rec = msgpack.unpackb(v3_payload(v, k), use_list=False)
             if type(rec) is tuple and len(rec) == 7:
                 rec = (*rec, 0)
             txn.put(R.NODES, k, R.encode(rec, k))
         for table in (R.EDGES, R.LOG):
             for k, v in list(txn.scan(table, pre)):
-                txn.put(table, k, R.seal(k, _v3_payload(v, k)))
+                txn.put(table, k, R.seal(k, v3_payload(v, k)))
     else:
-        cat = _catalog_row(craw, ckey)
+        cat = catalog_row(craw, ckey)
     if fmt in (3, 4):
         cat = dict(
             cat,
@@ -274,16 +287,16 @@ def _upgrade_session(txn: Txn, sid: str, fmt: int, index: str) -> int:
     if index == "rebucket":
         _rebucket(txn, sid, cat, built)
     else:
-        for nid, rec in _effective_nodes(txn, sid, cat):
-            for term in _node_terms(rec):
+        for nid, rec in effective_nodes(txn, sid, cat):
+            for term in node_terms(rec):
                 built.add_id(term, nid)
     txn.delete_prefix(R.POSTINGS, pre)
-    recs = _posting_records(sid, built)
+    recs = posting_records(sid, built)
     for k, v in recs:
         txn.put(R.POSTINGS, k, v)
     txn.put(R.CATALOG, ckey, R.encode(dict(cat, pdelta=0, precs=len(recs)), ckey))
     if txn.get(R.LOG, R.birth_key(sid)) is None:  # before format 7
-        _born(txn, sid, float(cat["created"]))
+        write_birth(txn, sid, float(cat["created"]))
     return n
 
 
@@ -304,7 +317,7 @@ def _births(kv: KV, sids: list[str]) -> int:
             if craw is None:
                 raise CabinetCorrupt(f"the catalog row of {sid!r} vanished during the upgrade")
             if t.get(R.LOG, R.birth_key(sid)) is None:
-                _born(t, sid, float(_catalog_row(craw, ckey)["created"]))
+                write_birth(t, sid, float(catalog_row(craw, ckey)["created"]))
                 n += 1
         done = {k: v for k, v in now.items() if k != "sessions"}
         t.put(
@@ -340,7 +353,7 @@ def _rebucket(txn: Txn, sid: str, cat: dict[str, Any], into: Index) -> None:
     its pending deltas applied: no node is read, so moving the postings to
     format 6 costs a fraction of rebuilding them."""
     table: dict[bytes, bytes] = {}
-    for _b, m in _stored_postings(txn, sid, cat, _v5_split):
+    for _b, m in stored_postings(txn, sid, cat, _v5_split):
         for t, ids in m.items():  # ranges come in order: a term's ids are appended
             if type(t) is not bytes or R.bad_posting(ids):
                 raise CabinetCorrupt(f"session {sid!r}: a stored posting of {t!r} is malformed")
@@ -351,7 +364,7 @@ def _rebucket(txn: Txn, sid: str, cat: dict[str, Any], into: Index) -> None:
         shards.setdefault(shard_of(t), {})[t] = ids
     del table
     into.load(sorted(shards.items()), int(cat["next_node"]) - 1, CabinetCorrupt)
-    _apply_deltas(into, _stored_deltas(txn, sid, cat))
+    apply_deltas(into, stored_deltas(txn, sid, cat))
 
 
 def _chunk_nodes(txn: Txn, sid: str, done: int, next_node: int) -> int:
@@ -366,14 +379,14 @@ def _chunk_nodes(txn: Txn, sid: str, done: int, next_node: int) -> int:
         for raw, k in zip(txn.get_many(R.NODES, keys), keys, strict=True):
             if raw is None:
                 raise CabinetCorrupt(f"session {sid!r}: node record {R.key_id(k)} is missing")
-            recs.append(_node_from(raw, k))
+            recs.append(node_from(raw, k))
         key = R.node_chunk_key(sid, c)
         txn.put(R.NODES, key, R.encode_node_chunk(key, first, recs))
         txn.discard(R.NODES, keys)
     return nchunks
 
 
-def _check_header(kv: KV) -> None:
+def check_header(kv: KV) -> None:
     """Check the header (any backend): the format, the engine, and that the
     first session of the log is in the catalog (:func:`_check_first_session`),
     so a catalog that was lost or emptied is ``cabinet_corrupt``, never an
@@ -383,7 +396,7 @@ def _check_header(kv: KV) -> None:
     engine = kv.info().get("lmdb")
     lost = None
     with kv.read() as txn:
-        header = _read_header(txn)
+        header = read_header(txn)
         if header is None:
             held = [t for t in R.TABLES if next(iter(txn.scan(t)), None) is not None]
             if held:
@@ -438,7 +451,7 @@ def _check_header(kv: KV) -> None:
         kv.run_write(write)
 
 
-def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, int]:
+def upgrade_cabinet(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, int]:
     """The work of :meth:`Cabinet.upgrade <memnet.cabinet.Cabinet.upgrade>` on an
     open backend (see there).
 
@@ -453,7 +466,7 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
     convert a session twice. From format 6 with this stemmer, all there is to
     do is one small record a session: :func:`_births`, no mark."""
     with kv.read() as txn:
-        header = _read_header(txn)
+        header = read_header(txn)
         if header is None:
             return {"sessions": 0, "nodes": 0}
         sids = [k.decode("ascii") for k, _v in txn.scan(R.CATALOG)]
@@ -536,7 +549,7 @@ def _upgrade(kv: KV, progress: Callable[[int, int], None] | None) -> dict[str, i
 
 def _header_now(txn: Txn) -> dict[str, Any]:
     """The header, read again inside an upgrade's transaction."""
-    header = _read_header(txn)
+    header = read_header(txn)
     if header is None:
         raise CabinetCorrupt("the cabinet's header vanished during the upgrade")
     return header

@@ -31,6 +31,7 @@ from ..errors import CabinetCorrupt, SessionExists, SessionNotFound
 from ..ids import check_session_id
 from . import records as R
 from .base import Cabinet, SessionInfo
+from .catalog import read_catalog
 from .kv import Txn
 
 #: the per-element tables of a session, in the order they are copied
@@ -89,7 +90,7 @@ def copy_sessions(
 def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
     pre = R.prefix(sid)
     with src.kv.read() as rt:
-        cat = src._catalog(rt, sid)
+        cat = read_catalog(rt, sid)
         if cat is None:
             raise SessionNotFound(f"no session {sid!r} in the source cabinet")
         cat.pop("flush", None)
@@ -97,7 +98,7 @@ def _copy_one(src: Cabinet, dst: Cabinet, sid: str) -> SessionInfo:
         want = _digest(rt, sid)
 
         def work(wt: Txn) -> None:
-            if dst._catalog(wt, sid) is not None:
+            if read_catalog(wt, sid) is not None:
                 raise SessionExists(
                     f"session {sid!r} already exists in the destination "
                     "cabinet; drop it there first"

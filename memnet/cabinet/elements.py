@@ -2,12 +2,12 @@
 adopt, flush and hydrate.
 
 Writing, nodes go NODE_CHUNK to a chunk record of columns
-(``_node_chunks``), and a node a flush changed, or one past the last full
-chunk, is a record of its own (``_node_record``); edges go 4,096 to a chunk
-record of columns (``_edge_chunks``), a commit one log record
-(``_log_record``). Reading, a hydrate decodes the node chunks and node
+(``node_chunks``), and a node a flush changed, or one past the last full
+chunk, is a record of its own (``node_record``); edges go 4,096 to a chunk
+record of columns (``edge_chunks``), a commit one log record
+(``log_record``). Reading, a hydrate decodes the node chunks and node
 records into runs of columns (``_node_columns``) that the store takes in one
-after the other, copies the edge columns chunk by chunk (``_edge_columns``)
+after the other, copies the edge columns chunk by chunk (``edge_columns``)
 and loads the stored postings (``postings.py``), checking on the way that
 every record is where the catalog says it must be.
 """
@@ -27,25 +27,25 @@ from ..errors import CabinetCorrupt
 from ..session import Session
 from . import records as R
 from .kv import Txn
-from .postings import _apply_deltas, _stored_deltas, _stored_postings
-from .records import _is_node, _props_bytes, decode_props
+from .postings import apply_deltas, stored_deltas, stored_postings
+from .records import decode_props, is_node, props_bytes
 
 
 def _stored_node(s: Session, nid: int) -> tuple[Any, ...]:
-    """A node as its records hold it (see ``records._is_node``)."""
+    """A node as its records hold it (see ``records.is_node``)."""
     # props ride as msgpack bytes inside the record: a hydrate keeps them so
     # until they are read, and a node never read is written back unchanged
     kind, labels, props, nick, recycled, okey, adj, ltok = s.store.stored_node(nid)
-    return kind, labels, _props_bytes(props), nick, recycled, okey, adj, ltok
+    return kind, labels, props_bytes(props), nick, recycled, okey, adj, ltok
 
 
-def _node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
+def node_record(s: Session, sid: str, nid: int) -> tuple[bytes, bytes]:
     """``(key, record)`` of one node."""
     key = R.element_key(sid, nid)
     return key, R.encode(_stored_node(s, nid), key)
 
 
-def _node_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
+def node_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
     """The node chunk records of the given chunk numbers, all full."""
     out = []
     for c in sorted(chunks):
@@ -86,7 +86,7 @@ OVERRIDE_SHARE = 8  # a flush rewrites overridden chunks past one node record in
 OVERRIDE_MIN = R.NODE_CHUNK  # ... and past this many
 
 
-def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
+def edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]:
     """The chunk records of the given chunk numbers (see records.py)."""
     st = s.store
     out = []
@@ -107,7 +107,7 @@ def _edge_chunks(s: Session, sid: str, chunks: Any) -> list[tuple[bytes, bytes]]
     return out
 
 
-def _log_record(sid: str, rec: CommitRecord) -> tuple[bytes, bytes]:
+def log_record(sid: str, rec: CommitRecord) -> tuple[bytes, bytes]:
     """``(key, record)`` of one commit of the log."""
     key = R.element_key(sid, rec.version)
     return key, R.encode(
@@ -126,7 +126,7 @@ def _decode_nodes(
     count: int,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[list[tuple[Any, ...]]]:
-    """:func:`_node_from` over the records of nodes first..first+count-1, with
+    """:func:`node_from` over the records of nodes first..first+count-1, with
     the checksum (which covers each node's key) and unpacking inlined (the
     hot loop of a hydrate), in lists of DECODE_RUN records: the store takes
     each list in before the next is decoded, so the decoded records of the
@@ -145,7 +145,7 @@ def _decode_nodes(
             rec = unpackb(payload, use_list=False)
         except Exception:
             raise CabinetCorrupt(f"node record {i} of {sid!r} does not decode") from None
-        if not _is_node(rec):
+        if not is_node(rec):
             raise CabinetCorrupt(f"record {i} of {sid!r} is not a node record")
         append(rec)
         if not (i - first + 1) % DECODE_RUN:
@@ -203,7 +203,7 @@ def _cover(sid: str, cat: dict[str, Any]) -> int:
     return max(0, nchunks * R.NODE_CHUNK - 1)
 
 
-def _overrides(txn: Txn, sid: str, cover: int) -> Iterator[tuple[int, bytes, bytes]]:
+def overrides(txn: Txn, sid: str, cover: int) -> Iterator[tuple[int, bytes, bytes]]:
     """``(id, key, record)`` of the node records that override chunked nodes
     (ids 1..cover), in id order; a key of no node is damage."""
     if cover < 1:
@@ -233,7 +233,7 @@ def _chunk_runs(
     left behind is damage)."""
     if not cover:
         return
-    over = _overrides(txn, sid, cover)
+    over = overrides(txn, sid, cover)
     nxt = next(over, None)
     want = overridden = 0
     plen = len(R.node_chunk_prefix(sid))
@@ -254,7 +254,7 @@ def _chunk_runs(
             )
             while nxt is not None and nxt[0] < end:
                 nid, nk, nv = nxt
-                rec = R._node_from(nv, nk)
+                rec = R.node_from(nv, nk)
                 for col, x in zip(cols, rec, strict=True):
                     col[nid - lo] = x
                 overridden += 1
@@ -286,7 +286,7 @@ def _node_columns(
         yield tuple(zip(*run, strict=True))
 
 
-def _effective_nodes(
+def effective_nodes(
     txn: Txn,
     sid: str,
     cat: dict[str, Any],
@@ -300,7 +300,7 @@ def _effective_nodes(
             yield nid, rec
 
 
-def _edge_columns(
+def edge_columns(
     txn: Txn,
     sid: str,
     n_nodes: int,
@@ -346,7 +346,7 @@ def _decode_log(raw: bytes, where: bytes) -> tuple[float, dict[str, int], list[C
         raise CabinetCorrupt(f"log record {where!r} is malformed: {e}") from None
 
 
-def _log_of(
+def log_of(
     txn: Txn,
     sid: str,
     cat: dict[str, Any],
@@ -371,7 +371,7 @@ def _log_of(
         raise CabinetCorrupt(f"session {sid!r}: the log ends at version {want - 1}, not {end}")
 
 
-def _load(
+def load_session(
     txn: Txn,
     s: Session,
     sid: str,
@@ -385,13 +385,13 @@ def _load(
     total = n_nodes + n_edges
     with gc_paused():
         nodes = _node_columns(txn, sid, cat, progress and (lambda d: progress(d, total)))
-        types, src, dst, flags, eprops = _edge_columns(
+        types, src, dst, flags, eprops = edge_columns(
             txn, sid, n_nodes, n_edges, progress and (lambda d: progress(n_nodes + d, total))
         )
         # each bucket's map goes to the index shard of that number (a record's
         # checksum covers its key: only a writer could misplace a term, and
         # verify checks that none did)
-        postings = _stored_postings(txn, sid, cat)
+        postings = stored_postings(txn, sid, cat)
         try:
             # cast: Store.load only extends its bytearray of recycled flags with them
             s.store.load(
@@ -407,7 +407,7 @@ def _load(
                 decode_props=decode_props,
                 damaged=CabinetCorrupt,
             )
-            _apply_deltas(s.store.index, _stored_deltas(txn, sid, cat))
+            apply_deltas(s.store.index, stored_deltas(txn, sid, cat))
             if s.tokenizer != cat.get("tokenizer"):
                 # the stored line counts are another tokenizer's
                 s.store.forget_line_tokens()

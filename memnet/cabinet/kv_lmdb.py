@@ -246,7 +246,7 @@ def _disk_error(e: BaseException, path: str | None = None) -> bool:
     return path is not None and os.strerror(errno.EIO) in text and _near_disk_limit(path)
 
 
-def _backup_dir(dest: str) -> bool:
+def backup_dir(dest: str) -> bool:
     """Make the backup directory ``dest`` if needed (whether it was made); one
     that already holds a ``data.mdb`` is ``backup_target_exists``."""
     made = not os.path.isdir(dest)
@@ -261,7 +261,7 @@ def _backup_dir(dest: str) -> bool:
     return made
 
 
-def _remove_backup(dest: str, made: bool, names: tuple[str, ...] = ("data.mdb",)) -> None:
+def remove_backup(dest: str, made: bool, names: tuple[str, ...] = ("data.mdb",)) -> None:
     """Remove what a failed backup wrote into ``dest``: the files ``names``
     (none of them was there before) and the directory, when it made it."""
     for name in names:
@@ -520,7 +520,7 @@ class LmdbKV(KV):
         if needed). A copy that fails leaves neither its partial ``data.mdb``
         nor a directory it made, so it can simply be run again."""
         self.check()
-        made = _backup_dir(dest)
+        made = backup_dir(dest)
         try:
             # bytes, like the path of lmdb.open (py-lmdb takes them; its stubs say str)
             self.env.copy(os.fsencode(dest), compact=True)  # type: ignore[arg-type]
@@ -529,14 +529,14 @@ class LmdbKV(KV):
                 raise BackupTargetExists(
                     f"backup destination {dest} already holds a cabinet"
                 ) from None
-            _remove_backup(dest, made)
+            remove_backup(dest, made)
             if _disk_error(e, dest):
                 raise DiskFull(f"backup to {dest} failed: {e}; nothing was kept") from None
             raise CabinetError(
                 f"backup to {dest} failed: {e}; nothing was kept", code="cabinet_io"
             ) from None
         except BaseException:
-            _remove_backup(dest, made)
+            remove_backup(dest, made)
             raise
 
     def check_file(self) -> list[str]:

@@ -46,8 +46,8 @@ from typing import Any, TypeVar
 
 from ..errors import CabinetCorrupt, CabinetError, CabinetForked
 from .kv import KV, Txn
-from .pg_conn import SCHEMES, _coded_error, _parse_url, _psycopg, is_cabinet_url, looks_like_url
-from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, _migrate
+from .pg_conn import SCHEMES, error_for, is_cabinet_url, looks_like_url, psycopg_module, read_url
+from .pg_schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, migrate
 
 T = TypeVar("T")
 
@@ -510,7 +510,7 @@ class PgKV(KV):
     name = "postgres"
 
     def __init__(self, url: str, tables: tuple[str, ...], *, sync: bool = True) -> None:
-        self._conninfo, self.display, self._secret = _parse_url(url)  # needs psycopg
+        self._conninfo, self.display, self._secret = read_url(url)  # needs psycopg
         self.tables = tables
         self.sync = sync
         self._conn: Any = None
@@ -554,7 +554,7 @@ class PgKV(KV):
             if not readable:
                 return conn
         self._drop_connection()
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         try:
             # prepare_threshold=None: no server-side prepared statements. psycopg
             # prepares a statement after a few runs, and when a pipeline is
@@ -593,7 +593,7 @@ class PgKV(KV):
 
     def _begin_read(self) -> Any:
         """A connection inside a new read-only REPEATABLE READ transaction."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         conn = self._connection()
         try:
             conn.execute(_BEGIN_READ)
@@ -623,13 +623,13 @@ class PgKV(KV):
     # -- errors -------------------------------------------------------------------
     def _error(self, e: BaseException, doing: str, *, unknown: bool = False) -> CabinetError:
         """The coded error for a psycopg failure (password scrubbed)."""
-        return _coded_error(e, doing, self.display, self._secret, self._conn, unknown=unknown)
+        return error_for(e, doing, self.display, self._secret, self._conn, unknown=unknown)
 
     # -- transactions ---------------------------------------------------------------
     @contextmanager
     def read(self) -> Iterator[Txn]:
         self._check()
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         with self._lock:
             conn = self._begin_read()
             try:
@@ -647,7 +647,7 @@ class PgKV(KV):
 
     def run_write(self, fn: Callable[[Txn], T]) -> T:
         self._check()
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         from psycopg import errors as pe
 
         with self._lock:
@@ -680,9 +680,9 @@ class PgKV(KV):
     def _ensure_schema(self) -> None:
         """Create the tables (or bring them to SCHEMA_VERSION) in one transaction
         under an advisory lock; a newer schema is refused."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         try:
-            _migrate(self._conn, self.display)
+            migrate(self._conn, self.display)
         except psycopg.Error as e:
             self._drop_connection()
             raise self._error(e, "prepare") from None
@@ -692,14 +692,14 @@ class PgKV(KV):
         """Copy every record, the format header included, into a new LMDB
         cabinet at ``dest``, from one snapshot. A copy that fails leaves no
         file of it behind (nor the directory, when it made it)."""
-        from .kv_lmdb import LmdbKV, _backup_dir, _remove_backup
+        from .kv_lmdb import LmdbKV, backup_dir, remove_backup
 
         self._check()
-        made = _backup_dir(dest)
+        made = backup_dir(dest)
         try:
             target = LmdbKV.acquire(dest, self.tables)
         except BaseException:
-            _remove_backup(dest, made, ())
+            remove_backup(dest, made, ())
             raise
         try:
             with self.read() as src:
@@ -712,7 +712,7 @@ class PgKV(KV):
                 target.run_write(work)
         except BaseException:
             target.close()
-            _remove_backup(dest, made, ("data.mdb", "lock.mdb"))
+            remove_backup(dest, made, ("data.mdb", "lock.mdb"))
             raise
         target.close()
 

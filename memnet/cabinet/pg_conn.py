@@ -41,7 +41,7 @@ _DEFAULTS = {
 }
 
 
-def _psycopg() -> Any:
+def psycopg_module() -> Any:
     try:
         import psycopg
     except ImportError:
@@ -160,11 +160,11 @@ def _quote(s: str) -> str:
     return quote(s, safe="")
 
 
-def _parse_url(url: str) -> tuple[str, str, _Secret]:
+def read_url(url: str) -> tuple[str, str, _Secret]:
     """``(conninfo, display, secret)`` of a libpq URL or connection string: the
     string to connect with (MemNet's defaults added), the URL to show (no
     password) and where the password may show."""
-    psycopg = _psycopg()
+    psycopg = psycopg_module()
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     try:
@@ -200,13 +200,13 @@ def _parse_url(url: str) -> tuple[str, str, _Secret]:
     return conninfo, display, secret
 
 
-def _coded_error(
+def error_for(
     e: BaseException, doing: str, display: str, secret: _Secret, conn: Any, unknown: bool = False
 ) -> CabinetError:
     """The coded error for a psycopg failure on the cabinet at ``display`` whose
     connection is ``conn`` (password scrubbed); ``unknown``: COMMIT was on its
     way when it happened."""
-    psycopg = _psycopg()
+    psycopg = psycopg_module()
     state = getattr(e, "sqlstate", None) or ""
     # (without its closing period: more sentences may follow)
     text = secret.scrub(" ".join(str(e).split())).rstrip(".")

@@ -2,7 +2,7 @@
 
 ``SCHEMA_SQL`` creates schema version 1 (``docs/cabinet-postgres.md`` shows it;
 a test keeps the two equal). ``MIGRATIONS`` maps each version to the
-statements that reach it from the one before; :func:`_migrate` runs the ones
+statements that reach it from the one before; :func:`migrate` runs the ones
 a database lacks, under an advisory lock, so two processes opening a new
 database at once build it once, in one transaction: a table of one of
 MemNet's names that MemNet did not make (another shape) stops it before
@@ -141,7 +141,7 @@ def _distribute(conn: Any) -> list[str]:
     return list(dict.fromkeys(order))
 
 
-def _migrate(conn: Any, display: str) -> None:
+def migrate(conn: Any, display: str) -> None:
     """Create the tables (or bring them to SCHEMA_VERSION) on ``conn`` in one
     transaction under an advisory lock; a newer schema is refused. psycopg
     errors are left to the caller."""

@@ -23,10 +23,10 @@ from ..graph.index import Index, le_array, le_bytes
 from ..session import Session
 from . import records as R
 from .kv import Txn
-from .records import _node_from, decode_props
+from .records import decode_props, node_from
 
 
-def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
+def posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
     """Every posting of an index as bucket records (for a whole-session write).
 
     A posting still held as the stored bytes (a hydrated session) is read
@@ -59,7 +59,7 @@ def _posting_records(sid: str, index: Index) -> list[tuple[bytes, bytes]]:
     return out + big
 
 
-def _node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
+def node_terms(rec: tuple[Any, ...] | None) -> set[bytes]:
     """The index terms of a node record (``rec[2]``, the props, as stored
     bytes or a map)."""
     if rec is None or rec[4]:
@@ -84,7 +84,7 @@ def _stored_nodes(
     record, else its entry in the chunk record of ids 1..cover it falls in."""
     keys = [R.element_key(sid, nid) for nid in nodes]
     out: list[tuple[Any, ...] | None] = [
-        None if raw is None else _node_from(raw, k)
+        None if raw is None else node_from(raw, k)
         for raw, k in zip(txn.get_many(R.NODES, keys), keys, strict=True)
     ]
     want: dict[int, list[int]] = {}
@@ -141,7 +141,7 @@ def _term_diff(
         new = st.node_terms(nid)
         rec = olds[i] if i < cut else None
         if rec is not None:
-            old = _node_terms(rec)
+            old = node_terms(rec)
             if old:
                 for term in old - new:
                     removed.setdefault(term, []).append(nid)
@@ -178,7 +178,7 @@ def _decode_delta(raw: bytes, key: bytes) -> tuple[dict[bytes, bytes], dict[byte
     return d["a"], d["r"]
 
 
-def _stored_deltas(
+def stored_deltas(
     txn: Txn,
     sid: str,
     cat: dict[str, Any],
@@ -262,7 +262,7 @@ def _merge_postings(
 REWRITE_MIN = 256  # fewer changed nodes than this always flush as an index delta
 
 
-def _rewrite_postings(changed: int, nodes: int) -> bool:
+def rewrite_postings(changed: int, nodes: int) -> bool:
     """Whether a flush that changed the terms of ``changed`` of ``nodes`` nodes
     writes the whole index again instead of a delta: when the changed nodes
     are a quarter of the session or more (the first flush of a session built
@@ -272,7 +272,7 @@ def _rewrite_postings(changed: int, nodes: int) -> bool:
     return changed >= REWRITE_MIN and changed * 4 >= nodes
 
 
-def _posting_writes(
+def posting_writes(
     txn: Txn,
     sid: str,
     s: Session,
@@ -307,7 +307,7 @@ def _posting_writes(
         return [(key, _delta_record(gained, lost, key))], {"pdelta": pending + n, "precs": precs}
     changes: dict[bytes, dict[int, bool]] = {}
     out: list[tuple[bytes, bytes | None]] = []
-    stored = _stored_deltas(txn, sid, cat)
+    stored = stored_deltas(txn, sid, cat)
     for key, added, removed in stored:
         for term, raw in removed.items():
             ops = changes.setdefault(term, {})
@@ -328,7 +328,7 @@ def _posting_writes(
     return merged + out, {"pdelta": 0, "precs": precs}
 
 
-def _stored_postings(
+def stored_postings(
     txn: Txn,
     sid: str,
     cat: dict[str, Any],
@@ -347,7 +347,7 @@ def _stored_postings(
     n = 0
     for k, v in txn.scan(R.POSTINGS, pre):
         if k.startswith(dpre):
-            break  # the deltas sort last; _apply_deltas reads them
+            break  # the deltas sort last; apply_deltas reads them
         _rng, b, term = split(k, plen)
         n += 1
         if term is None:
@@ -361,7 +361,7 @@ def _stored_postings(
         )
 
 
-def _apply_deltas(
+def apply_deltas(
     index: Index, deltas: list[tuple[bytes, dict[bytes, bytes], dict[bytes, bytes]]]
 ) -> None:
     """Bring a loaded index up to date with the pending posting deltas (most

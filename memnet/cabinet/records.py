@@ -260,7 +260,7 @@ def chunk_no(key: bytes, plen: int) -> int:
 
 
 def encode_node_chunk(key: bytes, first: int, recs: list[tuple[Any, ...]]) -> bytes:
-    """One chunk record of the node records ``recs`` (each as ``_is_node``
+    """One chunk record of the node records ``recs`` (each as ``is_node``
     describes, props as bytes) of consecutive ids from ``first``."""
     kinds, labels, props, nicks, recycled, keys, adjs, ltoks = zip(*recs, strict=True)
     table: dict[str, int] = {}
@@ -478,7 +478,7 @@ def decode_bucket(raw: bytes, key: bytes, *, deep: bool = True) -> dict[bytes, b
 
 
 # -- node records and property maps ------------------------------------------------------
-def _props_bytes(props: dict[str, Value] | bytes | None) -> bytes | None:
+def props_bytes(props: dict[str, Value] | bytes | None) -> bytes | None:
     """A node's property map as stored (msgpack bytes; bytes still held as
     read back from the cabinet are kept as they are)."""
     if props is None or type(props) is bytes:
@@ -498,7 +498,7 @@ def decode_props(raw: bytes) -> dict[str, Value] | None:
     return props or None
 
 
-def _is_node(rec: Any) -> TypeGuard[tuple[Any, ...]]:
+def is_node(rec: Any) -> TypeGuard[tuple[Any, ...]]:
     """Whether a decoded record has the node shape ``(kind, labels, props
     bytes, nick, recycled, key, adjacency, line tokens)`` (a checksum proves
     the bytes are the ones written, not that they are a node)."""
@@ -520,15 +520,15 @@ def _is_node(rec: Any) -> TypeGuard[tuple[Any, ...]]:
     )
 
 
-def _node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
+def node_from(raw: bytes, where: Any) -> tuple[Any, ...]:
     """Decode and shape-check one node record."""
     rec = decode(raw, where)
-    if not _is_node(rec):
+    if not is_node(rec):
         raise CabinetCorrupt(f"record {where!r} is not a node record")
     return rec
 
 
-def _v3_payload(raw: bytes, key: bytes) -> bytes:
+def v3_payload(raw: bytes, key: bytes) -> bytes:
     """The payload of a format-3 record (its checksum covered the payload only)."""
     if len(raw) < 4 or zlib.crc32(raw[4:]) != CRC.unpack_from(raw)[0]:
         raise CabinetCorrupt(f"record {key!r} failed its (format 3) checksum")

@@ -127,7 +127,7 @@ def snap(
         if h.locator not in seen:
             seen.add(h.locator)
             hits.append(h)
-    with session._lock:
+    with session.lock:
         return _commit(session, normalise_query(q), hits)
 
 

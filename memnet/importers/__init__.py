@@ -336,7 +336,7 @@ def import_mcp_memory(
     if not isinstance(session, Session):
         raise InvalidArgument(f"import needs a memnet.Session, not {type(session).__name__}")
     mem = source if isinstance(source, McpMemory) else read_mcp_memory(source)
-    with session._lock:
+    with session.lock:
         return apply_plan(session, plan_mcp_memory(session, mem, progress=progress))
 
 

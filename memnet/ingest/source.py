@@ -270,7 +270,7 @@ def scan(
     hs = HANDLERS if handlers is None else handlers
     snap = None
     if session is not None:
-        with session._lock:
+        with session.lock:
             snap = read_session(session, _empty(top.name, hs))[0]
     return _scan(top, snap, progress, hs)
 
@@ -290,7 +290,7 @@ def ingest(
     """
     top = tree_root(path)
     hs = HANDLERS if handlers is None else handlers
-    with session._lock:
+    with session.lock:
         read = read_session(session, _empty(top.name, hs))
         art = _scan(top, read[0], progress, hs)
         return sync_read(session, art, read)

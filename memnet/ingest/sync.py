@@ -185,7 +185,7 @@ def snapshot(session: Any, art_scope: Artefacts) -> Snapshot:
     store directly; costs one pass over the live nodes plus the adjacency of
     the nodes in scope.
     """
-    with session._lock:
+    with session.lock:
         return read_session(session, art_scope)[0]
 
 
@@ -297,7 +297,7 @@ def sync(session: Any, artefacts: Artefacts) -> SyncResult:
     a bad kind, label, edge type, key or value); a Commit refusal (the rate
     cap) propagates with the session unchanged.
     """
-    with session._lock:
+    with session.lock:
         return sync_read(session, artefacts, None)
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..commit import StoredChange, rewind
 from ..errors import DeltaMismatch, InvalidArgument, MemNetError, QueryError
@@ -52,6 +52,9 @@ from ..record import field_names, replace
 from .lines import LineCache
 from .receipt import ALARM_ADVICE, ALARM_TOKENS, Receipt, answer_line, finish
 from .shape import Shape
+
+if TYPE_CHECKING:
+    from ..graph.store import Store
 
 #: Versions before the current one whose Shapes an etag may name.
 WINDOW = 16
@@ -106,17 +109,67 @@ def memo_key(shape: Shape, sq: ast.SeedQuery, knobs: tuple[Any, ...]) -> tuple[A
     return (format_query(sq), sq.form, sq.limit, *knobs)
 
 
-def recall_since(session: Any, sq: ast.SeedQuery, knobs: tuple[Any, ...], since: str) -> Shape:
+class Recaller(Protocol):
+    """A graph that recalls at its version (:class:`memnet.Session` is one):
+    what a copy walked back to a past version must offer."""
+
+    version: int
+
+    @property
+    def store(self) -> Store: ...
+
+    def recall_checked(
+        self,
+        sq: ast.SeedQuery,
+        *,
+        k: int,
+        max_rows: int,
+        limit: int | None,
+        fanout: int,
+        view: str,
+        laws: bool,
+        max_tokens: int | None = None,
+    ) -> Shape:
+        """Recall ``sq`` with checked knobs, remembering nothing."""
+
+
+class Archive(Protocol):
+    """Where a session's past versions come from: the cabinet it was opened
+    from (``Session.archive``; a session made in memory has none)."""
+
+    def copy(self) -> Recaller:
+        """A fresh copy of the session at its stored version."""
+
+    def changes(self, version: int) -> Sequence[StoredChange]:
+        """The changes of one stored commit, as the log keeps them."""
+
+
+class Recalling(Recaller, Protocol):
+    """What delta recall needs of the session asked (:class:`memnet.Session`)."""
+
+    @property
+    def memo(self) -> Memo: ...
+
+    @property
+    def line_cache(self) -> LineCache: ...
+
+    @property
+    def archive(self) -> Archive | None: ...
+
+
+def recall_since(
+    session: Recalling, sq: ast.SeedQuery, knobs: tuple[Any, ...], since: str
+) -> Shape:
     """The answer to ``session.recall(sq, since=since)`` (the session's lock held)."""
     kw = dict(zip(KNOBS, knobs, strict=False))
-    new = session._recall(sq, **kw)
+    new = session.recall_checked(sq, **kw)
     key = memo_key(new, sq, knobs)
-    session._memo.put(key, session.version, new)
-    cache = session._lines
+    session.memo.put(key, session.version, new)
+    cache = session.line_cache
     if new.receipt.etag == since:
         return _answer(new, "unchanged", since, "", 0, (0, 0, 0), cache)
     lo = max(0, session.version - WINDOW)
-    hit = session._memo.get(key, since)
+    hit = session.memo.get(key, since)
     if hit is not None and hit[0] >= lo:
         old: Graph | str = (hit[1].nodes, hit[1].edges)
     else:
@@ -131,19 +184,13 @@ def recall_since(session: Any, sq: ast.SeedQuery, knobs: tuple[Any, ...], since:
 
 
 # -- finding the old Shape -------------------------------------------------------------
-class Archive(Protocol):
-    """Where a session's past versions come from: the cabinet it was opened
-    from (``Session.archive``; a session made in memory has none)."""
-
-    def copy(self) -> Any:
-        """A fresh copy of the session at its stored version."""
-
-    def changes(self, version: int) -> Sequence[StoredChange]:
-        """The changes of one stored commit, as the log keeps them."""
-
-
 def _search(
-    session: Any, sq: ast.SeedQuery, kw: dict[str, Any], key: tuple[Any, ...], since: str, lo: int
+    session: Recalling,
+    sq: ast.SeedQuery,
+    kw: dict[str, Any],
+    key: tuple[Any, ...],
+    since: str,
+    lo: int,
 ) -> Graph | str:
     """Recall q at versions V-1 down to ``lo`` on a copy of the session walked
     back one commit at a time; the graph of the Shape with etag ``since``, or
@@ -152,27 +199,28 @@ def _search(
     span = f"versions {lo}-{hi}" if lo < hi else f"version {hi}"
     if hi < lo:
         return "no earlier version to compare with"
-    if session.archive is None:
+    archive = session.archive
+    if archive is None:
         return (
             f"not one of the Shapes this session served lately, and a session that is "
             f"not in a cabinet cannot rebuild {span}"
         )
     try:
-        past = session.archive.copy()
+        past = archive.copy()
         stored = past.version
         for v in rewind(
             past.store,
             stored,
-            session.archive.changes,
+            archive.changes,
             lo,
             max_read=REWIND_READ,
             max_undo=REWIND_UNDO,
         ):
             past.version = v
             if v <= hi:
-                sh = past._recall(sq, **kw)
+                sh = past.recall_checked(sq, **kw)
                 if sh.receipt.etag == since:
-                    session._memo.put(key, v, sh)
+                    session.memo.put(key, v, sh)
                     return sh.nodes, sh.edges
     except MemNetError as e:
         return f"{span} cannot be rebuilt: {e.message}"

@@ -25,6 +25,7 @@ from memnet import (
     SessionNotFound,
     VersionNotFound,
 )
+from memnet.cabinet.binding import binding_of
 
 from ._support import (
     counting_storage_calls,
@@ -62,19 +63,19 @@ def _then_restarted(place: Any, cabinet: Any) -> Any:
 @pytest.mark.req("MN-REQ-14", ATOMIC, HISTORY)
 def test_create_commit_flush_open_round_trip(place: Any, cabinet: Any) -> None:
     s = cabinet.create("notes")
-    assert s.version == 0 and s.base_version == 0 and not s.dirty
+    assert s.version == 0 and binding_of(s).version == 0 and not s.dirty
     r = s.commit(
         "INSERT (t:TSK {title: 'Persist me', status: 'open'}), (m:MOD {path: 'a.py'}), "
         "(t)-[:TOUCHES]->(m)"
     )
     assert r.version == 1 and s.dirty and s.version == 1
     assert cabinet.flush(s) == 1
-    assert not s.dirty and s.base_version == 1
+    assert not s.dirty and binding_of(s).version == 1
     live_text = s.recall("TSK").text
     live_graph = graph_of(s)
 
     h = cabinet.open("notes")
-    assert h.version == 1 and h.base_version == 1 and not h.dirty
+    assert h.version == 1 and binding_of(h).version == 1 and not h.dirty
     assert graph_of(h) == live_graph
     assert h.recall("TSK").text == live_text
     assert set(live_graph["nodes"]) == {r.ids["t"], r.ids["m"]}
@@ -434,7 +435,7 @@ def test_stale_writer_gets_conflict_and_the_cabinet_is_unchanged(cabinet: Any) -
     a.commit("INSERT (x:TSK {title: 'from a'})")
     assert cabinet.flush(a) == 2
     rb = b.commit("INSERT (y:TSK {title: 'from b'})")
-    pending = list(b.pending)
+    pending = b.journal()
     before = dump(cabinet)
 
     with pytest.raises(ConflictError) as info:
@@ -445,7 +446,7 @@ def test_stale_writer_gets_conflict_and_the_cabinet_is_unchanged(cabinet: Any) -
     assert err.to_dict()["stored"] == 2 and err.to_dict()["expected"] == 1
     assert dump(cabinet) == before
     # the loser keeps its work, still dirty, still at its own version
-    assert b.dirty and b.pending == pending and b.version == 2 and b.base_version == 1
+    assert b.dirty and b.journal() == pending and b.version == 2 and binding_of(b).version == 1
     assert graph_of(b)["nodes"][rb.ids["y"]][2]["title"] == ("str", "from b")
     with pytest.raises(ConflictError):
         cabinet.flush(b)
@@ -483,7 +484,7 @@ def test_is_stale_probes_the_stored_version_with_one_catalog_read(cabinet: Any) 
     with pytest.raises(ConflictError):
         cabinet.is_stale(a2)  # never opened from a cabinet
     assert not cabinet.is_stale(fresh)
-    b.base_version = 0
+    binding_of(b).version = 0
     assert cabinet.is_stale(b), "the token tells another creation of the same id"
 
 
@@ -1023,7 +1024,7 @@ def test_session_info_is_the_catalog_row(cabinet: Any) -> None:
         cabinet.session_info("Bad/Id")
 
 
-def _posting_records(cabinet: Any, sid: str) -> dict[bytes, bytes]:
+def posting_records(cabinet: Any, sid: str) -> dict[bytes, bytes]:
     with cabinet.kv.read() as txn:
         return dict(txn.scan("postings", sid.encode("ascii") + b"\x00"))
 
@@ -1043,7 +1044,7 @@ def test_the_stored_index_is_checked_and_a_damaged_one_is_cabinet_corrupt(
     monkeypatch.setattr(R, "PENDING_SHARE", 1 << 40)
     _two_sessions(cabinet)
     assert cabinet.verify()["sessions"] == 2
-    recs = _posting_records(cabinet, "x")
+    recs = posting_records(cabinet, "x")
     assert recs and not [k for k in recs if k.startswith(R.delta_prefix("x"))]
 
     # drop node 1 from the posting of the word 'a2' (its title): verify sees it
@@ -1081,10 +1082,10 @@ def test_a_flush_appends_one_index_delta_and_a_damaged_delta_is_caught(cabinet: 
         "INSERT (a:TSK {title: 'alpha beta', n: 1}), (b:TSK {title: 'gamma'}), (a)-[:FOLLOWS]->(b)"
     )
     cabinet.flush(s)
-    before = _posting_records(cabinet, "p")
+    before = posting_records(cabinet, "p")
     s.commit(f"SET {r.ids['a']}.n = 2")
     cabinet.flush(s)
-    after = _posting_records(cabinet, "p")
+    after = posting_records(cabinet, "p")
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     assert changed == {R.delta_key("p", s.version)}  # one small record, nothing rewritten
     delta = msgpack.unpackb(after[R.delta_key("p", s.version)][4:], raw=False)
@@ -1121,7 +1122,7 @@ def test_long_postings_get_records_of_their_own_and_stay_exact(
         plen = len(b"big\x00") + 6
         own = {
             k[plen:]
-            for k in _posting_records(cabinet, "big")
+            for k in posting_records(cabinet, "big")
             if len(k) > plen and not k.startswith(R.delta_prefix("big"))
         }
         assert b"kTSK" in own
@@ -1168,12 +1169,12 @@ def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
         handles += [r.ids[f"t{i}"] for i in range(20)]
     cabinet.flush(s)
     delta = R.delta_prefix("bulk")
-    recs = _posting_records(cabinet, "bulk")
+    recs = posting_records(cabinet, "bulk")
     assert recs and not [k for k in recs if k.startswith(delta)]
     assert [e.version for e in cabinet.log("bulk")] == [1, 2, 3, 4]
     s.commit(f"SET {handles[0]}.n = 9")
     cabinet.flush(s)  # one node: a delta, nothing rewritten
-    after = _posting_records(cabinet, "bulk")
+    after = posting_records(cabinet, "bulk")
     assert {k for k in after.keys() | recs.keys() if after.get(k) != recs.get(k)} == {
         R.delta_key("bulk", s.version)
     }
@@ -1182,7 +1183,7 @@ def test_a_flush_that_changes_most_nodes_rewrites_the_index_from_memory(
     fresh.commit("DELETE " + ", ".join(handles[:30]))
     fresh.commit(f"SET {handles[40]}.title = 'rare'")
     cabinet.flush(fresh)  # a third of the nodes: rewritten from the loaded postings
-    recs = _posting_records(cabinet, "bulk")
+    recs = posting_records(cabinet, "bulk")
     assert not [k for k in recs if k.startswith(delta)]
     assert cabinet.verify()["sessions"] == 1
     again = cabinet.open("bulk")
@@ -1221,7 +1222,7 @@ def test_a_hydrated_index_matches_the_writer_when_postings_span_many_ranges(
     want = {t: list(p) for t, p in s.store.index.postings()}
     where: dict[bytes, set[str]] = {}
     plen = len(b"spread\x00")
-    for k, v in _posting_records(cabinet, "spread").items():
+    for k, v in posting_records(cabinet, "spread").items():
         _rng, _b, term = R.split_bucket_key(k, plen)
         for t in msgpack.unpackb(v[4:]) if term is None else (term,):
             where.setdefault(t, set()).add("own" if term else "bucket")
@@ -1287,7 +1288,7 @@ def test_a_term_stored_in_another_bucket_is_found_by_verify(cabinet: Any, monkey
     plen = len(b"moved\x00")
     buckets = {
         k: msgpack.unpackb(v[4:])
-        for k, v in _posting_records(cabinet, "moved").items()
+        for k, v in posting_records(cabinet, "moved").items()
         if not k.startswith(R.delta_prefix("moved")) and R.split_bucket_key(k, plen)[2] is None
     }
     src = next(k for k, m in buckets.items() if len(m) >= 2)
@@ -1337,7 +1338,7 @@ def test_a_flush_stores_the_terms_nodes_have_after_later_commits(
     fresh.commit(f"SET {r2.ids['f']}.title = 'zeta moved'")
     cabinet.flush(fresh)
     assert not [
-        k for k in _posting_records(cabinet, "memo") if k.startswith(R.delta_prefix("memo"))
+        k for k in posting_records(cabinet, "memo") if k.startswith(R.delta_prefix("memo"))
     ]  # folded
     want = {t: list(p) for t, p in fresh.store.index.postings()}
     assert {t: list(p) for t, p in cabinet.open("memo").store.index.postings()} == want
@@ -1381,7 +1382,7 @@ def test_pending_deltas_that_take_ids_back_replay_to_the_writers_index(
             s.commit(f"DELETE {got.ids['d']}")
             cabinet.flush(s)
     deltas = [
-        k for k in _posting_records(cabinet, "replay") if k.startswith(R.delta_prefix("replay"))
+        k for k in posting_records(cabinet, "replay") if k.startswith(R.delta_prefix("replay"))
     ]
     assert len(deltas) == len(steps) + 1  # nothing folded: the hydrate replays them all
     want = {t: list(p) for t, p in s.store.index.postings()}

@@ -26,6 +26,7 @@ from memnet import (
     ConflictError,
     MemNetError,
 )
+from memnet.cabinet.binding import binding_of
 
 from ._support import dump, finish, graph_of, kill, run, spawn
 
@@ -177,14 +178,14 @@ def test_map_full_is_cabinet_full_then_a_larger_cap_takes_the_same_session(lmdb_
     before = dump(cab)
 
     _big_batch(s, 3000, width=400)
-    pending, version = len(s.pending), s.version
+    pending, version = len(s.journal()), s.version
     with pytest.raises(CabinetFull) as info:
         cab.flush(s)
     err = info.value
     assert err.code == "cabinet_full"
     assert err.details["max_size"] == small
-    assert s.dirty and len(s.pending) == pending and s.version == version
-    assert s.base_version == 1
+    assert s.dirty and len(s.journal()) == pending and s.version == version
+    assert binding_of(s).version == 1
     assert dump(cab) == before
     assert [i.version for i in cab.sessions()] == [1]
     assert cab.verify() == {"sessions": 1, "nodes": 1, "edges": 0, "log": 1}
@@ -220,7 +221,7 @@ pad = "q" * 400
 for lo in range(0, 3000, 1000):
     s.commit("INSERT " + ", ".join(f"(b{i}:TSK {{title: 'big {i}', pad: '{pad}'}})"
                                    for i in range(lo, lo + 1000)))
-pending = len(s.pending)
+pending = len(s.journal())
 size = os.path.getsize(os.path.join(path, "data.mdb"))
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 limit = size + extra
@@ -231,7 +232,7 @@ try:
     out["result"] = "flushed"
 except memnet.MemNetError as e:
     out.update(result="refused", cls=type(e).__name__, code=e.code, message=str(e),
-               dirty=s.dirty, pending_kept=len(s.pending) == pending,
+               dirty=s.dirty, pending_kept=len(s.journal()) == pending,
                disk_full=isinstance(e, memnet.DiskFull))
 except Exception as e:
     out.update(result="raw", cls=type(e).__name__, message=str(e))

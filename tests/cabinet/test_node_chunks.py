@@ -19,7 +19,7 @@ import pytest
 from memnet import Cabinet, CabinetCorrupt, CabinetFormat, Session
 from memnet.cabinet import elements
 from memnet.cabinet import records as R
-from memnet.cabinet.catalog import HEADER
+from memnet.cabinet.catalog import HEADER, read_catalog
 
 from ._support import graph_of
 
@@ -52,7 +52,7 @@ def _layout(cab: Cabinet, sid: str) -> tuple[int, list[int], int]:
                 chunks += 1
             else:
                 singles.append(R.key_id(k))
-        cat = cab._catalog(txn, sid)
+        cat = read_catalog(txn, sid)
     assert cat is not None
     return chunks, singles, int(cat.get("nchunks", 0))
 
@@ -60,7 +60,7 @@ def _layout(cab: Cabinet, sid: str) -> tuple[int, list[int], int]:
 def _over(cab: Cabinet, sid: str) -> int:
     """The catalog's count of node records that override chunks."""
     with cab.kv.read() as txn:
-        cat = cab._catalog(txn, sid)
+        cat = read_catalog(txn, sid)
     assert cat is not None
     return int(cat.get("over", 0))
 

@@ -23,7 +23,7 @@ def test_a_node_record_of_the_wrong_shape_is_cabinet_corrupt_by_id(tmp_path: Pat
         raw = txn.get(R.NODES, key)
         assert raw is not None
         rec = R.decode(raw, key)
-    assert R._is_node(rec)
+    assert R.is_node(rec)
     for bad in (rec[:7], rec[:7] + (65536,), (None,) + rec[1:]):
         # sealed as a record should be, so only the shape check can tell
         cab.kv.run_write(lambda t, b=bad: t.put(R.NODES, key, R.encode(b, key)))

@@ -36,6 +36,7 @@ from memnet import (
     SessionNotFound,
 )
 from memnet.cabinet import kv_pg
+from memnet.cabinet.binding import binding_of
 from memnet.faces.cli import main
 
 from ..pgserver import PgServer
@@ -303,13 +304,13 @@ def test_server_down_is_cabinet_unavailable_and_the_flush_is_retried(
 ) -> None:
     cab = Cabinet.open(url)
     s = _committed(cab)
-    pending = list(s.pending)
+    pending = s.journal()
     pg_server.stop("fast")
     try:
         with pytest.raises(CabinetUnavailable) as info:
             cab.flush(s)
         assert info.value.code == "cabinet_unavailable" and "Traceback" not in str(info.value)
-        assert s.dirty and s.pending == pending and s.base_version == 1
+        assert s.dirty and s.journal() == pending and binding_of(s).version == 1
         with pytest.raises(CabinetUnavailable):
             Cabinet.open(url)
         code, _out, err = _run(["--home", url, "recall", "x", "TSK"], capsys)
@@ -425,13 +426,13 @@ def test_a_flush_whose_answer_was_lost_is_safe_to_flush_again(
     with pytest.raises(CabinetUnavailable) as info:
         cab.flush(s)
     assert info.value.details["outcome"] == "unknown" and "safe" in str(info.value)
-    assert s.dirty and s.unsure_flushes
+    assert s.dirty and binding_of(s).unsure
     monkeypatch.setattr(kv_pg._PgTxn, "send_writes", real)
     assert cab.session_info("x").version == (2 if landed else 1)
     if more:
         s.commit("INSERT (w:TSK {title: 'three'})")
     assert cab.flush(s) == s.version
-    assert not s.dirty and not s.unsure_flushes
+    assert not s.dirty and not binding_of(s).unsure
     assert [e.version for e in cab.log("x")] == list(range(1, s.version + 1))
     assert cab.verify() == {"sessions": 1, "nodes": s.version, "edges": 0, "log": s.version}
     titles = sorted(a[2]["title"][1] for a in graph_of(cab.open("x"))["nodes"].values())
@@ -662,7 +663,7 @@ def test_cabinet_copy_moves_sessions_from_lmdb_to_postgres_and_back(
     with Cabinet.open(lm_dir) as lm, Cabinet.open(url) as pg:
         stale = lm.open("alpha")
         stale.commit("INSERT (x:TSK {title: 'loaded from lmdb'})")
-        stale.base_version = pg.session_info("alpha").version
+        binding_of(stale).version = pg.session_info("alpha").version
         with pytest.raises(ConflictError):
             pg.flush(stale)
     # refusals before anything is written

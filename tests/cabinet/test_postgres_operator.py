@@ -314,7 +314,7 @@ def test_two_cabinets_in_two_schemas_print_two_urls(
 def test_an_unknown_outcome_reads_as_sentences() -> None:
     import psycopg
 
-    err = pg_conn._coded_error(
+    err = pg_conn.error_for(
         psycopg.OperationalError("server closed the connection unexpectedly."),
         "write to",
         "postgresql://u@h/db",

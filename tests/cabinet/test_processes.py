@@ -196,7 +196,7 @@ while not os.path.exists(stop):
             assert cab.flush(s) == v
             break
         except memnet.CabinetUnavailable as e:
-            assert s.dirty and s.pending and s.pending[-1].version == v
+            assert s.dirty and s.journal() and s.journal()[-1].version == v
             assert "Traceback" not in e.message
             errors[e.details.get("outcome", "?")] += 1
             time.sleep(0.02)

@@ -15,7 +15,7 @@ import pytest
 
 from memnet import Cabinet
 from memnet.cabinet import records as R
-from memnet.cabinet.kv import open_kv
+from memnet.cabinet.backends import open_kv
 from memnet.errors import CabinetFormat
 from memnet.faces.cli import main
 
@@ -261,11 +261,11 @@ def _format6_sessions(txn: Any) -> None:
 def _upgrade_place(place: Any, cab: Cabinet) -> dict[str, int]:
     """Cabinet.upgrade of the place's cabinet (an in-memory one is upgraded
     on its backend, which has no path to open again)."""
-    from memnet.cabinet.catalog import _upgrade
+    from memnet.cabinet.catalog import upgrade_cabinet
 
     cab.close()
     if place.name == "memory":
-        return _upgrade(place.kv, None)
+        return upgrade_cabinet(place.kv, None)
     return Cabinet.upgrade(
         place.url if place.name == "postgres" else place.path, backend=place.name
     )
