@@ -33,7 +33,6 @@ than ``status:settled``, so ``TSK status:open`` never seeds a finished task.
 from __future__ import annotations
 
 import heapq
-import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -54,6 +53,7 @@ from ..graph.words import (
     present_terms,
 )
 from ..record import record
+from .prune import Pruned
 from .relevance import (
     Keyword,
     Word,
@@ -484,11 +484,6 @@ def _ranked(
     return [cand[i] for i in sorted(near, key=rank)[:limit]], cut
 
 
-def _top_level(w: Word) -> int:
-    """The highest level any node holds ``w`` at (exact or by stem)."""
-    return max([unflagged(lv) for lv, _t in w.xterms] + [lv for lv, _t in w.sterms], default=0)
-
-
 def _match_pruned(
     store: Store, filt: _Filters, kws: list[Keyword], W: Words, names: list[int], limit: int
 ) -> SeedResult | None:
@@ -506,114 +501,23 @@ def _match_pruned(
     the commonest word's tiers down to ``t``) is a name match or scores above
     the bound of the nodes left out, no other node ranks before it, and
     ranking those nodes alone gives the seeds of the whole ranking
-    (docs/math/seeding.md)."""
+    (docs/math/seeding.md). Which nodes, and their bounds:
+    :class:`~memnet.recall.prune.Pruned`."""
     words = [W(kw.words[0]) for kw in kws]  # one object a word (W remembers them)
-    n_live = store.live_nodes
     # the rarest words first; a word no node holds adds nothing
     held = sorted((w for w in dict.fromkeys(words) if w.df), key=lambda w: w.df)
     if len(held) < 2:
         return None
-    idfs = [idf(n_live, w.df) for w in held]
-    tops = [wt * _top_level(w) for wt, w in zip(idfs, held, strict=True)]
-    big = held[-1]
-    small = set(names).union(*(w.ids() for w in held[:-1]))
-    # the commonest word's level of each node of ``small`` (the other words'
-    # nodes), found by bisecting its postings, or its node set
-    small_lv: dict[int, int] | None = None
-    big_ids: set[int] = set()
-    big_tiers = len(big.xterms) + len(big.sterms)
-    if filt.trivial and 8 * len(small) * big_tiers < big.df:
-        # the union's size without a set of the commonest word's nodes
-        small_lv = {n: big.level(n) for n in small}
-        n_all = matched = big.df + sum(1 for v in small_lv.values() if not v)
-    else:
-        big_ids = big.ids()
-        everyone = small | big_ids
-        n_all = len(everyone)
-        matched = n_all if filt.trivial else len(filt.apply(sorted(everyone)))
-    if not matched:
+    pruned = Pruned(store, filt.apply, filt.trivial, held, names, limit)
+    if not pruned.matched:
         return SeedResult("match", (), 0)
     per_word = Counter(w.word for w in words)
-
-    def big_levels(nodes: list[int], into: dict[int, int]) -> dict[int, int]:
-        """``into`` with the commonest word's level of each of ``nodes`` (nodes
-        of ``small``): bisected in its postings for the few that hold it, read
-        from a map of all its nodes when many do."""
-        if small_lv is not None:
-            into.update((n, small_lv[n]) for n in nodes)
-            return into
-        holders = [n for n in nodes if n in big_ids]
-        into.update(dict.fromkeys(nodes, 0))
-        if 8 * len(holders) * big_tiers > big.df:
-            lv = big.levels()
-            into.update((n, lv.get(n, 0)) for n in holders)
-        else:
-            into.update((n, big.level(n)) for n in holders)
-        return into
-
-    def settle(some: set[int], bound: float) -> SeedResult | None:
-        """The seeds when ranking ``some`` alone gives them (see above)."""
-        if len(some) < limit or 2 * len(some) > n_all:
-            return None  # too few to hold the seeds, or too many to save work
-        cand = filt.apply(sorted(some))
-        if len(cand) < limit:
-            return None
-        seeds, cut = _ranked(
-            store,
-            filt,
-            kws,
-            W,
-            cand,
-            names,
-            limit,
-            None,
-            (big.word, big_levels(cand, {})),
-            per_word,
-        )
-        return SeedResult("match", tuple(seeds), matched) if _beats(cut, bound) else None
-
-    some: set[int] = set(names)
-    for i in range(1, len(held) - 1):
-        some |= held[i - 1].ids()
-        got = settle(some, math.fsum(tops[i:]))
-        if got is not None:
-            return got
-    some |= held[-2].ids()
-    # the commonest word's nodes, read from its top level down: once L of
-    # them pass the filters, each scores at least its IDF times the level
-    # reached, above the bound of the nodes below that level (a ranking
-    # that settles whatever the other words' nodes alone would, and more)
-    post = store.index.posting
-    top: dict[int, int] = {}  # the nodes of the tiers read -> their level
-    passed = 0  # how many of them pass the filters
-    tiers = _tiers_down(big)
-    for j, (lv, terms) in enumerate(tiers[:-1]):
-        new = []
-        for t in terms:
-            for n in post(t) or ():
-                if n not in top:
-                    top[n] = lv
-                    new.append(n)
-        if 2 * len(top) > n_all:
-            break
-        passed += len(new) if filt.trivial else len(filt.apply(sorted(new)))
-        if passed < limit:
-            continue
-        part = some.union(top)
-        if 2 * len(part) > n_all:
-            break
-        cand = filt.apply(sorted(part))
-        # the commonest word's levels: read with its tiers, or (the other
-        # words' nodes below those tiers) looked up
-        levels = big_levels([n for n in cand if n not in top], dict(top))
-        seeds, cut = _ranked(
-            store, filt, kws, W, cand, names, limit, None, (big.word, levels), per_word
-        )
-        if _beats(cut, idfs[-1] * tiers[j + 1][0]):
-            return SeedResult("match", tuple(seeds), matched)
-    # too few nodes above its last level, or too many: the other words'
-    # nodes alone
-    return settle(some, tops[-1])
+    big = pruned.big.word
+    for cand, levels, bound in pruned.attempts(_tiers_down):
+        seeds, cut = _ranked(store, filt, kws, W, cand, names, limit, None, (big, levels), per_word)
+        if _beats(cut, bound):
+            return SeedResult("match", tuple(seeds), pruned.matched)
+    return None
 
 
 def _beats(cut: tuple[bool, float], bound: float) -> bool:

@@ -32,14 +32,14 @@ Only nodes the store knows as sources of ranked edges are looked at
 Standing rules (live ``LAW`` nodes) ride along after the seeds and count
 against ``M`` unless the caller leaves them out.
 
-Hot path: this module runs on every Recall, so its loop keeps its state in
-locals.
+Hot module: every Recall walks (a fresh WordNet Recall expands ~7 nodes and
+takes ~9 further seeds, measured), so the loop keeps its state in locals.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from heapq import heappop, heappush
 from itertools import islice
 from operator import itemgetter
@@ -239,41 +239,85 @@ def _best_first(
 ) -> list[int]:
     """The walk by activation (see the module docstring). Returns the nodes
     left on the frontier, best first."""
-    emitted, nodes, edges, items, roots = r.depth, r.nodes, r.edges, r.items, r.roots
-    laws_set = set(r.laws)
+    edges_seen: set[int] = set()
+    expand = _reader(store, r, scores, fanout, edges_seen)
+    heap, seq = _frontier(r, scores, k, extra)
+    later_edges: list[int] = []
+    full = _take(store, r, heap, seq, expand, edges_seen, later_edges, k, max_rows)
+    # an edge between two nodes of the Shape: shown once every node the walk
+    # takes is in, as rows allow (it names nothing new)
+    rows = len(r.nodes) + len(r.edges)
+    for e in later_edges:
+        if rows + 1 > max_rows:
+            full = True
+            break
+        r.edges.append(e)
+        r.items.append((0, e, 0))
+        rows += 1
+    r.hops = max(r.depth.values(), default=0)
+    r.truncated = r.truncated or full
+    return _left(store, heap, r.depth)
+
+
+#: a node's adjacency read for the frontier: the neighbours q scores, as
+#: (-score, entry, node), best first when the node's fan-out was clamped
+Hits = list[tuple[float, int, int]]
+
+
+def _frontier(
+    r: WalkResult, scores: dict[int, float], k: int, extra: tuple[int, ...]
+) -> tuple[list[tuple[float, int, list[int]]], int]:
+    """The frontier the walk starts from, and the last order pushed.
+
+    The frontier, best first: (-activation, order pushed, group). A group
+    is a list [position, parent, hop, candidate, candidate, ...] taken in
+    order, all of one activation: the adjacency entries of the neighbours
+    of ``parent`` that q does not score (in stored order), or the one entry
+    of a scored neighbour, or (parent 0) the id of a further seed. A group
+    at position -1 is a node whose neighbours are not read yet: they are
+    read when its turn comes (most nodes of a Shape never get one, M being
+    reached first). Ties go by the order pushed."""
+    get = scores.get
+    heap: list[tuple[float, int, list[int]]] = []
+    seq = 0
+    for s in r.roots:
+        if k:
+            seq += 1
+            heappush(heap, (-get(s, 0.0) * GAMMA, seq, [-1, s, 1]))
+        else:
+            r.boundary.append(s)
+    for x in extra:
+        if x not in r.depth:
+            seq += 1
+            heappush(heap, (-get(x, 0.0), seq, [3, 0, 0, x]))
+    return heap, seq
+
+
+def _reader(
+    store: Store, r: WalkResult, scores: dict[int, float], fanout: int, edges_seen: set[int]
+) -> Callable[[list[int]], Hits]:
+    """The function that reads the neighbours of a group's parent (a group
+    at position -1, see :func:`_frontier`): those q scores are returned, for
+    the frontier; the others, in stored order, become the group; ``fanout``
+    of them in all. It counts the recycled edges it passes and the nodes it
+    clamps on ``r``."""
     cols = store.view()
     esrc, edst = cols.sources, cols.targets
     adj, hidden = cols.adjacency, cols.hidden_edges
-    get = scores.get
     eprops, ranked = cols.edge_props, store.ranked_sources()
     scan = SCAN * fanout
-    edges_seen: set[int] = set()
-    # The frontier, best first: (-activation, order pushed, group). A group
-    # is a list [position, parent, hop, candidate, candidate, ...] taken in
-    # order, all of one activation: the adjacency entries of the neighbours
-    # of ``parent`` that q does not score (in stored order), or the one entry
-    # of a scored neighbour, or (parent 0) the id of a further seed. A group
-    # at position -1 is a node whose neighbours are not read yet: they are
-    # read when its turn comes (most nodes of a Shape never get one, M being
-    # reached first). Ties go by the order pushed.
-    heap: list[tuple[float, int, list[int]]] = []
-    boundary, clamped_off = r.boundary, r.clamped_off
-    seq = clamped = hid = 0
+    clamped_off = r.clamped_off
 
-    def expand(group: list[int], act: float) -> None:
-        """Read the neighbours of the group's parent: those q scores go on
-        the frontier, best first; the others, in stored order, become the
-        group; ``fanout`` of them in all."""
-        nonlocal seq, clamped, hid
-        u, dv = group[1], group[2]
+    def expand(group: list[int]) -> Hits:
+        u = group[1]
         if hidden:
-            hid += hidden.get(u, 0)
+            r.hidden += hidden.get(u, 0)
         entries = adj[u]
         ranks = ranked and u in ranked
         lim = RANK_SCAN if ranks else scan
         over = len(entries) > lim
         group[0] = 3
-        hits: list[tuple[float, int, int]] = []  # (-score, entry, node), stored order
+        hits: Hits = []  # stored order
         for entry in entries[:lim] if over else entries:
             e = entry >> 1
             if e in edges_seen:
@@ -286,7 +330,7 @@ def _best_first(
         if ranks:
             _by_rank(hits, group, edst, esrc, eprops)
         if len(hits) + len(group) - 3 > fanout or over:
-            clamped += 1
+            r.clamped += 1
             hits.sort(key=itemgetter(0))  # stable: ties keep the stored order
             kept = min(len(hits), fanout)
             cut_at = 3 + fanout - kept
@@ -295,30 +339,40 @@ def _best_first(
             clamped_off.extend(off[:PERIPHERY])
             del hits[kept:]
             del group[cut_at:]
-        base = -act * GAMMA
-        for neg, entry, _v in hits:
-            seq += 1
-            heappush(heap, (base + neg, seq, [3, u, dv, entry]))
+        return hits
 
-    for s in roots:
-        if k:
-            seq += 1
-            heappush(heap, (-get(s, 0.0) * GAMMA, seq, [-1, s, 1]))
-        else:
-            boundary.append(s)
-    for x in extra:
-        if x not in emitted:
-            seq += 1
-            heappush(heap, (-get(x, 0.0), seq, [3, 0, 0, x]))
+    return expand
+
+
+def _take(
+    store: Store,
+    r: WalkResult,
+    heap: list[tuple[float, int, list[int]]],
+    seq: int,
+    expand: Callable[[list[int]], Hits],
+    edges_seen: set[int],
+    later_edges: list[int],
+    k: int,
+    max_rows: int,
+) -> bool:
+    """Take from the frontier, best first, until it is empty or the Shape
+    holds ``max_rows`` rows (then True). The edges between two nodes taken
+    go on ``later_edges``."""
+    emitted, nodes, edges, items = r.depth, r.nodes, r.edges, r.items
+    laws_set, boundary = set(r.laws), r.boundary
+    cols = store.view()
+    esrc, edst = cols.sources, cols.targets
     rows = len(nodes) + len(edges)
     full = False
-    later_edges: list[int] = []
     while heap and not full:
         item = heappop(heap)
         neg, _seq, group = item
         u = group[1]
         if group[0] < 0:  # read the node's neighbours now
-            expand(group, -neg / GAMMA)
+            base, dv = -(-neg / GAMMA) * GAMMA, group[2]
+            for hit, entry, _v in expand(group):
+                seq += 1
+                heappush(heap, (base + hit, seq, [3, u, dv, entry]))
             if heap and heap[0] < item:
                 heappush(heap, item)
                 continue
@@ -327,67 +381,79 @@ def _best_first(
         # take the group's candidates in order: nothing put on the frontier
         # meanwhile can beat them (a node taken passes on only half of the
         # group's activation, and whatever else waits came after the group)
+        if not u:  # a further seed: a group of one
+            rows, seq, full = _further_seed(r, group[3], neg, rows, seq, heap, k, max_rows)
+            i = end
         while i < end:
             entry = group[i]
             i += 1
-            if not u:  # a further seed
-                v = entry
-                if v in emitted:
-                    continue
-                if rows + 1 > max_rows:
-                    full = True
-                    r.cut.append(v)
-                    break
-                emitted[v] = 0
-                nodes.append(v)
-                roots.append(v)
-                items.append((v, 0, 0))
-                rows += 1
-                if k:
-                    seq += 1
-                    heappush(heap, (neg * GAMMA, seq, [-1, v, 1]))
-                else:
-                    boundary.append(v)
-            else:
-                e = entry >> 1
-                if e in edges_seen:
-                    continue
-                v = edst[e] if entry & 1 == OUT else esrc[e]
-                if v in emitted:
-                    # an edge between two nodes of the Shape: shown once every
-                    # node the walk takes is in, as rows allow (it names nothing new)
-                    edges_seen.add(e)
-                    later_edges.append(e)
-                    continue
-                if rows + 2 > max_rows:
-                    full = True
-                    r.cut.append(v)
-                    break
-                emitted[v] = dv
-                nodes.append(v)
+            e = entry >> 1
+            if e in edges_seen:
+                continue
+            v = edst[e] if entry & 1 == OUT else esrc[e]
+            if v in emitted:  # an edge between two nodes of the Shape: shown last
                 edges_seen.add(e)
-                edges.append(e)
-                items.append((v, e, u))
-                rows += 2
-                if v in laws_set:
-                    pass  # rules ride along; they are not walk roots
-                elif dv < k:
-                    seq += 1
-                    heappush(heap, (neg * GAMMA, seq, [-1, v, dv + 1]))
-                else:
-                    boundary.append(v)  # its neighbours are past k hops
+                later_edges.append(e)
+                continue
+            if rows + 2 > max_rows:
+                full = True
+                r.cut.append(v)
+                break
+            emitted[v] = dv
+            nodes.append(v)
+            edges_seen.add(e)
+            edges.append(e)
+            items.append((v, e, u))
+            rows += 2
+            if v in laws_set:
+                pass  # rules ride along; they are not walk roots
+            elif dv < k:
+                seq += 1
+                heappush(heap, (neg * GAMMA, seq, [-1, v, dv + 1]))
+            else:
+                boundary.append(v)  # its neighbours are past k hops
         if full:
             group[0] = i - 1  # the candidate that did not fit stays first
             heappush(heap, item)
-    for e in later_edges:
-        if rows + 1 > max_rows:
-            full = True
-            break
-        edges.append(e)
-        items.append((0, e, 0))
-        rows += 1
-    r.hops, r.clamped, r.hidden = max(emitted.values(), default=0), clamped, hid
-    r.truncated = r.truncated or full
+    return full
+
+
+def _further_seed(
+    r: WalkResult,
+    v: int,
+    neg: float,
+    rows: int,
+    seq: int,
+    heap: list[tuple[float, int, list[int]]],
+    k: int,
+    max_rows: int,
+) -> tuple[int, int, bool]:
+    """Take ``v``, a further seed of activation ``-neg``, as a root (its
+    neighbours on the frontier) unless the Shape holds it: the rows and the
+    last order pushed after, and whether the Shape was full."""
+    if v in r.depth:
+        return rows, seq, False
+    if rows + 1 > max_rows:
+        r.cut.append(v)
+        return rows, seq, True
+    r.depth[v] = 0
+    r.nodes.append(v)
+    r.roots.append(v)
+    r.items.append((v, 0, 0))
+    if k:
+        seq += 1
+        heappush(heap, (neg * GAMMA, seq, [-1, v, 1]))
+    else:
+        r.boundary.append(v)
+    return rows + 1, seq, False
+
+
+def _left(
+    store: Store, heap: list[tuple[float, int, list[int]]], emitted: dict[int, int]
+) -> list[int]:
+    """The first nodes left on the frontier, best first (at most PERIPHERY)."""
+    cols = store.view()
+    esrc, edst = cols.sources, cols.targets
     left: list[int] = []
     for _neg, _seq, group in sorted(heap)[: 2 * PERIPHERY]:
         if group[0] < 0:  # not read: the first of its neighbours is as near
