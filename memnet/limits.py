@@ -6,10 +6,11 @@ argument parsers without loading the engine.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 
-class Limits(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Limits:
     """Defaults and hard ceilings of the Recall knobs (SPEC §3)."""
 
     k: int = 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from .commit import (
@@ -44,7 +45,6 @@ from .recall.relevance import Relevance, Words, read_in
 from .recall.seed import SeedResult, by_nick, match, matches
 from .recall.shape import Shape, build_body
 from .recall.walk import WalkResult, shape_walk
-from .record import replace
 from .session_args import check_delta, check_options, recall_args
 from .tokens import DEFAULT_TOKENIZER
 from .tokens import loaded as tokens_loaded

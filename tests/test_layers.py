@@ -20,8 +20,6 @@ LAYERS = {
     "limits": 0,
     # what a property holds, its text and its order: every layer shares it
     "values": 0,
-    # the record classes (a cheap stand-in for dataclasses) every layer declares
-    "record": 0,
     "graph": 1,
     "gql": 2,
     "recall": 3,

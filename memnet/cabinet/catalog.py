@@ -14,6 +14,7 @@ import re
 import struct
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
@@ -24,7 +25,6 @@ from ..errors import CabinetCorrupt, CabinetFormat, InvalidArgument, MemNetError
 from ..graph.index import Index, shard_of
 from ..graph.words import stemmer_id
 from ..ids import check_session_id
-from ..record import field, record
 from ..session import Session
 from ..session_args import check_options
 from ..tokens import DEFAULT_TOKENIZER
@@ -40,7 +40,7 @@ from .postings import (
 from .records import node_from, v3_payload
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One row of the catalog."""
 
@@ -66,7 +66,7 @@ class SessionInfo:
         }
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LogEntry:
     """One commit of a session's history, as stored."""
 

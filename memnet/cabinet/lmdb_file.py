@@ -51,10 +51,10 @@ from __future__ import annotations
 import os
 import struct
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CabinetCorrupt, CabinetFormat
-from ..record import record
 
 MAGIC = 0xBEEFC0DE
 DATA_VERSION = 1  # LMDB 0.9
@@ -73,7 +73,7 @@ _META = struct.Struct(_E + "IIQQ")  # magic, version, address, mapsize
 _U64 = struct.Struct(_E + "Q")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class DataFile:
     """What the check learnt: the page size, the pages in use, the tables."""
 

@@ -10,12 +10,12 @@ exactly as it was.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CapExceeded, CommitRejected, EchoRefused
 from ..gql import ast
 from ..graph.store import Store, edge_handle, node_handle, text_bytes
-from ..record import record
 from ..values import node_key, props_text
 from .checks import (
     KEY,
@@ -34,7 +34,7 @@ from .checks import (
 from .records import Caps, Change, CommitRecord, CommitResult
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class _NodeState:
     kind: str
     labels: set[str]
@@ -43,7 +43,7 @@ class _NodeState:
     recycled: bool
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class _EdgeState:
     type: str
     src: tuple[str, int]  # ('n', id) existing or ('new', index)

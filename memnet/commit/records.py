@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..record import field, record
 
-
-@record
+@dataclass(frozen=True, slots=True)
 class Caps:
     """The rate cap R of a session: live rows (nodes + edges) and bytes."""
 
@@ -15,7 +14,7 @@ class Caps:
     bytes: int = 64 * 1024 * 1024
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CommitResult:
     """What a Commit returns.
 
@@ -34,7 +33,7 @@ class CommitResult:
     advice: str | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Change:
     """One element's change inside a commit record (used by history and flush).
 
@@ -50,7 +49,7 @@ class Change:
     state: tuple[Any, ...]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CommitRecord:
     """One version in a session's history."""
 

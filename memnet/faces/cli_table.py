@@ -16,21 +16,24 @@ choices; :func:`shared` makes the option from it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from .._version import __version__
 from . import params as P
 from .params import Param
 
 
-class Opt(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Opt:
     """One argument of a command: what ``parser.add_argument(*names, **kw)`` takes."""
 
     names: tuple[str, ...]
     kw: Mapping[str, Any]
 
 
-class Command(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Command:
     """One command (see the module doc). ``run`` is ``"module:function"``; a
     command with ``actions`` prints its help when run without one, its
     subparsers keep the action in ``dest`` and show ``metavar``."""

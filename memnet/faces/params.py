@@ -15,12 +15,14 @@ parser of one command reads it.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from ..limits import LIMITS
 
 
-class Param(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Param:
     """One thing both faces take: its default (``None``: none, or the library's
     own), its choices (in the order the MCP schema lists them), its words in a
     tool's schema (``tool``) and in ``--help`` (``cli``)."""

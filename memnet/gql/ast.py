@@ -11,17 +11,18 @@ order written; duplicate keys are a syntax error.
 
 from __future__ import annotations
 
-from ..record import field, record
+from dataclasses import dataclass, field
+
 from ..values import Props, Scalar, Value
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Pos:
     line: int
     column: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class NodePattern:
     """``(var:KIND&LABEL #nick {k: v})``.
 
@@ -41,7 +42,7 @@ class NodePattern:
         return not self.labels and not self.props and self.nick is None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class EdgePattern:
     """``(src)-[var:TYPE {k: v}]->(dst)``, direction already resolved.
 
@@ -58,7 +59,7 @@ class EdgePattern:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Insert:
     """``INSERT`` graph literal: node patterns (in order of first appearance,
     each variable once, the defining pattern kept) and edge patterns."""
@@ -68,7 +69,7 @@ class Insert:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SetProp:
     """``SET var.key = value``"""
 
@@ -78,7 +79,7 @@ class SetProp:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SetLabel:
     """``SET var:LABEL``"""
 
@@ -87,7 +88,7 @@ class SetLabel:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SetNick:
     """``SET var #nick``"""
 
@@ -96,7 +97,7 @@ class SetNick:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RemoveProp:
     """``REMOVE var.key``"""
 
@@ -105,7 +106,7 @@ class RemoveProp:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RemoveLabel:
     """``REMOVE var:LABEL``"""
 
@@ -114,7 +115,7 @@ class RemoveLabel:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RemoveNick:
     """``REMOVE var #nick`` (the nick named must be the current one)."""
 
@@ -123,7 +124,7 @@ class RemoveNick:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Delete:
     """``DELETE a, b`` - recycle nodes (with their edges) or edges."""
 
@@ -131,7 +132,7 @@ class Delete:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Gone:
     """``GONE a, b`` - rows that left a Shape, in a delta Recall answer. Only
     :func:`~memnet.recall.delta.apply_delta` reads it; a Commit refuses it
@@ -142,7 +143,7 @@ class Gone:
     pos: Pos = field(default=Pos(1, 1), compare=False)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Settle:
     """``SETTLE t`` - end a task."""
 
@@ -164,7 +165,7 @@ Statement = (
 )
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Delta:
     """A mutation batch: statements in the order written.
 
@@ -175,7 +176,7 @@ class Delta:
     statements: tuple[Statement, ...]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SeedQuery:
     """The seed part of a Recall, from either surface form.
 

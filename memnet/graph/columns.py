@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Generic, NamedTuple, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from ..errors import MemNetError
 from ..values import Value
@@ -134,7 +135,8 @@ class CodedColumn(Generic[T]):
         self.codes.extend(map(known.__getitem__, vals))
 
 
-class StoreView(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class StoreView:
     """The store's columns by element id, read-only (:meth:`Store.view`).
 
     Index 0 of every sequence is unused. ``node_recycled`` and

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..commit import StoredChange, rewind
@@ -48,7 +49,6 @@ from ..errors import DeltaMismatch, InvalidArgument, MemNetError, QueryError
 from ..gql import ast
 from ..gql.emit import format_edge, format_query, format_value, node_text
 from ..gql.parse import parse_delta
-from ..record import field_names, replace
 from .lines import LineCache
 from .receipt import ALARM_ADVICE, ALARM_TOKENS, Receipt, answer_line, finish
 from .shape import Shape
@@ -66,7 +66,7 @@ MEMO_SIZE = 128
 KNOBS = ("k", "max_rows", "limit", "fanout", "view", "laws", "max_tokens")
 
 _ETAG = re.compile(r"[0-9]{12}")
-_FIELDS = field_names(Receipt)
+_FIELDS = tuple(f.name for f in fields(Receipt))
 _CARRIED = tuple(f for f in _FIELDS if f not in ("etag", "tokens", "bytes", "alarm", "body_tokens"))
 
 Graph = tuple[tuple[ast.NodePattern, ...], tuple[ast.EdgePattern, ...]]

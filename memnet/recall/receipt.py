@@ -11,16 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..record import as_dict, record, replace
 from ..tokens import count_tokens
 from .lines import LineCache, digit_run_tokens
 
 ALARM_TOKENS = 8000
 
 
-@record
+@dataclass(slots=True)
 class Receipt:
     """What a Recall did and what its Shape costs.
 
@@ -76,7 +76,7 @@ class Receipt:
     def to_dict(self) -> dict[str, Any]:
         if self.answer != "shape":
             return {k: getattr(self, k) for k in _DELTA_KEYS[self.answer]}
-        d = as_dict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["seeds"] = list(self.seeds)
         d["periphery"] = list(self.periphery)
         d["periphery_q"] = list(self.periphery_q)
@@ -296,8 +296,8 @@ def finish(
         tokens = parts_tokens(parts, cache.count, nl) + body_tokens
         if tokens <= ALARM_TOKENS or alarm:
             break
-    object.__setattr__(receipt, "tokens", tokens)
-    object.__setattr__(receipt, "bytes", len(head.encode()) + body_bytes)
+    receipt.tokens = tokens
+    receipt.bytes = len(head.encode()) + body_bytes
     return head + body, receipt
 
 

@@ -18,13 +18,13 @@ import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence, Sized
+from dataclasses import replace
 from itertools import repeat
 
 from ..gql.ast import SeedQuery
 from ..graph.index import Index
 from ..graph.store import Store
 from ..graph.words import NAME_FLAG, present_terms, token_words, tokens
-from ..record import replace
 
 EMPTY = array("I")
 

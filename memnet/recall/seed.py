@@ -36,6 +36,7 @@ import heapq
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from itertools import compress, filterfalse, repeat
 from operator import add
@@ -52,7 +53,6 @@ from ..graph.words import (
     parts_of,
     present_terms,
 )
-from ..record import record
 from .prune import Pruned
 from .relevance import (
     Keyword,
@@ -71,7 +71,7 @@ from .relevance import (
 SETTLED_TERM = prop_term("settled", "b", True)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SeedResult:
     mode: str  # match | nick | peak | outline | skip
     seeds: tuple[int, ...]

@@ -12,12 +12,12 @@ the rows or the tokens asked for.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import FrozenInstanceError
 from typing import Any
 
 from ..gql.ast import EdgePattern, Insert, NodePattern
 from ..gql.emit import format_value
 from ..graph.store import Store
-from ..record import FrozenInstanceError
 from ..tokens import count_tokens
 from .lines import (
     LineCache,
@@ -98,7 +98,9 @@ class Shape:
         return self._fields() == other._fields()
 
     def __hash__(self) -> int:
-        return hash(self._fields())
+        # the text says all the rest does (the receipt is not hashable: it
+        # is filled in two steps)
+        return hash((self.text, self.seed_handles))
 
     def __repr__(self) -> str:
         return (

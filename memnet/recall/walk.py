@@ -40,13 +40,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from itertools import islice
 from operator import itemgetter
 from typing import Any
 
 from ..graph.store import OUT, RANK_SCAN, Store
-from ..record import field, record
 from .relevance import Relevance
 
 PERIPHERY = 5
@@ -55,7 +55,7 @@ GAMMA = 0.6  # the share of its parent's activation a neighbour inherits
 SCAN = 4  # the clamp scores at most SCAN * F adjacency entries of a node
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class WalkResult:
     nodes: list[int] = field(default_factory=list)  # emission order
     edges: list[int] = field(default_factory=list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import assume, given
@@ -20,7 +21,6 @@ from memnet.gql import (
     parse_query,
 )
 from memnet.gql.ast import Delta, EdgePattern, Insert, NodePattern, SeedQuery
-from memnet.record import replace
 
 pytestmark = pytest.mark.req("MN-REQ-07")
 

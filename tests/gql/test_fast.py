@@ -4,6 +4,7 @@ steps aside, and it never accepts what lark refuses."""
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 import pytest
@@ -15,7 +16,6 @@ from lark import Lark
 from memnet.errors import GQLSyntaxError
 from memnet.gql.fast import fast_delta
 from memnet.gql.parse import _run
-from memnet.record import field_names
 from tests.gql.test_parse import _TOKENS
 from tests.ver.strategies import VER, graph_specs
 
@@ -24,9 +24,9 @@ REQ = "MN-REQ-08"
 
 def _with_positions(x: Any) -> Any:
     """A tree with every Pos made part of what is compared."""
-    if hasattr(x, "__record_fields__") and not isinstance(x, type):
+    if is_dataclass(x) and not isinstance(x, type):
         return (type(x).__name__,) + tuple(
-            _with_positions(getattr(x, name)) for name in field_names(x)
+            _with_positions(getattr(x, name)) for name in (f.name for f in fields(x))
         )
     if isinstance(x, tuple):
         return tuple(_with_positions(v) for v in x)
