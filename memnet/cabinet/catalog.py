@@ -480,37 +480,7 @@ def upgrade_cabinet(kv: KV, progress: Callable[[int, int], None] | None) -> dict
             progress(len(sids), len(sids))
         return {"sessions": born, "nodes": 0}
 
-    def start(t: Txn) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """The header as marked (marked now when it was not), and the mark; None
-        when the cabinet needs nothing. A mark made with this stemmer is kept
-        as it stands (another run may be moving it on)."""
-        now = _header_now(t)
-        mark = _upgrade_mark(now)
-        if mark is not None and mark["words"] == stemmer_id():
-            return now, mark
-        if mark is None:
-            fmt = now.get("format")
-            same_words = now.get("words") == stemmer_id()
-            if fmt == R.FORMAT_VERSION and same_words:
-                return None
-            if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
-                raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
-            # format 5 holds the postings in buckets of another hash and key
-            # order: they are moved; before it, or from another stemmer, the
-            # index is built again from the nodes
-            mark = {
-                "from": fmt,
-                "index": "rebucket" if fmt == 5 and same_words else "reindex",
-                "words": stemmer_id(),
-                "after": None,
-            }
-        else:  # the sessions done so far hold another stemmer's words: all again
-            mark = dict(mark, index="reindex", words=stemmer_id(), after=None)
-        marked = dict(now, format=R.FORMAT_VERSION, upgrading=mark)
-        t.put(R.META, HEADER, R.encode(marked, HEADER))
-        return marked, mark
-
-    started = kv.run_write(start)
+    started = kv.run_write(_mark_upgrade)
     if started is None:
         return {"sessions": 0, "nodes": 0}
     header, work = started
@@ -545,6 +515,37 @@ def upgrade_cabinet(kv: KV, progress: Callable[[int, int], None] | None) -> dict
 
     kv.run_write(finish)
     return counts
+
+
+def _mark_upgrade(t: Txn) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The header as marked (marked now when it was not), and the mark; None
+    when the cabinet needs nothing. A mark made with this stemmer is kept
+    as it stands (another run may be moving it on)."""
+    now = _header_now(t)
+    mark = _upgrade_mark(now)
+    if mark is not None and mark["words"] == stemmer_id():
+        return now, mark
+    if mark is None:
+        fmt = now.get("format")
+        same_words = now.get("words") == stemmer_id()
+        if fmt == R.FORMAT_VERSION and same_words:
+            return None
+        if fmt != R.FORMAT_VERSION and fmt not in R.UPGRADABLE:
+            raise CabinetFormat(f"cabinet format {fmt!r} cannot be upgraded in place")
+        # format 5 holds the postings in buckets of another hash and key
+        # order: they are moved; before it, or from another stemmer, the
+        # index is built again from the nodes
+        mark = {
+            "from": fmt,
+            "index": "rebucket" if fmt == 5 and same_words else "reindex",
+            "words": stemmer_id(),
+            "after": None,
+        }
+    else:  # the sessions done so far hold another stemmer's words: all again
+        mark = dict(mark, index="reindex", words=stemmer_id(), after=None)
+    marked = dict(now, format=R.FORMAT_VERSION, upgrading=mark)
+    t.put(R.META, HEADER, R.encode(marked, HEADER))
+    return marked, mark
 
 
 def _header_now(txn: Txn) -> dict[str, Any]:

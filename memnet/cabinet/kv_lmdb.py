@@ -192,6 +192,28 @@ def _reserve_lock(path: str) -> None:
         os.close(fd)
 
 
+def _open_env(path: str, data: str, n_tables: int, max_size: int, sync: bool) -> lmdb.Environment:
+    """The LMDB environment at ``path``, its lock file given its blocks first,
+    its map as large as the data file (at least INITIAL_SIZE, at most
+    ``max_size`` unless the file is larger)."""
+    _reserve_lock(path)
+    have = os.path.getsize(data) if os.path.exists(data) else 0
+    size = min(max(INITIAL_SIZE, have), max(max_size, have))
+    # as bytes: py-lmdb encodes a str path as UTF-8, which a path that
+    # is not (a surrogate-escaped byte) cannot be
+    return lmdb.open(
+        os.fsencode(path),
+        map_size=size,
+        max_dbs=n_tables + 2,
+        subdir=True,
+        sync=sync,
+        metasync=sync,
+        readahead=False,
+        max_readers=256,
+        lock=True,
+    )
+
+
 def _data_size(data: str) -> int:
     try:
         return os.stat(data).st_size
@@ -345,22 +367,7 @@ class LmdbKV(KV):
         # once a read transaction keeps the pages checked from being reused
         new = check_data_file(data, tables, tree=False) is None
         try:
-            _reserve_lock(path)
-            have = os.path.getsize(data) if os.path.exists(data) else 0
-            size = min(max(INITIAL_SIZE, have), max(self.max_size, have))
-            # as bytes: py-lmdb encodes a str path as UTF-8, which a path that
-            # is not (a surrogate-escaped byte) cannot be
-            self.env = lmdb.open(
-                os.fsencode(path),
-                map_size=size,
-                max_dbs=len(tables) + 2,
-                subdir=True,
-                sync=sync,
-                metasync=sync,
-                readahead=False,
-                max_readers=256,
-                lock=True,
-            )
+            self.env = _open_env(path, data, len(tables), self.max_size, sync)
         except lmdb.Error as e:
             if new:
                 _remove_new(path, made)

@@ -316,6 +316,38 @@ def check_data_file(
 
 
 def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
+    """One check of the file (see check_data_file): meta pages, free list,
+    main table, then the tables."""
+    free, main = _check_metas(f)
+    if not tree:
+        return DataFile(f.psize, f.next, frozenset())
+    pages = f.size // f.psize
+    _check_free_list(f, free, pages)
+    names = _check_main(f, main, tables)
+    psize = f.psize
+    tail = max(0, pages - (2 * 65536 + 2 * NODE + psize) // psize - 2)
+    for name, rec in sorted(names.items()):
+        if rec is None or len(rec) != _DB.size:
+            raise f.fail(f"the record of table {name} is malformed")
+        db = _Db(rec, 0)
+        if db.flags:
+            raise f.fail(f"table {name} has the wrong flags")
+        leaves = f.tree(db, f"table {name}")
+        whole = name == "meta"
+        seen = f.leaves(
+            leaves if whole else [p for p in leaves if p >= tail],
+            f"table {name}",
+            whole=whole,
+            flags_ok=F_BIGDATA,
+        )
+        if whole and len(seen) != db.entries:
+            raise f.fail(f"table {name} does not hold the entries it counts")
+    return DataFile(psize, f.next, frozenset(names))
+
+
+def _check_metas(f: _File) -> tuple[_Db, _Db]:
+    """Check both meta pages (setting ``f.psize`` and ``f.next``): the free
+    list and the main table of the newer one."""
     if f.size < 2 * 256:
         raise f.fail("it is too short to hold LMDB's two meta pages")
     m0 = _meta(f, 0)
@@ -347,8 +379,12 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
     pages = f.size // psize
     if f.next > pages + max(pages, 1 << 20):
         raise f.fail(f"it holds {pages} pages but its meta page counts {f.next}")
-    if not tree:
-        return DataFile(psize, f.next, frozenset())
+    return free, main
+
+
+def _check_free_list(f: _File, free: _Db, pages: int) -> None:
+    """Walk the free list (marking its pages in ``f.free``): every page in use
+    must be in the file's ``pages``."""
     f.free = bytearray(f.next)
     f.seen = bytearray(f.next)
     if free.flags != INTEGERKEY and free.root != INVALID:
@@ -373,6 +409,10 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
             f"it ends at page {pages} but page {short[0]} is in use "
             f"({f.next - pages} pages missing: truncated?)"
         )
+
+
+def _check_main(f: _File, main: _Db, tables: tuple[str, ...]) -> dict[str, bytes | None]:
+    """The records of the main table: exactly the cabinet's tables, by name."""
     if main.flags:
         raise f.fail("its main table has the wrong flags")
     records = f.leaves(
@@ -389,24 +429,7 @@ def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:
             + (f"; missing: {', '.join(lost)}" if lost else "")
             + (f"; unknown: {', '.join(map(repr, extra))}" if extra else "")
         )
-    tail = max(0, pages - (2 * 65536 + 2 * NODE + psize) // psize - 2)
-    for name, rec in sorted(names.items()):
-        if rec is None or len(rec) != _DB.size:
-            raise f.fail(f"the record of table {name} is malformed")
-        db = _Db(rec, 0)
-        if db.flags:
-            raise f.fail(f"table {name} has the wrong flags")
-        leaves = f.tree(db, f"table {name}")
-        whole = name == "meta"
-        seen = f.leaves(
-            leaves if whole else [p for p in leaves if p >= tail],
-            f"table {name}",
-            whole=whole,
-            flags_ok=F_BIGDATA,
-        )
-        if whole and len(seen) != db.entries:
-            raise f.fail(f"table {name} does not hold the entries it counts")
-    return DataFile(psize, f.next, frozenset(names))
+    return names
 
 
 __all__ = ["ATTEMPTS", "DataFile", "check_data_file"]

@@ -35,7 +35,7 @@ from memnet import (
     SessionExists,
     SessionNotFound,
 )
-from memnet.cabinet import kv_pg
+from memnet.cabinet import kv_pg, pg_txn
 from memnet.cabinet.binding import binding_of
 from memnet.faces.cli import main
 
@@ -410,24 +410,24 @@ def test_a_flush_whose_answer_was_lost_is_safe_to_flush_again(
 
     cab = Cabinet.open(url)
     s = _committed(cab)
-    real = kv_pg._PgTxn.send_writes
+    real = pg_txn.PgTxn.send_writes
 
     def lost(self: Any, *, commit: bool = False) -> None:
         if commit:
             if landed:
                 real(self, commit=True)
             else:
-                self.kv._commit_sent = True
+                self.commit_sent = True
             self.conn.close()
             raise psycopg.OperationalError("server closed the connection unexpectedly")
         real(self, commit=commit)
 
-    monkeypatch.setattr(kv_pg._PgTxn, "send_writes", lost)
+    monkeypatch.setattr(pg_txn.PgTxn, "send_writes", lost)
     with pytest.raises(CabinetUnavailable) as info:
         cab.flush(s)
     assert info.value.details["outcome"] == "unknown" and "safe" in str(info.value)
     assert s.dirty and binding_of(s).unsure
-    monkeypatch.setattr(kv_pg._PgTxn, "send_writes", real)
+    monkeypatch.setattr(pg_txn.PgTxn, "send_writes", real)
     assert cab.session_info("x").version == (2 if landed else 1)
     if more:
         s.commit("INSERT (w:TSK {title: 'three'})")
@@ -487,7 +487,7 @@ def test_sync_false_turns_synchronous_commit_off_for_this_cabinet_only(url: str)
     def in_a_write(cab: Cabinet) -> tuple[str, str]:
         return cab.kv.run_write(
             lambda t: tuple(
-                t._rows(f"SHOW {name}", ())[0][0]  # type: ignore[attr-defined]
+                t.rows(f"SHOW {name}", ())[0][0]  # type: ignore[attr-defined]
                 for name in ("synchronous_commit", "default_toast_compression")
             )
         )
@@ -688,17 +688,17 @@ def test_a_copy_that_does_not_read_back_as_the_source_is_removed(
 
     with Cabinet.open(tmp_path / "lmdb") as lm, Cabinet.open(url) as pg:
         _scenario(lm, "alpha", {2})
-        real = kv_pg._PgTxn.put
+        real = pg_txn.PgTxn.put
 
         def damaging(self: Any, table: str, key: bytes, value: bytes) -> None:
             if table == "nodes" and key.endswith((2).to_bytes(8, "big")):
                 value = value[:-1] + bytes([value[-1] ^ 1])
             real(self, table, key, value)
 
-        monkeypatch.setattr(kv_pg._PgTxn, "put", damaging)
+        monkeypatch.setattr(pg_txn.PgTxn, "put", damaging)
         with pytest.raises(memnet.CabinetCorrupt):
             copy_sessions(lm, pg, ["alpha"])
-        monkeypatch.setattr(kv_pg._PgTxn, "put", real)
+        monkeypatch.setattr(pg_txn.PgTxn, "put", real)
         assert not pg.exists("alpha") and pg.sessions() == []
         assert [i.id for i in copy_sessions(lm, pg)] == ["alpha"]
         with pytest.raises(SessionExists):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memnet import Cabinet, CabinetUnavailable, CabinetUrlError, MemNetError
-from memnet.cabinet import kv_pg, pg_conn
+from memnet.cabinet import kv_pg, pg_conn, pg_txn
 from memnet.faces.cli import main
 
 from ..pgserver import PgServer
@@ -211,14 +211,14 @@ def test_an_open_reads_no_more_of_the_catalog_with_more_sessions(
         for k in range(300):
             cab.create(f"s{k}")
     rows: list[tuple[str, int]] = []
-    real = kv_pg._PgTxn._rows
+    real = pg_txn.PgTxn.rows
 
     def counted(self: Any, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         out = real(self, query, params)
         rows.append((query, len(out)))
         return out
 
-    monkeypatch.setattr(kv_pg._PgTxn, "_rows", counted)
+    monkeypatch.setattr(pg_txn.PgTxn, "rows", counted)
     Cabinet.open(url).close()
     assert sum(n for q, n in rows if "memnet_catalog" in q) <= 1, rows
     assert sum(n for _q, n in rows) <= 4, rows
