@@ -29,6 +29,8 @@ LAYERS = {
     "session_args": 4,
     "cabinet": 5,
     "absorb": 5,
+    # the merge policy of Absorb, and what every policy returns
+    "absorb_merge": 5,
     "strata": 5,
     "ingest": 5,
     "host": 5,
@@ -40,7 +42,18 @@ LAYERS = {
     "__init__": 8,
 }
 CORE = {"graph", "gql", "recall", "commit", "session", "session_args"}
-OUTSIDE = {"cabinet", "faces", "ingest", "absorb", "strata", "snap", "ver", "host", "importers"}
+OUTSIDE = {
+    "cabinet",
+    "faces",
+    "ingest",
+    "absorb",
+    "absorb_merge",
+    "strata",
+    "snap",
+    "ver",
+    "host",
+    "importers",
+}
 
 
 def _top(module: str) -> str:

@@ -17,8 +17,9 @@ Rules, in short:
 
 The package, by part: :mod:`.records` (what a Commit returns and history
 keeps), :mod:`.checks` (names and values), :mod:`.plan` (plan and apply),
-:mod:`.bulk` (a Δ built in code), :mod:`.history` (replay and rewind) and
-:mod:`.gcpause` (the collector pause writes share).
+:mod:`.importing` (the elements Absorb adds), :mod:`.bulk` (a Δ built in
+code), :mod:`.history` (replay and rewind) and :mod:`.gcpause` (the collector
+pause writes share).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from .checks import (
 )
 from .gcpause import gc_paused
 from .history import replay, rewind
-from .plan import import_elements, plan_and_apply
+from .importing import import_elements
+from .plan import plan_and_apply
 from .records import Caps, Change, CommitRecord, CommitResult, StoredChange
 
 __all__ = [

@@ -1,10 +1,10 @@
 """Plan and apply: the two phases of a Commit.
 
-*Plan* (:class:`_Plan`) reads the store and a private overlay of what the Δ
+*Plan* (:class:`Plan`) reads the store and a private overlay of what the Δ
 has done so far, checks every rule and builds the list of changes; it never
-writes. *Apply* (:func:`_apply`) checks the rate cap and writes the planned
-changes, which have all been checked, so a refused Δ leaves the session
-exactly as it was.
+writes. *Apply* (:func:`apply_plan`) checks the rate cap and writes the
+planned changes, which have all been checked, so a refused Δ leaves the
+session exactly as it was. Absorb builds its plans in :mod:`.importing`.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class _EdgeState:
     recycled: bool
 
 
-class _Plan:
+class Plan:
     """The overlay a Δ builds before anything is written."""
 
     def __init__(self, store: Store, delete_on_settle: bool) -> None:
@@ -108,6 +108,25 @@ class _Plan:
             st = _EdgeState(etype, ("n", src), ("n", dst), dict(props or {}), recycled)
             self.edge_over[i] = st
         return st
+
+    def new_node(
+        self, kind: str, labels: set[str], props: dict[str, Any], nick: str | None, recycled: bool
+    ) -> int:
+        """Add a checked new node to the plan; returns its index."""
+        self.new_nodes.append(_NodeState(kind, labels, props, nick, recycled))
+        return len(self.new_nodes) - 1
+
+    def new_edge(
+        self,
+        etype: str,
+        src: tuple[str, int],
+        dst: tuple[str, int],
+        props: dict[str, Any],
+        recycled: bool,
+    ) -> int:
+        """Add a checked new edge to the plan; returns its index."""
+        self.new_edges.append(_EdgeState(etype, src, dst, props, recycled))
+        return len(self.new_edges) - 1
 
     def nick_owner(self, nick: str) -> tuple[str, int] | None:
         if nick in self.nicks:
@@ -215,7 +234,7 @@ class _Plan:
             self.bind_new(np.var, np.pos)
             props = check_props(np.props, np.pos)
             if np.nick is not None:
-                self._claim_nick(np.nick, ("new", len(self.new_nodes)), np.pos)
+                self.claim_nick(np.nick, ("new", len(self.new_nodes)), np.pos)
             kind = np.labels[0]
             if kind not in self.kinds_ok:
                 self.kind(kind, np.pos)
@@ -247,7 +266,8 @@ class _Plan:
                 self.vars[ep.var] = ref
                 self.client_vars.append((ep.var, ref))
 
-    def _claim_nick(self, nick: str, ref: tuple[str, int], pos: ast.Pos) -> None:
+    def claim_nick(self, nick: str, ref: tuple[str, int], pos: ast.Pos) -> None:
+        """Give ``nick`` to ``ref``, refused when a live node holds it."""
         owner = self.nick_owner(nick)
         if owner is not None and owner != ref and not self.peek_node_recycled(owner):
             raise self._err(f"nickname #{nick} is already in use", pos)
@@ -287,7 +307,7 @@ class _Plan:
             n = self.node(ref)
             if n.nick is not None and n.nick != st.nick:
                 self.nicks[n.nick] = None
-            self._claim_nick(st.nick, ref, st.pos)
+            self.claim_nick(st.nick, ref, st.pos)
             n.nick = st.nick
         elif isinstance(st, ast.RemoveNick):
             ref = self.lookup(st.var, st.pos, want="node")
@@ -355,7 +375,7 @@ def plan_and_apply(
     Returns the result and the history record (None when nothing changed).
     Raises a CommitRejected subclass, with the store untouched, otherwise.
     """
-    p = _Plan(store, delete_on_settle)
+    p = Plan(store, delete_on_settle)
     for st in delta.statements:
         p.statement(st)
     # a Δ of SETTLE, DELETE and REMOVE only is always welcome, even past the
@@ -364,109 +384,32 @@ def plan_and_apply(
         isinstance(st, (ast.Settle, ast.Delete, ast.RemoveProp, ast.RemoveLabel, ast.RemoveNick))
         for st in delta.statements
     )
-    return _apply(store, p, version=version, caps=caps, tidy=tidy)
+    return apply_plan(store, p, version=version, caps=caps, tidy=tidy)
 
 
-GAP = "GAP"  # kind and type of the placeholders that keep imported ids in place
-
-
-def import_elements(
-    store: Store,
-    nodes: list[tuple[int | None, str, tuple[str, ...], dict[str, Any], str | None]],
-    edges: list[tuple[int | None, str, int, int, dict[str, Any]]],
-    *,
-    version: int,
-    caps: Caps,
-) -> tuple[CommitResult, CommitRecord | None, list[int], list[int]]:
-    """Add a batch of elements atomically (the engine half of Absorb).
-
-    ``nodes`` are ``(id or None, kind, labels, props, nick)``; ``edges`` are
-    ``(id or None, type, src, dst, props)`` where ``src``/``dst`` index into
-    ``nodes``. With ids given (the ``keep`` policy), every id must be at or past
-    the store's next id; the ids in between are taken by placeholders that are
-    recycled from birth, so the kept elements land on exactly their ids. With
-    ids None the engine mints new ones. Checks and the rate cap are those of a
-    Commit; returns the result, the record and the minted node and edge ids (in
-    the order given).
-    """
-    p = _Plan(store, False)
-    pos = ast.Pos(1, 1)
-    keep = bool(nodes) and nodes[0][0] is not None
-    order = (
-        sorted(range(len(nodes)), key=lambda i: nodes[i][0] or 0)
-        if keep
-        else list(range(len(nodes)))
-    )
-    slot: dict[int, int] = {}  # index in nodes -> index in p.new_nodes
-    gap_host: int | None = None
-    expect = store.next_node
-    for i in order:
-        nid, kind, labels, props, nick = nodes[i]
-        if keep:
-            assert nid is not None and nid >= expect, "kept ids must be fresh"
-            if expect < nid and GAP not in p.kinds_ok:
-                p.kind(GAP, pos)
-            while expect < nid:
-                p.new_nodes.append(_NodeState(GAP, set(), {}, None, True))
-                gap_host = len(p.new_nodes) - 1
-                expect += 1
-            expect += 1
-        for lab in (kind, *labels):
-            check_name(LABEL, lab, "label", pos)
-        if kind not in p.kinds_ok:
-            p.kind(kind, pos)
-        extra = set(labels) - {kind}
-        if extra:
-            p.labels(extra, len(extra) + 1, pos)
-        checked = check_props(tuple(props.items()), pos)
-        if nick is not None:
-            check_name(NICK, nick, "nickname", pos)
-            p._claim_nick(nick, ("new", len(p.new_nodes)), pos)
-        slot[i] = len(p.new_nodes)
-        p.new_nodes.append(_NodeState(kind, extra, checked, nick, False))
-    eorder = (
-        sorted(range(len(edges)), key=lambda i: edges[i][0] or 0)
-        if keep
-        else list(range(len(edges)))
-    )
-    eslot: dict[int, int] = {}
-    expect_e = store.next_edge
-    for i in eorder:
-        eid, etype, src, dst, props = edges[i]
-        if keep:
-            assert eid is not None and eid >= expect_e, "kept ids must be fresh"
-            if expect_e < eid and GAP not in p.types_ok:
-                p.kind(GAP, pos)
-                p.edge_type(GAP, pos)
-            while expect_e < eid:
-                if gap_host is None:  # a host for edge placeholders, after the kept nodes
-                    p.new_nodes.append(_NodeState(GAP, set(), {}, None, True))
-                    gap_host = len(p.new_nodes) - 1
-                host = ("new", gap_host)
-                p.new_edges.append(_EdgeState(GAP, host, host, {}, True))
-                expect_e += 1
-            expect_e += 1
-        check_name(LABEL, etype, "edge type", pos)
-        if etype not in p.types_ok:
-            p.edge_type(etype, pos)
-        checked = check_props(tuple(props.items()), pos)
-        eslot[i] = len(p.new_edges)
-        p.new_edges.append(
-            _EdgeState(etype, ("new", slot[src]), ("new", slot[dst]), checked, False)
-        )
-    result, record = _apply(store, p, version=version, caps=caps, tidy=False)
-    base_n = store.next_node - len(p.new_nodes)
-    base_e = store.next_edge - len(p.new_edges)
-    node_ids = [base_n + slot[i] for i in range(len(nodes))]
-    edge_ids = [base_e + eslot[i] for i in range(len(edges))]
-    return result, record, node_ids, edge_ids
-
-
-def _apply(
-    store: Store, p: _Plan, *, version: int, caps: Caps, tidy: bool
+def apply_plan(
+    store: Store, p: Plan, *, version: int, caps: Caps, tidy: bool
 ) -> tuple[CommitResult, CommitRecord | None]:
-    """Check the rate cap for a finished plan and write it."""
-    # which existing elements really change
+    """Check the rate cap for a finished plan and write it (the *Apply* phase).
+
+    ``tidy``: the Δ only settles, deletes and removes, which the cap always
+    lets through. Returns the result and the history record (None when
+    nothing changed); raises CapExceeded, with the store untouched, otherwise.
+    """
+    node_changes, edge_changes = _changes(store, p)
+    if not p.new_nodes and not p.new_edges and not node_changes and not edge_changes:
+        return CommitResult(ids={}, version=version, changed=False), None
+    keys = [node_key(ns.kind, tuple(sorted(ns.labels)), ns.props) for ns in p.new_nodes]
+    _check_cap(store, p, keys, node_changes, edge_changes, caps=caps, tidy=tidy)
+    # ---- apply: everything below has been checked -----------------------
+    written = _write(store, p, keys, node_changes, edge_changes)
+    return _result(store, p, node_changes, edge_changes, written, version=version + 1, caps=caps)
+
+
+def _changes(
+    store: Store, p: Plan
+) -> tuple[list[tuple[int, _NodeState]], list[tuple[int, _EdgeState]]]:
+    """The existing elements the plan really changes."""
     node_changes: list[tuple[int, _NodeState]] = []
     for nid, ns in p.node_over.items():
         _kind, had_labels, had_props, had_nick, was_recycled = store.node_state(nid)
@@ -481,14 +424,23 @@ def _apply(
     for eid, es in p.edge_over.items():
         if differs(store.edge_props(eid), es.props) or store.edge_recycled(eid) != es.recycled:
             edge_changes.append((eid, es))
+    return node_changes, edge_changes
 
-    if not p.new_nodes and not p.new_edges and not node_changes and not edge_changes:
-        return CommitResult(ids={}, version=version, changed=False), None
 
-    # rate cap R: live rows and bytes after the Δ
+def _check_cap(
+    store: Store,
+    p: Plan,
+    keys: list[str],
+    node_changes: list[tuple[int, _NodeState]],
+    edge_changes: list[tuple[int, _EdgeState]],
+    *,
+    caps: Caps,
+    tidy: bool,
+) -> None:
+    """Rate cap R: count the live rows and bytes after the Δ and refuse what
+    passes the cap and grows (``keys``: the node keys of the new nodes)."""
     rows = store.live_nodes + store.live_edges
     nbytes = store.live_bytes
-    keys = [node_key(ns.kind, tuple(sorted(ns.labels)), ns.props) for ns in p.new_nodes]
     for ns, key in zip(p.new_nodes, keys, strict=False):
         if not ns.recycled:
             rows += 1
@@ -525,9 +477,16 @@ def _apply(
             cap_bytes=caps.bytes,
         )
 
-    # ---- apply: everything below has been checked -----------------------
-    new_version = version + 1
-    changes: list[Change] = []
+
+def _write(
+    store: Store,
+    p: Plan,
+    keys: list[str],
+    node_changes: list[tuple[int, _NodeState]],
+    edge_changes: list[tuple[int, _EdgeState]],
+) -> tuple[range, range, int]:
+    """Write a checked plan; returns the minted node and edge ids and how many
+    existing elements were recycled."""
     first = (
         store.add_nodes(
             [(ns.kind, tuple(ns.labels), ns.props or None, ns.nick) for ns in p.new_nodes], keys
@@ -569,7 +528,23 @@ def _apply(
     store.recycle_nodes(gone)
     recycled = len(gone)
     recycled += sum(1 for _e, es in edge_changes if es.recycled)
+    return minted_nodes, minted_edges, recycled
 
+
+def _result(
+    store: Store,
+    p: Plan,
+    node_changes: list[tuple[int, _NodeState]],
+    edge_changes: list[tuple[int, _EdgeState]],
+    written: tuple[range, range, int],
+    *,
+    version: int,
+    caps: Caps,
+) -> tuple[CommitResult, CommitRecord]:
+    """The result and the history record of a written plan (``written``: what
+    :func:`_write` returns; ``version``: the session's version after it)."""
+    minted_nodes, minted_edges, recycled = written
+    changes: list[Change] = []
     for nid in minted_nodes:
         changes.append(Change("N+", nid, store.node_state(nid)))
     for eid in minted_edges:
@@ -591,7 +566,7 @@ def _apply(
         "updated": len(node_changes) + len(edge_changes) - recycled,
         "recycled": recycled,
     }
-    record = CommitRecord(new_version, time.time(), tuple(changes), summary)
+    record = CommitRecord(version, time.time(), tuple(changes), summary)
     used = (store.live_nodes + store.live_edges) / caps.rows
     advice = None
     if used >= 0.9:
@@ -601,7 +576,7 @@ def _apply(
         )
     result = CommitResult(
         ids=ids,
-        version=new_version,
+        version=version,
         changed=True,
         created=summary["created"],
         updated=summary["updated"],
