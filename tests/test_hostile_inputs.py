@@ -154,3 +154,13 @@ def test_a_slice_text_over_the_byte_cap_is_input_too_large() -> None:
         assert e.value.code == "input_too_large"
         assert e.value.details["cap"] == MAX_SLICE_BYTES
     assert lead.version == 0
+
+
+def test_a_backup_path_with_a_nul_is_invalid_argument_and_writes_nothing(tmp_path) -> None:
+    from memnet import Cabinet
+    from memnet.errors import InvalidArgument
+
+    with Cabinet.open(str(tmp_path / "h")) as cab:
+        with pytest.raises(InvalidArgument):
+            cab.backup(str(tmp_path / "a\x00b"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h"]

@@ -551,6 +551,8 @@ class Cabinet:
             or type(os.fspath(dest)) is not str
         ):
             raise InvalidArgument(f"backup needs a directory path, not {dest!r}")
+        if "\x00" in os.fspath(dest):
+            raise InvalidArgument(f"a path cannot hold a NUL character: {os.fspath(dest)!r}")
         if os.path.exists(dest) and not os.path.isdir(dest):
             raise PathNotFound(
                 f"cannot back up to {os.fspath(dest)!r}: it is a file, not a directory",

@@ -112,7 +112,8 @@ def reading(where: Path) -> Iterator[None]:
 def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        # a path that is not UTF-8 keeps its bytes (as surrogates in Python)
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
             json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
             f.flush()
             os.fsync(f.fileno())
@@ -125,7 +126,7 @@ def write_json(path: Path, data: Any) -> None:
 
 def read_json(path: Path, where: Path) -> Any:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
             return json.load(f)
     except FileNotFoundError:
         raise corrupt(where, f"{path.name} is missing") from None

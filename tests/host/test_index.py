@@ -381,3 +381,16 @@ def test_paths_of_the_wrong_kind_are_path_not_found(tree, tmp_path):
         assert code_of(call) == "path_not_found"
     assert code_of(lambda: index_tree(tree, tmp_path / "ix", progress=5)) == "invalid_argument"
     assert not (tmp_path / "ix").exists()
+
+
+@pytest.mark.req("MN-REQ-22")
+def test_a_tree_whose_path_is_not_utf8_indexes_and_refreshes(tmp_path):
+    """A directory named with bytes that are not UTF-8 (kept as surrogates by
+    Python) is indexed, searched and refreshed, not an internal error."""
+    top = Path(os.fsdecode(os.fsencode(tmp_path) + b"/t\xffree/pkg"))
+    top.mkdir(parents=True)
+    (top / "m.py").write_text('def f():\n    """find me"""\n')
+    first = index_tree(top, tmp_path / "ix")
+    again = index_tree(top, tmp_path / "ix")
+    assert first.parsed == 1 and again.parsed == 0
+    assert any("m.py" in loc for loc in locators(open_index(tmp_path / "ix"), "find"))
