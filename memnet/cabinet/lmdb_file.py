@@ -48,6 +48,7 @@ machine: 16-byte page headers and page numbers of 8 bytes in native order.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 import sys
@@ -55,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CabinetCorrupt, CabinetFormat
+from ..tokens.files import cache_dir, write_file
 
 MAGIC = 0xBEEFC0DE
 DATA_VERSION = 1  # LMDB 0.9
@@ -299,8 +301,14 @@ def check_data_file(
             size = os.fstat(fd).st_size  # after the meta pages: it holds what they name
             if size == 0:
                 return None
+            seen = _seen(path, fd, before) if tree else None
+            if seen is not None and _memo_says(seen):
+                return _check(_File(path, fd, size), tables, False)
             try:
-                return _check(_File(path, fd, size), tables, tree)
+                found = _check(_File(path, fd, size), tables, tree)
+                if seen is not None and _meta_bytes(fd) == before:
+                    _remember(seen)
+                return found
             except CabinetCorrupt as e:
                 if _meta_bytes(fd) == before:
                     raise  # the file stood still: the damage is in it
@@ -313,6 +321,39 @@ def check_data_file(
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         os.close(fd)
+
+
+def _seen(path: str, fd: int, meta: bytes) -> tuple[str, str] | None:
+    """Where the memo of a whole check of ``path`` lives in the per-user
+    cache, and what it must say for the file to be the one checked: its
+    inode, size, modification and change times and meta pages. Any write to
+    the file moves its change time, which no user tool can set back, so a
+    file damaged after its check is checked again (D105). None without a
+    cache directory."""
+    where = cache_dir()
+    if not where:
+        return None
+    st = os.fstat(fd)
+    real = os.path.realpath(path).encode("utf-8", "surrogateescape")
+    name = hashlib.blake2b(real, digest_size=12).hexdigest()
+    state = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    mark = hashlib.blake2b(repr(state).encode() + meta, digest_size=16).hexdigest()
+    return os.path.join(where, "checked", name), mark
+
+
+def _memo_says(seen: tuple[str, str]) -> bool:
+    try:
+        with open(seen[0], encoding="ascii") as f:
+            return f.read() == seen[1]
+    except (OSError, ValueError):
+        return False
+
+
+def _remember(seen: tuple[str, str]) -> None:
+    try:
+        write_file(seen[0], seen[1].encode("ascii"))
+    except OSError:  # a cache that cannot be written only costs the next check
+        pass
 
 
 def _check(f: _File, tables: tuple[str, ...], tree: bool) -> DataFile:

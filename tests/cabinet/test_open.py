@@ -312,3 +312,37 @@ def test_an_export_that_fills_the_disk_is_disk_full(tmp_path: Path) -> None:
     assert sorted(x.name for x in tmp_path.iterdir()) == ["cab"]  # no partial file
     p = subprocess.run(argv, capture_output=True, text=True, env=child_env(), timeout=120)
     assert p.returncode == 0 and out.stat().st_size > 4096, p.stderr
+
+
+@pytest.mark.req("MN-REQ-14", ERRORS)
+def test_an_unchanged_file_is_walked_once_and_damage_after_is_still_caught(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The whole check of a data file is remembered (per-user cache) by the
+    file's identity, times and meta pages: opening it again unchanged walks
+    no tree, so the open costs the same at 100 or 20,000 sessions; a file
+    cut after its check moves its change time and is walked, and caught."""
+    monkeypatch.setenv("MEMNET_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "cab"
+    with Cabinet.open(path) as cab:
+        for k in range(40):
+            cab.create(f"s{k}").commit("INSERT (t:TSK {title: 'x'})")
+            cab.flush(cab.open(f"s{k}"))
+    checks: list[bool] = []
+    real = F._check
+
+    def counted(f: Any, tables: Any, tree: bool) -> Any:
+        checks.append(tree)
+        return real(f, tables, tree)
+
+    monkeypatch.setattr(F, "_check", counted)
+    Cabinet.open(path).close()
+    Cabinet.open(path).close()
+    assert checks == [False, True, False, False]  # walked once, then the meta pages only
+    data = path / "data.mdb"
+    with open(data, "r+b") as f:  # pages in use cut off
+        f.truncate(os.path.getsize(data) // 2)
+    (path / "lock.mdb").unlink()
+    with pytest.raises(MemNetError) as e:
+        Cabinet.open(path)
+    assert e.value.code == "cabinet_corrupt"
