@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..commit import StoredChange, rewind
@@ -50,7 +50,7 @@ from ..gql import ast
 from ..gql.emit import format_edge, format_query, format_value, node_text
 from ..gql.parse import parse_delta
 from .lines import LineCache
-from .receipt import ALARM_ADVICE, ALARM_TOKENS, Receipt, answer_line, finish
+from .receipt import ALARM_ADVICE, ALARM_TOKENS, RECEIPT_FIELDS, Receipt, answer_line, finish
 from .shape import Shape
 
 if TYPE_CHECKING:
@@ -66,8 +66,9 @@ MEMO_SIZE = 128
 KNOBS = ("k", "max_rows", "limit", "fanout", "view", "laws", "max_tokens")
 
 _ETAG = re.compile(r"[0-9]{12}")
-_FIELDS = tuple(f.name for f in fields(Receipt))
-_CARRIED = tuple(f for f in _FIELDS if f not in ("etag", "tokens", "bytes", "alarm", "body_tokens"))
+_CARRIED = tuple(
+    f for f in RECEIPT_FIELDS if f not in ("etag", "tokens", "bytes", "alarm", "body_tokens")
+)
 
 Graph = tuple[tuple[ast.NodePattern, ...], tuple[ast.EdgePattern, ...]]
 
@@ -323,7 +324,7 @@ def _answer(
     # dataclasses.replace() costs three times this
     receipt = Receipt(
         **{
-            **{name: getattr(r, name) for name in _FIELDS},
+            **{name: getattr(r, name) for name in RECEIPT_FIELDS},
             "since": since,
             "answer": answer,
             "added": counts[0],

@@ -76,7 +76,7 @@ class Receipt:
     def to_dict(self) -> dict[str, Any]:
         if self.answer != "shape":
             return {k: getattr(self, k) for k in _DELTA_KEYS[self.answer]}
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {name: getattr(self, name) for name in RECEIPT_FIELDS}
         d["seeds"] = list(self.seeds)
         d["periphery"] = list(self.periphery)
         d["periphery_q"] = list(self.periphery_q)
@@ -101,6 +101,9 @@ class Receipt:
         cap = None if self.max_tokens is None else self.max_tokens - self.body_tokens
         return receipt_line(self, count_tokens, cap)
 
+
+#: The names of a receipt's fields, in order.
+RECEIPT_FIELDS = tuple(f.name for f in fields(Receipt))
 
 #: the tokens a Shape's receipt line may cost (SPEC §3); q is shortened, and
 #: the periphery cue left out, to keep it there
@@ -308,6 +311,7 @@ __all__ = [
     "ALARM_ADVICE",
     "ALARM_TOKENS",
     "LINE_TOKENS",
+    "RECEIPT_FIELDS",
     "Receipt",
     "answer_line",
     "etag_of",

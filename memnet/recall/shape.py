@@ -210,9 +210,9 @@ def build_body(
             nentries.append(e)
         if eid:
             eentries.append(ee)
+    kept = len(counts)
     tokens, taken = _close(lines, counts, tokens, budget, cache)
-    del nentries[sum(1 for nid, _e, _p in items[:taken] if nid) :]
-    del eentries[sum(1 for _n, eid, _p in items[:taken] if eid) :]
+    _drop(items[taken:kept], nentries, eentries)
     if not taken:
         return (), (), "", 0, 0
     return (
@@ -235,6 +235,17 @@ def _edge_row_tokens(ee: list[Any], eid: int, line: str, cache: LineCache) -> in
     )
     n: int = ee[3]
     return n
+
+
+def _drop(
+    dropped: list[tuple[int, int, int]], nentries: list[list[Any]], eentries: list[list[Any]]
+) -> None:
+    """Take off the entries of the rows :func:`_close` dropped from the end."""
+    for nid, eid, _p in dropped:
+        if nid:
+            nentries.pop()
+        if eid:
+            eentries.pop()
 
 
 def _close(

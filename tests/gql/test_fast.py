@@ -25,9 +25,7 @@ REQ = "MN-REQ-08"
 def _with_positions(x: Any) -> Any:
     """A tree with every Pos made part of what is compared."""
     if is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__,) + tuple(
-            _with_positions(getattr(x, name)) for name in (f.name for f in fields(x))
-        )
+        return (type(x).__name__,) + tuple(_with_positions(getattr(x, f.name)) for f in fields(x))
     if isinstance(x, tuple):
         return tuple(_with_positions(v) for v in x)
     return x
