@@ -10,7 +10,9 @@ them; it ranks them and keeps the first ``L``. The order (see
    impacts stored in the index), an exact word counting over a stem;
 3. then more keywords matched;
 4. then live tasks (a TSK not settled);
-5. then the canonical order of observables, and the node id for nodes that
+5. (q with filters only) a node q describes whole first: its kind, labels
+   and properties are exactly those q names;
+6. then the canonical order of observables, and the node id for nodes that
    print the same.
 
 Everything the order needs is in the index: filtering and ranking read
@@ -53,6 +55,7 @@ from ..graph.words import (
     parts_of,
     present_terms,
 )
+from ..values import node_key
 from .prune import Pruned
 from .relevance import (
     Keyword,
@@ -352,8 +355,28 @@ def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> Se
         cand = filt.apply(sorted(driver) if not isinstance(driver, array) else list(driver))
     else:  # a filter no index serves (e.g. an unindexable value): scan
         cand = filt.apply(list(store.live_node_ids()))
-    seeds = _first(store, cand, limit, _tsk_live(store, filt))
+    exact = _described(store, q, cand)[:limit]
+    if exact:  # the nodes q describes whole rank first (D172)
+        taken = set(exact)
+        rest = [n for n in cand if n not in taken]
+    else:
+        rest = cand
+    seeds = exact + _first(store, rest, limit - len(exact), _tsk_live(store, filt))
     return SeedResult("match", tuple(seeds), len(cand))
+
+
+def _described(store: Store, q: SeedQuery, cand: list[int]) -> list[int]:
+    """The candidates whose kind, labels and properties are exactly those q
+    names, nothing more (every one prints the same): those without a
+    nickname first, then by id. Empty when q names no kind or a filter
+    other than equality."""
+    if q.kind is None or q.contains or any(isinstance(v, tuple) for _k, v in q.props):
+        return []
+    labels = tuple(sorted(x for x in set(q.labels) if x != q.kind))
+    want = node_key(q.kind, labels, dict(q.props) or None)
+    keys, nicks = store.view().keys, store.view().nicks
+    same = [n for n in cand if keys[n] == want]
+    return sorted(same, key=lambda n: (n in nicks, n)) if len(same) > 1 else same
 
 
 def _match_one_word(store: Store, filt: _Filters, w: Word, limit: int) -> SeedResult:

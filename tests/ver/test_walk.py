@@ -144,6 +144,24 @@ def test_the_receipt_line_names_a_q_for_the_first_node_past_the_cut() -> None:
 
 
 @pytest.mark.req(WALK, "MN-REQ-06")
+def test_a_node_q_describes_whole_is_seeded_before_those_it_describes_in_part() -> None:
+    """Found by the property above in CI: the hint of a node with nothing but
+    its kind and a label (``PKG X2``) also matched six nodes that carry more,
+    and the canonical order put the bare node sixth, past L (D172)."""
+    s = memnet.Session("whole")
+    more = ", ".join(f"(p{i}:PKG:CORE:X2 {{n: {i}}})" for i in range(6))
+    ids = s.commit(f"INSERT {more}, (bare:PKG:X2), (other:PKG)").ids
+    r = s.recall("PKG X2").receipt
+    assert r.matched == 7 and r.seeds[0] == ids["bare"]
+    assert len(r.seeds) == 5 and ids["other"] not in r.seeds
+    # the others keep the canonical order behind it
+    assert list(r.seeds[1:]) == [ids[f"p{i}"] for i in range(4)]
+    # a q with a property names it too: the node holding exactly that comes first
+    ids2 = s.commit("INSERT (a:PKG:CORE:X2 {n: 0, extra: 'x'}), (b:PKG:X2 {n: 0})").ids
+    assert s.recall("PKG X2 n:0").receipt.seeds[0] == ids2["b"]
+
+
+@pytest.mark.req(WALK, "MN-REQ-06")
 def test_a_capital_word_that_names_no_kind_is_a_keyword() -> None:
     s = memnet.Session("caps")
     s.commit(
