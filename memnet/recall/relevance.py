@@ -24,7 +24,7 @@ from itertools import repeat
 from ..gql.ast import SeedQuery
 from ..graph.index import Index
 from ..graph.store import Store
-from ..graph.words import NAME_FLAG, present_terms, token_words, tokens
+from ..graph.words import NAME_FLAG, NAME_MAX_PARTS, name_term, present_terms, token_words, tokens
 
 EMPTY = array("I")
 
@@ -244,19 +244,83 @@ class Relevance:
         return self.scores.get(nid, 0.0)
 
 
+#: The function words of an English question (D173): in the codebook form,
+#: a bare keyword that is one of these is left out of q when q has another
+#: keyword and the whole phrase is no node's name. Written in capitals (IT,
+#: US, WHO) a word is meant and stays; ``I`` and ``A`` are words of a
+#: sentence all the same.
+QUIET = frozenset(
+    """
+    a an the what when where which who whom whose why how
+    is are was were be been being am do does did has have had having
+    i me my mine you your yours he him his she her hers it its we our ours
+    they them their theirs of in on at to for from by with about into onto as
+    and or but if than that this these those there then so would could should
+    might must shall any some
+    """.split()
+)
+
+
 def read_in(store: Store, q: SeedQuery) -> tuple[SeedQuery, str]:
     """``q`` as this session reads it, and a note when that differs from the
-    text: in the codebook form a capital word that names no kind (or label)
-    of a live node is read as a keyword, where it stood among the keywords
-    (``recall("read a GML file")`` looks for the word GML; an ``I`` in a
-    question is a word), since a kind that no node has would match nothing.
+    text in a way its printed q does not show. In the codebook form:
+
+    * a capital word that names no kind (or label) of a live node is read as
+      a keyword, where it stood among the keywords (``recall("read a GML
+      file")`` looks for the word GML), since a kind that no node has would
+      match nothing; the note says so;
+    * the function words of a question (:data:`QUIET`: ``what``, ``did``,
+      ``the``, ``I``) are left out when another keyword remains and the whole
+      phrase names no node, so they cannot seed a short text that holds
+      nothing but them; the printed q is what was looked for.
+
     The MATCH form is taken as written."""
-    if q.form != "codebook" or (q.kind is None and not q.labels):
+    if q.form != "codebook":
         return q, ""
+    read: list[str] = []
+    if q.kind is not None or q.labels:
+        q, read = _capitals(store, q)
+    if len(q.keywords) > 1:
+        kept = _unquiet(store, q.keywords)
+        if len(kept) < len(q.keywords):
+            q = replace(q, keywords=kept, upper_at=())
+            read = [w for w in read if w in kept]  # a capital word left out is not named
+    return q, _caps_note(read)
+
+
+def _unquiet(store: Store, keywords: tuple[str, ...]) -> tuple[str, ...]:
+    """``keywords`` without the function words of a question, or all of them
+    when nothing else is left or the whole phrase is a node's name."""
+
+    def quiet(w: str) -> bool:
+        return w.lower() in QUIET and (len(w) == 1 or not w.isupper())
+
+    kept = tuple(w for w in keywords if not quiet(w))
+    if not kept or len(kept) == len(keywords):
+        return keywords
+    parts = [p for kw in keywords for p in Keyword(kw).parts]
+    if 1 < len(parts) <= NAME_MAX_PARTS and store.index.posting_size(name_term(parts)):
+        return keywords  # the phrase names a node ("the who", "out of use")
+    return kept
+
+
+def _caps_note(words: list[str]) -> str:
+    if not words:
+        return ""
+    one = len(words) == 1
+    return (
+        f"{', '.join(words)} read as {'a keyword' if one else 'keywords'}: "
+        f"no node has that {'kind' if one else 'kind or label'}"
+    )
+
+
+def _capitals(store: Store, q: SeedQuery) -> tuple[SeedQuery, list[str]]:
+    """``q`` with its capital words that name no kind or label of a live
+    node read as keywords (see :func:`read_in`), and those words."""
     caps = [q.kind, *q.labels] if q.kind is not None else list(q.labels)
     absent = [not store.live_count(c) and not store.index.label(c) for c in caps]
     if not any(absent) and (q.kind is None or store.live_count(q.kind)):
-        return q, ""
+        return q, []
     at = list(q.upper_at) if len(q.upper_at) == len(caps) else [0] * len(caps)
     keywords = list(q.keywords)
     for j in sorted(range(len(caps)), key=lambda j: (-at[j], -j)):
@@ -268,10 +332,4 @@ def read_in(store: Store, q: SeedQuery) -> tuple[SeedQuery, str]:
     # the others filter as labels (a label matches a node's kind too)
     kind = kept[0] if kept and store.live_count(kept[0]) else None
     labels = tuple(kept[1:] if kind is not None else kept)
-    note = (
-        f"{', '.join(words)} read as {'a keyword' if len(words) == 1 else 'keywords'}: "
-        f"no node has that {'kind' if len(words) == 1 else 'kind or label'}"
-        if words
-        else ""
-    )
-    return replace(q, kind=kind, labels=labels, keywords=tuple(keywords), upper_at=()), note
+    return replace(q, kind=kind, labels=labels, keywords=tuple(keywords), upper_at=()), words

@@ -355,12 +355,8 @@ def _match_filters(store: Store, q: SeedQuery, filt: _Filters, limit: int) -> Se
         cand = filt.apply(sorted(driver) if not isinstance(driver, array) else list(driver))
     else:  # a filter no index serves (e.g. an unindexable value): scan
         cand = filt.apply(list(store.live_node_ids()))
-    exact = _described(store, q, cand)[:limit]
-    if exact:  # the nodes q describes whole rank first (D172)
-        taken = set(exact)
-        rest = [n for n in cand if n not in taken]
-    else:
-        rest = cand
+    exact = _described(store, q, cand)[:limit]  # they rank first (D172)
+    rest = list(filterfalse(set(exact).__contains__, cand)) if exact else cand
     seeds = exact + _first(store, rest, limit - len(exact), _tsk_live(store, filt))
     return SeedResult("match", tuple(seeds), len(cand))
 

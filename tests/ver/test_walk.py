@@ -178,9 +178,33 @@ def test_a_capital_word_that_names_no_kind_is_a_keyword() -> None:
     assert s.recall("SYM graph").receipt.note == ""
     as_written = s.recall("MATCH (n:GML)").receipt
     assert as_written.seed_mode == "skip" and as_written.note == ""
-    # `I` in a question is a word
+    # `I` in a question is a word of the sentence, left out with `what` and
+    # `did` (D173); the printed q says what was looked for
     mine = s.recall("what did I fix").receipt
-    assert mine.seeds[0] == "na3" and "I read as a keyword" in mine.note
+    assert mine.seeds == ("na3",) and mine.q == "fix" and mine.note == ""
+    # alone, a function word is still looked for; in capitals it is meant
+    assert s.recall("what").receipt.q == "what"
+    assert s.recall("IT fix").receipt.q == "'IT' fix"
+
+
+@pytest.mark.req(WALK, "MN-REQ-06")
+def test_the_function_words_of_a_question_cannot_seed_a_short_text() -> None:
+    """`where has melanie camped` seeded `Where did you find it?` before the
+    turns about camping: a short text holding `where` scores high (D173)."""
+    s = memnet.Session("quiet")
+    ids = s.commit(
+        "INSERT (a:TURN {speaker: 'Caroline', text: 'Where did you find it?'}), "
+        "(b:TURN {speaker: 'Melanie', text: 'We went camping in the forest last summer, "
+        "the kids loved roasting marshmallows by the fire and we hiked a lot too'}), "
+        "(c:TURN {speaker: 'Caroline', text: 'Where was that?'}), "
+        "(w:WORD {lemma: 'out of use'}), (x:WORD {lemma: 'use'})"
+    ).ids
+    r = s.recall("where has melanie camped").receipt
+    assert r.q == "melanie camped" and r.seeds[0] == ids["b"]
+    assert ids["a"] not in r.seeds and ids["c"] not in r.seeds
+    # a phrase that is a node's name keeps its every word
+    named = s.recall("out of use").receipt
+    assert named.q == "out of use" and named.seeds[0] == ids["w"]
 
 
 @pytest.mark.req(WALK)
